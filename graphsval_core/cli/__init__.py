@@ -1,0 +1,1 @@
+"""The ``graphsval`` command (click). Commands live one module each."""

@@ -1,0 +1,107 @@
+"""The ``graphsval`` command group and its shared plumbing.
+
+The registry of plugins is built lazily, the first time a command asks for it,
+so ``graphsval --help`` and ``--version`` load no plugin and import no torch.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+from graphsval_core import __version__
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+#: Exit code for a usage or input error (DESIGN.md section 8).
+EXIT_USAGE = 2
+
+
+class InputError(click.ClickException):
+    """An input or environment error: one line on stderr, exit code 2."""
+
+    exit_code = EXIT_USAGE
+
+
+class AppContext:
+    """Per-invocation state: options of the group and the lazily built registry."""
+
+    def __init__(self, strict: bool | None, plugin_args: tuple[str, ...]) -> None:
+        self.strict = strict
+        self.plugin_args = plugin_args
+        self._registry: Any = None
+
+    @property
+    def registry(self) -> Any:
+        if self._registry is None:
+            from graphsval_core.plugin_manager import PluginLoadError, build_registry
+
+            try:
+                self._registry = build_registry(strict=self.strict, plugin_args=self.plugin_args)
+            except PluginLoadError as exc:
+                raise InputError(str(exc)) from exc
+        return self._registry
+
+
+pass_app = click.make_pass_decorator(AppContext)
+
+
+class _Group(click.Group):
+    """Turns a plugin's hook failure into one line and exit code 2."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        from graphsval_core.plugin_manager import HookError
+
+        try:
+            return super().invoke(ctx)
+        except HookError as exc:
+            raise InputError(str(exc)) from exc
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name="graphsval")
+@click.option(
+    "--strict-plugins",
+    is_flag=True,
+    default=None,
+    help="Fail when any plugin fails to load or registers invalid data "
+    "(also GRAPHSVAL_STRICT_PLUGINS=1).",
+)
+@click.option(
+    "-p",
+    "plugin_args",
+    multiple=True,
+    metavar="NAME",
+    help="Load plugin NAME even with autoload off, or block it with no:NAME (as in pytest). "
+    "GRAPHSVAL_DISABLE_PLUGIN_AUTOLOAD=1 turns autoload off.",
+)
+@click.pass_context
+def cli(ctx: click.Context, strict_plugins: bool | None, plugin_args: tuple[str, ...]) -> None:
+    """graphsval: validate analytical performance and energy models of DNN
+    operators against ground truth captured on real silicon.
+
+    Every hardware target comes from a plugin; `graphsval plugins` lists them.
+    """
+    ctx.obj = AppContext(strict_plugins, plugin_args)
+
+
+def _register_commands() -> None:
+    from graphsval_core.cli import plugins_cmd, targets_cmd
+
+    cli.add_command(plugins_cmd.plugins)
+    cli.add_command(targets_cmd.targets)
+
+
+_register_commands()
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry point."""
+    cli.main(args=argv, prog_name="graphsval")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main(sys.argv[1:])

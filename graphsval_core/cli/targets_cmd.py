@@ -1,0 +1,191 @@
+"""``graphsval targets``: the installed targets, or one target's full spec."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from graphsval_core.cli.main import AppContext, pass_app
+from graphsval_core.cli.output import echo_json, format_table
+from graphsval_core.plugin_manager import Registry, UnknownNameError
+from graphsval_core.plugin_records import ProbeResult
+from graphsval_core.target_spec import MemoryTier, TargetSpec
+from graphsval_core.units import fmt_bytes, fmt_joules, fmt_seconds, fmt_si
+
+
+def _ops_unit(dtype: str) -> str:
+    return "OP/s" if dtype.startswith("int") else "FLOP/s"
+
+
+def _tier_summary(tier: MemoryTier) -> str:
+    size = fmt_bytes(tier.capacity_bytes).replace(" ", "")
+    if tier.is_per_unit:
+        size += f"x{tier.num_units}"
+    shared = " shared" if tier.shared_with_tenants else ""
+    return f"{tier.name} {size} {fmt_si(tier.peak_bandwidth_bps, 'B/s').replace(' ', '')}{shared}"
+
+
+def _measurer_text(probe: ProbeResult) -> str:
+    if probe.available:
+        return "available" + (f" (energy: {probe.energy})" if probe.energy else "")
+    return f"unavailable: {probe.reason}"
+
+
+def _probe_dict(probe: ProbeResult) -> dict[str, Any]:
+    return {"available": probe.available, "reason": probe.reason, "energy": probe.energy}
+
+
+def _target_json(registry: Registry, target: TargetSpec) -> dict[str, Any]:
+    info = registry.target_plugin(target.key)
+    data = target.to_dict()
+    data["plugin"] = info.name
+    data["distribution"] = info.distribution
+    data["distribution_version"] = info.version
+    data["tiers"] = [t.to_dict() for t in registry.memory_hierarchy(target)]
+    data["measurer"] = _probe_dict(registry.measurer_probe(target))
+    return data
+
+
+def _detail_rows(registry: Registry, target: TargetSpec) -> list[list[str]]:
+    prov = target.provenance
+
+    def src(name: str) -> str:
+        return str(prov.get(name, "-"))
+
+    info = registry.target_plugin(target.key)
+    rows: list[list[str]] = [
+        ["name", target.name, ""],
+        ["plugin", f"{info.name} ({info.distribution or '-'} {info.version or ''})".strip(), ""],
+        ["family", target.family, ""],
+        ["architecture", target.architecture, ""],
+        ["ground truth", target.ground_truth, ""],
+        ["power mode", target.power_mode or "-", ""],
+    ]
+    if target.detected:
+        rows.append(["detected", "yes: read from this machine", ""])
+    if target.process_node_nm is not None:
+        rows.append(["process node", f"{target.process_node_nm:g} nm", src("process_node_nm")])
+    rows += [
+        [
+            "compute units",
+            f"{target.compute_units} {target.compute_unit_name}",
+            src("compute_units"),
+        ],
+        ["clock", fmt_si(target.clock_hz, "Hz"), src("clock_hz")],
+    ]
+    for dtype, peak in target.peak_ops_per_s.items():
+        rows.append(
+            [f"peak {dtype}", fmt_si(peak, _ops_unit(dtype)), src(f"peak_ops_per_s.{dtype}")]
+        )
+    for dtype, energy in target.energy_per_op_j.items():
+        rows.append([f"energy/op {dtype}", fmt_joules(energy), src(f"energy_per_op_j.{dtype}")])
+    rows += [
+        ["launch overhead", fmt_seconds(target.launch_overhead_s), src("launch_overhead_s")],
+        ["idle power", f"{target.idle_power_w:g} W", src("idle_power_w")],
+        ["TDP", f"{target.tdp_w:g} W", src("tdp_w")],
+    ]
+    for tier in registry.memory_hierarchy(target):
+        t = tier.provenance
+        label = f" ({tier.label})" if tier.label else ""
+        per = (
+            f" per unit x{tier.num_units} = {fmt_bytes(tier.total_capacity_bytes)}"
+            if tier.is_per_unit
+            else ""
+        )
+        shared = ", shared with other tenants" if tier.shared_with_tenants else ""
+        rows.append(
+            [
+                f"{tier.name}{label} capacity",
+                f"{fmt_bytes(tier.capacity_bytes)}{per}{shared}",
+                str(t["capacity_bytes"]),
+            ]
+        )
+        if tier.usable_capacity_bytes is not None:
+            rows.append(
+                [
+                    f"{tier.name} usable",
+                    fmt_bytes(tier.usable_capacity_bytes),
+                    str(t["usable_capacity_bytes"]),
+                ]
+            )
+        rows.append(
+            [
+                f"{tier.name} bandwidth",
+                fmt_si(tier.peak_bandwidth_bps, "B/s"),
+                str(t["peak_bandwidth_bps"]),
+            ]
+        )
+        rows.append(
+            [
+                f"{tier.name} achievable",
+                f"{tier.achievable_fraction:g}",
+                str(t["achievable_fraction"]),
+            ]
+        )
+        rows.append(
+            [f"{tier.name} latency", f"{tier.access_latency_ns:g} ns", str(t["access_latency_ns"])]
+        )
+        rows.append(
+            [
+                f"{tier.name} energy/byte",
+                fmt_joules(tier.energy_per_byte_j),
+                str(t["energy_per_byte_j"]),
+            ]
+        )
+    for key, value in target.fingerprint.items():
+        rows.append([f"fingerprint {key}", value, ""])
+    rows.append(["measurer", _measurer_text(registry.measurer_probe(target)), ""])
+    return rows
+
+
+@click.command()
+@click.option("--hw", "key", metavar="KEY", help="Print one target's full spec with provenance.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+@pass_app
+def targets(app: AppContext, key: str | None, as_json: bool) -> None:
+    """List installed targets: family, plugin, ground truth, dtypes, tiers and
+    whether the target's measurer can run on this machine."""
+    registry = app.registry
+    if key is not None:
+        try:
+            target = registry.target(key)
+        except UnknownNameError as exc:
+            raise click.BadParameter(str(exc), param_hint="'--hw'") from None
+        if as_json:
+            echo_json(_target_json(registry, target))
+            return
+        click.echo(f"{target.key}: {target.name}")
+        if target.description:
+            click.echo(target.description)
+        click.echo(format_table(["FIELD", "VALUE", "PROVENANCE"], _detail_rows(registry, target)))
+        return
+    specs = sorted(registry.targets().values(), key=lambda t: (t.family, t.key))
+    if as_json:
+        echo_json({"targets": [_target_json(registry, t) for t in specs]})
+        return
+    if not specs:
+        click.echo(
+            "No targets: no plugin providing targets is installed (see `graphsval plugins`)."
+        )
+        return
+    rows = []
+    for t in specs:
+        rows.append(
+            [
+                t.key,
+                t.family,
+                registry.target_plugin(t.key).name,
+                t.ground_truth,
+                ",".join(t.dtypes),
+                "; ".join(_tier_summary(tier) for tier in registry.memory_hierarchy(t)),
+                _measurer_text(registry.measurer_probe(t)),
+            ]
+        )
+    click.echo(
+        format_table(
+            ["TARGET", "FAMILY", "PLUGIN", "GROUND TRUTH", "DTYPES", "TIERS", "MEASURER"], rows
+        )
+    )
+    if registry.problems:
+        click.echo(f"\n{len(registry.problems)} plugin problem(s); see `graphsval plugins`.")

@@ -1,0 +1,186 @@
+"""Every hook of the graphsval plugin contract, in one module.
+
+A plugin is a module (named by an entry point in the ``graphsval`` group) whose
+functions are marked with :data:`graphsval_core.hookimpl` and named after these
+specs. The docstring of each spec is its reference documentation. Hooks are
+always called with keyword arguments, so an implementation may accept any
+subset of a spec's parameters.
+
+Two kinds of hook:
+
+- *collecting* hooks: every plugin contributes; the core gathers all results.
+- *first-result* hooks: the core asks each plugin in turn and stops at the first
+  non-None result. Built-in defaults are registered ``trylast`` so any plugin
+  can override them.
+
+The plugin's module must also declare the API version it was written for::
+
+    graphsval_api_version = "1.0"
+
+A plugin built for another major version than the core's
+(:data:`graphsval_core.PLUGIN_API_VERSION`) is refused.
+
+Entry-point modules do nothing at import time: no torch import, no NVML
+initialisation, no sysfs reads. Work happens inside the hooks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import pluggy
+
+from graphsval_core import PROJECT_NAME
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from graphsval_core.op_spec import OpSpec
+    from graphsval_core.plugin_records import (
+        ConsistencyCheck,
+        Measurement,
+        PredictorSpec,
+        ProbeResult,
+    )
+    from graphsval_core.target_spec import MemoryTier, TargetSpec
+
+hookspec = pluggy.HookspecMarker(PROJECT_NAME)
+
+
+# --- registration: what a plugin provides ------------------------------------
+
+
+@hookspec
+def graphsval_register_targets() -> Iterable[TargetSpec]:
+    """Return the targets this plugin provides.
+
+    Collecting hook: every plugin contributes.
+
+    :returns: an iterable of :class:`~graphsval_core.target_spec.TargetSpec`.
+        A spec that fails validation makes the whole plugin be reported (name,
+        version, the field at fault) and skipped. Two plugins registering the
+        same key: the key is withdrawn and the error names both plugins.
+        Detected targets (``host_cpu``) read the machine here, not at import.
+    """
+
+
+@hookspec
+def graphsval_register_ops() -> Iterable[OpSpec]:
+    """Return the ops (operators) this plugin provides.
+
+    Collecting hook: every plugin contributes. The built-in ``matmul``,
+    ``linear`` and ``vector_add`` are registered through this same hook.
+
+    :returns: an iterable of :class:`~graphsval_core.op_spec.OpSpec`: shape
+        schema, FLOPs and bytes per operand (vectorised over shapes), and an
+        optional workload builder for measurers.
+    """
+
+
+@hookspec
+def graphsval_register_predictors() -> Iterable[PredictorSpec]:
+    """Return the analytical models (predictors) this plugin provides.
+
+    Collecting hook: every plugin contributes. The built-in reference model is
+    registered through this hook under the name ``reference``; ``--predictor
+    NAME`` selects one, so two models can be validated by the same harness.
+
+    :returns: an iterable of :class:`~graphsval_core.plugin_records.PredictorSpec`.
+    """
+
+
+# --- the memory model ---------------------------------------------------------
+
+
+@hookspec(firstresult=True)
+def graphsval_memory_hierarchy(target: TargetSpec) -> Sequence[MemoryTier] | None:
+    """Return the memory tiers of ``target``, innermost first.
+
+    First-result hook: stops at the first non-None result. The built-in
+    default (``trylast``) returns ``target.tiers``; a plugin may override it,
+    e.g. to apply a calibrated effective capacity of a shared tier.
+
+    :param target: the target spec.
+    :returns: a sequence of :class:`~graphsval_core.target_spec.MemoryTier`, or
+        None to let the next implementation answer.
+    """
+
+
+@hookspec(firstresult=True)
+def graphsval_residency_window(
+    target: TargetSpec,
+    op: OpSpec,
+    shapes: np.ndarray,
+    dtype: str,
+    tier: MemoryTier,
+) -> np.ndarray | None:
+    """Return the tile each shape keeps alive in ``tier``.
+
+    First-result hook: stops at the first non-None result. Per-op defaults are
+    built in (``trylast``): a square output tile fitting the tier's capacity for
+    matrix products, no reuse for ``vector_add``. A target may override them.
+
+    :param target: the target spec.
+    :param op: the op.
+    :param shapes: integer array ``(n, len(op.dims))``, one shape per row.
+    :param dtype: the dtype of every shape in the batch.
+    :param tier: the tier whose capacity bounds the tile.
+    :returns: an array ``(n, len(op.dims))`` of tile extents per dimension
+        (an untiled dimension keeps the shape's extent), or None.
+    """
+
+
+# --- measuring ----------------------------------------------------------------
+
+
+@hookspec(firstresult=True)
+def graphsval_measurer_probe(target: TargetSpec) -> ProbeResult | None:
+    """Say whether this plugin's measurer can run ``target`` on this machine.
+
+    First-result hook: stops at the first non-None result. Called only when
+    asked (``graphsval targets``, ``graphsval capture``); it must be cheap and
+    free of side effects: no kernel launch, no file written.
+
+    :param target: the target spec.
+    :returns: a :class:`~graphsval_core.plugin_records.ProbeResult` (available
+        or not, the reason, the energy source), or None if this plugin does not
+        measure ``target``.
+    """
+
+
+@hookspec(firstresult=True)
+def graphsval_measure(
+    target: TargetSpec,
+    op: OpSpec,
+    shape: tuple[int, ...],
+    dtype: str,
+    settings: Mapping[str, Any],
+) -> Measurement | None:
+    """Take one ground-truth measurement on this machine.
+
+    First-result hook: stops at the first non-None result.
+
+    :param target: the target being measured.
+    :param op: the op.
+    :param shape: the shape's dims.
+    :param dtype: the dtype.
+    :param settings: capture settings (time budget per shape, target CI, ...).
+    :returns: a :class:`~graphsval_core.plugin_records.Measurement`, or None if
+        this plugin does not measure ``target``.
+    """
+
+
+# --- invariants ---------------------------------------------------------------
+
+
+@hookspec
+def graphsval_consistency_checks(target: TargetSpec) -> Iterable[ConsistencyCheck]:
+    """Return the invariants to run for ``target``.
+
+    Collecting hook: every plugin contributes. Consistency-only targets (KPU,
+    TPU) are judged by these alone.
+
+    :param target: the target spec.
+    :returns: an iterable of :class:`~graphsval_core.plugin_records.ConsistencyCheck`.
+    """

@@ -1,0 +1,20 @@
+"""Files shipped inside the core wheel, read through importlib.resources."""
+
+from __future__ import annotations
+
+from importlib import resources
+from importlib.resources.abc import Traversable
+
+SWEEPS_PACKAGE = "graphsval_core.sweeps"
+
+
+def sweeps_dir() -> Traversable:
+    """The folder of shipped sweep files (the repository's top-level sweeps/)."""
+    return resources.files(SWEEPS_PACKAGE)
+
+
+def sweep_files() -> list[Traversable]:
+    """Every shipped sweep JSON file, sorted by name."""
+    return sorted(
+        (f for f in sweeps_dir().iterdir() if f.name.endswith(".json")), key=lambda f: f.name
+    )

@@ -1,0 +1,1 @@
+"""Frozen sweep files, installed as the resource package ``graphsval_core.sweeps``."""

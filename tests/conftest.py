@@ -1,0 +1,130 @@
+"""Shared fixtures of the core tests: valid specs to break, fake plugins."""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from graphsval_core import hookimpl
+from graphsval_core.provenance import datasheet, estimated
+from graphsval_core.target_spec import MemoryTier, TargetSpec
+
+
+def tier(name: str = "l1", capacity: float = 32 * 1024, **kw: Any) -> MemoryTier:
+    args: dict[str, Any] = {
+        "is_per_unit": True,
+        "num_units": 4,
+        "peak_bandwidth_bps": datasheet(1e12, "test"),
+        "access_latency_ns": estimated(1.0, "test"),
+        "energy_per_byte_j": estimated(1e-12, "test"),
+    }
+    args.update(kw)
+    return MemoryTier(
+        name,
+        datasheet(capacity, "test") if isinstance(capacity, int | float) else capacity,
+        args.pop("is_per_unit"),
+        args.pop("num_units"),
+        args.pop("peak_bandwidth_bps"),
+        args.pop("access_latency_ns"),
+        **args,
+    )
+
+
+def target(key: str = "toy_target", **kw: Any) -> TargetSpec:
+    args: dict[str, Any] = {
+        "key": key,
+        "name": "Toy target",
+        "family": "toy",
+        "architecture": "cpu",
+        "compute_units": datasheet(4, "test"),
+        "clock_hz": datasheet(2e9, "test"),
+        "peak_ops_per_s": {"fp32": datasheet(256e9, "test")},
+        "energy_per_op_j": {"fp32": estimated(1e-12, "test")},
+        "launch_overhead_s": estimated(2e-6, "test"),
+        "idle_power_w": estimated(5.0, "test"),
+        "tdp_w": datasheet(65.0, "test"),
+        "ground_truth": "measured",
+        "tiers": [
+            tier("l1", 32 * 1024),
+            tier("l2", 1024 * 1024, peak_bandwidth_bps=datasheet(5e11, "test")),
+            tier(
+                "dram",
+                16 * 1024**3,
+                is_per_unit=False,
+                num_units=1,
+                peak_bandwidth_bps=datasheet(5e10, "test"),
+            ),
+        ],
+    }
+    args.update(kw)
+    return TargetSpec(**args)
+
+
+@pytest.fixture
+def make_tier() -> Callable[..., MemoryTier]:
+    return tier
+
+
+@pytest.fixture
+def make_target() -> Callable[..., TargetSpec]:
+    return target
+
+
+def plugin_module(name: str, targets: Callable[[], list[TargetSpec]] | None = None, **hooks: Any):
+    """An in-memory plugin module declaring API 1.0 with the given hooks."""
+    module = types.ModuleType(name)
+    module.graphsval_api_version = "1.0"  # type: ignore[attr-defined]
+    if targets is not None:
+
+        @hookimpl
+        def graphsval_register_targets() -> list[TargetSpec]:
+            return targets()
+
+        module.graphsval_register_targets = graphsval_register_targets  # type: ignore[attr-defined]
+    for hook_name, fn in hooks.items():
+        setattr(module, hook_name, hookimpl(fn))
+    return module
+
+
+class FakeDist:
+    def __init__(self, name: str, version: str) -> None:
+        self.metadata = {"Name": name}
+        self.version = version
+
+
+class FakeEntryPoint:
+    """Stands in for importlib.metadata.EntryPoint: name, value, dist, load()."""
+
+    def __init__(self, name: str, loader: Callable[[], Any], dist: str, version: str = "1.2.3"):
+        self.name = name
+        self.value = f"{name}_module"
+        self.dist = FakeDist(dist, version)
+        self._loader = loader
+
+    def load(self) -> Any:
+        return self._loader()
+
+
+@pytest.fixture
+def fake_entry_points(monkeypatch: pytest.MonkeyPatch) -> Callable[..., None]:
+    """Replace the installed entry points with the given fakes."""
+
+    def install(*eps: FakeEntryPoint) -> None:
+        monkeypatch.setattr("graphsval_core.plugin_manager._entry_points", lambda: list(eps))
+
+    monkeypatch.delenv("GRAPHSVAL_STRICT_PLUGINS", raising=False)
+    monkeypatch.delenv("GRAPHSVAL_DISABLE_PLUGIN_AUTOLOAD", raising=False)
+    return install
+
+
+@pytest.fixture
+def make_plugin() -> Callable[..., types.ModuleType]:
+    return plugin_module
+
+
+@pytest.fixture
+def make_entry_point() -> Callable[..., FakeEntryPoint]:
+    return FakeEntryPoint

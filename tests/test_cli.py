@@ -1,0 +1,90 @@
+"""The command line: version, help, targets, exit codes; start-up stays light."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from graphsval_core import __version__
+from graphsval_core.cli.main import cli
+
+
+def test_version():
+    result = CliRunner().invoke(cli, ["--version"])
+    assert result.exit_code == 0
+    assert __version__ in result.output
+
+
+@pytest.mark.parametrize("args", [["--help"], ["targets", "--help"], ["plugins", "--help"]])
+def test_help_imports_neither_torch_nor_plugins(args):
+    code = (
+        "import sys\n"
+        "from graphsval_core.cli.main import cli\n"
+        f"try:\n    cli.main(args={args!r}, prog_name='graphsval')\n"
+        "except SystemExit:\n    pass\n"
+        "bad = [m for m in ('torch', 'numpy', 'pandas', 'pynvml') if m in sys.modules]\n"
+        "assert not bad, bad\n"
+        "assert not any(m.startswith('graphsval_cpu') for m in sys.modules)\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
+
+
+def test_targets_does_not_import_torch():
+    code = (
+        "import sys\n"
+        "from graphsval_core.cli.main import cli\n"
+        "try:\n    cli.main(args=['targets'], prog_name='graphsval')\n"
+        "except SystemExit as e:\n    assert not e.code, e.code\n"
+        "assert 'torch' not in sys.modules\n"
+        "assert 'pynvml' not in sys.modules\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
+
+
+def test_unknown_target_is_one_line_exit_2():
+    result = CliRunner().invoke(cli, ["targets", "--hw", "no_such_target"])
+    assert result.exit_code == 2
+    assert "unknown target 'no_such_target'" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_unknown_flag_exits_2():
+    result = CliRunner().invoke(cli, ["targets", "--frobnicate"])
+    assert result.exit_code == 2
+    assert "No such option" in result.output
+
+
+def test_targets_json_structure(fake_entry_points, make_entry_point, make_plugin, make_target):
+    plugin = make_plugin("toy", lambda: [make_target("toy_target")])
+    fake_entry_points(make_entry_point("toy", lambda: plugin, "graphsval-toy", "0.1"))
+    result = CliRunner().invoke(cli, ["targets", "--json"])
+    assert result.exit_code == 0, result.output
+    (target,) = json.loads(result.output)["targets"]
+    assert target["key"] == "toy_target"
+    assert target["plugin"] == "toy" and target["distribution"] == "graphsval-toy"
+    assert target["measurer"] == {
+        "available": False,
+        "reason": "no installed plugin measures this target",
+        "energy": "",
+    }
+    assert [t["name"] for t in target["tiers"]] == ["l1", "l2", "dram"]
+
+
+def test_targets_hw_shows_provenance(fake_entry_points, make_entry_point, make_plugin, make_target):
+    plugin = make_plugin("toy", lambda: [make_target("toy_target")])
+    fake_entry_points(make_entry_point("toy", lambda: plugin, "graphsval-toy", "0.1"))
+    result = CliRunner().invoke(cli, ["targets", "--hw", "toy_target"])
+    assert result.exit_code == 0, result.output
+    assert "peak fp32" in result.output and "datasheet: test" in result.output
+    assert "l2 bandwidth" in result.output and "500 GB/s" in result.output
+
+
+def test_no_targets_message(fake_entry_points):
+    fake_entry_points()
+    result = CliRunner().invoke(cli, ["targets"])
+    assert result.exit_code == 0
+    assert "No targets" in result.output
