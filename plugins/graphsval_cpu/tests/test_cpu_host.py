@@ -1,0 +1,328 @@
+"""host_cpu detection against fake /proc + sysfs trees, and on this machine."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from graphsval_cpu.host import detect_host_cpu, isa_rates
+from graphsval_cpu.machine import parse_cpu_list, parse_size
+
+from graphsval_core.target_spec import TargetSpec
+
+KiB = 1024
+MiB = 1024**2
+
+XEON_FLAGS = (
+    "fpu sse sse2 avx fma avx2 hypervisor avx512f avx512_bf16 avx512_vnni avx_vnni "
+    "amx_bf16 amx_tile amx_int8"
+)
+
+#: (level, type, size, shared_cpu_list as a function of the cpu number)
+Cache = tuple[int, str, str, Callable[[int], str]]
+
+
+def _write(root: Path, rel: str, text: str) -> None:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text + "\n")
+
+
+def make_tree(
+    root: Path,
+    *,
+    cpus: int,
+    model: str | None,
+    flags: str,
+    mhz: str = "2100.000",
+    caches: list[Cache] = (),
+    siblings: Callable[[int], str] = str,
+    max_freq_khz: int | None = None,
+    mem_kb: int | None = 24684092,
+) -> Path:
+    """A fake machine: proc/cpuinfo, proc/meminfo and sys/devices/system/cpu."""
+    blocks = []
+    for n in range(cpus):
+        lines = [f"processor\t: {n}"]
+        if model is not None:
+            lines.append(f"model name\t: {model}")
+        lines += [f"cpu MHz\t\t: {mhz}", f"flags\t\t: {flags}"]
+        blocks.append("\n".join(lines))
+    _write(root, "proc/cpuinfo", "\n\n".join(blocks))
+    if mem_kb is not None:
+        _write(root, "proc/meminfo", f"MemTotal:       {mem_kb} kB\nMemFree:  1 kB")
+    for n in range(cpus):
+        cpu = f"sys/devices/system/cpu/cpu{n}"
+        _write(root, f"{cpu}/topology/thread_siblings_list", siblings(n))
+        for i, (level, kind, size, shared) in enumerate(caches):
+            index = f"{cpu}/cache/index{i}"
+            _write(root, f"{index}/level", str(level))
+            _write(root, f"{index}/type", kind)
+            _write(root, f"{index}/size", size)
+            _write(root, f"{index}/shared_cpu_list", shared(n))
+    if max_freq_khz is not None:
+        _write(root, "sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq", str(max_freq_khz))
+    return root
+
+
+def kvm_guest(root: Path) -> Path:
+    """A 2-vCPU KVM guest: AVX-512 + AMX Xeon, 48 KiB L1d, 2 MiB L2, 300 MiB shared L3."""
+    return make_tree(
+        root,
+        cpus=2,
+        model="Intel(R) Xeon(R) Processor",
+        flags=XEON_FLAGS,
+        caches=[
+            (1, "Data", "48K", str),
+            (1, "Instruction", "32K", str),
+            (2, "Unified", "2048K", str),
+            (3, "Unified", "307200K", lambda n: "0-1"),
+        ],
+    )
+
+
+def avx2_desktop(root: Path, max_freq_khz: int | None = None) -> Path:
+    """4 cores / 8 threads, AVX2 + FMA, no cpufreq, siblings n and n+4."""
+    pair = lambda n: f"{n % 4},{n % 4 + 4}"  # noqa: E731
+    return make_tree(
+        root,
+        cpus=8,
+        model="Intel(R) Core(TM) i7-7700K CPU @ 4.20GHz",
+        flags="fpu sse sse2 avx fma avx2",
+        mhz="800.000",
+        siblings=pair,
+        max_freq_khz=max_freq_khz,
+        caches=[
+            (1, "Data", "32K", pair),
+            (1, "Instruction", "32K", pair),
+            (2, "Unified", "256K", pair),
+            (3, "Unified", "8192K", lambda n: "0-7"),
+        ],
+    )
+
+
+# --- parsing helpers ------------------------------------------------------------
+
+
+def test_cpu_parse_cpu_list() -> None:
+    assert parse_cpu_list("0-3,8,10-11") == {0, 1, 2, 3, 8, 10, 11}
+    assert parse_cpu_list("5") == {5}
+    assert parse_cpu_list("") == frozenset()
+    assert parse_cpu_list(None) == frozenset()
+    assert parse_cpu_list("garbage") == frozenset()
+
+
+def test_cpu_parse_size() -> None:
+    assert parse_size("48K") == 48 * KiB
+    assert parse_size("307200K") == 300 * MiB
+    assert parse_size("1M") == MiB
+    assert parse_size("512") == 512
+    assert parse_size("lots") is None
+    assert parse_size(None) is None
+
+
+def test_cpu_isa_rates() -> None:
+    assert {d: r.per_cycle for d, r in isa_rates(frozenset(XEON_FLAGS.split())).items()} == {
+        "fp32": 64,
+        "bf16": 1024,
+        "int8": 2048,
+    }
+    assert {d: r.per_cycle for d, r in isa_rates(frozenset({"avx2", "fma"})).items()} == {
+        "fp32": 32,
+        "bf16": 32,
+    }
+    rates = isa_rates(frozenset({"avx512f", "avx512_bf16", "avx512_vnni"}))
+    assert (rates["bf16"].per_cycle, rates["int8"].per_cycle) == (128, 256)
+    assert isa_rates(frozenset({"avx2", "fma", "avx_vnni"}))["int8"].per_cycle == 128
+    assert isa_rates(frozenset())["fp32"].per_cycle == 8
+    assert "conver" in isa_rates(frozenset())["bf16"].why
+
+
+# --- fake machines ----------------------------------------------------------------
+
+
+def test_cpu_kvm_guest(tmp_path: Path) -> None:
+    spec = detect_host_cpu(kvm_guest(tmp_path), affinity={0, 1})
+    assert spec.key == "host_cpu" and spec.detected
+    assert (spec.family, spec.architecture, spec.ground_truth) == ("cpu", "cpu", "measured")
+    assert spec.compute_units == 2 and spec.compute_unit_name == "core"
+    assert spec.clock_hz == 2.1e9
+    assert "cpu MHz" in spec.provenance["clock_hz"].source
+    assert [t.name for t in spec.tiers] == ["l1", "l2", "l3", "dram"]
+    l1, l2, l3, dram = spec.tiers
+    assert (l1.capacity_bytes, l1.is_per_unit, l1.num_units) == (48 * KiB, True, 2)
+    assert (l2.capacity_bytes, l2.is_per_unit, l2.num_units) == (2 * MiB, True, 2)
+    assert (l3.capacity_bytes, l3.is_per_unit) == (300 * MiB, False)
+    assert l3.shared_with_tenants and l3.usable_capacity_bytes is None
+    assert not l1.shared_with_tenants and not l2.shared_with_tenants
+    assert dram.capacity_bytes == 24684092 * KiB
+    assert dram.provenance["capacity_bytes"].kind == "detected"
+    assert spec.peak_ops_per_s == {
+        "fp32": pytest.approx(2 * 64 * 2.1e9),
+        "bf16": pytest.approx(2 * 1024 * 2.1e9),
+        "int8": pytest.approx(2 * 2048 * 2.1e9),
+    }
+    assert spec.fingerprint["cpu_model"] == "Intel(R) Xeon(R) Processor"
+    assert spec.fingerprint["cores"] == "2"
+    assert set(spec.fingerprint["flags"].split()) >= {"avx512f", "amx_bf16", "amx_int8"}
+    assert "hypervisor" not in spec.fingerprint["flags"]
+    assert "shared with other tenants" in spec.description
+
+
+def test_cpu_kvm_guest_provenance_kinds(tmp_path: Path) -> None:
+    spec = detect_host_cpu(kvm_guest(tmp_path), affinity={0, 1})
+    prov = spec.provenance
+    assert prov["compute_units"].kind == "detected"
+    assert prov["clock_hz"].kind == "detected"
+    for dtype in spec.dtypes:
+        assert prov[f"peak_ops_per_s.{dtype}"].kind == "derived"
+        assert " x " in prov[f"peak_ops_per_s.{dtype}"].source
+        assert prov[f"energy_per_op_j.{dtype}"].kind == "estimated"
+    for name in ("launch_overhead_s", "idle_power_w", "tdp_w"):
+        assert prov[name].kind == "estimated"
+    for tier in spec.tiers:
+        kinds = {name: p.kind for name, p in tier.provenance.items()}
+        assert kinds["capacity_bytes"] == "detected"
+        assert kinds["peak_bandwidth_bps"] == "estimated"
+        assert kinds["access_latency_ns"] == "estimated"
+        assert kinds["energy_per_byte_j"] == "estimated"
+    assert "Little" in spec.tier("dram").provenance["peak_bandwidth_bps"].source
+
+
+def test_cpu_kvm_guest_one_cpu(tmp_path: Path) -> None:
+    spec = detect_host_cpu(kvm_guest(tmp_path), affinity={1})
+    assert spec.compute_units == 1
+    assert spec.tier("l1").num_units == 1
+    l3 = spec.tier("l3")
+    assert not l3.is_per_unit and l3.shared_with_tenants  # serves CPUs 0-1, all usable ones
+    assert spec.peak_ops_per_s["fp32"] == pytest.approx(64 * 2.1e9)
+
+
+def test_cpu_avx2_desktop_without_cpufreq(tmp_path: Path) -> None:
+    spec = detect_host_cpu(avx2_desktop(tmp_path), affinity=set(range(8)))
+    assert spec.clock_hz == 4.2e9  # from the model name, not the idle cpu MHz
+    assert "model name" in spec.provenance["clock_hz"].source
+    assert spec.compute_units == 8 and spec.compute_unit_name == "logical cpu"
+    assert spec.dtypes == ("fp32", "bf16")
+    assert spec.peak_ops_per_s["fp32"] == pytest.approx(4 * 32 * 4.2e9)  # 4 physical cores
+    assert spec.peak_ops_per_s["bf16"] == spec.peak_ops_per_s["fp32"]
+    assert "conver" in spec.provenance["peak_ops_per_s.bf16"].source
+    l1, l2, l3, _ = spec.tiers
+    assert (l1.capacity_bytes, l1.is_per_unit, l1.num_units) == (32 * KiB, True, 4)
+    assert (l2.capacity_bytes, l2.is_per_unit, l2.num_units) == (256 * KiB, True, 4)
+    assert (l3.capacity_bytes, l3.is_per_unit, l3.shared_with_tenants) == (8 * MiB, False, False)
+    assert "bare metal" in spec.description
+
+
+def test_cpu_cpufreq_wins(tmp_path: Path) -> None:
+    spec = detect_host_cpu(avx2_desktop(tmp_path, max_freq_khz=4500000), affinity={0})
+    assert spec.clock_hz == 4.5e9
+    assert "cpuinfo_max_freq" in spec.provenance["clock_hz"].source
+    assert spec.compute_units == 1 and spec.tier("l1").num_units == 1
+
+
+def test_cpu_no_cache_dirs(tmp_path: Path) -> None:
+    make_tree(tmp_path, cpus=2, model="Some CPU", flags="sse sse2 avx2 fma", caches=[])
+    spec = detect_host_cpu(tmp_path, affinity={0, 1})
+    assert [t.name for t in spec.tiers] == ["l1", "l2", "l3", "dram"]
+    for tier in spec.tiers[:3]:
+        prov = tier.provenance["capacity_bytes"]
+        assert prov.kind == "estimated" and "no cache information" in prov.source
+        assert not tier.shared_with_tenants
+    assert "no cache information" in spec.description
+    assert spec.peak_ops_per_s["fp32"] == pytest.approx(2 * 32 * 2.1e9)
+
+
+def test_cpu_empty_tree_never_raises(tmp_path: Path) -> None:
+    spec = detect_host_cpu(tmp_path, affinity={0})
+    assert spec.fingerprint["cpu_model"] == "unknown CPU"
+    assert spec.clock_hz == 2e9 and spec.provenance["clock_hz"].kind == "estimated"
+    assert spec.peak_ops_per_s["fp32"] == pytest.approx(8 * 2e9)
+    assert spec.tier("dram").provenance["capacity_bytes"].kind == "estimated"
+    assert "cpuinfo unreadable" in spec.description
+
+
+def test_cpu_malformed_and_shrinking_caches(tmp_path: Path) -> None:
+    make_tree(
+        tmp_path,
+        cpus=2,
+        model="Odd CPU",
+        flags="avx2 fma",
+        caches=[
+            (1, "Data", "garbage", str),  # unreadable size: skipped
+            (2, "Unified", "4096K", str),  # 8 MiB in all
+            (3, "Unified", "4096K", lambda n: "0-1"),  # not larger than the L2s: dropped
+        ],
+    )
+    spec = detect_host_cpu(tmp_path, affinity={0, 1})
+    assert [t.name for t in spec.tiers] == ["l2", "dram"]
+    assert "l3 dropped" in spec.description
+
+
+def test_cpu_hybrid_sizes_use_the_smallest(tmp_path: Path) -> None:
+    make_tree(
+        tmp_path,
+        cpus=2,
+        model="Hybrid CPU",
+        flags="avx2 fma",
+        caches=[
+            (1, "Data", "48K", str),
+            (3, "Unified", "25600K", lambda n: "0-1"),
+        ],
+    )
+    _write(tmp_path, "sys/devices/system/cpu/cpu1/cache/index0/size", "32K")
+    spec = detect_host_cpu(tmp_path, affinity={0, 1})
+    l1 = spec.tier("l1")
+    assert (l1.capacity_bytes, l1.num_units) == (32 * KiB, 2)
+    assert "smallest" in l1.provenance["capacity_bytes"].source
+
+
+def test_cpu_detection_is_cached(tmp_path: Path) -> None:
+    kvm_guest(tmp_path)
+    assert detect_host_cpu(tmp_path, affinity={0, 1}) is detect_host_cpu(str(tmp_path), {0, 1})
+    assert detect_host_cpu(tmp_path, affinity={0}) is not detect_host_cpu(tmp_path, {0, 1})
+
+
+# --- this machine -------------------------------------------------------------------
+
+
+def _sysfs_caches(cpu: int) -> dict[int, int]:
+    """level -> size in bytes of the data/unified caches sysfs lists for ``cpu``."""
+    base = Path("/") / "sys/devices/system/cpu" / f"cpu{cpu}" / "cache"
+    out: dict[int, int] = {}
+    for index in base.glob("index*"):
+        if (index / "type").read_text().strip() == "Instruction":
+            continue
+        size = parse_size((index / "size").read_text())
+        assert size is not None
+        out[int((index / "level").read_text())] = size
+    return out
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_getaffinity"), reason="needs Linux")
+def test_cpu_this_machine() -> None:
+    spec: TargetSpec = detect_host_cpu()
+    usable = os.sched_getaffinity(0)
+    assert spec.compute_units == len(usable)
+    assert spec.fingerprint["cores"] == str(len(usable))
+    assert 0.2e9 < spec.clock_hz < 7e9
+    assert 1e9 < spec.peak_ops_per_s["fp32"] < 1e15
+    assert spec.tiers[-1].name == "dram" and spec.tiers[-1].capacity_bytes > 2**28
+    per_cpu = [_sysfs_caches(cpu) for cpu in sorted(usable)]
+    if not per_cpu[0]:
+        pytest.skip("this machine's sysfs lists no caches")
+    names = {t.name for t in spec.tiers}
+    for level, size in per_cpu[0].items():
+        if level > 3:
+            continue
+        if f"l{level}" not in names:
+            assert f"l{level} dropped" in spec.description
+            continue
+        tier = spec.tier(f"l{level}")
+        assert tier.provenance["capacity_bytes"].kind == "detected"
+        if tier.is_per_unit:  # the smallest instance (they differ only on hybrid CPUs)
+            assert tier.capacity_bytes == min(c[level] for c in per_cpu if level in c)
+        else:  # one shared instance, or the sum of several
+            assert tier.capacity_bytes >= size

@@ -1,0 +1,62 @@
+"""The entry-point module: cheap to import, registers valid targets, probes CPU only."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from importlib import metadata
+
+import attrs
+import graphsval_cpu.plugin as plugin
+import pytest
+from click.testing import CliRunner
+from graphsval_cpu.targets import i7_12700k
+
+from graphsval_core.cli.main import cli
+from graphsval_core.plugin_manager import build_registry
+
+
+def test_cpu_plugin_import_is_cheap() -> None:
+    code = (
+        "import graphsval_cpu.plugin, sys; "
+        "assert 'torch' not in sys.modules, 'torch imported'; "
+        "assert 'graphsval_cpu.host' not in sys.modules, 'host detection imported'"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_cpu_plugin_api_version() -> None:
+    assert plugin.graphsval_api_version == "1.0"
+
+
+def test_cpu_plugin_registers_targets() -> None:
+    registry = build_registry(autoload=False, strict=True, extra_plugins=[("cpu", plugin)])
+    targets = registry.targets()
+    assert {"i7_12700k", "host_cpu"} <= set(targets)
+    assert targets["host_cpu"].detected and not targets["i7_12700k"].detected
+    assert registry.measurer_probe(targets["host_cpu"]).available in (True, False)
+
+
+def test_cpu_plugin_probe_only_for_cpu() -> None:
+    other = attrs.evolve(i7_12700k(), key="kpu_like", family="kpu", architecture="domain_flow")
+    assert plugin.graphsval_measurer_probe(target=other) is None
+    assert plugin.graphsval_measurer_probe(target=i7_12700k()) is not None
+
+
+def test_cpu_plugin_entry_point() -> None:
+    try:
+        dist = metadata.distribution("graphsval-cpu")
+    except metadata.PackageNotFoundError:
+        pytest.skip("graphsval-cpu is not installed")
+    eps = {ep.name: ep.value for ep in dist.entry_points if ep.group == "graphsval"}
+    assert eps == {"cpu": "graphsval_cpu.plugin"}
+
+
+def test_cpu_plugin_cli_targets() -> None:
+    runner = CliRunner()
+    for key in ("host_cpu", "i7_12700k"):
+        result = runner.invoke(cli, ["targets", "--hw", key])
+        if "unknown target" in result.output:
+            pytest.skip("graphsval-cpu is not installed")
+        assert result.exit_code == 0, result.output
+        assert key in result.output and "measurer" in result.output
