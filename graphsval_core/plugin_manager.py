@@ -41,6 +41,7 @@ ENV_DISABLE_AUTOLOAD = "GRAPHSVAL_DISABLE_PLUGIN_AUTOLOAD"
 BUILTIN_PLUGINS: dict[str, str] = {
     "builtin_ops": "graphsval_core.builtin_ops",
     "builtin_defaults": "graphsval_core.builtin_defaults",
+    "builtin_reference": "graphsval_core.builtin_reference",
 }
 
 #: Known first-party plugins: which distribution provides which target keys'

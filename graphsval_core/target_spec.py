@@ -231,7 +231,12 @@ class TargetSpec:
 
     ``peak_ops_per_s`` and ``energy_per_op_j`` are per dtype (dense figures, one
     "op" being one FLOP or one integer operation); the dtypes of
-    ``peak_ops_per_s`` are the dtypes the target supports. ``tiers`` are
+    ``peak_ops_per_s`` are the dtypes the target supports;
+    ``compute_fraction`` is the achievable fraction of each peak (1.0, flagged
+    as uncalibrated, where not given). ``register_tile_bytes`` is the per-unit
+    register footprint of an output tile (the tile of the innermost boundary,
+    compute <-> L1); the model uses a per-architecture default when None.
+    ``tiers`` are
     innermost first and must grow in capacity outward. ``ground_truth`` is
     ``measured`` for targets with silicon baselines, ``consistency_only`` for
     targets checked only by invariants.
@@ -253,6 +258,8 @@ class TargetSpec:
     ground_truth: str
     power_mode: str | None = None
     process_node_nm: float | None = None
+    compute_fraction: Mapping[str, float] = field(factory=dict)
+    register_tile_bytes: float | None = None
     detected: bool = False
     description: str = ""
     fingerprint: Mapping[str, str] = field(factory=dict)
@@ -263,7 +270,7 @@ class TargetSpec:
 
     def __attrs_post_init__(self) -> None:
         prov = dict(self.provenance)
-        for name in (*self.PROVENANCED, "process_node_nm"):
+        for name in (*self.PROVENANCED, "process_node_nm", "register_tile_bytes"):
             _set(self, name, _unwrap(getattr(self, name), name, prov))
         if not isinstance(self.key, str) or not _KEY_RE.match(self.key):
             raise SpecError("key", f"{self.key!r} must match [a-z][a-z0-9_]*")
@@ -294,6 +301,12 @@ class TargetSpec:
             )
         if self.process_node_nm is not None:
             _set(self, "process_node_nm", _number("process_node_nm", self.process_node_nm))
+        if self.register_tile_bytes is not None:
+            _set(
+                self,
+                "register_tile_bytes",
+                _number("register_tile_bytes", self.register_tile_bytes),
+            )
         peaks = _dtype_map("peak_ops_per_s", self.peak_ops_per_s, prov)
         energies = _dtype_map("energy_per_op_j", self.energy_per_op_j, prov)
         for dtype in peaks:
@@ -306,17 +319,38 @@ class TargetSpec:
                 )
         _set(self, "peak_ops_per_s", peaks)
         _set(self, "energy_per_op_j", energies)
+        _set(self, "compute_fraction", self._compute_fractions(peaks, prov))
         self._check_tiers()
         required = [
             *self.PROVENANCED,
             *(f"peak_ops_per_s.{d}" for d in peaks),
             *(f"energy_per_op_j.{d}" for d in energies),
         ]
-        if self.process_node_nm is not None:
-            required.append("process_node_nm")
+        for optional in ("process_node_nm", "register_tile_bytes"):
+            if getattr(self, optional) is not None:
+                required.append(optional)
         _require_provenance("", required, prov)
         _set(self, "provenance", MappingProxyType(prov))
         _set(self, "fingerprint", MappingProxyType(dict(self.fingerprint)))
+
+    def _compute_fractions(
+        self, peaks: Mapping[str, float], prov: dict[str, Provenance]
+    ) -> Mapping[str, float]:
+        """Achievable fraction of peak per dtype; 1.0 (flagged) where not given."""
+        out: dict[str, float] = {}
+        for dtype, raw in dict(self.compute_fraction).items():
+            name = f"compute_fraction.{dtype}"
+            if dtype not in peaks:
+                raise SpecError(name, f"dtype {dtype!r} has no peak_ops_per_s")
+            value = _number(name, _unwrap(raw, name, prov))
+            if value > 1.0:
+                raise SpecError(name, f"must be in (0, 1], got {value:g}")
+            out[dtype] = value
+        for dtype in peaks:
+            if dtype not in out:
+                out[dtype] = 1.0
+                prov.setdefault(f"compute_fraction.{dtype}", _DEFAULT_FRACTION)
+        return MappingProxyType(out)
 
     def _check_tiers(self) -> None:
         if not self.tiers:
@@ -373,6 +407,8 @@ class TargetSpec:
             "dtypes": list(self.dtypes),
             "peak_ops_per_s": dict(self.peak_ops_per_s),
             "energy_per_op_j": dict(self.energy_per_op_j),
+            "compute_fraction": dict(self.compute_fraction),
+            "register_tile_bytes": self.register_tile_bytes,
             "launch_overhead_s": self.launch_overhead_s,
             "idle_power_w": self.idle_power_w,
             "tdp_w": self.tdp_w,

@@ -78,10 +78,19 @@ def _detail_rows(registry: Registry, target: TargetSpec) -> list[list[str]]:
         rows.append(
             [f"peak {dtype}", fmt_si(peak, _ops_unit(dtype)), src(f"peak_ops_per_s.{dtype}")]
         )
+    for dtype, fraction in target.compute_fraction.items():
+        rows.append(
+            [f"achievable {dtype}", f"{fraction:g} of peak", src(f"compute_fraction.{dtype}")]
+        )
     for dtype, energy in target.energy_per_op_j.items():
         rows.append([f"energy/op {dtype}", fmt_joules(energy), src(f"energy_per_op_j.{dtype}")])
     rows += [
         ["launch overhead", fmt_seconds(target.launch_overhead_s), src("launch_overhead_s")],
+        [
+            "register tile",
+            fmt_bytes(target.register_tile_bytes) if target.register_tile_bytes else "default",
+            src("register_tile_bytes") if target.register_tile_bytes else "model default",
+        ],
         ["idle power", f"{target.idle_power_w:g} W", src("idle_power_w")],
         ["TDP", f"{target.tdp_w:g} W", src("tdp_w")],
     ]
