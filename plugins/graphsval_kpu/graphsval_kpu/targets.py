@@ -86,8 +86,7 @@ def _kpu(
             ),
         ],
         description=(
-            "Consistency-only: no silicon and no simulator output yet; "
-            "only invariants are checked."
+            "Consistency-only: no silicon and no simulator output yet; only invariants are checked."
         ),
     )
 

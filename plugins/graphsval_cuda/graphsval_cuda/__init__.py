@@ -1,0 +1,1 @@
+"""graphsval plugin: NVIDIA datacenter GPU targets and the host's GPU (NVML)."""

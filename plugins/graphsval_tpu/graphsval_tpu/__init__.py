@@ -1,0 +1,1 @@
+"""graphsval plugin: TPU v4 and Coral Edge TPU targets (consistency-only)."""
