@@ -90,6 +90,31 @@ def graphsval_register_predictors() -> Iterable[PredictorSpec]:
     """
 
 
+@hookspec
+def graphsval_baselines() -> Iterable[Any]:
+    """Return the baseline CSV files this plugin ships.
+
+    Collecting hook: every plugin contributes. ``graphsval validate`` with no
+    arguments validates every installed target against these files.
+
+    :returns: an iterable of paths or :mod:`importlib.resources` traversables
+        (``importlib.resources.files(__package__) / "baselines" / ...``).
+    """
+
+
+@hookspec
+def graphsval_sweep_overlays() -> Iterable[Any]:
+    """Return sweep-label overlay files this plugin ships.
+
+    Collecting hook: every plugin contributes. An overlay (written by
+    ``graphsval sweep label --hw KEY --out FILE``) holds the regime labels of a
+    plugin's own targets for the shipped sweeps; it is merged at load time, so
+    labelling a third-party target edits no file of the core.
+
+    :returns: an iterable of paths or :mod:`importlib.resources` traversables.
+    """
+
+
 # --- the memory model ---------------------------------------------------------
 
 

@@ -360,6 +360,14 @@ class Registry:
             "graphsval_measure", target=target, op=op, shape=shape, dtype=dtype, settings=settings
         )
 
+    def baseline_files(self) -> list[tuple[str, Any]]:
+        """``(plugin, path_or_traversable)`` of every shipped baseline."""
+        return self._collect("graphsval_baselines")
+
+    def sweep_overlays(self) -> list[tuple[str, Any]]:
+        """``(plugin, path_or_traversable)`` of every shipped sweep-label overlay."""
+        return self._collect("graphsval_sweep_overlays")
+
     def consistency_checks(self, target: TargetSpec) -> list[tuple[str, ConsistencyCheck]]:
         """``(plugin, check)`` pairs for ``target``."""
         return self._collect("graphsval_consistency_checks", target=target)

@@ -18,3 +18,12 @@ def sweep_files() -> list[Traversable]:
     return sorted(
         (f for f in sweeps_dir().iterdir() if f.name.endswith(".json")), key=lambda f: f.name
     )
+
+
+def packaged_files(package: str, folder: str, suffix: str) -> list[Traversable]:
+    """Files ending in ``suffix`` in ``folder`` of an installed ``package``
+    (a plugin's shipped baselines or overlays), sorted by name."""
+    base = resources.files(package) / folder
+    if not base.is_dir():
+        return []
+    return sorted((f for f in base.iterdir() if f.name.endswith(suffix)), key=lambda f: f.name)
