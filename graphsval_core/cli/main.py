@@ -89,12 +89,13 @@ def cli(ctx: click.Context, strict_plugins: bool | None, plugin_args: tuple[str,
 
 
 def _register_commands() -> None:
-    from graphsval_core.cli import plugins_cmd, predict_cmds, targets_cmd
+    from graphsval_core.cli import plugins_cmd, predict_cmds, sweep_cmds, targets_cmd
 
     cli.add_command(plugins_cmd.plugins)
     cli.add_command(targets_cmd.targets)
     cli.add_command(predict_cmds.explain)
     cli.add_command(predict_cmds.predict)
+    cli.add_command(sweep_cmds.sweep)
 
 
 _register_commands()

@@ -121,7 +121,7 @@ CSV_COLUMNS = (
 
 @click.command()
 @click.option("--hw", required=True, metavar="KEY", help="Target key.")
-@click.option("--op", required=True, metavar="OP", help="Op name.")
+@click.option("--op", metavar="OP", help="Op name (with --sweep: the sweep's, or a filter).")
 @click.option("--dtype", metavar="D", help="Data type (default: the sweep's, else required).")
 @click.option("--shape", "shape", metavar="S", help="One shape string.")
 @click.option("--shapes", "shapes_file", metavar="FILE", help="Text file: one shape per line.")
@@ -135,42 +135,58 @@ CSV_COLUMNS = (
     show_default=True,
     help="Output format.",
 )
+@click.option(
+    "--rollup",
+    is_flag=True,
+    help="With a sweep whose entries carry counts (sweep from-config): sum count x "
+    "prediction per forward pass.",
+)
 @pass_app
 def predict(
     app: AppContext,
     hw: str,
-    op: str,
+    op: str | None,
     dtype: str | None,
     shape: str | None,
     shapes_file: str | None,
     sweep_file: str | None,
     predictor: str,
     fmt: str,
+    rollup: bool,
 ) -> None:
     """Predict latency, energy and regime for one shape, a file of shapes, or a sweep."""
     import numpy as np
 
     from graphsval_core.op_spec import ShapeError
-    from graphsval_core.sweep_file import SweepFileError, load_sweep
+    from graphsval_core.plugin_manager import UnknownNameError
+    from graphsval_core.sweep_file import MIXED, SweepFileError, load_sweep
 
     sources = [s for s in (shape, shapes_file, sweep_file) if s is not None]
     if len(sources) != 1:
         raise click.UsageError("give exactly one of --shape, --shapes FILE, --sweep FILE")
-    target, op_spec = _resolve(app, hw, op)
+    if rollup and sweep_file is None:
+        raise click.UsageError("--rollup needs --sweep FILE")
     model = _predictor(app, predictor)
+    # (op, dims, dtype, extra) per requested shape, in input order
+    items: list[tuple[str, tuple[int, ...], str, dict[str, Any]]] = []
     if sweep_file is not None:
         try:
-            sweep = load_sweep(sweep_file, len(op_spec.dims))
+            sweep = load_sweep(sweep_file)
         except SweepFileError as exc:
             raise InputError(str(exc)) from None
-        if sweep.op != op_spec.name:
-            raise InputError(f"{sweep_file}: sweep is for op {sweep.op!r}, not {op_spec.name!r}")
-        pairs = [(e.shape, e.dtype) for e in sweep.entries if dtype is None or e.dtype == dtype]
-        if not pairs:
-            raise InputError(f"{sweep_file}: no entry with dtype {dtype!r}")
+        if op is not None and sweep.op not in (MIXED, op):
+            raise InputError(f"{sweep_file}: sweep is for op {sweep.op!r}, not {op!r}")
+        for e in sweep.entries:
+            if (op is None or e.op == op) and (dtype is None or e.dtype == dtype):
+                items.append((e.op, e.shape, e.dtype, e.extra))
+        if not items:
+            raise InputError(f"{sweep_file}: no entry matches --op/--dtype")
     else:
+        if op is None:
+            raise click.UsageError("--op is required with --shape or --shapes")
         if dtype is None:
             raise click.UsageError("--dtype is required with --shape or --shapes")
+        _, op_spec = _resolve(app, hw, op)
         if shape is not None:
             try:
                 dims_list = [op_spec.parse_shape(shape)]
@@ -178,19 +194,61 @@ def predict(
                 raise click.BadParameter(str(exc), param_hint="'--shape'") from None
         else:
             dims_list = _read_shapes_file(shapes_file or "", op_spec)
-        pairs = [(d, dtype) for d in dims_list]
-    for dt in dict.fromkeys(dt for _, dt in pairs):
-        _check_dtype(target, dt)
+        items = [(op, d, dtype, {}) for d in dims_list]
 
-    # one batch call per dtype, results put back in input order
-    rows: list[dict[str, Any] | None] = [None] * len(pairs)
-    for dt in dict.fromkeys(dt for _, dt in pairs):
-        index = [i for i, (_, d) in enumerate(pairs) if d == dt]
-        batch = np.array([pairs[i][0] for i in index], dtype=np.int64)
+    target, _ = _resolve(app, hw, items[0][0])
+    rows: list[dict[str, Any] | None] = [None] * len(items)
+    for op_name, dt in dict.fromkeys((o, d) for o, _, d, _ in items):
+        try:
+            op_spec = app.registry.op(op_name)
+        except UnknownNameError as exc:
+            raise InputError(f"{sweep_file}: {exc}") from None
+        _check_dtype(target, dt)
+        index = [i for i, (o, _, d, _) in enumerate(items) if o == op_name and d == dt]
+        dims = [items[i][1] for i in index]
+        if any(len(d) != len(op_spec.dims) for d in dims):
+            raise InputError(f"{sweep_file}: a {op_name} shape needs {len(op_spec.dims)} dims")
+        batch = np.array(dims, dtype=np.int64)
         pred = model.predict(app.registry, target, op_spec, batch, dt)
         for j, i in enumerate(index):
             rows[i] = _flat_row(pred, j)
+    if rollup:
+        _emit_rollup(items, rows, sweep_file or "", fmt)  # type: ignore[arg-type]
+        return
     _emit(rows, fmt)  # type: ignore[arg-type]
+
+
+def _emit_rollup(
+    items: list[tuple[str, tuple[int, ...], str, dict[str, Any]]],
+    rows: list[dict[str, Any]],
+    sweep_file: str,
+    fmt: str,
+) -> None:
+    """Sum count x prediction per phase (forward pass) over the sweep's call sites."""
+    from graphsval_core.units import fmt_joules, fmt_seconds
+
+    totals: dict[str, dict[str, float]] = {}
+    for (_, _, _, extra), row in zip(items, rows, strict=True):
+        sites = extra.get("used_in")
+        if not sites:
+            if "count" not in extra:
+                raise InputError(f"{sweep_file}: entry {row['shape']} has no count to roll up")
+            sites = [{"phase": "pass", "count": extra["count"]}]
+        for site in sites:
+            slot = totals.setdefault(
+                str(site.get("phase", "pass")), {"latency_s": 0.0, "energy_j": 0.0, "calls": 0}
+            )
+            slot["latency_s"] += site["count"] * row["latency_s"]
+            slot["energy_j"] += site["count"] * row["energy_j"]
+            slot["calls"] += site["count"]
+    if fmt == "json":
+        echo_json([{"phase": k, **v} for k, v in totals.items()])
+        return
+    table = [
+        [k, int(v["calls"]), fmt_seconds(v["latency_s"]), fmt_joules(v["energy_j"])]
+        for k, v in totals.items()
+    ]
+    click.echo(format_table(["PASS", "CALLS", "LATENCY", "ENERGY"], table))
 
 
 def _flat_row(pred: Any, j: int) -> dict[str, Any]:

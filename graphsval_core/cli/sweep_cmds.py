@@ -1,0 +1,188 @@
+"""``graphsval sweep``: generate, label, show and derive sweep files."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import click
+
+from graphsval_core.cli.main import AppContext, InputError, pass_app
+from graphsval_core.cli.output import echo_json, format_table
+
+
+def _shipped_dir(sweeps_dir: str | None) -> Path:
+    if sweeps_dir is not None:
+        return Path(sweeps_dir)
+    from graphsval_core.resources import sweeps_dir as shipped
+
+    return Path(str(shipped()))
+
+
+def _load(app: AppContext, sweeps_dir: str | None, overlays: bool):  # type: ignore[no-untyped-def]
+    from graphsval_core.sweep_file import SweepFileError
+    from graphsval_core.sweep_labels import load_shipped
+
+    try:
+        return load_shipped(app.registry, _shipped_dir(sweeps_dir), overlays=overlays)
+    except SweepFileError as exc:
+        raise InputError(str(exc)) from None
+
+
+@click.group()
+def sweep() -> None:
+    """Frozen calibration and validation shape sets, and their regime labels."""
+
+
+@sweep.command()
+@click.option("--op", "ops", multiple=True, metavar="OP", help="Only these ops (repeatable).")
+@click.option("--seed", type=int, default=None, help="Generator seed (default: the project's).")
+@click.option("--out-dir", metavar="DIR", help="Where to write (default: the shipped sweeps).")
+@pass_app
+def generate(app: AppContext, ops: tuple[str, ...], seed: int | None, out_dir: str | None) -> None:
+    """Generate <op>_calibration.json and <op>_validation.json deterministically."""
+    from graphsval_core.sweep_generator import (
+        DEFAULT_SEED,
+        OPS,
+        SweepGenerationError,
+    )
+    from graphsval_core.sweep_generator import (
+        generate as run,
+    )
+    from graphsval_core.sweep_labels import write_all
+
+    for op in ops:
+        if op not in OPS:
+            raise click.BadParameter(f"{op!r} is not one of {', '.join(OPS)}", param_hint="'--op'")
+    try:
+        sweeps = run(app.registry, ops or OPS, DEFAULT_SEED if seed is None else seed)
+    except SweepGenerationError as exc:
+        raise InputError(str(exc)) from None
+    folder = _shipped_dir(out_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    write_all(sweeps, folder)
+    for name, s in sweeps.items():
+        dtypes = Counter(e.dtype for e in s.entries)
+        click.echo(f"wrote {folder / name}: {len(s.entries)} shapes ({dict(dtypes)})")
+
+
+@sweep.command()
+@click.option("--hw", "hws", multiple=True, metavar="KEY", help="Target(s) to label.")
+@click.option("--out", metavar="FILE", help="Write an overlay file (third-party plugins).")
+@click.option("--update", is_flag=True, help="Relabel every labelled target; print what moved.")
+@click.option("--sweeps-dir", metavar="DIR", help="Sweep folder (default: the shipped sweeps).")
+@pass_app
+def label(
+    app: AppContext, hws: tuple[str, ...], out: str | None, update: bool, sweeps_dir: str | None
+) -> None:
+    """Label targets in the sweeps: inline (first-party), as an overlay file
+    (--out, for a plugin to ship), or refresh every label after a recalibration
+    (--update)."""
+    from graphsval_core.plugin_manager import UnknownNameError
+    from graphsval_core.sweep_labels import label_inline, overlay_for, write_all, write_overlay
+
+    if not hws and not update:
+        raise click.UsageError("give --hw KEY (repeatable) or --update")
+    if update and out:
+        raise click.UsageError("--update rewrites the shipped labels; it takes no --out")
+    for hw in hws:
+        try:
+            app.registry.target(hw)
+        except UnknownNameError as exc:
+            raise click.BadParameter(str(exc), param_hint="'--hw'") from None
+    sweeps = _load(app, sweeps_dir, overlays=False)
+    if not sweeps:
+        raise InputError(f"no sweep files in {_shipped_dir(sweeps_dir)}")
+    if out is not None:
+        write_overlay(overlay_for(app.registry, sweeps, hws), out)
+        click.echo(f"wrote overlay {out} for {', '.join(hws)}")
+        return
+    if update:
+        labelled = sorted(
+            {hw for s in sweeps.values() for e in s.entries for hw in e.regime_per_hw}
+        )
+        missing = [hw for hw in labelled if hw not in app.registry.targets()]
+        if missing:
+            raise InputError(
+                f"labelled targets not installed: {', '.join(missing)}; install their plugins "
+                f"before --update so their labels are refreshed too"
+            )
+        hws = tuple(labelled)
+    new, changes = label_inline(app.registry, sweeps, hws, update_only=update)
+    write_all(new, _shipped_dir(sweeps_dir))
+    for change in changes:
+        click.echo(str(change))
+    click.echo(f"{len(changes)} label(s) moved")
+
+
+@sweep.command()
+@click.option("--hw", "hws", multiple=True, metavar="KEY", help="Only these targets.")
+@click.option("--sweeps-dir", metavar="DIR", help="Sweep folder (default: the shipped sweeps).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@pass_app
+def show(app: AppContext, hws: tuple[str, ...], sweeps_dir: str | None, as_json: bool) -> None:
+    """Counts per regime per target in every sweep (ambiguous and unsupported too)."""
+    sweeps = _load(app, sweeps_dir, overlays=True)
+    counts: dict[tuple[str, str], Counter[str]] = {}
+    for name, s in sorted(sweeps.items()):
+        for e in s.entries:
+            for hw, regime in e.regime_per_hw.items():
+                if hws and hw not in hws:
+                    continue
+                counts.setdefault((name.removesuffix(".json"), hw), Counter())[regime] += 1
+    if as_json:
+        echo_json(
+            [{"sweep": s, "hardware": hw, "counts": dict(c)} for (s, hw), c in counts.items()]
+        )
+        return
+    regimes = [
+        "launch_bound",
+        "alu_bound",
+        "l1_bound",
+        "l2_bound",
+        "l3_bound",
+        "dram_bound",
+        "ambiguous",
+        "unsupported",
+    ]
+    rows = [[s, hw, *[c.get(r, 0) or "." for r in regimes]] for (s, hw), c in counts.items()]
+    short = ["launch", "alu", "l1", "l2", "l3", "dram", "ambig", "unsup"]
+    click.echo(format_table(["SWEEP", "TARGET", *short], rows))
+
+
+@sweep.command("from-config")
+@click.argument("config", metavar="CONFIG.json")
+@click.option(
+    "--tokens",
+    default="1,128,2048",
+    show_default=True,
+    help="Comma-separated token counts: a prefill of T and a decode step at context T.",
+)
+@click.option("--batch", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option("--dtype", default="bf16", show_default=True)
+@click.option("--out", metavar="FILE", help="Output sweep file (default: <config>_sweep.json).")
+def from_config(config: str, tokens: str, batch: int, dtype: str, out: str | None) -> None:
+    """Write the linear and matmul shapes of one forward pass of a transformer
+    config (Hugging Face style) as a sweep, with call sites and counts."""
+    from graphsval_core.dtypes import KNOWN_DTYPES
+    from graphsval_core.model_config_sweep import ModelConfigError, sweep_from_config
+    from graphsval_core.sweep_file import write_sweep
+
+    try:
+        token_list = [int(t) for t in tokens.split(",") if t.strip()]
+    except ValueError:
+        raise click.BadParameter(
+            f"{tokens!r} is not a comma-separated list of integers", param_hint="'--tokens'"
+        ) from None
+    if not token_list or min(token_list) < 1:
+        raise click.BadParameter("token counts must be positive", param_hint="'--tokens'")
+    if dtype not in KNOWN_DTYPES:
+        raise click.BadParameter(f"unknown dtype {dtype!r}", param_hint="'--dtype'")
+    try:
+        result = sweep_from_config(config, token_list, batch, dtype)
+    except ModelConfigError as exc:
+        raise InputError(str(exc)) from None
+    path = Path(out) if out else Path(f"{Path(config).stem}_sweep.json")
+    write_sweep(result, path)
+    calls = sum(e.extra["count"] for e in result.entries)
+    click.echo(f"wrote {path}: {len(result.entries)} distinct shapes, {calls} calls")
