@@ -55,6 +55,15 @@ def _vector_add_flops(shapes: np.ndarray) -> np.ndarray:
     return n.copy()
 
 
+def _builder(name: str):  # type: ignore[no-untyped-def]
+    def build(dims, dtype, device="cpu", **kwargs):  # type: ignore[no-untyped-def]
+        from graphsval_core.workloads import build_workload
+
+        return build_workload(name, tuple(dims), dtype, device, **kwargs)
+
+    return build
+
+
 MATMUL = OpSpec(
     name="matmul",
     dims=("M", "K", "N"),
@@ -63,6 +72,7 @@ MATMUL = OpSpec(
     working_set_operands=("A", "B", "C"),
     flops=_matmul_flops,
     gemm_dims=_identity_gemm,
+    build=_builder("matmul"),
 )
 
 LINEAR = OpSpec(
@@ -73,6 +83,7 @@ LINEAR = OpSpec(
     working_set_operands=("input", "weight", "output"),
     flops=_matmul_flops,
     gemm_dims=_identity_gemm,
+    build=_builder("linear"),
 )
 
 VECTOR_ADD = OpSpec(
@@ -82,6 +93,7 @@ VECTOR_ADD = OpSpec(
     operand_elements=_vector_add_elements,
     working_set_operands=("x", "y", "out"),
     flops=_vector_add_flops,
+    build=_builder("vector_add"),
 )
 
 

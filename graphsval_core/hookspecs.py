@@ -196,6 +196,24 @@ def graphsval_measure(
     """
 
 
+@hookspec(firstresult=True)
+def graphsval_snapshot_target(target: TargetSpec, settings: Mapping[str, Any]) -> TargetSpec | None:
+    """Freeze a detected target into the named target a capture measures.
+
+    First-result hook: stops at the first non-None result. A detected target
+    (``host_cpu``) changes from machine to machine; the capture records its
+    rows under the named target returned here (e.g. after the CPU model, core
+    and thread count), writes that spec beside the baseline
+    (``<key>.target.json``), and the plugin registers such files as targets,
+    so validating the captured data gives the same answer on any machine.
+
+    :param target: the detected target about to be captured.
+    :param settings: the capture settings (thread count, ...).
+    :returns: the named :class:`~graphsval_core.target_spec.TargetSpec`, with
+        ``fingerprint["snapshot_of"]`` set to ``target.key``, or None.
+    """
+
+
 # --- invariants ---------------------------------------------------------------
 
 

@@ -36,8 +36,10 @@ class OpSpec:
     - ``flops(shapes)``: operations per call.
     - ``gemm_dims(shapes)``: the ``(M, K, N)`` of the matrix product the op is,
       or ``None`` for ops with no reuse (``vector_add``).
-    - ``build``: an optional workload builder used by measurers; it imports
-      torch itself, lazily.
+    - ``build(dims, dtype, device, *, preallocate=False, seed=0)``: the workload
+      builder measurers use (a :class:`~graphsval_core.workloads.Workload`:
+      ``run()``, ``check(out)``); it imports torch itself, lazily. None for an
+      op that can only be predicted.
     """
 
     name: str

@@ -60,6 +60,10 @@ KNOWN_DISTRIBUTIONS: dict[str, str] = {
 }
 
 
+#: Fingerprint keys that describe a snapshot, not the machine.
+_SNAPSHOT_ONLY = frozenset({"snapshot_of", "threads", "captured_at"})
+
+
 class PluginLoadError(Exception):
     """Strict mode: a plugin could not be loaded or registered invalid data."""
 
@@ -359,6 +363,31 @@ class Registry:
         return self._first(
             "graphsval_measure", target=target, op=op, shape=shape, dtype=dtype, settings=settings
         )
+
+    def snapshot_target(self, target: TargetSpec, settings: Any) -> TargetSpec | None:
+        """The named target a capture of detected ``target`` records under."""
+        return self._first("graphsval_snapshot_target", target=target, settings=settings)
+
+    def resolve(self, key: str) -> TargetSpec:
+        """The target ``key``; for a detected target (``host_cpu``), the named
+        snapshot target captured on this very machine when exactly one matches
+        (its fingerprint agrees with this machine's on every shared key)."""
+        target = self.target(key)
+        if not target.detected:
+            return target
+        here = {k: v for k, v in target.fingerprint.items() if k not in _SNAPSHOT_ONLY}
+        matches = [
+            t
+            for t in self._targets.values()
+            if t.fingerprint.get("snapshot_of") == key
+            and all(t.fingerprint.get(k) == v for k, v in here.items() if k in t.fingerprint)
+        ]
+        if len(matches) == 1:
+            return matches[0]
+        if len(matches) > 1:
+            names = ", ".join(sorted(t.key for t in matches))
+            raise UnknownNameError(f"{key} matches several captured targets: {names}; name one")
+        return target
 
     def baseline_files(self) -> list[tuple[str, Any]]:
         """``(plugin, path_or_traversable)`` of every shipped baseline."""

@@ -89,13 +89,22 @@ def cli(ctx: click.Context, strict_plugins: bool | None, plugin_args: tuple[str,
 
 
 def _register_commands() -> None:
-    from graphsval_core.cli import plugins_cmd, predict_cmds, sweep_cmds, targets_cmd
+    from graphsval_core.cli import (
+        capture_cmd,
+        plugins_cmd,
+        predict_cmds,
+        registry_cmd,
+        sweep_cmds,
+        targets_cmd,
+    )
 
     cli.add_command(plugins_cmd.plugins)
     cli.add_command(targets_cmd.targets)
     cli.add_command(predict_cmds.explain)
     cli.add_command(predict_cmds.predict)
     cli.add_command(sweep_cmds.sweep)
+    cli.add_command(capture_cmd.capture)
+    cli.add_command(registry_cmd.registry)
 
 
 _register_commands()

@@ -3,11 +3,13 @@ runs at import time (no torch import, no sysfs or /proc reads)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from importlib.resources.abc import Traversable
+from typing import Any
 
 from graphsval_core import hookimpl
-from graphsval_core.plugin_records import ProbeResult
+from graphsval_core.op_spec import OpSpec
+from graphsval_core.plugin_records import Measurement, ProbeResult
 from graphsval_core.resources import packaged_files
 from graphsval_core.target_spec import TargetSpec
 
@@ -16,16 +18,43 @@ graphsval_api_version = "1.0"
 
 @hookimpl
 def graphsval_register_targets() -> Iterable[TargetSpec]:
+    from graphsval_core.spec_io import read_spec
     from graphsval_cpu.host import detect_host_cpu
     from graphsval_cpu.targets import i7_12700k
 
-    return [i7_12700k(), detect_host_cpu()]
+    snapshots = [
+        read_spec(f.name, f.read_text())
+        for f in packaged_files("graphsval_cpu", "targets", ".target.json")
+    ]
+    return [i7_12700k(), detect_host_cpu(), *snapshots]
 
 
 @hookimpl
 def graphsval_baselines() -> Iterable[Traversable]:
     """The vendored i7-12700K calibration rows (see baselines/NOTICE)."""
     return packaged_files("graphsval_cpu", "baselines", ".csv")
+
+
+@hookimpl
+def graphsval_measure(
+    target: TargetSpec, op: OpSpec, shape: tuple[int, ...], dtype: str, settings: Mapping[str, Any]
+) -> Measurement | None:
+    """Measure on this CPU (torch, pinned threads, RAPL); None for other families."""
+    if target.family != "cpu":
+        return None
+    from graphsval_cpu.measure import measure_cpu
+
+    return measure_cpu(target, op, shape, dtype, settings)
+
+
+@hookimpl
+def graphsval_snapshot_target(target: TargetSpec, settings: Mapping[str, Any]) -> TargetSpec | None:
+    """host_cpu captured with N threads becomes host_<model>_<cores>c_<N>t."""
+    if target.family != "cpu" or not target.detected:
+        return None
+    from graphsval_cpu.snapshot import snapshot_host
+
+    return snapshot_host(target, dict(settings).get("threads"))
 
 
 @hookimpl

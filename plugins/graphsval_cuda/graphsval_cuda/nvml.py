@@ -27,6 +27,9 @@ DRIVER_VERSION_FILE = "proc/driver/nvidia/version"
 #: The GPU device of WSL 2, where the driver lives on the Windows side.
 WSL_GPU_DEVICE = "dev/dxg"
 
+#: The energy-counter error when the binding predates the counter.
+NO_COUNTER_IN_BINDING = "this nvidia-ml-py has no nvmlDeviceGetTotalEnergyConsumption"
+
 #: NVML's clock-type constants (``NVML_CLOCK_SM``, ``NVML_CLOCK_MEM``), used when
 #: a module does not define them.
 _NVML_CLOCK_SM = 1
@@ -50,6 +53,8 @@ class GpuInfo:
     driver_version: str | None = None
     #: None when the total-energy counter answers; else NVML's error text.
     energy_counter_error: str | None = None
+    #: Whether ``nvmlDeviceGetPowerUsage`` answers (the meter's fallback).
+    power_usage_supported: bool = False
 
     @property
     def dram_bandwidth_bps(self) -> float | None:
@@ -146,9 +151,10 @@ def _describe(nvml: Any, error: type[BaseException], handle: Any, index: int) ->
         nvml.nvmlDeviceGetTotalEnergyConsumption(handle)
         energy_error = None
     except AttributeError:
-        energy_error = "this nvidia-ml-py has no nvmlDeviceGetTotalEnergyConsumption"
+        energy_error = NO_COUNTER_IN_BINDING
     except error as exc:
         energy_error = str(exc) or type(exc).__name__
+    power_now_mw = optional("nvmlDeviceGetPowerUsage", handle)
     return GpuInfo(
         index=index,
         name=_text(nvml.nvmlDeviceGetName(handle)).strip(),
@@ -161,6 +167,7 @@ def _describe(nvml: Any, error: type[BaseException], handle: Any, index: int) ->
         power_limit_w=power_mw / 1000.0 if power_mw else None,
         driver_version=_text(driver) if driver is not None else None,
         energy_counter_error=energy_error,
+        power_usage_supported=power_now_mw is not None,
     )
 
 

@@ -26,6 +26,11 @@ def energy_source(info: GpuInfo) -> str:
     """What energy source a capture would use on this GPU, or why there is none."""
     if info.energy_counter_error is None:
         return "NVML total energy counter (whole board, mJ since driver load)"
+    if info.power_usage_supported:
+        return (
+            f"NVML power-sampling fallback (no energy counter: {info.energy_counter_error}; "
+            "power usage sampled every ~10 ms and integrated, whole board)"
+        )
     return f"none: NVML total energy counter not supported ({info.energy_counter_error})"
 
 

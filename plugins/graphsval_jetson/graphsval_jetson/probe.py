@@ -18,14 +18,20 @@ torch is looked up with ``importlib.util.find_spec``, never imported.
 from __future__ import annotations
 
 import importlib.util
-import os
 import re
 from pathlib import Path
 
-from attrs import frozen
-
 from graphsval_core.plugin_records import ProbeResult
 from graphsval_core.target_spec import TargetSpec
+from graphsval_jetson.ina3221 import (
+    HWMON_DRIVER,
+    IIO_DRIVER,
+    TOTAL_RAIL,
+    Rail,
+    averaging_period,
+    find_rails,
+    total_rail,
+)
 from graphsval_jetson.targets import BOARDS, FAMILY
 
 #: The root the probe reads under; tests point it at a fake tree.
@@ -35,17 +41,12 @@ MODEL_FILES = ("proc/device-tree/model", "sys/firmware/devicetree/base/model")
 MEMINFO = "proc/meminfo"
 NVPMODEL_CONF = "etc/nvpmodel.conf"
 NVPMODEL_STATUS = "var/lib/nvpmodel/status"
-HWMON_DRIVER = "sys/bus/i2c/drivers/ina3221"
-IIO_DRIVER = "sys/bus/i2c/drivers/ina3221x"
-TOTAL_RAIL = "VDD_IN"
 
 #: A module whose memory is under this share of its nominal size is a smaller variant.
 MEMORY_VARIANT_SHARE = 0.75
 
 _MODE_RE = re.compile(r"<\s*POWER_MODEL\s+ID\s*=\s*(\d+)\s+NAME\s*=\s*([^\s>]+)")
 _PMODE_RE = re.compile(r"pmode\s*:\s*(\d+)")
-_HWMON_LABEL_RE = re.compile(r"^in(\d+)_label$")
-_IIO_RAIL_RE = re.compile(r"^rail_name_(\d+)$")
 
 
 def _read(path: Path) -> str | None:
@@ -79,65 +80,23 @@ def read_power_modes(root: Path) -> tuple[dict[str, str], str | None]:
     return modes, str(int(match.group(1))) if match else None
 
 
-@frozen
-class Rail:
-    """One INA3221 channel: its rail name, sysfs layout and where it lives."""
-
-    name: str
-    layout: str  # "hwmon" (JetPack 5+) or "iio" (JetPack 4)
-    where: str  # path under the driver folder, for messages
-    readable: bool  # its power (or voltage and current) readings can be read
-
-
-def _readable(*paths: Path) -> bool:
-    return all(p.is_file() and os.access(p, os.R_OK) for p in paths)
-
-
-def find_rails(root: Path) -> list[Rail]:
-    """Every INA3221 rail in either sysfs layout, sorted by location."""
-    rails: list[Rail] = []
-    hwmon = root / HWMON_DRIVER
-    for label in sorted(hwmon.glob("*/hwmon/hwmon*/in*_label")):
-        match = _HWMON_LABEL_RE.match(label.name)
-        name = (_read(label) or "").strip()
-        if not match or not name:
-            continue
-        n, folder = match.group(1), label.parent
-        readable = _readable(folder / f"power{n}_input") or _readable(
-            folder / f"in{n}_input", folder / f"curr{n}_input"
-        )
-        where = f"{label.parent.relative_to(hwmon).as_posix()} channel {n}"
-        rails.append(Rail(name, "hwmon", where, readable))
-    iio = root / IIO_DRIVER
-    for rail_file in sorted(iio.glob("*/iio:device*/rail_name_*")):
-        match = _IIO_RAIL_RE.match(rail_file.name)
-        name = (_read(rail_file) or "").strip()
-        if not match or not name:
-            continue
-        n, folder = match.group(1), rail_file.parent
-        where = f"{folder.relative_to(iio).as_posix()} channel {n}"
-        rails.append(Rail(name, "iio", where, _readable(folder / f"in_power{n}_input")))
-    return rails
-
-
 def energy_source(rails: list[Rail]) -> str:
     """The energy source a capture would use (the VDD_IN rail), or why there is none."""
     if not rails:
         return f"none: no INA3221 power monitor found under /{HWMON_DRIVER} or /{IIO_DRIVER}"
-    totals = [r for r in rails if r.name.upper() == TOTAL_RAIL]
-    if not totals:
+    rail = total_rail(rails)
+    if rail is None:
         names = ", ".join(sorted({r.name for r in rails}))
         return (
             f"none: INA3221 found (rails {names}) but no {TOTAL_RAIL} rail; "
             "sub-rails are not summed into a module total"
         )
-    rail = totals[0]
     layout = "JetPack 5+ hwmon" if rail.layout == "hwmon" else "JetPack 4 iio"
     if not rail.readable:
         return f"none: INA3221 {TOTAL_RAIL} ({layout}, {rail.where}) readings are not readable"
     return (
         f"INA3221 {TOTAL_RAIL} rail: module input power, whole module ({layout}, {rail.where}; "
-        "the sensor averages over about 8 ms)"
+        f"{averaging_period(rail.folder)[1]})"
     )
 
 

@@ -1,0 +1,89 @@
+"""``graphsval registry lookup``: the measured row of one shape, never a guess."""
+
+from __future__ import annotations
+
+import click
+
+from graphsval_core.cli.main import AppContext, InputError, pass_app
+from graphsval_core.cli.output import echo_json
+
+
+@click.group()
+def registry() -> None:
+    """Look up measured ground truth in the installed (or given) baselines."""
+
+
+@registry.command()
+@click.option(
+    "--hw",
+    required=True,
+    metavar="KEY",
+    help="Target key (host_cpu resolves to the named target captured on this machine).",
+)
+@click.option("--op", required=True, metavar="OP")
+@click.option("--shape", required=True, metavar="S")
+@click.option("--dtype", required=True, metavar="D")
+@click.option(
+    "--baseline",
+    "baselines",
+    multiple=True,
+    metavar="FILE",
+    help="Look in these files instead of the installed baselines.",
+)
+@click.option("--json", "as_json", is_flag=True)
+@pass_app
+def lookup(
+    app: AppContext,
+    hw: str,
+    op: str,
+    shape: str,
+    dtype: str,
+    baselines: tuple[str, ...],
+    as_json: bool,
+) -> None:
+    """Print the measured row (latency, energy, verdict) of one shape."""
+    from graphsval_core.baseline_file import BaselineFileError, parse_dims, read_many
+    from graphsval_core.plugin_manager import UnknownNameError
+
+    reg = app.registry
+    try:
+        key = reg.resolve(hw).key
+    except UnknownNameError as exc:
+        raise click.BadParameter(str(exc), param_hint="'--hw'") from None
+    dims = parse_dims(shape)
+    if dims is None:
+        raise click.BadParameter(f"{shape!r} is not dims joined by 'x'", param_hint="'--shape'")
+    sources = list(baselines) if baselines else [item for _, item in reg.baseline_files()]
+    try:
+        files = read_many(sources)
+    except BaselineFileError as exc:
+        raise InputError(str(exc)) from None
+    hits = [
+        (b, r)
+        for b in files
+        for r in b.rows
+        if r.hardware == key and r.op == op and r.dims == dims and r.dtype == dtype
+    ]
+    if not hits:
+        where = ", ".join(baselines) if baselines else "the installed baselines"
+        raise InputError(f"{key} {op} {shape} {dtype} was not measured (looked in {where})")
+    baseline, row = hits[-1]
+    data = {
+        "hardware": row.hardware,
+        "op": row.op,
+        "shape": row.shape,
+        "dtype": row.dtype,
+        "latency_s": row.latency_s,
+        "energy_j": row.energy_j,
+        "trial_count": row.trial_count,
+        "verdict": row.extras.get("verdict") or None,
+        "purpose": row.purpose,
+        "notes": row.notes,
+        "file": baseline.path,
+        "line": row.line,
+    }
+    if as_json:
+        echo_json(data)
+        return
+    for name, value in data.items():
+        click.echo(f"{name}: {'' if value is None else value}")

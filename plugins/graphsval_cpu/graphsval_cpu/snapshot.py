@@ -1,0 +1,96 @@
+"""Named snapshot targets of ``host_cpu``.
+
+A capture on ``host_cpu`` records its rows under a named target whose spec is
+the detected spec at capture time, restricted to the threads the capture used
+(1 thread is far steadier on shared VMs): ``compute_units`` becomes the thread
+count, per-unit tiers keep that many units, and every aggregate rate (peaks and
+tier bandwidths, which the detection builds per core) is scaled by
+threads / cores. The key names the CPU model, its cores and the threads.
+Snapshot files (``<key>.target.json``) shipped in ``graphsval_cpu/targets/``
+are registered as ordinary targets.
+"""
+
+from __future__ import annotations
+
+import re
+
+from graphsval_core.provenance import Provenance, Sourced
+from graphsval_core.target_spec import MemoryTier, TargetSpec
+
+_NOISE = re.compile(r"\((r|tm)\)|\bcpu\b|\bprocessor\b|\bwith\b.*$|@.*$|\bgen\b")
+
+
+def model_slug(model: str) -> str:
+    """``Intel(R) Xeon(R) Platinum 8480+ CPU @ 2.0GHz`` -> ``intel_xeon_platinum_8480``."""
+    text = _NOISE.sub(" ", model.lower())
+    slug = re.sub(r"[^a-z0-9]+", "_", text).strip("_")
+    return slug[:32].strip("_") or "cpu"
+
+
+def snapshot_key(target: TargetSpec, threads: int) -> str:
+    cores = target.compute_units
+    return f"host_{model_slug(target.fingerprint.get('cpu_model', ''))}_{cores}c_{threads}t"
+
+
+def _scaled(value: float, prov: Provenance | None, factor: float, why: str) -> Sourced:
+    src = f"{why}: {value:.6g} x {factor:g}" + (f" ({prov})" if prov else "")
+    if factor == 1.0 and prov is not None:
+        return Sourced(value, prov)
+    return Sourced(value * factor, Provenance("derived", src))
+
+
+def snapshot_host(target: TargetSpec, threads: int | None) -> TargetSpec:
+    """The named target a capture of ``target`` with ``threads`` threads measures."""
+    cores = target.compute_units
+    threads = max(1, min(threads or cores, cores))
+    factor = threads / cores
+    why = f"snapshot of host_cpu for {threads} of {cores} core(s)"
+    prov = target.provenance
+    tiers = []
+    for t in target.tiers:
+        tp = t.provenance
+        tiers.append(
+            MemoryTier(
+                t.name,
+                Sourced(t.capacity_bytes, tp["capacity_bytes"]),
+                t.is_per_unit,
+                min(t.num_units, threads) if t.is_per_unit else t.num_units,
+                _scaled(t.peak_bandwidth_bps, tp.get("peak_bandwidth_bps"), factor, why),
+                Sourced(t.access_latency_ns, tp["access_latency_ns"]),
+                Sourced(t.achievable_fraction, tp["achievable_fraction"]),
+                energy_per_byte_j=Sourced(t.energy_per_byte_j, tp["energy_per_byte_j"]),
+                label=t.label,
+                shared_with_tenants=t.shared_with_tenants,
+            )
+        )
+    return TargetSpec(
+        key=snapshot_key(target, threads),
+        name=f"{target.fingerprint.get('cpu_model', 'CPU')}, {threads} thread(s) of {cores}",
+        family=target.family,
+        architecture=target.architecture,
+        compute_units=Sourced(threads, Provenance("detected", f"{why}: threads pinned")),
+        compute_unit_name="core",
+        clock_hz=Sourced(target.clock_hz, prov["clock_hz"]),
+        peak_ops_per_s={
+            d: _scaled(v, prov.get(f"peak_ops_per_s.{d}"), factor, why)
+            for d, v in target.peak_ops_per_s.items()
+        },
+        energy_per_op_j={
+            d: Sourced(v, prov[f"energy_per_op_j.{d}"]) for d, v in target.energy_per_op_j.items()
+        },
+        launch_overhead_s=Sourced(target.launch_overhead_s, prov["launch_overhead_s"]),
+        idle_power_w=Sourced(target.idle_power_w, prov["idle_power_w"]),
+        tdp_w=Sourced(target.tdp_w, prov["tdp_w"]),
+        ground_truth="measured",
+        tiers=tiers,
+        description=(
+            f"Snapshot of host_cpu ({target.fingerprint.get('cpu_model', '?')}) taken by a "
+            f"capture pinned to {threads} thread(s): the spec those baselines were measured "
+            "against, the same on any machine."
+        ),
+        fingerprint={
+            **dict(target.fingerprint),
+            "threads": str(threads),
+            "snapshot_of": target.key,
+        },
+    )
