@@ -80,7 +80,7 @@ def adaptive_time(
             if slower_streak >= 3 or clock() - start > 0.25 * max_time_s or len(warm) >= 50:
                 break
     per_call = max(min(warm[-3:]), 1e-9)
-    reps = max(1, math.ceil(min_block_s / per_call))
+    reps = max(1, math.ceil(min_block_s / per_call * (1 - 1e-9)))  # no rounding-up of 500.0000001
     samples: list[float] = []
     stopped_by = "max_samples"
     ci_rel = math.inf

@@ -1,0 +1,54 @@
+"""host_cpu snapshots: the named target a pinned capture records under."""
+
+from __future__ import annotations
+
+import pytest
+
+from graphsval_core.plugin_manager import build_registry
+from graphsval_cpu.host import detect_host_cpu
+from graphsval_cpu.snapshot import model_slug, snapshot_host
+
+
+@pytest.mark.parametrize(
+    ("model", "slug"),
+    [
+        ("Intel(R) Xeon(R) Processor", "intel_xeon"),
+        ("Intel(R) Xeon(R) Platinum 8480+ CPU @ 2.00GHz", "intel_xeon_platinum_8480"),
+        ("AMD EPYC 7B13 64-Core Processor", "amd_epyc_7b13_64_core"),
+        ("12th Gen Intel(R) Core(TM) i7-12700K", "12th_intel_core_i7_12700k"),
+    ],
+)
+def test_model_slug(model, slug):
+    assert model_slug(model) == slug
+
+
+def test_snapshot_scales_rates_to_the_threads_used():
+    host = detect_host_cpu()
+    snap = snapshot_host(host, 1)
+    cores = host.compute_units
+    assert snap.key.endswith(f"_{cores}c_1t") and snap.key.startswith("host_")
+    assert snap.compute_units == 1 and not snap.detected
+    for dtype, peak in host.peak_ops_per_s.items():
+        assert snap.peak_ops_per_s[dtype] == pytest.approx(peak / cores)
+    for a, b in zip(host.tiers, snap.tiers, strict=True):
+        assert b.capacity_bytes == a.capacity_bytes
+        assert b.peak_bandwidth_bps == pytest.approx(a.peak_bandwidth_bps / cores)
+        assert b.num_units == (1 if a.is_per_unit else a.num_units)
+    assert snap.fingerprint["snapshot_of"] == "host_cpu" and snap.fingerprint["threads"] == "1"
+    if cores > 1:
+        assert snap.provenance["peak_ops_per_s.fp32"].kind == "derived"
+
+
+def test_snapshot_hook_and_resolution():
+    registry = build_registry()
+    host = registry.target("host_cpu")
+    snap = registry.snapshot_target(host, {"threads": 1})
+    assert snap is not None and snap.key == snapshot_host(host, 1).key
+    shipped = [t for t in registry.targets().values() if t.fingerprint.get("snapshot_of")]
+    resolved = registry.resolve("host_cpu")
+    if any(t.key == snap.key for t in shipped):
+        # this machine captured the shipped host baselines: host_cpu resolves to them
+        assert resolved.key == snap.key
+    else:
+        assert resolved.key == "host_cpu"
+    assert registry.resolve("i7_12700k").key == "i7_12700k"
