@@ -7,10 +7,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from graphsval_cpu.host import detect_host_cpu, isa_rates
-from graphsval_cpu.machine import parse_cpu_list, parse_size
 
 from graphsval_core.target_spec import TargetSpec
+from graphsval_cpu.host import detect_host_cpu, isa_rates
+from graphsval_cpu.machine import parse_cpu_list, parse_size
 
 KiB = 1024
 MiB = 1024**2

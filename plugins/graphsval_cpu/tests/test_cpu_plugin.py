@@ -7,13 +7,13 @@ import sys
 from importlib import metadata
 
 import attrs
-import graphsval_cpu.plugin as plugin
 import pytest
 from click.testing import CliRunner
-from graphsval_cpu.targets import i7_12700k
 
+import graphsval_cpu.plugin as plugin
 from graphsval_core.cli.main import cli
 from graphsval_core.plugin_manager import build_registry
+from graphsval_cpu.targets import i7_12700k
 
 
 def test_cpu_plugin_import_is_cheap() -> None:

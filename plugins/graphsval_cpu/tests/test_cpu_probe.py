@@ -6,12 +6,12 @@ import errno
 from pathlib import Path
 
 import attrs
-import graphsval_cpu.probe as probe_module
 import pytest
+
+import graphsval_cpu.probe as probe_module
+from graphsval_core.target_spec import TargetSpec
 from graphsval_cpu.probe import probe_cpu, rapl_energy
 from graphsval_cpu.targets import i7_12700k
-
-from graphsval_core.target_spec import TargetSpec
 
 I7_MODEL = "12th Gen Intel(R) Core(TM) i7-12700K"
 NOT_READABLE = "RAPL not readable (root only since Linux 5.10)"

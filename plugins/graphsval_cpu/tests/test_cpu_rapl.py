@@ -7,9 +7,8 @@ import os
 import time
 from pathlib import Path
 
-from graphsval_cpu.rapl import NO_RAPL, NOT_READABLE, RaplMeter
-
 from graphsval_core.energy import EnergyMeter
+from graphsval_cpu.rapl import NO_RAPL, NOT_READABLE, RaplMeter
 
 PC = "sys/class/powercap"
 RANGE_UJ = 262_143_328_850

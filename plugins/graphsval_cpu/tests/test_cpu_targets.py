@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from graphsval_cpu.targets import i7_12700k
 
 from graphsval_core.provenance import Provenance
 from graphsval_core.target_spec import MemoryTier, TargetSpec
+from graphsval_cpu.targets import i7_12700k
 
 MiB = 1024**2
 

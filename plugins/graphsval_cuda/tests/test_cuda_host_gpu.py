@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from graphsval_core.plugin_manager import build_registry
 from graphsval_cuda import nvml
 from graphsval_cuda.host import PLACEHOLDER, host_gpu_spec
 from graphsval_cuda.nvml import (
@@ -17,8 +19,6 @@ from graphsval_cuda.nvml import (
     visible_device_index,
 )
 from graphsval_cuda.targets import h100_sxm5_80gb
-
-from graphsval_core.plugin_manager import build_registry
 
 Factory = Callable[..., Any]
 

@@ -6,6 +6,9 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+
+from graphsval_core.energy import EnergyMeter
+from graphsval_core.power_sampler import PowerIntegrator
 from graphsval_cuda.nvml import query_gpu
 from graphsval_cuda.nvml_energy import (
     COUNTER_SOURCE,
@@ -16,9 +19,6 @@ from graphsval_cuda.nvml_energy import (
     gpu_state,
 )
 from graphsval_cuda.probe import energy_source
-
-from graphsval_core.energy import EnergyMeter
-from graphsval_core.power_sampler import PowerIntegrator
 
 Factory = Callable[..., Any]
 

@@ -5,15 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from graphsval_core.plugin_records import ProbeResult
+from graphsval_core.provenance import datasheet, estimated
+from graphsval_core.target_spec import MemoryTier, TargetSpec
 from graphsval_cuda import plugin
 from graphsval_cuda.host import host_gpu_spec
 from graphsval_cuda.nvml import NvmlUnavailable, query_gpu
 from graphsval_cuda.probe import probe_target
 from graphsval_cuda.targets import a100_sxm4_80gb, h100_sxm5_80gb
-
-from graphsval_core.plugin_records import ProbeResult
-from graphsval_core.provenance import datasheet, estimated
-from graphsval_core.target_spec import MemoryTier, TargetSpec
 
 Factory = Callable[..., Any]
 

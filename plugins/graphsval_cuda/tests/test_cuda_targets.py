@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from graphsval_cuda.host import placeholder_spec
-from graphsval_cuda.targets import datacenter_targets
 
 from graphsval_core.target_spec import MemoryTier, TargetSpec
+from graphsval_cuda.host import placeholder_spec
+from graphsval_cuda.targets import datacenter_targets
 
 
 def _all_specs() -> list[TargetSpec]:

@@ -9,10 +9,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from graphsval_jetson.ina3221 import SOURCE, Ina3221Meter, find_rails
 
 from graphsval_core.energy import EnergyMeter
 from graphsval_core.power_sampler import PowerIntegrator
+from graphsval_jetson.ina3221 import SOURCE, Ina3221Meter, find_rails
 
 Tree = Callable[..., Path]
 HWMON = "sys/bus/i2c/drivers/ina3221/1-0040/hwmon/hwmon3"

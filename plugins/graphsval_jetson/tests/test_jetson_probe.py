@@ -7,12 +7,12 @@ from pathlib import Path
 
 import attrs
 import pytest
-from graphsval_jetson import plugin, probe
-from graphsval_jetson.probe import find_rails, probe_target, read_model
-from graphsval_jetson.targets import orin_agx_64gb, orin_nano_8gb
 
 from graphsval_core.plugin_records import ProbeResult
 from graphsval_core.target_spec import TargetSpec
+from graphsval_jetson import plugin, probe
+from graphsval_jetson.probe import find_rails, probe_target, read_model
+from graphsval_jetson.targets import orin_agx_64gb, orin_nano_8gb
 
 Tree = Callable[..., Path]
 

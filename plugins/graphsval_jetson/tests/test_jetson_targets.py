@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from graphsval_jetson.targets import BOARDS, jetson_targets
 
 from graphsval_core.target_spec import MemoryTier, TargetSpec
+from graphsval_jetson.targets import BOARDS, jetson_targets
 
 
 @pytest.mark.parametrize("spec", jetson_targets(), ids=lambda s: s.key)

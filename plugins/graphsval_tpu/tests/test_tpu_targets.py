@@ -7,12 +7,12 @@ import sys
 
 import attrs
 import pytest
-from graphsval_tpu import plugin
-from graphsval_tpu.targets import coral_edge_tpu, tpu_targets, tpu_v4
 
 from graphsval_core.plugin_manager import build_registry
 from graphsval_core.plugin_records import ProbeResult
 from graphsval_core.target_spec import MemoryTier, TargetSpec
+from graphsval_tpu import plugin
+from graphsval_tpu.targets import coral_edge_tpu, tpu_targets, tpu_v4
 
 
 @pytest.mark.parametrize("spec", tpu_targets(), ids=lambda s: s.key)
