@@ -59,7 +59,10 @@ def test_tiny_kernel_is_timed_in_blocks():
 def test_warmup_runs_until_timings_stop_falling():
     clock, calls = FakeClock(), []
     # first-touch: the first 6 calls are slower, each faster than the last
-    per_call = lambda i: 1e-3 * (1 + max(0, 7 - i) * 0.3)
+
+    def per_call(i: int) -> float:
+        return 1e-3 * (1 + max(0, 7 - i) * 0.3)
+
     result = adaptive_time(fake_kernel(clock, per_call, calls), clock=clock)
     assert result.warmup_calls >= 8
     assert result.median_s == pytest.approx(1e-3)
