@@ -103,6 +103,20 @@ def graphsval_baselines() -> Iterable[Any]:
 
 
 @hookspec
+def graphsval_floors() -> Any:
+    """Return the floors file of this plugin (pass-count floors per target/op).
+
+    Collecting hook: every plugin contributes at most one path. ``graphsval
+    validate --check-floors`` fails when a target/op passes fewer records than
+    its floor; ``--update-floors`` raises floors in this file (lowering one
+    needs ``--reason``, stored next to it). A plugin installed editable gets
+    its source file updated; ship the file with the plugin.
+
+    :returns: a :class:`pathlib.Path` (it may not exist yet), or None.
+    """
+
+
+@hookspec
 def graphsval_sweep_overlays() -> Iterable[Any]:
     """Return sweep-label overlay files this plugin ships.
 

@@ -393,6 +393,18 @@ class Registry:
         """``(plugin, path_or_traversable)`` of every shipped baseline."""
         return self._collect("graphsval_baselines")
 
+    def floors_files(self) -> dict[str, Any]:
+        """``plugin -> floors path`` of every plugin that has one."""
+        out = {}
+        for impl in self._impls("graphsval_floors"):
+            try:
+                path = self._invoke(impl, {})
+            except Exception as exc:
+                raise HookError(self._label(impl.plugin_name), "graphsval_floors", exc) from exc
+            if path is not None:
+                out[impl.plugin_name] = path
+        return out
+
     def sweep_overlays(self) -> list[tuple[str, Any]]:
         """``(plugin, path_or_traversable)`` of every shipped sweep-label overlay."""
         return self._collect("graphsval_sweep_overlays")

@@ -96,6 +96,7 @@ def _register_commands() -> None:
         registry_cmd,
         sweep_cmds,
         targets_cmd,
+        validate_cmd,
     )
 
     cli.add_command(plugins_cmd.plugins)
@@ -105,6 +106,7 @@ def _register_commands() -> None:
     cli.add_command(sweep_cmds.sweep)
     cli.add_command(capture_cmd.capture)
     cli.add_command(registry_cmd.registry)
+    cli.add_command(validate_cmd.validate)
 
 
 _register_commands()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from importlib.resources.abc import Traversable
+from pathlib import Path
 from typing import Any
 
 from graphsval_core import hookimpl
@@ -30,9 +31,20 @@ def graphsval_register_targets() -> Iterable[TargetSpec]:
 
 
 @hookimpl
+def graphsval_floors() -> Path:
+    """Pass-count floors of this plugin's targets (``graphsval validate --check-floors``)."""
+    return Path(__file__).with_name("floors.json")
+
+
+@hookimpl
 def graphsval_baselines() -> Iterable[Traversable]:
-    """The vendored i7-12700K calibration rows (see baselines/NOTICE)."""
-    return packaged_files("graphsval_cpu", "baselines", ".csv")
+    """The vendored i7-12700K calibration rows (see baselines/NOTICE), this project's
+    host captures, and their recaptures (``baselines/recapture/``: the validation
+    set captured a second time, for the capture-vs-recapture ceiling)."""
+    return [
+        *packaged_files("graphsval_cpu", "baselines", ".csv"),
+        *packaged_files("graphsval_cpu", "baselines/recapture", ".csv"),
+    ]
 
 
 @hookimpl

@@ -3,11 +3,14 @@ runs at import time (no torch import, no sysfs reads)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from importlib.resources.abc import Traversable
+from pathlib import Path
+from typing import Any
 
 from graphsval_core import hookimpl
-from graphsval_core.plugin_records import ProbeResult
+from graphsval_core.op_spec import OpSpec
+from graphsval_core.plugin_records import Measurement, ProbeResult
 from graphsval_core.resources import packaged_files
 from graphsval_core.target_spec import TargetSpec
 
@@ -23,6 +26,12 @@ def graphsval_register_targets() -> Iterable[TargetSpec]:
 
 
 @hookimpl
+def graphsval_floors() -> Path:
+    """Pass-count floors of this plugin's targets (``graphsval validate --check-floors``)."""
+    return Path(__file__).with_name("floors.json")
+
+
+@hookimpl
 def graphsval_baselines() -> Iterable[Traversable]:
     """The vendored Jetson Orin Nano calibration rows (see baselines/NOTICE)."""
     return packaged_files("graphsval_jetson", "baselines", ".csv")
@@ -34,3 +43,17 @@ def graphsval_measurer_probe(target: TargetSpec) -> ProbeResult | None:
     from graphsval_jetson.probe import probe_target
 
     return probe_target(target)
+
+
+@hookimpl
+def graphsval_measure(
+    target: TargetSpec, op: OpSpec, shape: tuple[int, ...], dtype: str, settings: Mapping[str, Any]
+) -> Measurement | None:
+    """Measure on this Jetson (torch, CUDA events, INA3221 VDD_IN); None for other families."""
+    from graphsval_jetson.targets import FAMILY
+
+    if target.family != FAMILY:
+        return None
+    from graphsval_jetson.measure import measure_jetson
+
+    return measure_jetson(target, op, shape, dtype, settings)

@@ -1,0 +1,113 @@
+"""Pass-count floors per (target, op), shipped with each plugin.
+
+A floors file (``floors.json`` in a plugin, returned by its ``graphsval_floors``
+hook) holds the minimum number of passing records of each (target, op). With
+``--check-floors`` a count below its floor fails and says by how much.
+``--update-floors`` raises every floor to the current count; lowering one
+needs ``--reason``, which is stored next to it. Floors are never lowered
+silently.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from attrs import define
+
+SCHEMA_VERSION = 1
+
+
+class FloorsError(ValueError):
+    pass
+
+
+@define
+class FloorCheck:
+    key: str
+    passed: int
+    floor: int | None
+    records: int
+
+    @property
+    def ok(self) -> bool:
+        return self.floor is None or self.passed >= self.floor
+
+    def text(self) -> str:
+        if self.floor is None:
+            return f"{self.key}: {self.passed}/{self.records} pass (no floor)"
+        if self.ok:
+            return f"{self.key}: {self.passed}/{self.records} pass, floor {self.floor}: ok"
+        return (
+            f"{self.key}: {self.passed}/{self.records} pass, floor {self.floor}: "
+            f"FAIL ({self.floor - self.passed} below)"
+        )
+
+
+def read_floors(path: Path | Any) -> dict[str, dict[str, Any]]:
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        return {}
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise FloorsError(f"{path}: not valid JSON: {exc.msg} (line {exc.lineno})") from None
+    floors = data.get("floors", {}) if isinstance(data, dict) else None
+    if not isinstance(floors, dict):
+        raise FloorsError(f"{path}: expected an object with a 'floors' object")
+    for key, entry in floors.items():
+        if not isinstance(entry, dict) or not isinstance(entry.get("pass"), int):
+            raise FloorsError(f"{path}: floors.{key}.pass must be an integer")
+    return floors
+
+
+def write_floors(path: Path, floors: dict[str, dict[str, Any]]) -> None:
+    body = {
+        "schema_version": SCHEMA_VERSION,
+        "comment": "Minimum passing records per target/op; raise with `graphsval validate "
+        "--update-floors`, lower only with --reason.",
+        "floors": dict(sorted(floors.items())),
+    }
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(body, indent=2) + "\n")
+    tmp.replace(path)
+
+
+def check_floors(
+    counts: dict[str, tuple[int, int]], floors: dict[str, dict[str, Any]]
+) -> list[FloorCheck]:
+    """``counts``: key -> (passed, records)."""
+    return [
+        FloorCheck(key, passed, floors.get(key, {}).get("pass"), records)
+        for key, (passed, records) in sorted(counts.items())
+    ]
+
+
+def update_floors(
+    counts: dict[str, tuple[int, int]],
+    floors: dict[str, dict[str, Any]],
+    keys: Iterable[str],
+    reason: str | None,
+) -> tuple[dict[str, dict[str, Any]], list[str]]:
+    """Raise floors to the current counts; lower only with a reason. Returns the
+    new floors and one line per change."""
+    new = {k: dict(v) for k, v in floors.items()}
+    changes = []
+    for key in keys:
+        passed, records = counts[key]
+        old = new.get(key, {}).get("pass")
+        if old is None or passed > old:
+            new[key] = {"pass": passed, "records": records}
+            changes.append(f"{key}: floor {old if old is not None else '-'} -> {passed}")
+        elif passed < old:
+            if not reason:
+                raise FloorsError(
+                    f"{key}: {passed} passes is below the floor {old}; lowering a floor needs "
+                    "--reason TEXT"
+                )
+            new[key] = {"pass": passed, "records": records, "lowered_from": old, "reason": reason}
+            changes.append(f"{key}: floor {old} -> {passed} (lowered: {reason})")
+    return new, changes
