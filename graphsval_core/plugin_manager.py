@@ -161,6 +161,8 @@ class Registry:
         self._target_plugin: dict[str, str] = {}
         self._ops: dict[str, OpSpec] = {}
         self._predictors: dict[str, PredictorSpec] = {}
+        self._datasheet: dict[str, TargetSpec] = {}
+        self.calibration_files: dict[str, str] = {}
 
     # --- problems -------------------------------------------------------------
 
@@ -282,6 +284,27 @@ class Registry:
                     if listing == "targets":
                         self._target_plugin[key] = plugin
 
+    def _apply_calibrations(self) -> None:
+        """Replace each calibrated target's spec by its calibrated copy."""
+        import json
+
+        from graphsval_core.calibration import apply_file
+
+        for plugin, item in self._collect("graphsval_calibrations"):
+            name = getattr(item, "name", str(item))
+            try:
+                data = json.loads(item.read_text())
+                key = data.get("target")
+                if key not in self._targets:
+                    continue
+                if self._target_plugin.get(key) != plugin:
+                    raise ValueError(f"calibrates {key!r}, a target of another plugin")
+                self._datasheet[key] = self._targets[key]
+                self._targets[key] = apply_file(self._datasheet[key], data, name)
+                self.calibration_files[key] = name
+            except Exception as exc:
+                self._problem(plugin, f"invalid calibration {name}: {type(exc).__name__}: {exc}")
+
     # --- public API ---------------------------------------------------------------
 
     @property
@@ -306,6 +329,10 @@ class Registry:
                 hint += f" (install {dist} to get it)"
                 break
         raise UnknownNameError(f"unknown target {key!r}{hint}")
+
+    def datasheet_target(self, key: str) -> TargetSpec:
+        """The target's spec as its plugin wrote it, before any calibration."""
+        return self._datasheet.get(key) or self.target(key)
 
     def target_plugin(self, key: str) -> PluginInfo:
         """The plugin that registered target ``key``."""
@@ -438,6 +465,7 @@ def build_registry(
     plugin_args: Sequence[str] = (),
     autoload: bool | None = None,
     extra_plugins: Sequence[tuple[str, Any]] = (),
+    calibrated: bool = True,
 ) -> Registry:
     """Load the built-in and installed plugins and collect their registrations.
 
@@ -450,6 +478,8 @@ def build_registry(
         ``GRAPHSVAL_DISABLE_PLUGIN_AUTOLOAD`` is set).
     :param extra_plugins: ``(name, module_or_object)`` pairs registered in-process
         (tests and embedding applications).
+    :param calibrated: apply the calibration files plugins ship (False: every
+        target as its datasheet spec).
     """
     if strict is None:
         strict = _env_flag(ENV_STRICT)
@@ -534,6 +564,8 @@ def build_registry(
         register(name, obj, PluginInfo(name, getattr(obj, "__name__", repr(obj))))
 
     registry._register_all()
+    if calibrated:
+        registry._apply_calibrations()
     if strict and registry.problems:
         first = registry.problems[0]
         more = len(registry.problems) - 1

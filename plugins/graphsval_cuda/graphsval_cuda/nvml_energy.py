@@ -164,6 +164,26 @@ class NvmlEnergyMeter:
             return None
         return gpu_state(self._handle, self._nvml)
 
+    def _ask(self, name: str, *, per_device: bool) -> str | None:
+        """The text of an NVML query (of this device when ``per_device``), or None
+        when NVML cannot answer it."""
+        if self._open() is not None:
+            return None
+        try:
+            query = getattr(self._nvml, name)
+            value = query(self._handle) if per_device else query()
+        except (_error_type(self._nvml), AttributeError):
+            return None
+        return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+
+    def device_name(self) -> str | None:
+        """NVML's name of this meter's device (to check it is the GPU being timed)."""
+        return self._ask("nvmlDeviceGetName", per_device=True)
+
+    def driver_version(self) -> str | None:
+        """The NVIDIA driver version, as NVML reports it."""
+        return self._ask("nvmlSystemGetDriverVersion", per_device=False)
+
     # --- the two ways of measuring ---
     def _read_counter(self) -> int:
         return int(self._nvml.nvmlDeviceGetTotalEnergyConsumption(self._handle))

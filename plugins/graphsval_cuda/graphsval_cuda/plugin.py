@@ -3,10 +3,14 @@ runs at import time (no torch import, no NVML initialisation)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from importlib.resources.abc import Traversable
+from typing import Any
 
 from graphsval_core import hookimpl
-from graphsval_core.plugin_records import ProbeResult
+from graphsval_core.op_spec import OpSpec
+from graphsval_core.plugin_records import Measurement, ProbeResult
+from graphsval_core.resources import packaged_files
 from graphsval_core.target_spec import TargetSpec
 
 graphsval_api_version = "1.0"
@@ -23,6 +27,12 @@ def graphsval_register_targets() -> Iterable[TargetSpec]:
 
 
 @hookimpl
+def graphsval_baselines() -> Iterable[Traversable]:
+    """Baselines captured on datacenter GPUs (docs/runbook-nvidia.md), if any."""
+    return packaged_files("graphsval_cuda", "baselines", ".csv")
+
+
+@hookimpl
 def graphsval_measurer_probe(target: TargetSpec) -> ProbeResult | None:
     """Whether a CUDA target can be measured here; None for other families."""
     from graphsval_cuda.nvml import host_gpu_info
@@ -31,3 +41,17 @@ def graphsval_measurer_probe(target: TargetSpec) -> ProbeResult | None:
     if target.family not in FAMILIES:
         return None
     return probe_target(target, host_gpu_info(), torch_present=torch_installed())
+
+
+@hookimpl
+def graphsval_measure(
+    target: TargetSpec, op: OpSpec, shape: tuple[int, ...], dtype: str, settings: Mapping[str, Any]
+) -> Measurement | None:
+    """Measure on this GPU (torch, CUDA events, NVML energy); None for other families."""
+    from graphsval_cuda.probe import FAMILIES
+
+    if target.family not in FAMILIES:
+        return None
+    from graphsval_cuda.measure import measure_cuda
+
+    return measure_cuda(target, op, shape, dtype, settings)
