@@ -70,6 +70,7 @@ MATMUL = OpSpec(
     description="C[M,N] = A[M,K] @ B[K,N]",
     operand_elements=_matmul_elements,
     working_set_operands=("A", "B", "C"),
+    output_operand="C",
     flops=_matmul_flops,
     gemm_dims=_identity_gemm,
     build=_builder("matmul"),
@@ -81,6 +82,7 @@ LINEAR = OpSpec(
     description="y[B,OUT] = x[B,IN] @ W[OUT,IN]^T + b[OUT] (torch.nn.Linear with bias)",
     operand_elements=_linear_elements,
     working_set_operands=("input", "weight", "output"),
+    output_operand="output",
     flops=_matmul_flops,
     gemm_dims=_identity_gemm,
     build=_builder("linear"),
@@ -92,6 +94,7 @@ VECTOR_ADD = OpSpec(
     description="out[N] = x[N] + y[N]",
     operand_elements=_vector_add_elements,
     working_set_operands=("x", "y", "out"),
+    output_operand="out",
     flops=_vector_add_flops,
     build=_builder("vector_add"),
 )

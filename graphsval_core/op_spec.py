@@ -33,6 +33,8 @@ class OpSpec:
       weights, bias, output), as arrays, keyed by operand name.
     - ``working_set_operands``: the operands whose bytes make the working set
       (DESIGN.md section 9; the bias of ``linear`` moves but is not counted).
+    - ``output_operand``: the operand each call writes (a fresh allocation per
+      call unless the capture preallocates it).
     - ``flops(shapes)``: operations per call.
     - ``gemm_dims(shapes)``: the ``(M, K, N)`` of the matrix product the op is,
       or ``None`` for ops with no reuse (``vector_add``).
@@ -47,6 +49,7 @@ class OpSpec:
     description: str = ""
     operand_elements: Callable[[np.ndarray], Mapping[str, np.ndarray]]
     working_set_operands: tuple[str, ...] = field(converter=tuple)
+    output_operand: str = ""
     flops: Callable[[np.ndarray], np.ndarray]
     gemm_dims: Callable[[np.ndarray], np.ndarray] | None = None
     build: Callable[..., Any] | None = None

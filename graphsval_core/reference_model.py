@@ -4,13 +4,14 @@ For a batch of shapes of one (target, op, dtype), with tiers ``0 .. T-1``
 innermost first (DESIGN.md section 9):
 
 - **Traffic per tier.** Column ``k`` of ``bytes_per_tier`` is what tier ``k``
-  serves to the level inside it (the registers for ``k = 0``). When the working
-  set fits in the inner level's capacity and runs warm, nothing crosses (0 B).
-  Otherwise, for matrix products, the reuse model with the tile sized for the
-  inner level: C read and written once, A re-read once per column block of C,
-  B once per row block (``(2MN + MK*ceil(N/Nt) + KN*ceil(M/Mt)) * bpe``, plus
-  operands outside the product such as a bias, once). Ops with no reuse move
-  all their operand bytes across every boundary they cross.
+  serves to the level inside it (the registers for ``k = 0``). For matrix
+  products, the reuse model with the tile sized for the inner level: C read
+  and written once, A re-read once per column block of C, B once per row block
+  (``(2MN + MK*ceil(N/Nt) + KN*ceil(M/Mt)) * bpe``, plus operands outside the
+  product such as a bias, once); ops with no reuse move all their operand
+  bytes. Run after run on warm data, the inner level keeps what fits: nothing
+  crosses when the working set W fits its capacity C, and a ``1 - C/W`` share
+  of that traffic crosses when it does not.
 - **Memory time** of tier ``k``: ``bytes / effective bandwidth``, floored at
   the tier's access latency when any byte moves. Memory time is the largest;
   that tier is the **binding tier**, the level inside it the **residency tier**.
@@ -19,8 +20,10 @@ innermost first (DESIGN.md section 9):
   partial wave costs a full one, so
   ``compute = waves * tile_ops / (peak * compute_fraction / units)`` and the
   utilisation is ``ops / (waves * units * tile_ops)``.
-- **Latency** = launch + max(compute, memory) + (1 - overlap) * min(...). The
-  terms reported satisfy launch + exposed compute + exposed memory = latency
+- **Latency** = launch + max(compute, memory) + (1 - overlap) * min(...)
+  + first touch (a freshly allocated output of at least the target's
+  ``first_touch_min_bytes``, over its ``first_touch_bps``). The terms reported
+  satisfy launch + exposed compute + exposed memory + first touch = latency
   exactly; the overlapped remainder is reported as hidden.
 - **Regime**: the largest of launch, compute and memory time: ``launch_bound``,
   ``alu_bound`` or the binding tier's regime.
@@ -84,6 +87,17 @@ def gemm_traffic_bytes(gemm: np.ndarray, tile: np.ndarray, bpe: float) -> np.nda
     return (2.0 * m * n + m * k * np.ceil(n / nt) + k * n * np.ceil(m / mt)) * bpe
 
 
+def _miss_fraction(working_set: np.ndarray, capacity: float) -> np.ndarray:
+    """Share of the traffic the inner level cannot keep, run after run on warm
+    data: none when the working set fits; above capacity, the level keeps a
+    ``capacity / working_set`` share of it resident (a replacement policy that
+    retains what fits rather than thrashing), so the rest, ``1 - C / W``,
+    crosses to the outer tier. Continuous at W = C and growing with W."""
+    if capacity <= 0:
+        return np.ones_like(working_set)
+    return np.clip(1.0 - capacity / working_set, 0.0, 1.0)
+
+
 def _register_tile_bytes(target: TargetSpec) -> float:
     if target.register_tile_bytes is not None:
         return target.register_tile_bytes
@@ -137,10 +151,10 @@ def predict(
                 tile = np.asarray(window, dtype=np.float64).reshape(n, 3)
             tiles[:, k, :] = tile
             traffic = gemm_traffic_bytes(gemm, tile, bpe) + extra
-            bytes_per_tier[:, k] = np.where(working_set <= resident_caps[k], 0.0, traffic)
+            bytes_per_tier[:, k] = traffic * _miss_fraction(working_set, resident_caps[k])
     else:
         for k in range(n_tiers):
-            bytes_per_tier[:, k] = np.where(working_set <= resident_caps[k], 0.0, operand_bytes)
+            bytes_per_tier[:, k] = operand_bytes * _miss_fraction(working_set, resident_caps[k])
 
     bandwidth = np.array([t.effective_bandwidth_bps for t in tiers])
     latency_floor = np.array([t.access_latency_ns * 1e-9 for t in tiers])
@@ -175,7 +189,15 @@ def predict(
     exposed_compute = np.where(compute_wins, compute_s, exposed_smaller)
     exposed_memory = np.where(compute_wins, exposed_smaller, memory_s)
     hidden = overlap * smaller
-    latency = launch_s + exposed_compute + exposed_memory
+    # first touch: an output allocated afresh on every call, large enough to be
+    # mapped anew, costs the OS's page zeroing, serially (a CPU's malloc; never
+    # on a caching GPU allocator, whose targets leave first_touch_bps unset)
+    first_touch = np.zeros(n)
+    if target.first_touch_bps and op.output_operand:
+        out_bytes = np.asarray(elements[op.output_operand], dtype=np.float64) * bpe
+        first_touch = np.where(out_bytes >= target.first_touch_min_bytes,
+                               out_bytes / target.first_touch_bps, 0.0)
+    latency = launch_s + exposed_compute + exposed_memory + first_touch
 
     names = tuple(t.name for t in tiers)
     regimes = np.array([f"{name}_bound" for name in names])[binding]
@@ -214,6 +236,7 @@ def predict(
         memory_s=memory_s,
         exposed_compute_s=exposed_compute,
         exposed_memory_s=exposed_memory,
+        first_touch_s=first_touch,
         hidden_s=hidden,
         utilisation=utilisation,
         waves=waves,

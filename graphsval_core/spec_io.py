@@ -116,7 +116,7 @@ def spec_from_json(data: dict[str, Any]) -> TargetSpec:
         detected=data.get("detected", False),
         description=data.get("description", ""),
         fingerprint=data.get("fingerprint", {}),
-        **{f: _sourced(data.get(f), prov.get(f)) for f in _SCALARS},
+        **{f: _sourced(data.get(f), prov.get(f)) for f in _SCALARS if f in data},
         **maps,
         tiers=tiers,
     )

@@ -236,6 +236,10 @@ class TargetSpec:
     as uncalibrated, where not given). ``register_tile_bytes`` is the per-unit
     register footprint of an output tile (the tile of the innermost boundary,
     compute <-> L1); the model uses a per-architecture default when None.
+    ``first_touch_bps`` is the rate at which the OS hands out freshly mapped,
+    zeroed pages: an output of at least ``first_touch_min_bytes`` allocated
+    afresh on every call (glibc serves allocations of 32 MiB and more with a
+    new mmap) costs ``output bytes / first_touch_bps`` on top of the kernel.
     ``tiers`` are
     innermost first and must grow in capacity outward. ``ground_truth`` is
     ``measured`` for targets with silicon baselines, ``consistency_only`` for
@@ -260,6 +264,8 @@ class TargetSpec:
     process_node_nm: float | None = None
     compute_fraction: Mapping[str, float] = field(factory=dict)
     register_tile_bytes: float | None = None
+    first_touch_bps: float | None = None
+    first_touch_min_bytes: float | None = None
     detected: bool = False
     description: str = ""
     fingerprint: Mapping[str, str] = field(factory=dict)
@@ -267,10 +273,13 @@ class TargetSpec:
 
     #: Scalar numeric fields that must carry provenance.
     PROVENANCED = ("compute_units", "clock_hz", "launch_overhead_s", "idle_power_w", "tdp_w")
+    #: Optional numbers: provenance required when given.
+    OPTIONAL_NUMBERS = ("process_node_nm", "register_tile_bytes", "first_touch_bps",
+                        "first_touch_min_bytes")
 
     def __attrs_post_init__(self) -> None:
         prov = dict(self.provenance)
-        for name in (*self.PROVENANCED, "process_node_nm", "register_tile_bytes"):
+        for name in (*self.PROVENANCED, *self.OPTIONAL_NUMBERS):
             _set(self, name, _unwrap(getattr(self, name), name, prov))
         if not isinstance(self.key, str) or not _KEY_RE.match(self.key):
             raise SpecError("key", f"{self.key!r} must match [a-z][a-z0-9_]*")
@@ -301,12 +310,12 @@ class TargetSpec:
             )
         if self.process_node_nm is not None:
             _set(self, "process_node_nm", _number("process_node_nm", self.process_node_nm))
-        if self.register_tile_bytes is not None:
-            _set(
-                self,
-                "register_tile_bytes",
-                _number("register_tile_bytes", self.register_tile_bytes),
-            )
+        for name in self.OPTIONAL_NUMBERS:
+            if getattr(self, name) is not None:
+                _set(self, name, _number(name, getattr(self, name)))
+        if (self.first_touch_bps is None) != (self.first_touch_min_bytes is None):
+            raise SpecError("first_touch_bps", "give first_touch_bps and first_touch_min_bytes "
+                            "together (or neither)")
         peaks = _dtype_map("peak_ops_per_s", self.peak_ops_per_s, prov)
         energies = _dtype_map("energy_per_op_j", self.energy_per_op_j, prov)
         for dtype in peaks:
@@ -326,7 +335,7 @@ class TargetSpec:
             *(f"peak_ops_per_s.{d}" for d in peaks),
             *(f"energy_per_op_j.{d}" for d in energies),
         ]
-        for optional in ("process_node_nm", "register_tile_bytes"):
+        for optional in self.OPTIONAL_NUMBERS:
             if getattr(self, optional) is not None:
                 required.append(optional)
         _require_provenance("", required, prov)
@@ -409,6 +418,8 @@ class TargetSpec:
             "energy_per_op_j": dict(self.energy_per_op_j),
             "compute_fraction": dict(self.compute_fraction),
             "register_tile_bytes": self.register_tile_bytes,
+            "first_touch_bps": self.first_touch_bps,
+            "first_touch_min_bytes": self.first_touch_min_bytes,
             "launch_overhead_s": self.launch_overhead_s,
             "idle_power_w": self.idle_power_w,
             "tdp_w": self.tdp_w,

@@ -48,21 +48,25 @@ def test_vector_add_in_l1(toy):
 
 def test_vector_add_in_l2(toy):
     # N=100,000: 1.2 MB > 128 KiB of l1, <= 4 MiB of l2: l1 and l2 serve it, dram not.
+    # l1 keeps 131,072 B of the 1.2 MB resident, so l2 serves 1.2e6 - 131,072 = 1,068,928 B
     p = one(toy, "vector_add", (100_000,))
-    assert p.bytes_per_tier[0].tolist() == [1.2e6, 1.2e6, 0]
-    assert p.time_per_tier_s[0, 1] == pytest.approx(1.2e6 / 5e11)  # 2.4 us
+    assert p.bytes_per_tier[0].tolist() == [1.2e6, 1_068_928, 0]
+    assert p.time_per_tier_s[0, 1] == pytest.approx(1_068_928 / 5e11)  # 2.14 us
     assert p.regime[0] == "l2_bound" and p.residency_tier[0] == "l1"
-    assert p.latency_s[0] == pytest.approx(1e-9 + 2.4e-6)
+    assert p.latency_s[0] == pytest.approx(1e-9 + 1_068_928 / 5e11)
 
 
 def test_vector_add_from_dram_with_energy(toy):
-    # N=1,000,000: 12 MB > 4 MiB: dram serves it at 50 GB/s -> 240 us.
+    # N=1,000,000: 12 MB > 4 MiB: l2 keeps 4,194,304 B resident, dram serves the other
+    # 7,805,696 B at 50 GB/s -> 156 us (l2 serves 12e6 - 131,072 B: 23.7 us)
     p = one(toy, "vector_add", (1_000_000,))
+    assert p.bytes_per_tier[0].tolist() == [12e6, 11_868_928, 7_805_696]
     assert p.regime[0] == "dram_bound"
-    latency = 1e-9 + 12e6 / 5e10
+    latency = 1e-9 + 7_805_696 / 5e10
     assert p.latency_s[0] == pytest.approx(latency)
-    # 1e6 ops x 1 pJ + 12 MB through 3 tiers x 1 pJ/B + 5 W x latency
-    assert p.energy_j[0] == pytest.approx(1e6 * 1e-12 + 3 * 12e6 * 1e-12 + 5.0 * latency)
+    # 1e6 ops x 1 pJ + the bytes of the three tiers x 1 pJ/B + 5 W x latency
+    traffic = (12e6 + 11_868_928 + 7_805_696) * 1e-12
+    assert p.energy_j[0] == pytest.approx(1e6 * 1e-12 + traffic + 5.0 * latency)
 
 
 def test_matmul_whose_tile_fits_l1(toy):
@@ -85,9 +89,11 @@ def test_matmul_streaming_from_dram(toy):
     # 1x2048x2048 fp32: working set (2048 + 2048^2 + 2048) x 4 = 16.8 MB > 4 MiB.
     # dram boundary, tile sized for a unit's l2 (1 MiB): floor(sqrt(2^20 / 12)) = 295
     # -> Mt = 1, Nt = 295: (2 x 2048 + 2048 x ceil(2048/295)=7 + 2048^2 x 1) x 4 B
+    # ... of which l2 (4 MiB) keeps a 4 MiB / 16,793,600 B share resident
     p = one(toy, "matmul", (1, 2048, 2048))
-    dram_bytes = (2 * 2048 + 2048 * 7 + 2048 * 2048) * 4
-    assert p.bytes_per_tier[0, 2] == dram_bytes
+    working_set = (2048 + 2048 * 2048 + 2048) * 4
+    dram_bytes = (2 * 2048 + 2048 * 7 + 2048 * 2048) * 4 * (1 - 4 * 2**20 / working_set)
+    assert p.bytes_per_tier[0, 2] == pytest.approx(dram_bytes)
     assert p.tiles[0, 2].tolist() == [1, 2048, 295]
     assert p.memory_s[0] == pytest.approx(dram_bytes / 5e10)  # 337 us
     # compute: register tiles 1 x 13 -> 158 tiles -> 40 waves of 2 x 2048 x 13 ops
@@ -102,7 +108,9 @@ def test_matmul_streaming_from_dram(toy):
 def test_linear_adds_its_bias_to_the_traffic(toy):
     mm = one(toy, "matmul", (1, 2048, 2048))
     lin = one(toy, "linear", (1, 2048, 2048))
-    assert lin.bytes_per_tier[0, 2] - mm.bytes_per_tier[0, 2] == 2048 * 4
+    # the bias is not in the working set, so both keep the same share resident in l2
+    share = 1 - 4 * 2**20 / ((2048 + 2048 * 2048 + 2048) * 4)
+    assert lin.bytes_per_tier[0, 2] - mm.bytes_per_tier[0, 2] == pytest.approx(2048 * 4 * share)
 
 
 def test_launch_bound(toy, make_target, make_plugin, fake_entry_points):
@@ -133,7 +141,8 @@ def test_latency_terms_sum_exactly_and_energy_terms_sum(toy):
     rng = np.random.default_rng(1)
     shapes = rng.integers(1, 3000, size=(500, 3))
     p = predict_batch(toy, "toy", "matmul", shapes, "fp32")
-    assert np.array_equal(p.launch_s + p.exposed_compute_s + p.exposed_memory_s, p.latency_s)
+    total = p.launch_s + p.exposed_compute_s + p.exposed_memory_s + p.first_touch_s
+    assert np.array_equal(total, p.latency_s)
     parts = p.energy_compute_j + p.energy_per_tier_j.sum(axis=1) + p.energy_static_j
     assert np.allclose(parts, p.energy_j, rtol=1e-3)
 
@@ -171,8 +180,8 @@ def test_target_can_override_residency_window(make_target, make_plugin, fake_ent
     registry = build_registry(extra_plugins=[("tiled", plugin)])
     p = predict_batch(registry, "tiled", "matmul", [[1024, 1024, 1024]], "fp32")
     assert p.tiles[0, 2].tolist() == [8, 1024, 8]
-    # A re-read once per column block: ceil(1024 / 8) = 128
-    assert p.bytes_per_tier[0, 2] == (2 + 128 + 128) * 1024 * 1024 * 4
+    # A re-read once per column block: ceil(1024 / 8) = 128; l2 keeps 4 of the 12 MiB
+    assert p.bytes_per_tier[0, 2] == pytest.approx((2 + 128 + 128) * 1024 * 1024 * 4 * 2 / 3)
 
 
 def test_over_tdp_is_flagged_not_clamped(make_target, make_plugin, fake_entry_points):
@@ -183,3 +192,21 @@ def test_over_tdp_is_flagged_not_clamped(make_target, make_plugin, fake_entry_po
     assert p.over_tdp[0]
     assert p.energy_j[0] / p.latency_s[0] > 65.0  # not clamped to the TDP
     assert "above TDP" in p.sentence(0)
+
+
+def test_first_touch_of_a_large_fresh_output(make_target, make_plugin, fake_entry_points):
+    # 64 MB of fresh output at 10 GB/s of page zeroing: 6.4 ms on top of the kernel;
+    # a 16 MB output (below the 32 MiB mmap threshold) is reused from the heap: free
+    fake_entry_points()
+    spec = make_target(
+        "touchy",
+        first_touch_bps=estimated(10e9, "test"),
+        first_touch_min_bytes=estimated(32 * 2**20, "test"),
+    )
+    registry = build_registry(extra_plugins=[("t", make_plugin("t", lambda: [spec]))])
+    p = predict_batch(registry, "touchy", "vector_add", [[16 * 2**20], [4 * 2**20]], "fp32")
+    assert p.first_touch_s[0] == pytest.approx(64 * 2**20 / 10e9)
+    assert p.first_touch_s[1] == 0.0
+    total = p.launch_s + p.exposed_compute_s + p.exposed_memory_s + p.first_touch_s
+    assert np.array_equal(total, p.latency_s)
+    assert "first touch of the fresh output" in p.sentence(0)
