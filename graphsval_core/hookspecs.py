@@ -103,6 +103,20 @@ def graphsval_baselines() -> Iterable[Any]:
 
 
 @hookspec
+def graphsval_calibrations() -> Iterable[Any]:
+    """Return the calibration files this plugin ships (``graphsval calibrate``).
+
+    Collecting hook: every plugin contributes. Each file names its target; the
+    registry applies it to that target's spec, so the model, the classifier and
+    ``graphsval validate`` use the calibrated constants (provenance
+    ``calibrated``), and ``graphsval targets --hw KEY`` shows them beside the
+    datasheet values.
+
+    :returns: an iterable of paths or :mod:`importlib.resources` traversables.
+    """
+
+
+@hookspec
 def graphsval_floors() -> Any:
     """Return the floors file of this plugin (pass-count floors per target/op).
 

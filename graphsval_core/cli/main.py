@@ -90,6 +90,7 @@ def cli(ctx: click.Context, strict_plugins: bool | None, plugin_args: tuple[str,
 
 def _register_commands() -> None:
     from graphsval_core.cli import (
+        calibrate_cmd,
         capture_cmd,
         plugins_cmd,
         predict_cmds,
@@ -107,6 +108,7 @@ def _register_commands() -> None:
     cli.add_command(capture_cmd.capture)
     cli.add_command(registry_cmd.registry)
     cli.add_command(validate_cmd.validate)
+    cli.add_command(calibrate_cmd.calibrate)
 
 
 _register_commands()

@@ -26,6 +26,12 @@ def graphsval_register_targets() -> Iterable[TargetSpec]:
 
 
 @hookimpl
+def graphsval_calibrations() -> Iterable[Traversable]:
+    """Calibration files fitted with ``graphsval calibrate`` on calibration rows only."""
+    return packaged_files("graphsval_jetson", "calibration", ".calibration.json")
+
+
+@hookimpl
 def graphsval_floors() -> Path:
     """Pass-count floors of this plugin's targets (``graphsval validate --check-floors``)."""
     return Path(__file__).with_name("floors.json")

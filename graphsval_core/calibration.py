@@ -1,0 +1,591 @@
+"""Calibration: fit the constants no datasheet gives, on calibration rows only.
+
+Latency constants, fitted jointly by robust non-linear least squares on
+``log(predicted / measured)`` (scipy's ``least_squares``, soft-L1 loss), each
+with a physical meaning and included only when the rows exercise it:
+
+- ``launch_overhead_s``: the dispatch/launch cost of one call;
+- ``compute_fraction.<dtype>``: the achievable fraction of each dtype's peak
+  (when the data say more than the spec's peak, the peak itself is calibrated
+  and the fraction is 1: the clock under load is above the one the spec read);
+- ``tiers.<tier>.achievable_fraction``: the achievable fraction of a tier's
+  bandwidth, for every tier that binds rows (vector_add rows give one plateau
+  per tier, as the ERT method does; matmul/linear rows otherwise);
+- ``tiers.<tier>.usable_capacity_bytes``: the usable capacity of a tier shared
+  with other tenants (a VM's L3);
+- ``first_touch_bps``: the page-zeroing rate that a freshly allocated output of
+  at least ``first_touch_min_bytes`` (glibc's largest mmap threshold, 32 MiB)
+  pays on every call, for CPU targets whose rows have such outputs.
+
+Energy constants, by non-negative linear least squares on rows whose energy
+is trustworthy (a window of at least ``MIN_ENERGY_WINDOW_S``, not below the
+sensor's averaging period): the energy per op of the dtype, one scale of the
+spec's energy per byte of every tier (their ratios kept), and the static power.
+
+Everything is deterministic: the same rows give the same file, byte for byte.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from attrs import define, field
+
+from graphsval_core import __version__
+from graphsval_core.baseline_file import Baseline, BaselineRow
+from graphsval_core.provenance import Provenance, Sourced
+from graphsval_core.reference_model import predict
+from graphsval_core.target_spec import MemoryTier, TargetSpec
+
+SCHEMA_VERSION = 1
+FIRST_TOUCH_MIN_BYTES = 32 * 2**20
+MIN_ENERGY_WINDOW_S = 0.01
+_SHORT = ("below", "averaging period")
+
+
+class CalibrationError(ValueError):
+    pass
+
+
+@define
+class Param:
+    name: str
+    value: float  # initial
+    lower: float
+    upper: float
+    exercised_by: str
+
+
+@define
+class Fit:
+    values: dict[str, float]
+    uncertainty: dict[str, float]
+    residuals: np.ndarray
+    params: list[Param]
+    rows: list[BaselineRow]
+    predicted: np.ndarray = field(factory=lambda: np.zeros(0))
+
+
+# --- applying constants to a spec ---------------------------------------------
+
+
+def _prov(source: str) -> Provenance:
+    return Provenance("calibrated", source)
+
+
+def apply_constants(spec: TargetSpec, values: dict[str, float], source: str) -> TargetSpec:
+    """A copy of ``spec`` with calibrated constants (provenance ``calibrated``)."""
+    prov = dict(spec.provenance)
+    changes: dict[str, Any] = {}
+    if "launch_overhead_s" in values:
+        changes["launch_overhead_s"] = Sourced(values["launch_overhead_s"], _prov(source))
+    peaks = dict(spec.peak_ops_per_s)
+    fractions = dict(spec.compute_fraction)
+    for dtype in spec.dtypes:
+        key = f"compute_fraction.{dtype}"
+        if key not in values:
+            continue
+        achievable = values[key] * spec.peak_ops_per_s[dtype] * spec.compute_fraction[dtype]
+        if achievable > spec.peak_ops_per_s[dtype]:
+            peaks[dtype] = Sourced(
+                achievable,
+                _prov(
+                    f"{source}; measured rates exceed the spec's peak "
+                    f"({spec.peak_ops_per_s[dtype]:.4g}): the clock under load is higher"
+                ),
+            )
+            fractions[dtype] = Sourced(1.0, _prov(source))
+        else:
+            fractions[dtype] = Sourced(achievable / spec.peak_ops_per_s[dtype], _prov(source))
+    for dtype in spec.dtypes:
+        if not isinstance(peaks[dtype], Sourced):
+            peaks[dtype] = Sourced(peaks[dtype], prov[f"peak_ops_per_s.{dtype}"])
+        if not isinstance(fractions[dtype], Sourced):
+            fractions[dtype] = Sourced(fractions[dtype], prov[f"compute_fraction.{dtype}"])
+    energies = {
+        d: Sourced(v, prov[f"energy_per_op_j.{d}"]) for d, v in spec.energy_per_op_j.items()
+    }
+    for dtype in spec.dtypes:
+        if f"energy_per_op_j.{dtype}" in values:
+            energies[dtype] = Sourced(values[f"energy_per_op_j.{dtype}"], _prov(source))
+    if "idle_power_w" in values:
+        changes["idle_power_w"] = Sourced(values["idle_power_w"], _prov(source))
+    if "first_touch_bps" in values:
+        changes["first_touch_bps"] = Sourced(values["first_touch_bps"], _prov(source))
+        changes["first_touch_min_bytes"] = Sourced(
+            float(FIRST_TOUCH_MIN_BYTES),
+            Provenance(
+                "estimated",
+                "glibc's largest dynamic mmap threshold (DEFAULT_MMAP_THRESHOLD_MAX, "
+                "32 MiB on 64-bit): larger allocations are mapped afresh on every call",
+            ),
+        )
+    tiers = [_apply_tier(t, values, source) for t in spec.tiers]
+    # rebuild through the constructor so every value is validated again
+    fields = {a.name: getattr(spec, a.name) for a in spec.__attrs_attrs__}  # type: ignore
+    fields.update(
+        peak_ops_per_s=peaks,
+        compute_fraction=fractions,
+        energy_per_op_j=energies,
+        tiers=tiers,
+        provenance={
+            k: v
+            for k, v in prov.items()
+            if not k.startswith(("peak_ops_per_s.", "compute_fraction.", "energy_per_op_j."))
+        },
+    )
+    fields.update(changes)
+    return TargetSpec(**fields)
+
+
+def _apply_tier(tier: MemoryTier, values: dict[str, float], source: str) -> MemoryTier:
+    prefix = f"tiers.{tier.name}."
+    tp = dict(tier.provenance)
+    peak = Sourced(tier.peak_bandwidth_bps, tp["peak_bandwidth_bps"])
+    fraction = Sourced(tier.achievable_fraction, tp["achievable_fraction"])
+    if prefix + "achievable_fraction" in values:
+        effective = values[prefix + "achievable_fraction"] * tier.effective_bandwidth_bps
+        if effective > tier.peak_bandwidth_bps:
+            peak = Sourced(
+                effective,
+                _prov(
+                    f"{source}; measured bandwidth exceeds the spec's "
+                    f"peak ({tier.peak_bandwidth_bps:.4g} B/s)"
+                ),
+            )
+            fraction = Sourced(1.0, _prov(source))
+        else:
+            fraction = Sourced(effective / tier.peak_bandwidth_bps, _prov(source))
+    usable: Any = None
+    if tier.usable_capacity_bytes is not None:
+        usable = Sourced(tier.usable_capacity_bytes, tp["usable_capacity_bytes"])
+    if prefix + "usable_capacity_bytes" in values:
+        usable = Sourced(
+            min(values[prefix + "usable_capacity_bytes"], tier.total_capacity_bytes), _prov(source)
+        )
+    energy = Sourced(tier.energy_per_byte_j, tp["energy_per_byte_j"])
+    if prefix + "energy_per_byte_j" in values:
+        energy = Sourced(values[prefix + "energy_per_byte_j"], _prov(source))
+    return MemoryTier(
+        tier.name,
+        Sourced(tier.capacity_bytes, tp["capacity_bytes"]),
+        tier.is_per_unit,
+        Sourced(tier.num_units, tp["num_units"]) if "num_units" in tp else tier.num_units,
+        peak,
+        Sourced(tier.access_latency_ns, tp["access_latency_ns"]),
+        fraction,
+        energy_per_byte_j=energy,
+        label=tier.label,
+        shared_with_tenants=tier.shared_with_tenants,
+        usable_capacity_bytes=usable,
+    )
+
+
+# --- choosing what to fit -----------------------------------------------------
+
+
+def _groups(rows: Sequence[BaselineRow]) -> dict[tuple[str, str], list[int]]:
+    groups: dict[tuple[str, str], list[int]] = {}
+    for i, r in enumerate(rows):
+        groups.setdefault((r.op, r.dtype), []).append(i)
+    return groups
+
+
+def predict_rows(
+    registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]
+) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """Predicted latency of every row (batched per op and dtype), and per-row terms."""
+    latency = np.zeros(len(rows))
+    terms = {k: np.zeros(len(rows)) for k in ("compute_s", "memory_s", "launch_s")}
+    tier_time = np.zeros((len(rows), len(spec.tiers)))
+    for (op_name, dtype), index in _groups(rows).items():
+        shapes = np.array([rows[i].dims for i in index], dtype=np.int64)
+        p = predict(registry, spec, registry.op(op_name), shapes, dtype)
+        latency[index] = p.latency_s
+        for k in terms:
+            terms[k][index] = getattr(p, k)
+        tier_time[index] = p.time_per_tier_s
+    terms["tier_time"] = tier_time
+    return latency, terms
+
+
+def _headroom(spec: TargetSpec, provenance: Provenance | None) -> float:
+    """How far above the spec's peak a calibrated rate may go: not at all for a
+    datasheet figure (silicon never beats its datasheet peak), up to 4x for an
+    estimated or machine-detected one (a VM reports its base clock)."""
+    if provenance is None:
+        return 1.0
+    loose = provenance.kind in ("estimated", "detected") or "detected" in provenance.source
+    return 4.0 if loose or "snapshot_of" in spec.fingerprint else 1.0
+
+
+def choose_params(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) -> list[Param]:
+    """The constants these rows exercise (see module doc)."""
+    _, terms = predict_rows(registry, spec, rows)
+    params = [
+        Param(
+            "launch_overhead_s",
+            spec.launch_overhead_s,
+            1e-8,
+            1e-2,
+            f"{len(rows)} rows (mostly the launch-bound ones)",
+        )
+    ]
+    for dtype in sorted({r.dtype for r in rows}):
+        n = sum(1 for r in rows if r.dtype == dtype)
+        cap = _headroom(spec, spec.provenance.get(f"peak_ops_per_s.{dtype}"))
+        params.append(
+            Param(
+                f"compute_fraction.{dtype}",
+                min(1.0, cap),
+                1e-3,
+                cap / spec.compute_fraction[dtype],
+                f"{n} {dtype} rows (the compute-bound ones)",
+            )
+        )
+    busy = np.maximum(terms["compute_s"], terms["memory_s"])
+    for k, tier in enumerate(spec.tiers):
+        binding = int(np.sum(terms["tier_time"][:, k] >= 0.3 * busy))
+        if binding >= 2:
+            n_vadd = sum(
+                1
+                for i, r in enumerate(rows)
+                if r.op == "vector_add" and terms["tier_time"][i, k] >= 0.3 * busy[i]
+            )
+            src = (
+                f"{n_vadd} vector_add rows (one plateau per tier)"
+                if n_vadd >= 2
+                else f"{binding} matmul/linear rows whose time this tier bounds"
+            )
+            cap = _headroom(spec, tier.provenance.get("peak_bandwidth_bps"))
+            params.append(
+                Param(
+                    f"tiers.{tier.name}.achievable_fraction",
+                    1.0,
+                    1e-3,
+                    cap / tier.achievable_fraction,
+                    src,
+                )
+            )
+        if tier.shared_with_tenants and tier is not spec.tiers[-1]:
+            cap = tier.effective_capacity_bytes
+            params.append(
+                Param(
+                    f"tiers.{tier.name}.usable_capacity_bytes",
+                    cap / 4,
+                    spec.tiers[0].total_capacity_bytes,
+                    cap,
+                    "rows whose working set straddles the shared tier",
+                )
+            )
+    if spec.architecture == "cpu":
+        big = [r for r in rows if _output_bytes(registry, r) >= FIRST_TOUCH_MIN_BYTES]
+        if len(big) >= 2:
+            params.append(
+                Param(
+                    "first_touch_bps",
+                    10e9,
+                    1e8,
+                    1e12,
+                    f"{len(big)} rows with a fresh output of 32 MiB or more",
+                )
+            )
+    return params
+
+
+def _output_bytes(registry: Any, row: BaselineRow) -> float:
+    from graphsval_core.dtypes import bytes_per_element
+
+    op = registry.op(row.op)
+    if not op.output_operand:
+        return 0.0
+    elements = op.operand_elements(np.array([row.dims]))
+    return float(elements[op.output_operand][0]) * bytes_per_element(row.dtype)
+
+
+# --- fitting ------------------------------------------------------------------
+
+
+def _values(params: Sequence[Param], x: np.ndarray) -> dict[str, float]:
+    return {p.name: float(math.exp(v)) for p, v in zip(params, x, strict=True)}
+
+
+def fit_latency(
+    registry: Any,
+    spec: TargetSpec,
+    rows: Sequence[BaselineRow],
+    params: Sequence[Param] | None = None,
+) -> Fit:
+    """Robust least squares on log(predicted / measured) over ``rows``."""
+    from scipy.optimize import least_squares
+
+    params = list(params if params is not None else choose_params(registry, spec, rows))
+    measured = np.array([r.latency_s for r in rows], dtype=np.float64)
+
+    def residuals(x: np.ndarray) -> np.ndarray:
+        candidate = apply_constants(spec, _values(params, x), "fit")
+        latency, _ = predict_rows(registry, candidate, rows)
+        return np.log(latency / measured)
+
+    x0 = np.log([p.value for p in params])
+    lo = np.log([p.lower for p in params])
+    hi = np.log([p.upper for p in params])
+    result = least_squares(
+        residuals,
+        np.clip(x0, lo, hi),
+        bounds=(lo, hi),
+        loss="soft_l1",
+        f_scale=0.05,
+        x_scale=1.0,
+        diff_step=1e-4,
+        max_nfev=400,
+    )
+    values = _values(params, result.x)
+    # relative (log-space) uncertainty from the Jacobian at the optimum
+    jac = result.jac
+    scale = 1.4826 * float(np.median(np.abs(result.fun))) if len(result.fun) else 0.0
+    try:
+        cov = np.linalg.pinv(jac.T @ jac) * scale**2
+        sigma = np.sqrt(np.clip(np.diag(cov), 0, None))
+    except np.linalg.LinAlgError:
+        sigma = np.full(len(params), np.inf)
+    uncertainty = {p.name: float(s) for p, s in zip(params, sigma, strict=True)}
+    fitted = apply_constants(spec, values, "fit")
+    predicted, _ = predict_rows(registry, fitted, rows)
+    return Fit(
+        values, uncertainty, (predicted - measured) / measured, params, list(rows), predicted
+    )
+
+
+def trustworthy_energy(rows: Sequence[BaselineRow]) -> list[BaselineRow]:
+    out = []
+    for r in rows:
+        if not r.energy_j or not r.latency_s:
+            continue
+        if all(s in r.notes for s in _SHORT):
+            continue
+        window = r.extras.get("energy_window_s", "")
+        seconds = float(window) if window else r.trial_count * r.latency_s
+        if seconds >= MIN_ENERGY_WINDOW_S:
+            out.append(r)
+    return out
+
+
+def fit_energy(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) -> dict[str, Any]:
+    """Energy per op (per dtype), one scale of the per-byte energies, static power."""
+    from scipy.optimize import nnls
+
+    from graphsval_core.dtypes import bytes_per_element  # noqa: F401 (documentation)
+
+    good = trustworthy_energy(rows)
+    dtypes = sorted({r.dtype for r in good})
+    if len(good) < len(dtypes) + 3:
+        return {"rows": len(good), "skipped": "too few rows with a trustworthy energy window"}
+    a = np.zeros((len(good), len(dtypes) + 2))
+    b = np.array([r.energy_j for r in good])
+    for (op_name, dtype), index in _groups(good).items():
+        shapes = np.array([good[i].dims for i in index], dtype=np.int64)
+        p = predict(registry, spec, registry.op(op_name), shapes, dtype)
+        for j, i in enumerate(index):
+            a[i, dtypes.index(dtype)] = p.flops[j]
+            a[i, len(dtypes)] = float(p.energy_per_tier_j[j].sum())
+            a[i, len(dtypes) + 1] = good[i].latency_s
+    # scale columns to unit size so the solver treats them alike; fit relative errors
+    weights = 1.0 / b
+    aw, bw = a * weights[:, None], b * weights
+    norms = np.maximum(np.linalg.norm(aw, axis=0), 1e-300)
+    solution, _ = nnls(aw / norms, bw)
+    solution = solution / norms
+    # a coefficient the solver pins at zero is not identifiable from these rows:
+    # the spec's value stays, and the file says so
+    values = {
+        f"energy_per_op_j.{d}": float(solution[i]) for i, d in enumerate(dtypes) if solution[i] > 0
+    }
+    scale = float(solution[len(dtypes)])
+    if scale > 0:
+        for tier in spec.tiers:
+            values[f"tiers.{tier.name}.energy_per_byte_j"] = tier.energy_per_byte_j * scale
+    if solution[len(dtypes) + 1] > 0:
+        values["idle_power_w"] = float(solution[len(dtypes) + 1])
+    names = [f"energy_per_op_j.{d}" for d in dtypes] + [
+        "energy per byte (all tiers)",
+        "idle_power_w",
+    ]
+    pinned = [n for n, v in zip(names, solution, strict=True) if v <= 0]
+    predicted = a @ solution
+    out: dict[str, Any] = {
+        "rows": len(good),
+        "values": values,
+        "traffic_scale": scale,
+        "median_abs_error": float(np.median(np.abs(predicted - b) / b)),
+    }
+    if pinned:
+        out["not_identifiable"] = pinned
+    return out
+
+
+def leave_one_out(
+    registry: Any,
+    spec: TargetSpec,
+    rows: Sequence[BaselineRow],
+    params: Sequence[Param],
+    tolerances: dict[str, dict[str, float]],
+) -> dict[str, Any]:
+    """Refit without each row and predict it: out-of-sample errors within the set."""
+    errors, inside = [], 0
+    for i in range(len(rows)):
+        rest = [r for j, r in enumerate(rows) if j != i]
+        fit = fit_latency(registry, spec, rest, params)
+        model = apply_constants(spec, fit.values, "loo")
+        latency, _ = predict_rows(registry, model, [rows[i]])
+        err = (latency[0] - rows[i].latency_s) / rows[i].latency_s
+        regime = _regime(registry, model, rows[i])
+        errors.append(err)
+        inside += abs(err) <= tolerances.get(regime, tolerances["dram_bound"])["latency"]
+    abs_err = np.abs(errors)
+    return {
+        "rows": len(rows),
+        "median_abs_error": float(np.median(abs_err)),
+        "within_band": inside / len(rows) if rows else float("nan"),
+        "p90_abs_error": float(np.quantile(abs_err, 0.9)),
+    }
+
+
+def _regime(registry: Any, spec: TargetSpec, row: BaselineRow) -> str:
+    p = predict(registry, spec, registry.op(row.op), np.array([row.dims]), row.dtype)
+    return str(p.regime[0])
+
+
+# --- the calibration file -----------------------------------------------------
+
+
+def _sig(x: float) -> float:
+    return float(f"{x:.6g}")
+
+
+def sha256_of(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def build_file(
+    spec: TargetSpec,
+    baselines: Sequence[tuple[Baseline, str]],
+    fit: Fit,
+    energy: dict[str, Any],
+    loo: dict[str, Any] | None,
+    override: str | None,
+    tolerances: dict[str, dict[str, float]],
+    in_band: float,
+) -> dict[str, Any]:
+    """The calibration file's content (no wall-clock time: same inputs, same bytes)."""
+    constants: dict[str, Any] = {}
+    datasheet = _current_values(spec)
+    for p in fit.params:
+        constants[p.name] = {
+            "value": _sig(_resolved(spec, p.name, fit.values[p.name])),
+            "datasheet": _sig(datasheet.get(p.name, float("nan"))),
+            "relative_uncertainty": _sig(fit.uncertainty[p.name]),
+            "from": p.exercised_by,
+        }
+    for name, value in energy.get("values", {}).items():
+        constants[name] = {
+            "value": _sig(value),
+            "datasheet": _sig(datasheet.get(name, 0.0)),
+            "from": f"{energy['rows']} rows with a trustworthy energy window",
+        }
+    residuals = [
+        {
+            "op": r.op,
+            "shape": r.shape,
+            "dtype": r.dtype,
+            "measured_s": _sig(r.latency_s),
+            "predicted_s": _sig(float(pr)),
+            "error": _sig(float(e)),
+        }
+        for r, pr, e in zip(fit.rows, fit.predicted, fit.residuals, strict=True)
+    ]
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "target": spec.key,
+        "provenance": {
+            "kind": "calibrated",
+            "graphsval_version": __version__,
+            "sources": [
+                {
+                    "file": b.path.rsplit("/", 1)[-1],
+                    "sha256": digest,
+                    "rows": sum(1 for r in fit.rows if any(r is x for x in b.rows)),
+                }
+                for b, digest in baselines
+            ],
+            "validation_rows_override": override,
+        },
+        "constants": constants,
+        "energy": {k: v for k, v in energy.items() if k != "values"},
+        "fit": {
+            "rows": len(fit.rows),
+            "median_abs_error": _sig(float(np.median(np.abs(fit.residuals)))),
+            "within_band": _sig(in_band),
+            "leave_one_out": {
+                k: _sig(v) if isinstance(v, float) else v for k, v in (loo or {}).items()
+            },
+        },
+        "residuals": residuals,
+    }
+
+
+def _current_values(spec: TargetSpec) -> dict[str, float]:
+    out: dict[str, float] = {
+        "launch_overhead_s": spec.launch_overhead_s,
+        "idle_power_w": spec.idle_power_w,
+    }
+    for d in spec.dtypes:
+        out[f"compute_fraction.{d}"] = spec.compute_fraction[d]
+        out[f"energy_per_op_j.{d}"] = spec.energy_per_op_j[d]
+    for t in spec.tiers:
+        out[f"tiers.{t.name}.achievable_fraction"] = t.achievable_fraction
+        out[f"tiers.{t.name}.energy_per_byte_j"] = t.energy_per_byte_j
+        out[f"tiers.{t.name}.usable_capacity_bytes"] = t.effective_capacity_bytes
+    if spec.first_touch_bps:
+        out["first_touch_bps"] = spec.first_touch_bps
+    return out
+
+
+def _resolved(spec: TargetSpec, name: str, multiplier_or_value: float) -> float:
+    """Fractions are fitted as multipliers of the spec's value; report the value."""
+    if _is_fraction(name):
+        return multiplier_or_value * _current_values(spec)[name]
+    return multiplier_or_value
+
+
+def _is_fraction(name: str) -> bool:
+    return name.endswith("achievable_fraction") or name.startswith("compute_fraction.")
+
+
+def constants_from_file(data: dict[str, Any]) -> dict[str, float]:
+    """The values to apply, as multipliers for fractions (like a fit's values)."""
+    return {
+        name: entry["value"] / entry["datasheet"] if _is_fraction(name) else entry["value"]
+        for name, entry in data["constants"].items()
+    }
+
+
+def apply_file(spec: TargetSpec, data: dict[str, Any], name: str) -> TargetSpec:
+    """The calibrated spec a shipped calibration file describes."""
+    if data.get("target") != spec.key:
+        raise CalibrationError(f"{name}: calibrates {data.get('target')!r}, not {spec.key!r}")
+    sources = ", ".join(s["file"] for s in data["provenance"]["sources"])
+    return apply_constants(
+        spec,
+        constants_from_file(data),
+        f"{name} (fitted on {sources}; graphsval {data['provenance']['graphsval_version']})",
+    )
+
+
+def dump(data: dict[str, Any]) -> str:
+    return json.dumps(data, indent=2, sort_keys=False) + "\n"
