@@ -4,7 +4,9 @@ Latency constants, fitted jointly by robust non-linear least squares on
 ``log(predicted / measured)`` (scipy's ``least_squares``, soft-L1 loss), each
 with a physical meaning and included only when the rows exercise it:
 
-- ``launch_overhead_s``: the dispatch/launch cost of one call;
+- ``launch_overhead_s``: the dispatch/launch cost of one call (with rows of
+  several dtypes, ``dispatch_overhead_s.<dtype>``: each dtype's own dispatch
+  path, e.g. MKL for fp32 and oneDNN with its reorders for bf16 on a CPU);
 - ``compute_fraction.<dtype>``: the achievable fraction of each dtype's peak
   (when the data say more than the spec's peak, the peak itself is calibrated
   and the fraction is 1: the clock under load is above the one the spec read);
@@ -84,6 +86,13 @@ def apply_constants(spec: TargetSpec, values: dict[str, float], source: str) -> 
     changes: dict[str, Any] = {}
     if "launch_overhead_s" in values:
         changes["launch_overhead_s"] = Sourced(values["launch_overhead_s"], _prov(source))
+    dispatch = {
+        d: Sourced(v, prov[f"dispatch_overhead_s.{d}"]) for d, v in spec.dispatch_overhead_s.items()
+    }
+    for dtype in spec.dtypes:
+        if f"dispatch_overhead_s.{dtype}" in values:
+            dispatch[dtype] = Sourced(values[f"dispatch_overhead_s.{dtype}"], _prov(source))
+    changes["dispatch_overhead_s"] = dispatch
     peaks = dict(spec.peak_ops_per_s)
     fractions = dict(spec.compute_fraction)
     for dtype in spec.dtypes:
@@ -136,7 +145,9 @@ def apply_constants(spec: TargetSpec, values: dict[str, float], source: str) -> 
         provenance={
             k: v
             for k, v in prov.items()
-            if not k.startswith(("peak_ops_per_s.", "compute_fraction.", "energy_per_op_j."))
+            if not k.startswith(
+                ("peak_ops_per_s.", "compute_fraction.", "energy_per_op_j.", "dispatch_overhead_s.")
+            )
         },
     )
     fields.update(changes)
@@ -227,15 +238,28 @@ def _headroom(spec: TargetSpec, provenance: Provenance | None) -> float:
 def choose_params(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) -> list[Param]:
     """The constants these rows exercise (see module doc)."""
     _, terms = predict_rows(registry, spec, rows)
-    params = [
-        Param(
-            "launch_overhead_s",
-            spec.launch_overhead_s,
-            1e-8,
-            1e-2,
-            f"{len(rows)} rows (mostly the launch-bound ones)",
-        )
-    ]
+    row_dtypes = sorted({r.dtype for r in rows})
+    if len(row_dtypes) == 1:
+        params = [
+            Param(
+                "launch_overhead_s",
+                spec.launch_overhead_s,
+                1e-8,
+                1e-2,
+                f"{len(rows)} rows (mostly the launch-bound ones)",
+            )
+        ]
+    else:  # each dtype's dispatch path (e.g. MKL for fp32, oneDNN for bf16) on its own
+        params = [
+            Param(
+                f"dispatch_overhead_s.{d}",
+                spec.launch_for(d),
+                1e-8,
+                1e-2,
+                f"{sum(1 for r in rows if r.dtype == d)} {d} rows (mostly the launch-bound ones)",
+            )
+            for d in row_dtypes
+        ]
     for dtype in sorted({r.dtype for r in rows}):
         n = sum(1 for r in rows if r.dtype == dtype)
         cap = _headroom(spec, spec.provenance.get(f"peak_ops_per_s.{dtype}"))
@@ -541,6 +565,7 @@ def build_file(
 
 def _current_values(spec: TargetSpec) -> dict[str, float]:
     out: dict[str, float] = {
+        **{f"dispatch_overhead_s.{d}": spec.launch_for(d) for d in spec.dtypes},
         "launch_overhead_s": spec.launch_overhead_s,
         "idle_power_w": spec.idle_power_w,
     }

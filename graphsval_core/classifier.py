@@ -120,7 +120,7 @@ def measured_regime(
         best = np.argmax(matrix, axis=1)
         best_score = matrix[np.arange(n), best]
         out = np.where(best_score >= ACHIEVED_FRACTION, names[best], AMBIGUOUS).astype(object)
-    launch = valid & (t <= LAUNCH_MULTIPLE * target.launch_overhead_s)
+    launch = valid & (t <= LAUNCH_MULTIPLE * target.launch_for(prediction.dtype))
     out[launch] = "launch_bound"
     out[~valid] = AMBIGUOUS
     return out

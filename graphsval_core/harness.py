@@ -215,7 +215,7 @@ def _group_records(
 
 def _terms(pred: Any, i: int, target: Any, dtype: str) -> dict[str, Any]:
     """What attribution needs to infer the constant a measurement implies."""
-    terms: dict[str, Any] = {"launch_s": target.launch_overhead_s}
+    terms: dict[str, Any] = {"launch_s": target.launch_for(dtype)}
     for name in ("compute_s", "memory_s", "energy_compute_j", "energy_static_j"):
         value = getattr(pred, name, None)
         if value is not None:

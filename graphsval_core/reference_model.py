@@ -182,7 +182,7 @@ def predict(
     compute_s = waves * tile_ops / (achievable / units)
     utilisation = flops / (waves * units * tile_ops)
 
-    launch_s = np.full(n, target.launch_overhead_s)
+    launch_s = np.full(n, target.launch_for(dtype))
     smaller = np.minimum(compute_s, memory_s)
     exposed_smaller = (1.0 - overlap) * smaller
     compute_wins = compute_s >= memory_s

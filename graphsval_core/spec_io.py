@@ -32,8 +32,10 @@ _SCALARS = (
     "tdp_w",
     "process_node_nm",
     "register_tile_bytes",
+    "first_touch_bps",
+    "first_touch_min_bytes",
 )
-_MAPS = ("peak_ops_per_s", "energy_per_op_j", "compute_fraction")
+_MAPS = ("peak_ops_per_s", "energy_per_op_j", "compute_fraction", "dispatch_overhead_s")
 
 
 def _prov(p: Provenance) -> dict[str, str]:

@@ -263,6 +263,7 @@ class TargetSpec:
     power_mode: str | None = None
     process_node_nm: float | None = None
     compute_fraction: Mapping[str, float] = field(factory=dict)
+    dispatch_overhead_s: Mapping[str, float] = field(factory=dict)
     register_tile_bytes: float | None = None
     first_touch_bps: float | None = None
     first_touch_min_bytes: float | None = None
@@ -274,8 +275,12 @@ class TargetSpec:
     #: Scalar numeric fields that must carry provenance.
     PROVENANCED = ("compute_units", "clock_hz", "launch_overhead_s", "idle_power_w", "tdp_w")
     #: Optional numbers: provenance required when given.
-    OPTIONAL_NUMBERS = ("process_node_nm", "register_tile_bytes", "first_touch_bps",
-                        "first_touch_min_bytes")
+    OPTIONAL_NUMBERS = (
+        "process_node_nm",
+        "register_tile_bytes",
+        "first_touch_bps",
+        "first_touch_min_bytes",
+    )
 
     def __attrs_post_init__(self) -> None:
         prov = dict(self.provenance)
@@ -314,8 +319,10 @@ class TargetSpec:
             if getattr(self, name) is not None:
                 _set(self, name, _number(name, getattr(self, name)))
         if (self.first_touch_bps is None) != (self.first_touch_min_bytes is None):
-            raise SpecError("first_touch_bps", "give first_touch_bps and first_touch_min_bytes "
-                            "together (or neither)")
+            raise SpecError(
+                "first_touch_bps",
+                "give first_touch_bps and first_touch_min_bytes together (or neither)",
+            )
         peaks = _dtype_map("peak_ops_per_s", self.peak_ops_per_s, prov)
         energies = _dtype_map("energy_per_op_j", self.energy_per_op_j, prov)
         for dtype in peaks:
@@ -329,11 +336,19 @@ class TargetSpec:
         _set(self, "peak_ops_per_s", peaks)
         _set(self, "energy_per_op_j", energies)
         _set(self, "compute_fraction", self._compute_fractions(peaks, prov))
+        dispatch: dict[str, float] = {}
+        for dtype, raw in dict(self.dispatch_overhead_s).items():
+            name = f"dispatch_overhead_s.{dtype}"
+            if dtype not in peaks:
+                raise SpecError(name, f"dtype {dtype!r} has no peak_ops_per_s")
+            dispatch[dtype] = _number(name, _unwrap(raw, name, prov), strict=False)
+        _set(self, "dispatch_overhead_s", MappingProxyType(dispatch))
         self._check_tiers()
         required = [
             *self.PROVENANCED,
             *(f"peak_ops_per_s.{d}" for d in peaks),
             *(f"energy_per_op_j.{d}" for d in energies),
+            *(f"dispatch_overhead_s.{d}" for d in self.dispatch_overhead_s),
         ]
         for optional in self.OPTIONAL_NUMBERS:
             if getattr(self, optional) is not None:
@@ -384,6 +399,12 @@ class TargetSpec:
                     )
             previous = tier
 
+    def launch_for(self, dtype: str) -> float:
+        """The launch/dispatch overhead of a call at ``dtype``: the dtype's own
+        dispatch path when the spec has one (a CPU's bf16 calls go through
+        another library than its fp32 ones), else ``launch_overhead_s``."""
+        return self.dispatch_overhead_s.get(dtype, self.launch_overhead_s)
+
     @property
     def dtypes(self) -> tuple[str, ...]:
         """The dtypes this target supports."""
@@ -417,6 +438,7 @@ class TargetSpec:
             "peak_ops_per_s": dict(self.peak_ops_per_s),
             "energy_per_op_j": dict(self.energy_per_op_j),
             "compute_fraction": dict(self.compute_fraction),
+            "dispatch_overhead_s": dict(self.dispatch_overhead_s),
             "register_tile_bytes": self.register_tile_bytes,
             "first_touch_bps": self.first_touch_bps,
             "first_touch_min_bytes": self.first_touch_min_bytes,

@@ -86,6 +86,8 @@ def _detail_rows(registry: Registry, target: TargetSpec) -> list[list[str]]:
         rows.append([f"energy/op {dtype}", fmt_joules(energy), src(f"energy_per_op_j.{dtype}")])
     rows += [
         ["launch overhead", fmt_seconds(target.launch_overhead_s), src("launch_overhead_s")],
+        *[[f"dispatch {d}", fmt_seconds(v), src(f"dispatch_overhead_s.{d}")]
+          for d, v in target.dispatch_overhead_s.items()],
         [
             "register tile",
             fmt_bytes(target.register_tile_bytes) if target.register_tile_bytes else "default",
