@@ -250,8 +250,16 @@ def graphsval_consistency_checks(target: TargetSpec) -> Iterable[ConsistencyChec
     """Return the invariants to run for ``target``.
 
     Collecting hook: every plugin contributes. Consistency-only targets (KPU,
-    TPU) are judged by these alone.
+    TPU) are judged by these alone; ``graphsval check`` runs them, and
+    ``graphsval validate`` too. The nine built-in checks are registered through
+    this hook by :mod:`graphsval_core.builtin_checks`. Return nothing for a
+    target the plugin has no check for.
 
     :param target: the target spec.
-    :returns: an iterable of :class:`~graphsval_core.plugin_records.ConsistencyCheck`.
+    :returns: an iterable of :class:`~graphsval_core.plugin_records.ConsistencyCheck`,
+        whose ``run(target, registry)`` returns
+        :class:`~graphsval_core.consistency.Outcome` records: pass or fail with the
+        numbers that decided it and, on failure, the workload and coefficient; a
+        known finding passes ``expected=REASON`` to
+        :func:`~graphsval_core.consistency.outcome` (an expected failure).
     """

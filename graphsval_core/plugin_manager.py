@@ -42,6 +42,7 @@ BUILTIN_PLUGINS: dict[str, str] = {
     "builtin_ops": "graphsval_core.builtin_ops",
     "builtin_defaults": "graphsval_core.builtin_defaults",
     "builtin_reference": "graphsval_core.builtin_reference",
+    "builtin_checks": "graphsval_core.builtin_checks",
 }
 
 #: Known first-party plugins: which distribution provides which target keys'

@@ -20,7 +20,9 @@ class PredictorSpec:
 
 @frozen(kw_only=True)
 class ConsistencyCheck:
-    """An invariant to run for a target; ``run(target, registry)`` returns its outcome."""
+    """An invariant to run for a target: ``run(target, registry)`` returns an
+    iterable of :class:`graphsval_core.consistency.Outcome` (build them with
+    :func:`graphsval_core.consistency.outcome`)."""
 
     name: str
     description: str

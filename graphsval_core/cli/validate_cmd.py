@@ -145,6 +145,7 @@ def validate(
     """
     from graphsval_core import __version__
     from graphsval_core.baseline_file import BaselineFileError
+    from graphsval_core.consistency import for_validate
     from graphsval_core.floors import FloorsError, read_floors, write_floors
     from graphsval_core.floors import check_floors as run_checks
     from graphsval_core.floors import update_floors as raise_floors
@@ -180,8 +181,15 @@ def validate(
             )
         click.echo(
             "note: the installed plugins ship no baselines; nothing to validate "
-            "(see `graphsval plugins`)"
+            "(see `graphsval plugins`); running the consistency checks only"
         )
+        from graphsval_core.cli.check_cmd import report_lines
+        from graphsval_core.consistency import run_consistency
+
+        results = run_consistency(registry)
+        click.echo("\n".join(report_lines(results)))
+        if any(r.failed for r in results):
+            raise SystemExit(1)
         return
     try:
         validation = run(registry, selections, model, tolerances)
@@ -208,7 +216,10 @@ def validate(
         ],
         "tolerances": tolerances,
     }
-    summary = build_summary(validation, header)
+    consistency, inconsistent, consistency_failed = for_validate(registry, wanted_hws)
+    for line in inconsistent:
+        click.echo(line, err=True)
+    summary = build_summary(validation, header, consistency)
     if fmt == "json":
         click.echo(report_json(summary, validation), nl=False)
     else:
@@ -241,10 +252,10 @@ def validate(
             if owner[key] not in floors_by_plugin:
                 click.echo(f"floor {key}: its plugin ships no floors file")
     if check_floors:
-        if failed_floor:
+        if failed_floor or consistency_failed:
             raise SystemExit(1)
         return
-    if summary["failed"]:
+    if summary["failed"] or consistency_failed:
         raise SystemExit(1)
 
 

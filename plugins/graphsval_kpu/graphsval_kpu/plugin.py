@@ -4,10 +4,17 @@ runs at import time."""
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from graphsval_core import hookimpl
-from graphsval_core.plugin_records import ProbeResult
+from graphsval_core.plugin_records import ConsistencyCheck, ProbeResult
 from graphsval_core.target_spec import TargetSpec
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from graphsval_core.op_spec import OpSpec
+    from graphsval_core.target_spec import MemoryTier
 
 graphsval_api_version = "1.0"
 
@@ -24,3 +31,21 @@ def graphsval_measurer_probe(target: TargetSpec) -> ProbeResult | None:
     if target.family != "kpu":
         return None
     return ProbeResult(False, "consistency-only target: no silicon to measure")
+
+
+@hookimpl
+def graphsval_residency_window(
+    target: TargetSpec, op: OpSpec, shapes: np.ndarray, dtype: str, tier: MemoryTier
+) -> np.ndarray | None:
+    """The weight-stationary tile of a KPU (weights within 80% of on-chip memory)."""
+    from graphsval_kpu.consistency import residency_window
+
+    return residency_window(target, op, shapes, dtype, tier)
+
+
+@hookimpl
+def graphsval_consistency_checks(target: TargetSpec) -> Iterable[ConsistencyCheck]:
+    """The weight-stationary check and per-tile utilisation, for KPU targets."""
+    from graphsval_kpu.consistency import checks
+
+    return checks(target)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from graphsval_core import hookimpl
-from graphsval_core.plugin_records import ProbeResult
+from graphsval_core.plugin_records import ConsistencyCheck, ProbeResult
 from graphsval_core.target_spec import TargetSpec
 
 graphsval_api_version = "1.0"
@@ -28,3 +28,11 @@ def graphsval_measurer_probe(target: TargetSpec) -> ProbeResult | None:
     if target.family != FAMILY:
         return None
     return ProbeResult(False, "consistency-only target: no silicon to measure")
+
+
+@hookimpl
+def graphsval_consistency_checks(target: TargetSpec) -> Iterable[ConsistencyCheck]:
+    """The systolic-array fill check, for TPU targets."""
+    from graphsval_tpu.consistency import checks
+
+    return checks(target)

@@ -133,6 +133,12 @@ def coral_edge_tpu() -> TargetSpec:
         ),
         peak_ops_per_s={"int8": datasheet(peak, f"{source}: 4 TOPS INT8 (max frequency)")},
         energy_per_op_j={"int8": derived(power / peak, "2 W / peak 4 TOPS INT8 (2 TOPS/W)")},
+        register_tile_bytes=derived(
+            3 * side * side,
+            f"one {side}x{side} int8 output tile with its operands (3 x {side} x {side} x 1 B), "
+            f"so the model's tile is the array's; the 64 KiB default made it "
+            f"147x147 (graphsval check: tpu.systolic_fill)",
+        ),
         launch_overhead_s=estimated(
             200e-6, "one libedgetpu invoke, a host round trip over USB or PCIe"
         ),
