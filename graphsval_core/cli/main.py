@@ -92,6 +92,9 @@ def _register_commands() -> None:
     from graphsval_core.cli import (
         calibrate_cmd,
         capture_cmd,
+        check_cmd,
+        ci_matrix_cmd,
+        plugin_cmd,
         plugins_cmd,
         predict_cmds,
         registry_cmd,
@@ -108,7 +111,10 @@ def _register_commands() -> None:
     cli.add_command(capture_cmd.capture)
     cli.add_command(registry_cmd.registry)
     cli.add_command(validate_cmd.validate)
+    cli.add_command(check_cmd.check)
     cli.add_command(calibrate_cmd.calibrate)
+    cli.add_command(plugin_cmd.plugin)
+    cli.add_command(ci_matrix_cmd.ci_matrix)
 
 
 _register_commands()

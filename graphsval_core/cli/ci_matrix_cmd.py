@@ -1,0 +1,40 @@
+"""``graphsval ci-matrix``: the installed plugins and their targets as a CI matrix."""
+
+from __future__ import annotations
+
+import click
+
+from graphsval_core.cli.main import AppContext, pass_app
+from graphsval_core.cli.output import echo_json, format_table
+
+
+@click.command("ci-matrix")
+@click.option("--json", "as_json", is_flag=True, help="Print the matrix as JSON.")
+@pass_app
+def ci_matrix(app: AppContext, as_json: bool) -> None:
+    """The installed plugins as a CI matrix: an include list of plugin,
+    distribution, source folder, targets, ops, and whether it needs hardware
+    or torch (.github/workflows/plugins.yml runs one job per entry)."""
+    from graphsval_core.ci_matrix import ci_matrix as build
+
+    registry = app.registry
+    for problem in registry.problems:
+        click.echo(f"warning: {problem}", err=True)
+    matrix = build(registry)
+    if as_json:
+        echo_json(matrix)
+        return
+    rows = [
+        [
+            e["plugin"],
+            e["distribution"] or "-",
+            e["source"] or "-",
+            ", ".join(e["targets"]) or "-",
+            ", ".join(e["ops"]) or "-",
+            "yes" if e["needs_hardware"] else "no",
+            "yes" if e["needs_torch"] else "no",
+        ]
+        for e in matrix["include"]
+    ]
+    headers = ["PLUGIN", "DISTRIBUTION", "SOURCE", "TARGETS", "OPS", "HARDWARE", "TORCH"]
+    click.echo(format_table(headers, rows))

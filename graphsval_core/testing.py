@@ -1,0 +1,513 @@
+"""Fixtures and the conformance class for plugin authors: an opt-in pytest plugin.
+
+Enable it in a test module (or the root ``conftest.py``)::
+
+    pytest_plugins = ["graphsval_core.testing"]
+
+or on the command line with ``-p graphsval_core.testing``. It has no ``pytest11``
+entry point, so installing graphsval changes nobody's test run.
+
+Fixtures:
+
+- ``graphsval_registry``: a fresh registry of the installed plugins (strict).
+- ``graphsval_register_plugin(*plugins, strict=True, autoload=False)``: a fresh
+  registry of the built-ins and the given in-process plugins (modules, import
+  paths or ``(name, object)`` pairs).
+- ``graphsval_cli(*args, plugins=(), env=None)``: run the ``graphsval`` command
+  in-process (click's ``CliRunner``), optionally with in-process plugins.
+
+The conformance class, :class:`PluginConformance`, proves a plugin honours the
+contract of :mod:`graphsval_core.hookspecs`; subclass it once::
+
+    from graphsval_core.testing import PluginConformance
+
+    class TestAcmeConformance(PluginConformance):
+        plugin_module = "graphsval_acme.plugin"
+        entry_point_name = "acme"
+
+PYTEST_DONT_REWRITE: test modules import this module before pytest registers it
+as a plugin, so its asserts carry explicit messages instead of being rewritten.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import os
+import sys
+import time
+import types
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+
+from graphsval_core import PLUGIN_API_VERSION, PROJECT_NAME
+from graphsval_core.plugin_manager import PluginLoadError, Registry, build_registry
+
+PluginArg = types.ModuleType | str | tuple[str, Any]
+
+
+def _plugin_pair(plugin: PluginArg) -> tuple[str, Any]:
+    """``(name, object)`` of a module, an import path or a pair."""
+    if isinstance(plugin, tuple):
+        return plugin
+    if isinstance(plugin, str):
+        return plugin, importlib.import_module(plugin)
+    return plugin.__name__, plugin
+
+
+def make_registry(*plugins: PluginArg, strict: bool = True, autoload: bool = False) -> Registry:
+    """A fresh registry: the built-ins, the given plugins, and (with
+    ``autoload``) every installed entry point."""
+    return build_registry(
+        strict=strict, autoload=autoload, extra_plugins=[_plugin_pair(p) for p in plugins]
+    )
+
+
+# --- fixtures -----------------------------------------------------------------
+
+
+@pytest.fixture
+def graphsval_registry() -> Registry:
+    """A fresh registry of the installed plugins, built strictly."""
+    return build_registry(strict=True, autoload=True)
+
+
+@pytest.fixture
+def graphsval_register_plugin() -> Callable[..., Registry]:
+    """Factory: a fresh registry of the built-ins and the given in-process plugins."""
+    return make_registry
+
+
+@pytest.fixture
+def graphsval_cli(monkeypatch: pytest.MonkeyPatch) -> Callable[..., Any]:
+    """Factory: run ``graphsval ARGS...`` in-process; returns click's ``Result``.
+
+    ``plugins`` are registered in-process on top of the installed ones;
+    ``env`` adds environment variables for the run.
+    """
+    from click.testing import CliRunner
+
+    from graphsval_core import plugin_manager
+    from graphsval_core.cli.main import cli
+
+    real_build = plugin_manager.build_registry
+
+    def run(
+        *args: str, plugins: Sequence[PluginArg] = (), env: Mapping[str, str] | None = None
+    ) -> Any:
+        extra = [_plugin_pair(p) for p in plugins]
+
+        def build(**kwargs: Any) -> Registry:
+            kwargs["extra_plugins"] = [*kwargs.get("extra_plugins", ()), *extra]
+            return real_build(**kwargs)
+
+        monkeypatch.setattr(plugin_manager, "build_registry", build)
+        return CliRunner().invoke(cli, [str(a) for a in args], env=dict(env or {}))
+
+    return run
+
+
+# --- guards used by the conformance checks -------------------------------------
+
+
+def _under(name: str, roots: Sequence[str]) -> bool:
+    return any(name == r or name.startswith(r + ".") for r in roots)
+
+
+class _ImportRecorder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Refuses, and records, any import of the ``forbidden`` modules."""
+
+    def __init__(self, forbidden: Sequence[str]) -> None:
+        self.forbidden = tuple(forbidden)
+        self.attempts: list[str] = []
+
+    def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
+        if not _under(name, self.forbidden):
+            return None
+        for finder in sys.meta_path:  # presence checks (find_spec) still see the truth
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            if finder.find_spec(name, path, target) is not None:
+                return importlib.machinery.ModuleSpec(name, self)
+        return None
+
+    def create_module(self, spec: Any) -> Any:
+        self.attempts.append(spec.name)
+        raise ImportError(f"graphsval conformance: importing {spec.name} is forbidden here")
+
+    def exec_module(self, module: Any) -> None:  # pragma: no cover - never reached
+        raise ImportError(module.__name__)
+
+
+@contextmanager
+def forbid_imports(forbidden: Sequence[str], fresh: Sequence[str] = ()) -> Iterator[list[str]]:
+    """Within the block, importing ``forbidden`` (and submodules) fails and is
+    recorded in the yielded list, even when they were imported before; the
+    ``fresh`` packages are re-imported on first use, so their import-time work
+    runs again. ``sys.modules`` is restored afterwards."""
+    roots = (*forbidden, *fresh)
+    saved = {n: m for n, m in sys.modules.items() if _under(n, roots)}
+    for name in saved:
+        del sys.modules[name]
+    recorder = _ImportRecorder(forbidden)
+    sys.meta_path.insert(0, recorder)
+    try:
+        yield recorder.attempts
+    finally:
+        sys.meta_path.remove(recorder)
+        for name in [n for n in sys.modules if _under(n, roots)]:
+            del sys.modules[name]
+        sys.modules.update(saved)
+
+
+def _listing(folder: Path) -> list[str]:
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
+
+
+def _is_file_like(item: Any) -> bool:
+    if isinstance(item, str | os.PathLike):
+        return Path(item).is_file()
+    return hasattr(item, "read_text") and hasattr(item, "is_file") and item.is_file()
+
+
+def _items(hook: str, result: Any) -> list[Any]:
+    """The items of a collecting hook's result (None is no item)."""
+    if result is None:
+        return []
+    if isinstance(result, str | bytes) or not hasattr(result, "__iter__"):
+        raise AssertionError(f"{hook} returned {type(result).__name__}, not an iterable")
+    return list(result)
+
+
+def _fresh_roots(module: types.ModuleType) -> list[str]:
+    """The plugin's top-level package, re-imported fresh by the guards (never the core)."""
+    top = module.__name__.split(".")[0]
+    return [] if top == "graphsval_core" else [top]
+
+
+def _read_text(item: Any) -> str:
+    if isinstance(item, str | os.PathLike):
+        return Path(item).read_text(encoding="utf-8")
+    return str(item.read_text(encoding="utf-8"))
+
+
+# --- the conformance class ------------------------------------------------------
+
+_REGISTRIES: dict[type, Registry] = {}
+
+
+class PluginConformance:
+    """Subclass once per plugin to prove it honours the plugin contract.
+
+    Set :attr:`plugin_module` (the entry-point module or its import path) and,
+    for an installed plugin, :attr:`entry_point_name` (the name in the
+    ``graphsval`` entry-point group): the plugin is then loaded through its
+    installed entry point. The checks run on a registry holding the built-ins
+    and this plugin alone, built strictly.
+
+    ``graphsval_measure`` and ``graphsval_snapshot_target`` are never called:
+    they need the hardware.
+    """
+
+    #: The plugin's entry-point module, or its import path.
+    plugin_module: ClassVar[types.ModuleType | str | None] = None
+    #: The plugin's name in the ``graphsval`` entry-point group, if installed.
+    entry_point_name: ClassVar[str | None] = None
+    #: A probe of one target must take less than this (fastest of three calls).
+    probe_budget_s: ClassVar[float] = 0.1
+    #: Modules a probe (and the entry-point module's import) must not import.
+    forbidden_imports: ClassVar[tuple[str, ...]] = ("torch",)
+
+    # --- helpers ----------------------------------------------------------------
+
+    def module(self) -> types.ModuleType:
+        """The plugin's entry-point module."""
+        if self.plugin_module is None:
+            raise AssertionError(f"{type(self).__name__}: set plugin_module")
+        if isinstance(self.plugin_module, str):
+            return importlib.import_module(self.plugin_module)
+        return self.plugin_module
+
+    def plugin_name(self) -> str:
+        """The plugin's name in the registry."""
+        return self.entry_point_name or self.module().__name__
+
+    def registry(self) -> Registry:
+        """The built-ins and this plugin alone, built strictly (cached per class)."""
+        cls = type(self)
+        if cls not in _REGISTRIES:
+            _REGISTRIES[cls] = self._build_registry()
+        return _REGISTRIES[cls]
+
+    def _build_registry(self) -> Registry:
+        module = self.module()
+        try:
+            if self.entry_point_name is None:
+                return build_registry(
+                    strict=True, autoload=False, extra_plugins=[(self.plugin_name(), module)]
+                )
+            from graphsval_core.plugin_manager import _entry_points
+
+            eps = {ep.name: ep for ep in _entry_points()}
+            ep = eps.get(self.entry_point_name)
+            assert ep is not None, (
+                f"no entry point {self.entry_point_name!r} in group {PROJECT_NAME!r}: "
+                f"install the plugin (pip install -e .)"
+            )
+            assert ep.value.split(":")[0] == module.__name__, (
+                f"entry point {self.entry_point_name!r} names {ep.value!r}, not {module.__name__!r}"
+            )
+            return build_registry(strict=True, autoload=False, plugin_args=[ep.name])
+        except PluginLoadError as exc:
+            raise AssertionError(str(exc)) from None
+
+    def own_targets(self) -> list[Any]:
+        """The targets this plugin registers."""
+        registry = self.registry()
+        return [registry.target(k) for k in registry.infos[self.plugin_name()].targets]
+
+    def own_impls(self, hook: str) -> list[Any]:
+        """This plugin's implementations of ``hook``."""
+        caller = getattr(self.registry().pm.hook, hook)
+        return [i for i in caller.get_hookimpls() if i.plugin_name == self.plugin_name()]
+
+    @staticmethod
+    def call(impl: Any, **kwargs: Any) -> Any:
+        """Call a hook implementation with the keyword arguments it accepts."""
+        return impl.function(**{name: kwargs[name] for name in impl.argnames})
+
+    # --- the contract -----------------------------------------------------------
+
+    def test_plugin_loads_strictly(self) -> None:
+        """The plugin declares a compatible API version, loads with no problem,
+        marks every ``graphsval_*`` function as a hook implementation of a known
+        hook, implements at least one, and imports nothing heavy at import time."""
+        module = self.module()
+        declared = getattr(module, "graphsval_api_version", None)
+        assert declared is not None, f"{module.__name__} declares no graphsval_api_version"
+        assert str(declared).split(".")[0] == PLUGIN_API_VERSION.split(".")[0], (
+            f"{module.__name__} is built for plugin API {declared}; the core implements "
+            f"{PLUGIN_API_VERSION}"
+        )
+        registry = self.registry()
+        info = registry.infos.get(self.plugin_name())
+        assert info is not None and info.loaded, f"plugin {self.plugin_name()!r} did not load"
+        from graphsval_core import hookspecs
+
+        marker = f"{PROJECT_NAME}_impl"
+        for name in dir(module):
+            obj = getattr(module, name)
+            if not name.startswith("graphsval_") or not callable(obj):
+                continue
+            assert hasattr(obj, marker), f"{module.__name__}.{name} is not marked @hookimpl"
+            assert hasattr(hookspecs, name), f"{module.__name__}.{name} is no graphsval hook"
+        hooks = registry.pm.get_hookcallers(registry.pm.get_plugin(self.plugin_name()))
+        assert hooks, f"plugin {self.plugin_name()!r} implements no hook"
+        if isinstance(self.plugin_module, str):
+            with forbid_imports(self.forbidden_imports, _fresh_roots(module)) as attempts:
+                importlib.import_module(module.__name__)
+            assert not attempts, f"importing {module.__name__} imports {', '.join(attempts)}"
+
+    def test_target_specs_valid(self) -> None:
+        """Every target is a valid spec (it rebuilds from its own fields) and
+        every number says where it comes from (a provenance with a source)."""
+        from attrs import evolve
+
+        from graphsval_core.target_spec import SpecError, TargetSpec
+
+        for target in self.own_targets():
+            assert isinstance(target, TargetSpec), f"{target!r} is not a TargetSpec"
+            try:
+                evolve(target)  # re-runs every validator
+            except SpecError as exc:
+                raise AssertionError(f"{target.key}: {exc}") from None
+            sources = [(name, p) for name, p in target.provenance.items()]
+            for tier in target.tiers:
+                sources += [(f"{tier.name}.{n}", p) for n, p in tier.provenance.items()]
+            for name, prov in sources:
+                assert prov.source.strip(), f"{target.key}: {name} has no provenance source"
+
+    def test_hooks_return_right_types(self) -> None:
+        """Each hook this plugin implements returns what its spec promises."""
+        import numpy as np
+
+        from graphsval_core.op_spec import OpSpec
+        from graphsval_core.plugin_records import ConsistencyCheck, PredictorSpec, ProbeResult
+        from graphsval_core.target_spec import MemoryTier, TargetSpec
+
+        records = {
+            "graphsval_register_targets": TargetSpec,
+            "graphsval_register_ops": OpSpec,
+            "graphsval_register_predictors": PredictorSpec,
+        }
+        for hook, record in records.items():
+            for impl in self.own_impls(hook):
+                for item in _items(hook, self.call(impl)):
+                    assert isinstance(item, record), f"{hook} returned {type(item).__name__}"
+        for hook in ("graphsval_baselines", "graphsval_calibrations", "graphsval_sweep_overlays"):
+            for impl in self.own_impls(hook):
+                for item in _items(hook, self.call(impl)):
+                    assert _is_file_like(item), f"{hook} returned {item!r}, not an existing file"
+        for impl in self.own_impls("graphsval_floors"):
+            path = self.call(impl)
+            assert (
+                path is None or isinstance(path, str | os.PathLike) or hasattr(path, "read_text")
+            ), f"graphsval_floors returned {path!r}"
+        registry = self.registry()
+        for target in self.own_targets():
+            for impl in self.own_impls("graphsval_memory_hierarchy"):
+                tiers = self.call(impl, target=target)
+                assert tiers is None or (
+                    len(tiers) > 0 and all(isinstance(t, MemoryTier) for t in tiers)
+                ), f"graphsval_memory_hierarchy({target.key}) returned {tiers!r}"
+            for impl in self.own_impls("graphsval_measurer_probe"):
+                probe = self.call(impl, target=target)
+                assert probe is None or isinstance(probe, ProbeResult), (
+                    f"graphsval_measurer_probe({target.key}) returned {type(probe).__name__}"
+                )
+            for impl in self.own_impls("graphsval_consistency_checks"):
+                checks = _items("graphsval_consistency_checks", self.call(impl, target=target))
+                for check in checks:
+                    assert isinstance(check, ConsistencyCheck), (
+                        f"graphsval_consistency_checks({target.key}) returned "
+                        f"{type(check).__name__}"
+                    )
+            for impl in self.own_impls("graphsval_residency_window"):
+                for op in registry.ops().values():
+                    shapes = np.full((3, len(op.dims)), 64, dtype=np.int64)
+                    shapes[1] *= 16
+                    shapes[2] *= 256
+                    for tier in registry.memory_hierarchy(target):
+                        tile = self.call(
+                            impl,
+                            target=target,
+                            op=op,
+                            shapes=shapes,
+                            dtype=target.dtypes[0],
+                            tier=tier,
+                        )
+                        if tile is None:
+                            continue
+                        where = f"graphsval_residency_window({target.key}, {op.name}, {tier.name})"
+                        tile = np.asarray(tile)
+                        assert tile.shape == shapes.shape, f"{where}: shape {tile.shape}"
+                        assert np.all(tile >= 1) and np.all(tile <= shapes), (
+                            f"{where}: tiles must lie within 1 and the shape's extent"
+                        )
+
+    def test_memory_hierarchy_ordered(self) -> None:
+        """Each target's hierarchy (as the hooks answer it) is innermost first:
+        tier names in order l1 < l2 < l3 < dram, usable capacity growing outward."""
+        from graphsval_core.target_spec import TIER_NAMES
+
+        registry = self.registry()
+        for target in self.own_targets():
+            tiers = registry.memory_hierarchy(target)
+            assert tiers, f"{target.key}: no memory tier"
+            for inner, outer in zip(tiers, tiers[1:], strict=False):
+                assert TIER_NAMES.index(inner.name) < TIER_NAMES.index(outer.name), (
+                    f"{target.key}: tier {outer.name!r} follows {inner.name!r}"
+                )
+                assert outer.effective_capacity_bytes > inner.effective_capacity_bytes, (
+                    f"{target.key}: tier {outer.name!r} is not larger than {inner.name!r}"
+                )
+
+    def test_measurer_probe_cheap_and_side_effect_free(self, tmp_path: Path) -> None:
+        """Probing each target is fast, writes no file and imports no torch."""
+        registry = self.registry()
+        targets = self.own_targets()
+        fresh = _fresh_roots(self.module())
+        before = _listing(tmp_path)
+        cwd = Path.cwd()
+        os.chdir(tmp_path)
+        try:
+            with forbid_imports(self.forbidden_imports, fresh) as attempts:
+                for target in targets:
+                    times = []
+                    for _ in range(3):
+                        start = time.perf_counter()
+                        registry.measurer_probe(target)
+                        times.append(time.perf_counter() - start)
+                    assert min(times) < self.probe_budget_s, (
+                        f"probing {target.key} takes {min(times):.3f} s "
+                        f"(budget {self.probe_budget_s} s)"
+                    )
+        finally:
+            os.chdir(cwd)
+        assert not attempts, f"the measurer probe imports {', '.join(sorted(set(attempts)))}"
+        after = _listing(tmp_path)
+        assert after == before, f"the measurer probe wrote {sorted(set(after) - set(before))}"
+
+    def test_baselines_parse(self) -> None:
+        """Every shipped baseline parses, and its rows name targets, ops and
+        dtypes that are registered; the floors file, if any, parses."""
+        from graphsval_core.baseline_file import BaselineFileError, read_baseline
+        from graphsval_core.floors import FloorsError, read_floors
+
+        registry = self.registry()
+        for impl in self.own_impls("graphsval_baselines"):
+            for item in self.call(impl) or []:
+                name = str(item)
+                try:
+                    baseline = read_baseline(name, _read_text(item))
+                except BaselineFileError as exc:
+                    raise AssertionError(str(exc)) from None
+                for row in baseline.rows:
+                    where = f"{name}:{row.line}"
+                    assert row.hardware in registry.targets(), (
+                        f"{where}: unknown target {row.hardware!r}"
+                    )
+                    assert row.op in registry.ops(), f"{where}: unknown op {row.op!r}"
+                    dtypes = registry.target(row.hardware).dtypes
+                    assert row.dtype in dtypes, f"{where}: {row.hardware} has no dtype {row.dtype}"
+        for impl in self.own_impls("graphsval_floors"):
+            path = self.call(impl)
+            if path is not None:
+                try:
+                    read_floors(Path(path) if isinstance(path, str) else path)
+                except FloorsError as exc:
+                    raise AssertionError(str(exc)) from None
+
+    def test_consistency_checks_pass(self) -> None:
+        """Every consistency check registered for each target (built-in ones
+        too) passes or is an expected failure."""
+        from graphsval_core.consistency import FAIL, run_target
+
+        registry = self.registry()
+        failures = []
+        for target in self.own_targets():
+            result = run_target(registry, target)
+            failures += [o.line() for o in result.outcomes if o.status == FAIL]
+        assert not failures, "consistency checks fail:\n  " + "\n  ".join(failures)
+
+    def test_sweep_labels_present(self) -> None:
+        """Every entry of every shipped sweep has a label for each of this
+        plugin's targets, inline or from the plugin's overlays (detected
+        targets, which differ per machine, are exempt)."""
+        from graphsval_core.sweep_file import SweepFileError
+        from graphsval_core.sweep_labels import load_shipped
+
+        try:
+            sweeps = load_shipped(self.registry())
+        except SweepFileError as exc:
+            raise AssertionError(str(exc)) from None
+        for target in self.own_targets():
+            if target.detected:
+                continue
+            missing = [
+                f"{name} {entry.key}"
+                for name, sweep in sorted(sweeps.items())
+                for entry in sweep.entries
+                if target.key not in entry.regime_per_hw
+            ]
+            assert not missing, (
+                f"{target.key}: {len(missing)} sweep entries have no label (first: "
+                f"{missing[0]}); ship an overlay made with `graphsval sweep label --hw "
+                f"{target.key} --out FILE` through graphsval_sweep_overlays"
+            )
