@@ -8,11 +8,12 @@
 # (baselines/recapture/) for the capture-vs-recapture agreement, the ceiling any
 # model can reach on this data. Resumable: rerun the script to continue.
 #
-# usage: scripts/capture_host.sh [OUT_DIR]      (PIN="" to run unpinned)
+# usage: scripts/capture_host.sh [OUT_DIR]   (PIN="taskset -c 0" pins the process to a CPU;
+# the detected host then has 1 usable CPU, and the snapshot is named for it)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:-plugins/graphsval_cpu/graphsval_cpu/baselines}
-PIN=${PIN-taskset -c 0}
+PIN=${PIN-}
 GV=${GRAPHSVAL:-graphsval}
 mkdir -p "$OUT/recapture"
 KEY=$(python -c "from graphsval_core.plugin_manager import build_registry as b; r = b(); \
