@@ -43,8 +43,17 @@ EXPECTED_FAILURES: dict[tuple[str, str], str] = {
             "jetson_orin_nx_16gb",
             "jetson_orin_agx_64gb",
             "tpu_v4",
+            # host_gpu on a known part reuses that part's datasheet figures
+            "host_gpu",
         )
     },
+    ("precision", "host_intel_xeon_2c_1t"): (
+        "measured on this host: a bf16 call takes oneDNN's path (reorders included) and costs "
+        "about 25 us of dispatch against 1.7 us for an fp32 call through MKL (the calibrated "
+        "dispatch_overhead_s of each dtype, fitted on the host's calibration rows), so for "
+        "small shapes the static energy of the longer bf16 call exceeds fp32's; lower "
+        "precision is cheaper per op here, not per small call: a finding, not bent"
+    ),
     ("bounds.power", "kpu_t64"): KPU_TRAFFIC,
     ("bounds.power", "kpu_t768"): KPU_TRAFFIC,
     ("energy_ranking:a100_sxm4_80gb", "tpu_v4"): (
