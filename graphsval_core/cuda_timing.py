@@ -10,8 +10,50 @@ cold-cache numbers.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Mapping
 from typing import Any
+
+#: What every CUDA-event baseline row says about launches.
+LAUNCH_IN_TIMING = "yes: CUDA events around blocks of back-to-back launches"
+#: The optional L2 flush writes a buffer this many times the L2 size.
+FLUSH_L2_FACTOR = 2
+
+
+def setting(settings: Any, name: str) -> Any:
+    """A capture setting that may be missing from ``CaptureSettings`` (e.g. ``flush_l2``)."""
+    if isinstance(settings, Mapping):
+        return settings.get(name)
+    return getattr(settings, name, None)
+
+
+def _read_flag(get: Callable[[], Any]) -> str:
+    """A torch backend flag as text; torch 2.9+ may warn or refuse on legacy flags."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            value = get()
+    except AttributeError:
+        return "unknown"
+    except RuntimeError:
+        return "error"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)
+
+
+def numerics(torch: Any) -> str:
+    """The CUDA numerics settings that change speed (TF32, reduced-precision
+    reductions), in one line for the baseline's ``numerics`` column."""
+    matmul = torch.backends.cuda.matmul
+    parts = {
+        "tf32_matmul": lambda: matmul.allow_tf32,
+        "tf32_cudnn": lambda: torch.backends.cudnn.allow_tf32,
+        "fp32_precision": torch.get_float32_matmul_precision,
+        "fp16_reduced_reduction": lambda: matmul.allow_fp16_reduced_precision_reduction,
+        "bf16_reduced_reduction": lambda: matmul.allow_bf16_reduced_precision_reduction,
+    }
+    return " ".join(f"{name}={_read_flag(get)}" for name, get in parts.items())
 
 
 def cuda_event_block(

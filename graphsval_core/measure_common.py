@@ -22,17 +22,6 @@ from graphsval_core.plugin_records import Measurement
 from graphsval_core.sampling import TimingResult, adaptive_time
 from graphsval_core.workloads import Workload
 
-#: Baseline extras written by every measurer, in this order (after the V4 columns).
-TIMING_COLUMNS = (
-    "spread_ci_rel",
-    "samples",
-    "block_reps",
-    "warmup_calls",
-    "stopped_by",
-    "p10_s",
-    "p90_s",
-)
-
 
 @frozen
 class CaptureSettings:

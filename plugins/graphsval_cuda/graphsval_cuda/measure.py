@@ -25,57 +25,23 @@ from __future__ import annotations
 import functools
 import importlib
 import os
-import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import attrs
 
-from graphsval_core.cuda_timing import cuda_event_block
+from graphsval_core.cuda_timing import (
+    FLUSH_L2_FACTOR,
+    LAUNCH_IN_TIMING,
+    cuda_event_block,
+    numerics,
+    setting,
+)
 from graphsval_core.energy import EnergyMeter
 from graphsval_core.measure_common import CaptureSettings, measure_workload
 from graphsval_core.op_spec import OpSpec
 from graphsval_core.plugin_records import Measurement
 from graphsval_core.target_spec import TargetSpec
-
-LAUNCH_IN_TIMING = "yes: CUDA events around blocks of back-to-back launches"
-#: The L2 flush writes a buffer this many times the L2 size.
-FLUSH_L2_FACTOR = 2
-
-
-def setting(settings: Mapping[str, Any] | CaptureSettings | None, name: str) -> Any:
-    """A capture setting that may be missing from :class:`CaptureSettings`."""
-    if isinstance(settings, Mapping):
-        return settings.get(name)
-    return getattr(settings, name, None)
-
-
-def _read_flag(get: Callable[[], Any]) -> str:
-    """A torch backend flag as text; torch 2.9+ may warn or refuse on legacy flags."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            value = get()
-    except AttributeError:
-        return "unknown"
-    except RuntimeError:
-        return "error"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    return str(value)
-
-
-def numerics(torch: Any) -> str:
-    """The CUDA numerics settings that change speed, in one line."""
-    matmul = torch.backends.cuda.matmul
-    parts = {
-        "tf32_matmul": lambda: matmul.allow_tf32,
-        "tf32_cudnn": lambda: torch.backends.cudnn.allow_tf32,
-        "fp32_precision": torch.get_float32_matmul_precision,
-        "fp16_reduced_reduction": lambda: matmul.allow_fp16_reduced_precision_reduction,
-        "bf16_reduced_reduction": lambda: matmul.allow_bf16_reduced_precision_reduction,
-    }
-    return " ".join(f"{name}={_read_flag(get)}" for name, get in parts.items())
 
 
 def nvml_index(device: str, environ: Mapping[str, str] | None = None) -> int:

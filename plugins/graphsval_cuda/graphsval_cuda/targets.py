@@ -94,15 +94,25 @@ def _datacenter_gpu(
     )
 
 
-def h100_sxm5_80gb() -> TargetSpec:
-    """NVIDIA H100 SXM5 80 GB (Hopper GH100)."""
-    source = "NVIDIA H100 SXM5 datasheet"
+def _hopper_sxm(
+    key: str,
+    *,
+    name: str,
+    gpu_name: str,
+    source: str,
+    dram_gb: float,
+    dram_bps: float,
+    dram_label: str,
+    note: str,
+) -> TargetSpec:
+    """The GH100 die of the H100 and H200 SXM parts: the same SMs, clocks, peaks,
+    power and L2; only the memory differs."""
     sms, clock = 132, 1.98e9
     l2_value, l2_formula = rules.l2_bandwidth_by_sm(sms, clock)
     return _datacenter_gpu(
-        "h100_sxm5_80gb",
-        name="NVIDIA H100 SXM5 80GB",
-        gpu_name="NVIDIA H100 80GB HBM3",
+        key,
+        name=name,
+        gpu_name=gpu_name,
         source=source,
         sms=sms,
         clock_hz=clock,
@@ -120,44 +130,38 @@ def h100_sxm5_80gb() -> TargetSpec:
         l1_per_sm_kib=256,
         l2_mib=50,
         l2_bps=estimated(l2_value, f"{l2_formula}; calibrate with vector_add"),
+        dram_gb=dram_gb,
+        dram_bps=dram_bps,
+        dram_label=dram_label,
+        sram_pj=(0.5, 3.0),
+        note=note,
+    )
+
+
+def h100_sxm5_80gb() -> TargetSpec:
+    """NVIDIA H100 SXM5 80 GB (Hopper GH100)."""
+    return _hopper_sxm(
+        "h100_sxm5_80gb",
+        name="NVIDIA H100 SXM5 80GB",
+        gpu_name="NVIDIA H100 80GB HBM3",
+        source="NVIDIA H100 SXM5 datasheet",
         dram_gb=80,
         dram_bps=3.35e12,
         dram_label="HBM3",
-        sram_pj=(0.5, 3.0),
         note="Tensor peaks assume the datasheet's clocks (the FP16 figure implies 1.83 GHz).",
     )
 
 
 def h200_sxm_141gb() -> TargetSpec:
     """NVIDIA H200 SXM 141 GB: H100's die with HBM3e."""
-    source = "NVIDIA H200 SXM datasheet"
-    sms, clock = 132, 1.98e9
-    l2_value, l2_formula = rules.l2_bandwidth_by_sm(sms, clock)
-    return _datacenter_gpu(
+    return _hopper_sxm(
         "h200_sxm_141gb",
         name="NVIDIA H200 SXM 141GB",
         gpu_name="NVIDIA H200",
-        source=source,
-        sms=sms,
-        clock_hz=clock,
-        peak_tflops={
-            "fp32": 66.9,
-            "tf32": 494.7,
-            "fp16": 989.4,
-            "bf16": 989.4,
-            "fp8": 1979,
-            "int8": 1979,
-        },
-        tdp_w=700.0,
-        idle_w=70.0,
-        node_nm=4,
-        l1_per_sm_kib=256,
-        l2_mib=50,
-        l2_bps=estimated(l2_value, f"{l2_formula}; calibrate with vector_add"),
+        source="NVIDIA H200 SXM datasheet",
         dram_gb=141,
         dram_bps=4.8e12,
         dram_label="HBM3e",
-        sram_pj=(0.5, 3.0),
         note="Same compute and L2 as H100 SXM (same die); more and faster memory.",
     )
 

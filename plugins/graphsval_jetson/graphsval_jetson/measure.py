@@ -17,47 +17,24 @@ L2 size before every timed block, as the CUDA measurer does.
 from __future__ import annotations
 
 import importlib
-import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import attrs
 
-from graphsval_core.cuda_timing import cuda_event_block
+from graphsval_core.cuda_timing import (
+    FLUSH_L2_FACTOR,
+    LAUNCH_IN_TIMING,
+    cuda_event_block,
+    numerics,
+    setting,
+)
 from graphsval_core.energy import EnergyMeter
 from graphsval_core.measure_common import CaptureSettings, measure_workload
 from graphsval_core.op_spec import OpSpec
 from graphsval_core.plugin_records import Measurement
 from graphsval_core.target_spec import TargetSpec
-
-LAUNCH_IN_TIMING = "yes: CUDA events around blocks of back-to-back launches"
-FLUSH_L2_FACTOR = 2
-
-
-def _flag(get: Callable[[], Any]) -> str:
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            value = get()
-    except AttributeError:
-        return "unknown"
-    except RuntimeError:
-        return "error"
-    return ("yes" if value else "no") if isinstance(value, bool) else str(value)
-
-
-def numerics(torch: Any) -> str:
-    """The CUDA numerics settings that change speed, in one line."""
-    matmul = torch.backends.cuda.matmul
-    parts = {
-        "tf32_matmul": lambda: matmul.allow_tf32,
-        "tf32_cudnn": lambda: torch.backends.cudnn.allow_tf32,
-        "fp32_precision": torch.get_float32_matmul_precision,
-        "fp16_reduced_reduction": lambda: matmul.allow_fp16_reduced_precision_reduction,
-        "bf16_reduced_reduction": lambda: matmul.allow_bf16_reduced_precision_reduction,
-    }
-    return " ".join(f"{name}={_flag(get)}" for name, get in parts.items())
 
 
 def power_mode_note(current: str | None, wanted: str | None, key: str) -> str:
@@ -71,13 +48,6 @@ def power_mode_note(current: str | None, wanted: str | None, key: str) -> str:
             "(switch with nvpmodel and recapture)"
         )
     return ""
-
-
-def setting(settings: Mapping[str, Any] | CaptureSettings | None, name: str) -> Any:
-    """A capture setting that may be missing from :class:`CaptureSettings`."""
-    if isinstance(settings, Mapping):
-        return settings.get(name)
-    return getattr(settings, name, None)
 
 
 def _flush_bytes(settings: Any, torch: Any, device: str, target: TargetSpec) -> int:
