@@ -43,6 +43,7 @@ def bench_cli(repeats: int = 5) -> None:
     for args in (
         ["--help"],
         ["targets"],
+        ["validate", "--format", "json"],
         [
             "explain",
             "--hw",

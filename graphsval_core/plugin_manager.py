@@ -289,7 +289,7 @@ class Registry:
         """Replace each calibrated target's spec by its calibrated copy."""
         import json
 
-        from graphsval_core.calibration import apply_file
+        from graphsval_core.calibration_file import apply_file
 
         for plugin, item in self._collect("graphsval_calibrations"):
             name = getattr(item, "name", str(item))

@@ -40,6 +40,7 @@ def test_targets_does_not_import_torch():
         "try:\n    cli.main(args=['targets'], prog_name='graphsval')\n"
         "except SystemExit as e:\n    assert not e.code, e.code\n"
         "assert 'torch' not in sys.modules\n"
+        "assert 'numpy' not in sys.modules  # start-up budget: calibration applied without it\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
 
