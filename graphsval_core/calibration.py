@@ -281,6 +281,24 @@ def trustworthy_energy(rows: Sequence[BaselineRow]) -> list[BaselineRow]:
     return out
 
 
+def _energy_sources(rows: Sequence[BaselineRow]) -> list[str]:
+    """The sensors (and rails) the energy rows were measured with: a model
+    calibrated on them predicts that quantity (e.g. VDD_IN + VDD_SOC summed)."""
+    import re
+
+    found = set()
+    for r in rows:
+        source = r.extras.get("energy_source", "").strip()
+        rails = re.search(r"rails=\[[^\]]*\]", r.notes)
+        if source and source != "none":
+            found.add(source)
+        elif rails:
+            found.add(f"INA3221 {rails.group(0)} summed, as captured")
+        else:
+            found.add("unstated by the baseline (V4 file): the target's own energy source")
+    return sorted(found)
+
+
 def fit_energy(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) -> dict[str, Any]:
     """Energy per op (per dtype), one scale of the per-byte energies, static power."""
     from scipy.optimize import nnls
@@ -325,6 +343,8 @@ def fit_energy(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) -> 
     predicted = a @ solution
     out: dict[str, Any] = {
         "rows": len(good),
+        # what the fitted coefficients predict: the quantity these rows measured
+        "measured_as": _energy_sources(good),
         "values": values,
         "traffic_scale": scale,
         "median_abs_error": float(np.median(np.abs(predicted - b) / b)),
