@@ -135,6 +135,8 @@ def _existing(path: Path, hardware: str, op: str) -> dict[tuple[str, str], dict[
     if not path.exists() or path.stat().st_size == 0:
         return {}
     _repair_tail(path)
+    if path.stat().st_size == 0:  # killed while writing the header: nothing was finished
+        return {}
     baseline = read_baseline(path)
     if tuple(baseline.columns) != COLUMNS:
         raise BaselineFileError(
@@ -357,7 +359,27 @@ def capture(
     summary.skipped = len(items) - len(todo)
     start = time.monotonic()
     journal = _journal(out)
-    partial = _read_journal(journal) if rounds > 1 else {}
+    partial: dict[tuple[str, str], dict[int, Measurement]] = {}
+    if rounds > 1:
+        # a failed round is measured again; rounds beyond this run's count are ignored
+        for key, got in _read_journal(journal).items():
+            kept = {r: m for r, m in got.items() if m.latency_s is not None and r < rounds}
+            if kept:
+                partial[key] = kept
+    todo_keys = {it.key for it in todo}
+    # shapes whose every round is in the journal but whose row never reached the CSV
+    # (killed between the two writes): write them now
+    for item in todo:
+        got = partial.get(item.key, {})
+        if all(r in got for r in range(rounds)) and rounds > 1:
+            combined, spread = _combine_rounds(list(got.values()))
+            _append(
+                out,
+                measurement_row(hardware, op, item, purpose, combined, load, busy, rounds, spread),
+            )
+            summary.measured += 1
+            todo_keys.discard(item.key)
+    todo = [it for it in todo if it.key in todo_keys]
     # the (item, round) visits still to do, round by round, each round shuffled
     visits: list[tuple[CaptureItem, int]] = []
     for r in range(rounds):
@@ -389,7 +411,7 @@ def capture(
             _journal_append(journal, item, r, m)
             got = partial.setdefault(item.key, {})
             got[r] = m
-            if len(got) == rounds:
+            if all(x in got for x in range(rounds)):
                 ok = [x for x in got.values() if x.latency_s is not None]
                 if len(ok) < rounds:
                     reason = next(x.notes for x in got.values() if x.latency_s is None)

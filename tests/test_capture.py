@@ -286,3 +286,95 @@ def test_sigkill_mid_capture_loses_nothing_and_resumes(tmp_path):
         assert match["latency_s"] == row["latency_s"]
     assert f"skipped {len(before)} already measured" in done.stdout
     assert list(_rows(out)[0]) == list(COLUMNS)
+
+
+def test_journal_rounds_without_a_row_are_written_on_resume(registry, tmp_path):
+    # killed after a shape's last round reached the journal but before its CSV row
+    out = tmp_path / "j.csv"
+    journal = out.with_name(out.name + ".journal.jsonl")
+    rec = {
+        "shape": "10",
+        "dtype": "fp32",
+        "latency_s": 2e-6,
+        "energy_j": None,
+        "trial_count": 5,
+        "notes": "",
+        "extras": {"verdict": "pass"},
+    }
+    journal.write_text("".join(json.dumps({**rec, "round": r}) + "\n" for r in (0, 1)))
+    calls = []
+    good = _measure(registry, "host_cpu", "vector_add")
+
+    def spy(item, opts):
+        calls.append(item.shape)
+        return good(item, opts)
+
+    items = [CaptureItem((10,), "fp32"), CaptureItem((20,), "fp32")]
+    summary = capture(
+        hardware="h",
+        op="vector_add",
+        purpose="validation",
+        items=items,
+        out=out,
+        measure=spy,
+        settings=FAST,
+        rounds=2,
+    )
+    assert "10" not in calls  # not measured again
+    assert sorted(r["shape"] for r in _rows(out)) == ["10", "20"]
+    assert summary.measured == 2 and not journal.exists()
+
+
+def test_failed_rounds_are_retried_on_resume(registry, tmp_path):
+    out = tmp_path / "f.csv"
+    good = _measure(registry, "host_cpu", "vector_add")
+    state = {"n": 0}
+
+    def flaky(item, opts):
+        state["n"] += 1
+        if item.shape == "20" and state["n"] < 3:
+            raise RuntimeError("kernel error")
+        if state["n"] == 3:
+            raise KeyboardInterrupt
+        return good(item, opts)
+
+    items = [CaptureItem((10,), "fp32"), CaptureItem((20,), "fp32")]
+    capture(
+        hardware="h",
+        op="vector_add",
+        purpose="validation",
+        items=items,
+        out=out,
+        measure=flaky,
+        settings=FAST,
+        rounds=2,
+        seed=1,
+    )
+    capture(
+        hardware="h",
+        op="vector_add",
+        purpose="validation",
+        items=items,
+        out=out,
+        measure=good,
+        settings=FAST,
+        rounds=2,
+        seed=1,
+    )
+    rows = {r["shape"]: r for r in _rows(out)}
+    assert rows["20"]["latency_s"] and rows["10"]["latency_s"]
+
+
+def test_kill_while_writing_the_header_resumes(registry, tmp_path):
+    out = tmp_path / "h.csv"
+    out.write_text("hardware,op,sha")  # cut mid-header
+    summary = capture(
+        hardware="h",
+        op="vector_add",
+        purpose="validation",
+        items=[CaptureItem((64,), "fp32")],
+        out=out,
+        measure=_measure(registry, "host_cpu", "vector_add"),
+        settings=FAST,
+    )
+    assert summary.measured == 1 and [r["shape"] for r in _rows(out)] == ["64"]
