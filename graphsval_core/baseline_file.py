@@ -113,11 +113,17 @@ def read_baseline(path: str | Path, text: str | None = None) -> Baseline:
             text = Path(path).read_text(encoding="utf-8")
         except OSError as exc:
             raise BaselineFileError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        except UnicodeDecodeError as exc:
+            raise BaselineFileError(
+                f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason})"
+            ) from None
     reader = csv.reader(text.splitlines())
     try:
         header = next(reader)
     except StopIteration:
         raise BaselineFileError(f"{path}: empty file (expected a header)") from None
+    except csv.Error as exc:
+        raise BaselineFileError(f"{path}:1: {exc}") from None
     header = [h.strip() for h in header]
     if tuple(header[: len(V4_COLUMNS)]) != V4_COLUMNS:
         raise BaselineFileError(
@@ -127,10 +133,14 @@ def read_baseline(path: str | Path, text: str | None = None) -> Baseline:
     has_purpose = "purpose" in extras_names
     file_purpose = None if has_purpose else purpose_from_name(path)
     rows = []
-    for lineno, raw in enumerate(reader, start=2):
-        if not raw or all(not c.strip() for c in raw):
-            continue
-        rows.append(_row(path, lineno, raw, header, extras_names, has_purpose, file_purpose))
+    lineno = 1
+    try:
+        for lineno, raw in enumerate(reader, start=2):
+            if not raw or all(not c.strip() for c in raw):
+                continue
+            rows.append(_row(path, lineno, raw, header, extras_names, has_purpose, file_purpose))
+    except csv.Error as exc:
+        raise BaselineFileError(f"{path}:{lineno + 1}: {exc}") from None
     source = "column" if has_purpose else ("suffix" if file_purpose else "none")
     return Baseline(path, tuple(header), tuple(rows), source)
 
@@ -189,6 +199,10 @@ def read_many(paths: Iterable[Any]) -> list[Baseline]:
     for item in paths:
         if isinstance(item, str | Path):
             out.append(read_baseline(item))
-        else:
-            out.append(read_baseline(str(item), item.read_text(encoding="utf-8")))
+            continue
+        try:
+            text = item.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise BaselineFileError(f"{item}: not UTF-8 text ({exc.reason})") from None
+        out.append(read_baseline(str(item), text))
     return out

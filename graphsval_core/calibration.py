@@ -76,6 +76,8 @@ class Fit:
     params: list[Param]
     rows: list[BaselineRow]
     predicted: np.ndarray = field(factory=lambda: np.zeros(0))
+    x: np.ndarray = field(factory=lambda: np.zeros(0))
+    not_identifiable: list[str] = field(factory=list)
 
 
 # --- choosing what to fit -----------------------------------------------------
@@ -220,15 +222,30 @@ def _values(params: Sequence[Param], x: np.ndarray) -> dict[str, float]:
     return {p.name: float(math.exp(v)) for p, v in zip(params, x, strict=True)}
 
 
+def canonical(rows: Sequence[BaselineRow]) -> list[BaselineRow]:
+    """Rows in a fixed order (op, dtype, dims), whatever order the files came in."""
+    return sorted(rows, key=lambda r: (r.op, r.dtype, r.dims, r.line))
+
+
 def fit_latency(
     registry: Any,
     spec: TargetSpec,
     rows: Sequence[BaselineRow],
     params: Sequence[Param] | None = None,
+    x_start: np.ndarray | None = None,
 ) -> Fit:
-    """Robust least squares on log(predicted / measured) over ``rows``."""
+    """Robust least squares on log(predicted / measured) over ``rows``.
+
+    The rows are put in a canonical order first and, unless ``x_start`` is
+    given, the fit starts from the spec's values and from fractions of a half
+    and a quarter of them, keeping the best: the objective has several optima
+    and the answer must not depend on the order of the files. A constant the
+    rows do not move (a zero column of the Jacobian) is not identifiable: it
+    is left out of the values and keeps its spec value.
+    """
     from scipy.optimize import least_squares
 
+    rows = canonical(rows)
     params = list(params if params is not None else choose_params(registry, spec, rows))
     measured = np.array([r.latency_s for r in rows], dtype=np.float64)
 
@@ -237,33 +254,55 @@ def fit_latency(
         latency, _ = predict_rows(registry, candidate, rows)
         return np.log(latency / measured)
 
-    x0 = np.log([p.value for p in params])
     lo = np.log([p.lower for p in params])
     hi = np.log([p.upper for p in params])
-    result = least_squares(
-        residuals,
-        np.clip(x0, lo, hi),
-        bounds=(lo, hi),
-        loss="soft_l1",
-        f_scale=0.05,
-        x_scale=1.0,
-        diff_step=1e-4,
-        max_nfev=400,
+    base = np.log([p.value for p in params])
+    fraction = np.array([is_fraction(p.name) for p in params])
+    starts = (
+        [x_start]
+        if x_start is not None
+        else [base + np.where(fraction, np.log(scale), 0.0) for scale in (1.0, 0.5, 0.25)]
     )
-    values = _values(params, result.x)
-    # relative (log-space) uncertainty from the Jacobian at the optimum
-    jac = result.jac
-    scale = 1.4826 * float(np.median(np.abs(result.fun))) if len(result.fun) else 0.0
-    try:
-        cov = np.linalg.pinv(jac.T @ jac) * scale**2
-        sigma = np.sqrt(np.clip(np.diag(cov), 0, None))
-    except np.linalg.LinAlgError:
-        sigma = np.full(len(params), np.inf)
-    uncertainty = {p.name: float(s) for p, s in zip(params, sigma, strict=True)}
+    best = None
+    for start in starts:
+        result = least_squares(
+            residuals,
+            np.clip(start, lo, hi),
+            bounds=(lo, hi),
+            loss="soft_l1",
+            f_scale=0.05,
+            x_scale=1.0,
+            diff_step=1e-4,
+            max_nfev=400,
+        )
+        if best is None or result.cost < best.cost - 1e-12:
+            best = result
+    assert best is not None
+    jac = best.jac
+    columns = np.linalg.norm(jac, axis=0)
+    identifiable = columns > 1e-6 * max(float(columns.max()), 1e-300)
+    scale = 1.4826 * float(np.median(np.abs(best.fun))) if len(best.fun) else 0.0
+    sigma = np.full(len(params), np.inf)
+    if identifiable.any():
+        sub = jac[:, identifiable]
+        cov = np.linalg.pinv(sub.T @ sub) * scale**2
+        sigma[identifiable] = np.sqrt(np.clip(np.diag(cov), 0, None))
+    all_values = _values(params, best.x)
+    values = {
+        p.name: v for p, v, ok in zip(params, all_values.values(), identifiable, strict=True) if ok
+    }
+    uncertainty = {p.name: float(sg) for p, sg in zip(params, sigma, strict=True)}
     fitted = apply_constants(spec, values, "fit")
     predicted, _ = predict_rows(registry, fitted, rows)
     return Fit(
-        values, uncertainty, (predicted - measured) / measured, params, list(rows), predicted
+        values,
+        uncertainty,
+        (predicted - measured) / measured,
+        params,
+        list(rows),
+        predicted,
+        x=best.x,
+        not_identifiable=[p.name for p, ok in zip(params, identifiable, strict=True) if not ok],
     )
 
 
@@ -363,9 +402,11 @@ def leave_one_out(
 ) -> dict[str, Any]:
     """Refit without each row and predict it: out-of-sample errors within the set."""
     errors, inside = [], 0
+    rows = canonical(rows)
+    whole = fit_latency(registry, spec, rows, params)
     for i in range(len(rows)):
         rest = [r for j, r in enumerate(rows) if j != i]
-        fit = fit_latency(registry, spec, rest, params)
+        fit = fit_latency(registry, spec, rest, params, x_start=whole.x)
         model = apply_constants(spec, fit.values, "loo")
         latency, _ = predict_rows(registry, model, [rows[i]])
         err = (latency[0] - rows[i].latency_s) / rows[i].latency_s
@@ -389,8 +430,9 @@ def _regime(registry: Any, spec: TargetSpec, row: BaselineRow) -> str:
 # --- the calibration file -----------------------------------------------------
 
 
-def _sig(x: float) -> float:
-    return float(f"{x:.6g}")
+def _sig(x: float) -> float | None:
+    """6 significant digits; None for a value that is not a number (strict JSON)."""
+    return None if not math.isfinite(x) else float(f"{x:.6g}")
 
 
 def sha256_of(text: str) -> str:
@@ -411,6 +453,8 @@ def build_file(
     constants: dict[str, Any] = {}
     datasheet = _current_values(spec)
     for p in fit.params:
+        if p.name not in fit.values:
+            continue
         constants[p.name] = {
             "value": _sig(_resolved(spec, p.name, fit.values[p.name])),
             "datasheet": _sig(datasheet.get(p.name, float("nan"))),
@@ -454,6 +498,10 @@ def build_file(
         "energy": {k: v for k, v in energy.items() if k != "values"},
         "fit": {
             "rows": len(fit.rows),
+            "not_identifiable": {
+                name: "the rows do not move it (zero Jacobian column): the spec's value stays"
+                for name in fit.not_identifiable
+            },
             "median_abs_error": _sig(float(np.median(np.abs(fit.residuals)))),
             "within_band": _sig(in_band),
             "leave_one_out": {

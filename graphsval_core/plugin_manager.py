@@ -210,6 +210,22 @@ class Registry:
             out.extend((impl.plugin_name, item) for item in items)
         return out
 
+    def _collect_guarded(self, hook_name: str, **kwargs: Any) -> list[tuple[str, Any]]:
+        """Like :meth:`_collect`, but a raising plugin is recorded as a problem and
+        skipped, so one broken plugin cannot stop the others (used at start-up)."""
+        out = []
+        for impl in self._impls(hook_name):
+            try:
+                result = self._invoke(impl, kwargs)
+                items = list(result) if result is not None else []
+            except Exception as exc:
+                self._problem(
+                    impl.plugin_name, f"hook {hook_name} raised {type(exc).__name__}: {exc}"
+                )
+                continue
+            out.extend((impl.plugin_name, item) for item in items)
+        return out
+
     def _first(self, hook_name: str, **kwargs: Any) -> Any:
         """Ask implementations in turn; stop at the first non-None result."""
         for impl in self._impls(hook_name):
@@ -291,7 +307,7 @@ class Registry:
 
         from graphsval_core.calibration_file import apply_file
 
-        for plugin, item in self._collect("graphsval_calibrations"):
+        for plugin, item in self._collect_guarded("graphsval_calibrations"):
             name = getattr(item, "name", str(item))
             try:
                 data = json.loads(item.read_text())

@@ -183,7 +183,10 @@ def heatmap_rows(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
         if info.get("expected_failures"):
             x = info["expected_failures"]
             text += f" ({x} expected failure{'s' if x > 1 else ''})"
-        rows.append([label, text, *["" for _ in regimes[1:]]])
+        if regimes:
+            rows.append([label, text, *[""] * (len(regimes) - 1)])
+        else:  # no record was checked: no regime column to put the text in
+            rows.append([f"{label} {text}"])
     return header, rows
 
 

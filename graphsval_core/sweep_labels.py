@@ -65,10 +65,19 @@ def load_shipped(
             sweeps[item.name] = load_sweep(item.name, text=item.read_text())
     if overlays and registry is not None:
         for plugin, item in registry.sweep_overlays():
-            text = item.read_text() if not isinstance(item, str | Path) else Path(item).read_text()
-            sweeps = merge_overlay(
-                sweeps, json.loads(text), f"{plugin}: {getattr(item, 'name', item)}"
-            )
+            where = f"plugin {plugin}: {getattr(item, 'name', item)}"
+            try:
+                text = Path(item).read_text() if isinstance(item, str | Path) else item.read_text()
+                data = json.loads(text)
+            except (OSError, UnicodeDecodeError) as exc:
+                raise SweepFileError(f"{where}: cannot read: {exc}") from None
+            except json.JSONDecodeError as exc:
+                raise SweepFileError(
+                    f"{where}: not valid JSON: {exc.msg} (line {exc.lineno})"
+                ) from None
+            if not isinstance(data, dict):
+                raise SweepFileError(f"{where}: expected a JSON object")
+            sweeps = merge_overlay(sweeps, data, where)
     return sweeps
 
 

@@ -173,3 +173,30 @@ def test_shipped_calibrations_load_and_change_the_model():
 def test_shipped_calibration_data_passes_its_floors():
     result = CliRunner().invoke(cli, ["validate", "--check-floors"])
     assert result.exit_code == 0, result.output[-3000:]
+
+
+@pytest.mark.parametrize(
+    ("row", "fragment"),
+    [
+        ("toy,conv9d,8x8x8,fp32,1e-5,,11,", "unknown op 'conv9d'"),
+        ("toy,matmul,64x64,fp32,1e-5,,11,", "shape 64x64 has 2 dims; matmul takes 3"),
+    ],
+)
+def test_bad_rows_are_one_line_naming_file_and_line(setup, tmp_path, row, fragment):
+    path = tmp_path / "bad.calibration.csv"
+    path.write_text(",".join(HEADER) + "\n" + row + "\n")
+    result = _calibrate("--baseline", str(path))
+    assert result.exit_code == 2
+    assert f"{path}:2:" in result.output and fragment in result.output
+
+
+def test_file_order_does_not_change_the_result(setup, tmp_path):
+    path = setup("toy.calibration.csv")
+    lines = path.read_text().splitlines()
+    flipped = tmp_path / "flipped.calibration.csv"
+    flipped.write_text("\n".join([lines[0], *reversed(lines[1:])]) + "\n")
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    assert _calibrate("--baseline", str(path), "--out", str(a)).exit_code == 0
+    assert _calibrate("--baseline", str(flipped), "--out", str(b)).exit_code == 0
+    da, db = json.loads(a.read_text()), json.loads(b.read_text())
+    assert da["constants"] == db["constants"] and da["residuals"] == db["residuals"]

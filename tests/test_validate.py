@@ -53,10 +53,11 @@ def _toy(make_target, make_tier, **changes):
 def world(make_target, make_tier, make_plugin, fake_entry_points, make_entry_point, tmp_path):
     """Install the toy target; return a writer of baselines 'measured' on a drifted toy."""
     model = _toy(make_target, make_tier)
-    plugin = make_plugin("toy", lambda: [model])
+    shipped: list = []
+    plugin = make_plugin("toy", lambda: [model], graphsval_baselines=lambda: list(shipped))
     fake_entry_points(make_entry_point("toy", lambda: plugin, "graphsval-toy", "0.1"))
 
-    def write(name="toy.validation.csv", **drift):
+    def write(name="toy.validation.csv", ship=False, **drift):
         silicon = _toy(make_target, make_tier, **drift)
         reg = build_registry(
             extra_plugins=[("silicon", make_plugin("s", lambda: [evolve(silicon, key="silicon")]))],
@@ -72,6 +73,8 @@ def world(make_target, make_tier, make_plugin, fake_entry_points, make_entry_poi
                     writer.writerow(
                         ["toy", op, "x".join(map(str, dims)), "fp32", f"{latency:.9e}", "", 11, ""]
                     )
+        if ship:  # the toy plugin ships it, as a plugin ships its baselines
+            shipped[:] = [path]
         return path
 
     return write
@@ -236,27 +239,42 @@ def test_no_baselines_installed_is_a_note_and_exit_0(fake_entry_points):
     assert "ship no baselines" in result.output
 
 
-def test_floors_raise_lower_with_reason_and_check(world, make_plugin, tmp_path, monkeypatch):
+def test_floors_raise_lower_with_reason_and_check(world, tmp_path, monkeypatch):
     floors = tmp_path / "floors.json"
     import graphsval_core.plugin_manager as pm
 
-    real = pm.Registry.floors_files
     monkeypatch.setattr(pm.Registry, "floors_files", lambda self: {"toy": floors})
-    good, bad = world("good.csv"), world("bad.csv", l2_bw=0.5 * 5e11)
-    raised = _run("--baseline", str(good), "--update-floors")
+    world("good.validation.csv", ship=True)
+    raised = _run("--update-floors")
     assert "toy/vector_add: floor - -> 9" in raised.output
     assert json.loads(floors.read_text())["floors"]["toy/vector_add"]["pass"] == 9
-    check = _run("--baseline", str(bad), "--check-floors")
+    world("bad.validation.csv", ship=True, l2_bw=0.5 * 5e11)
+    check = _run("--check-floors")
     assert check.exit_code == 1
     assert "toy/vector_add: 6/9 pass, floor 9: FAIL (3 below)" in check.output
-    refused = _run("--baseline", str(bad), "--update-floors")
+    refused = _run("--update-floors")
     assert refused.exit_code == 2 and "needs --reason" in refused.output
-    lowered = _run("--baseline", str(bad), "--update-floors", "--reason", "new L2 data")
+    lowered = _run("--update-floors", "--reason", "new L2 data")
     assert lowered.exit_code == 1  # records still fail without --check-floors
     entry = json.loads(floors.read_text())["floors"]["toy/vector_add"]
     assert entry == {"pass": 6, "records": 9, "lowered_from": 9, "reason": "new L2 data"}
-    assert _run("--baseline", str(bad), "--check-floors").exit_code == 0
-    monkeypatch.setattr(pm.Registry, "floors_files", real)
+    assert _run("--check-floors").exit_code == 0
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        ["--purpose", "calibration"],
+        ["--predictor", "reference", "--baseline", "x.csv"],
+        ["--tolerances", "t.json"],
+    ],
+)
+def test_floors_are_only_for_the_default_selection(world, extra):
+    world("good.validation.csv", ship=True)
+    for flag in ("--check-floors", "--update-floors"):
+        result = _run(*extra, flag)
+        assert result.exit_code == 2
+        assert "floors hold for the shipped baselines" in result.output
 
 
 def test_vendored_real_hardware_files_validate_end_to_end():

@@ -93,6 +93,16 @@ def calibrate(
             ) from None
         mine = [r for r in baseline.rows if r.hardware == spec.key]
         for r in mine:
+            try:
+                op_spec = registry.op(r.op)
+            except UnknownNameError as exc:
+                raise InputError(f"{path}:{r.line}: {exc}") from None
+            if len(r.dims) != len(op_spec.dims):
+                raise InputError(
+                    f"{path}:{r.line}: shape {r.shape} has {len(r.dims)} dims; "
+                    f"{r.op} takes {len(op_spec.dims)} ({'x'.join(op_spec.dims)})"
+                )
+        for r in mine:
             if r.purpose == "validation":
                 refused.append(f"{path}:{r.line}: a validation row ({baseline.purpose_source})")
             elif (r.op, r.dims, r.dtype) in held_out:
@@ -145,16 +155,19 @@ def calibrate(
             else f"; energy not fitted ({energy.get('skipped', 'no rows')})"
         )
     )
+
+    def num(value: Any) -> str:
+        return "-" if value is None else f"{value:.6g}"
+
     for name, entry in data["constants"].items():
+        unc = entry.get("relative_uncertainty")
+        spread = "" if unc is None else f" +- {unc:.1%}"
         click.echo(
-            f"  {name}: {entry['value']:.6g} (was {entry['datasheet']:.6g})"
-            + (
-                f" +- {entry['relative_uncertainty']:.1%}"
-                if "relative_uncertainty" in entry
-                else ""
-            )
-            + f"  [{entry['from']}]"
+            f"  {name}: {num(entry['value'])} (was {num(entry['datasheet'])}){spread}"
+            f"  [{entry['from']}]"
         )
+    for name in data["fit"]["not_identifiable"]:
+        click.echo(f"  {name}: not identifiable from these rows; the spec's value stays")
     f = data["fit"]
     click.echo(
         f"  in sample: median |error| {f['median_abs_error']:.1%}, "

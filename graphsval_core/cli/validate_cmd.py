@@ -156,6 +156,14 @@ def validate(
     from graphsval_core.tolerances import TolerancesError, load_tolerances
 
     registry = app.registry
+    if (check_floors or update_floors) and (
+        baselines or purpose != "validation" or tolerances_file or predictor != "reference"
+    ):
+        raise click.UsageError(
+            "floors hold for the shipped baselines' validation rows under the reference "
+            "predictor and the shipped tolerances: drop --baseline, --purpose, --tolerances "
+            "and --predictor to check or update them (--hw and --op may narrow the run)"
+        )
     try:
         tolerances = load_tolerances(tolerances_file)
         model = registry.predictor(predictor)
