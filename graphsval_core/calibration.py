@@ -120,7 +120,7 @@ def _headroom(spec: TargetSpec, provenance: Provenance | None) -> float:
 
 def choose_params(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) -> list[Param]:
     """The constants these rows exercise (see module doc)."""
-    _, terms = predict_rows(registry, spec, rows)
+    latency, terms = predict_rows(registry, spec, rows)
     row_dtypes = sorted({r.dtype for r in rows})
     if len(row_dtypes) == 1:
         params = [
@@ -155,15 +155,22 @@ def choose_params(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) 
                 f"{n} {dtype} rows (the compute-bound ones)",
             )
         )
-    busy = np.maximum(terms["compute_s"], terms["memory_s"])
+    # a tier is exercised by a row when its time is a real share of the row's
+    # latency (launch included): tiny launch-bound rows exercise no tier
+    busy = latency
     for k, tier in enumerate(spec.tiers):
         binding = int(np.sum(terms["tier_time"][:, k] >= 0.3 * busy))
+        n_vadd = sum(
+            1
+            for i, r in enumerate(rows)
+            if r.op == "vector_add" and terms["tier_time"][i, k] >= 0.3 * busy[i]
+        )
+        # the innermost tier feeds the registers: for a matrix product its traffic
+        # grows with the ops exactly as compute time does, so only vector_add rows
+        # can tell its bandwidth from the compute fraction
+        if k == 0 and n_vadd < 2:
+            binding = 0
         if binding >= 2:
-            n_vadd = sum(
-                1
-                for i, r in enumerate(rows)
-                if r.op == "vector_add" and terms["tier_time"][i, k] >= 0.3 * busy[i]
-            )
             src = (
                 f"{n_vadd} vector_add rows (one plateau per tier)"
                 if n_vadd >= 2
