@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import csv
 import math
+import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -75,6 +76,29 @@ class Baseline:
         if purpose is None or self.purpose_source == "none":
             return list(self.rows)
         return [r for r in self.rows if r.purpose == purpose]
+
+
+_SHORT_WINDOW = re.compile(r"below .*(averaging period|resolution|minimum)", re.IGNORECASE)
+
+
+def short_energy_window(row: BaselineRow) -> bool:
+    """Whether the row's note says its energy window was below the sensor's
+    resolution, averaging period or minimum (the energy is then noise)."""
+    return bool(_SHORT_WINDOW.search(row.notes))
+
+
+def energy_window_s(row: BaselineRow) -> float | None:
+    """The energy window of a row: its ``energy_window_s`` column, else (V4 files,
+    one reading around all trials) trial count x latency; None if unknown."""
+    text = row.extras.get("energy_window_s", "").strip()
+    if text:
+        try:
+            return float(text)
+        except ValueError:
+            return None
+    if row.latency_s and row.trial_count:
+        return row.trial_count * row.latency_s
+    return None
 
 
 def purpose_from_name(path: str | Path) -> str | None:

@@ -39,7 +39,12 @@ import numpy as np
 from attrs import define, field
 
 from graphsval_core import __version__
-from graphsval_core.baseline_file import Baseline, BaselineRow
+from graphsval_core.baseline_file import (
+    Baseline,
+    BaselineRow,
+    energy_window_s,
+    short_energy_window,
+)
 from graphsval_core.calibration_file import (
     FIRST_TOUCH_MIN_BYTES,
     CalibrationError,
@@ -56,7 +61,6 @@ __all__ = ["CalibrationError", "apply_file", "constants_from_file"]
 
 SCHEMA_VERSION = 1
 MIN_ENERGY_WINDOW_S = 0.01
-_SHORT = ("below", "averaging period")
 
 
 @define
@@ -318,11 +322,10 @@ def trustworthy_energy(rows: Sequence[BaselineRow]) -> list[BaselineRow]:
     for r in rows:
         if not r.energy_j or not r.latency_s:
             continue
-        if all(s in r.notes for s in _SHORT):
+        if short_energy_window(r):
             continue
-        window = r.extras.get("energy_window_s", "")
-        seconds = float(window) if window else r.trial_count * r.latency_s
-        if seconds >= MIN_ENERGY_WINDOW_S:
+        seconds = energy_window_s(r)
+        if seconds is not None and seconds >= MIN_ENERGY_WINDOW_S:
             out.append(r)
     return out
 

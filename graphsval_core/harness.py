@@ -14,7 +14,6 @@ whose correctness verdict failed are excluded and listed.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -22,12 +21,11 @@ from typing import Any
 import numpy as np
 from attrs import define, field
 
-from graphsval_core.baseline_file import Baseline, BaselineRow
+from graphsval_core.baseline_file import Baseline, BaselineRow, short_energy_window
 from graphsval_core.classifier import AMBIGUOUS, classify_details, measured_regime
 from graphsval_core.plugin_manager import Registry
 from graphsval_core.plugin_records import PredictorSpec
 
-_SHORT_WINDOW = re.compile(r"below .*(averaging period|resolution|minimum)", re.IGNORECASE)
 RECAPTURE_DIR = "recapture"
 
 
@@ -55,7 +53,7 @@ def _energy_skip(row: BaselineRow) -> str | None:
     if row.energy_j is None:
         note = row.notes.strip()
         return "no energy" + (f" ({note})" if note and "energy" in note.lower() else "")
-    if _SHORT_WINDOW.search(row.notes):
+    if short_energy_window(row):
         return "window below the sensor's resolution or averaging period"
     return None
 

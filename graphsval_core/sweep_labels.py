@@ -37,6 +37,17 @@ if TYPE_CHECKING:
     from graphsval_core.plugin_manager import Registry
 
 OVERLAY_KIND = "graphsval-sweep-labels"
+#: Every label a sweep entry may carry.
+LABELS = (
+    "launch_bound",
+    "alu_bound",
+    "l1_bound",
+    "l2_bound",
+    "l3_bound",
+    "dram_bound",
+    "ambiguous",
+    "unsupported",
+)
 
 
 @frozen
@@ -93,6 +104,16 @@ def merge_overlay(
         if name not in out:
             raise SweepFileError(f"{where}: labels for unknown sweep {name!r}")
         sweep = out[name]
+        known = {e.key for e in sweep.entries}
+        for key, per_hw in labels.items():
+            if key not in known:
+                raise SweepFileError(f"{where}: {name}: no entry {key!r} in the sweep")
+            for hw, regime in per_hw.items():
+                if regime not in LABELS:
+                    raise SweepFileError(
+                        f"{where}: {name} {key}: {hw} label {regime!r} is not a regime "
+                        f"({', '.join(LABELS)})"
+                    )
         entries = []
         for entry in sweep.entries:
             extra = labels.get(entry.key, {})
