@@ -420,7 +420,7 @@ def leave_one_out(
         model = apply_constants(spec, fit.values, "loo")
         latency, _ = predict_rows(registry, model, [rows[i]])
         err = (latency[0] - rows[i].latency_s) / rows[i].latency_s
-        regime = _regime(registry, model, rows[i])
+        regime = model_regime(registry, model, rows[i])
         errors.append(err)
         inside += abs(err) <= tolerances.get(regime, tolerances["dram_bound"])["latency"]
     abs_err = np.abs(errors)
@@ -432,7 +432,8 @@ def leave_one_out(
     }
 
 
-def _regime(registry: Any, spec: TargetSpec, row: BaselineRow) -> str:
+def model_regime(registry: Any, spec: TargetSpec, row: BaselineRow) -> str:
+    """The model's own regime of one row (whose tolerance judges it)."""
     p = predict(registry, spec, registry.op(row.op), np.array([row.dims]), row.dtype)
     return str(p.regime[0])
 

@@ -59,8 +59,6 @@ def calibrate(
     file-name suffix) and rows whose (op, shape, dtype) is in one of the
     project's validation sweeps, unless --allow-validation-rows REASON.
     """
-    import numpy as np
-
     from graphsval_core.baseline_file import BaselineFileError, read_baseline
     from graphsval_core.calibration import (
         CalibrationError,
@@ -70,6 +68,7 @@ def calibrate(
         fit_energy,
         fit_latency,
         leave_one_out,
+        model_regime,
         predict_rows,
         sha256_of,
     )
@@ -137,11 +136,9 @@ def calibrate(
         raise InputError(str(exc)) from None
     calibrated = apply_constants(spec, {**fit.values, **energy.get("values", {})}, "fit")
     predicted, _ = predict_rows(registry, calibrated, rows)
-    from graphsval_core.calibration import _regime  # the model's own regime per row
-
     inside = sum(
         abs(p - r.latency_s) / r.latency_s
-        <= tolerances[_regime(registry, calibrated, r)]["latency"]
+        <= tolerances[model_regime(registry, calibrated, r)]["latency"]
         for p, r in zip(predicted, rows, strict=True)
     )
     data = build_file(spec, used, fit, energy, loo, override, tolerances, inside / len(rows))
@@ -183,7 +180,6 @@ def calibrate(
     if report_dir:
         _plots(Path(report_dir), spec.key, rows, predicted, fit)
         click.echo(f"  plots in {report_dir}/")
-    del np
 
 
 def _plots(folder: Path, key: str, rows: Any, predicted: Any, fit: Any) -> None:
