@@ -66,9 +66,18 @@ def _near_capacity(working_set: np.ndarray, capacities: list[float]) -> np.ndarr
 
 
 def classify_details(
-    registry: Registry, target: TargetSpec, op: OpSpec, shapes: Any, dtype: str
+    registry: Registry,
+    target: TargetSpec,
+    op: OpSpec,
+    shapes: Any,
+    dtype: str,
+    prediction: Prediction | None = None,
 ) -> Classification:
-    """Classify a batch of shapes of one (target, op, dtype)."""
+    """Classify a batch of shapes of one (target, op, dtype).
+
+    ``prediction``: the reference model's prediction of these very shapes, when
+    the caller already has it (the harness validating the reference model).
+    """
     from graphsval_core.reference_model import predict
 
     shapes = np.asarray(shapes, dtype=np.int64).reshape(-1, len(op.dims))
@@ -76,7 +85,7 @@ def classify_details(
     if dtype not in target.peak_ops_per_s:
         label = np.full(n, UNSUPPORTED, dtype=object)
         return Classification(label, label.copy(), np.zeros(n, bool), np.full(n, np.inf), None)
-    p = predict(registry, target, op, shapes, dtype)
+    p = prediction if prediction is not None else predict(registry, target, op, shapes, dtype)
     terms = np.sort(
         np.concatenate([p.launch_s[:, None], p.compute_s[:, None], p.time_per_tier_s], axis=1),
         axis=1,

@@ -25,6 +25,7 @@ from graphsval_core.baseline_file import Baseline, BaselineRow, short_energy_win
 from graphsval_core.classifier import AMBIGUOUS, classify_details, measured_regime
 from graphsval_core.plugin_manager import Registry
 from graphsval_core.plugin_records import PredictorSpec
+from graphsval_core.reference_model import NAME as REFERENCE
 
 RECAPTURE_DIR = "recapture"
 
@@ -164,7 +165,9 @@ def _group_records(
         return out
     shapes = np.array([r.dims for r in keep], dtype=np.int64)
     pred = predictor.predict(registry, target, op, shapes, dtype)
-    cls = classify_details(registry, target, op, shapes, dtype)
+    # the classifier is the reference model with margins: reuse its prediction
+    reuse = pred if predictor.name == REFERENCE else None
+    cls = classify_details(registry, target, op, shapes, dtype, prediction=reuse)
     measured = np.array([r.latency_s for r in keep], dtype=np.float64)
     regime_meas = (
         measured_regime(cls.prediction, measured, target)
