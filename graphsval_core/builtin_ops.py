@@ -86,6 +86,7 @@ LINEAR = OpSpec(
     flops=_matmul_flops,
     gemm_dims=_identity_gemm,
     build=_builder("linear"),
+    kernels=2,
 )
 
 VECTOR_ADD = OpSpec(

@@ -5,8 +5,15 @@ Latency constants, fitted jointly by robust non-linear least squares on
 with a physical meaning and included only when the rows exercise it:
 
 - ``launch_overhead_s``: the dispatch/launch cost of one call (with rows of
-  several dtypes, ``dispatch_overhead_s.<dtype>``: each dtype's own dispatch
-  path, e.g. MKL for fp32 and oneDNN with its reorders for bf16 on a CPU);
+  several dtypes, ``dispatch_overhead_s.<dtype>`` as well: each dtype's GEMM
+  library call for matrix products, e.g. MKL for fp32 and oneDNN with its
+  reorders for bf16 on a CPU);
+- ``kernel_overhead_s``: each further kernel of a multi-kernel op (linear's
+  bias), for targets whose spec sets it (a GPU queues it behind the first);
+- ``fork_join_s``: waking and joining the thread team, on multi-unit CPU
+  targets (rows at or below the grain run on one thread and do not pay it);
+- ``pack_bps``: the rate at which a CPU GEMM library packs B, from the rows
+  whose A has at least ``pack_min_rows`` rows;
 - ``compute_fraction.<dtype>``: the achievable fraction of each dtype's peak
   (when the data say more than the spec's peak, the peak itself is calibrated
   and the fraction is 1: the clock under load is above the one the spec read);
@@ -19,10 +26,17 @@ with a physical meaning and included only when the rows exercise it:
   at least ``first_touch_min_bytes`` (glibc's largest mmap threshold, 32 MiB)
   pays on every call, for CPU targets whose rows have such outputs.
 
-Energy constants, by non-negative linear least squares on rows whose energy
-is trustworthy (a window of at least ``MIN_ENERGY_WINDOW_S``, not below the
+The fit holds each tier at least as fast as the tier outside it (a penalty
+residual that is zero while bandwidth falls outward): a cache slower than the
+memory behind it would explain rows by a constant that means nothing.
+
+Energy constants, by bounded linear least squares on rows whose energy is
+trustworthy (a window of at least ``MIN_ENERGY_WINDOW_S``, not below the
 sensor's averaging period): the energy per op of the dtype, one scale of the
-spec's energy per byte of every tier (their ratios kept), and the static power.
+spec's energy per byte of every tier (their ratios kept), and the static
+power, none below ``ENERGY_FLOOR`` of the spec's value; a coefficient at its
+floor is reported as such (the rows leave it no share), and the model uses
+exactly the values the fit predicted with.
 
 Everything is deterministic: the same rows give the same file, byte for byte.
 """
@@ -61,6 +75,10 @@ __all__ = ["CalibrationError", "apply_file", "constants_from_file"]
 
 SCHEMA_VERSION = 1
 MIN_ENERGY_WINDOW_S = 0.01
+#: How hard the fit holds each tier at least as fast as the one outside it.
+HIERARCHY_WEIGHT = 10.0
+#: The least share of the spec's value an energy coefficient may take.
+ENERGY_FLOOR = 0.1
 
 
 @define
@@ -136,14 +154,27 @@ def choose_params(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) 
                 f"{len(rows)} rows (mostly the launch-bound ones)",
             )
         ]
-    else:  # each dtype's dispatch path (e.g. MKL for fp32, oneDNN for bf16) on its own
-        params = [
+    else:  # each dtype's GEMM library (e.g. MKL for fp32, oneDNN for bf16) on its own
+        params = []
+        if any(registry.op(r.op).gemm_dims is None for r in rows):
+            params.append(
+                Param(
+                    "launch_overhead_s",
+                    spec.launch_overhead_s,
+                    1e-8,
+                    1e-2,
+                    f"{sum(1 for r in rows if registry.op(r.op).gemm_dims is None)} rows "
+                    "of ops outside the GEMM library (mostly the launch-bound ones)",
+                )
+            )
+        params += [
             Param(
                 f"dispatch_overhead_s.{d}",
                 spec.launch_for(d),
                 1e-8,
                 1e-2,
-                f"{sum(1 for r in rows if r.dtype == d)} {d} rows (mostly the launch-bound ones)",
+                f"{sum(1 for r in rows if r.dtype == d and registry.op(r.op).gemm_dims)} "
+                f"{d} matmul/linear rows (mostly the launch-bound ones)",
             )
             for d in row_dtypes
         ]
@@ -163,12 +194,9 @@ def choose_params(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) 
     # latency (launch included): tiny launch-bound rows exercise no tier
     busy = latency
     for k, tier in enumerate(spec.tiers):
-        binding = int(np.sum(terms["tier_time"][:, k] >= 0.3 * busy))
-        n_vadd = sum(
-            1
-            for i, r in enumerate(rows)
-            if r.op == "vector_add" and terms["tier_time"][i, k] >= 0.3 * busy[i]
-        )
+        exercised = terms["tier_time"][:, k] >= 0.3 * busy
+        binding = int(np.sum(exercised))
+        n_vadd = sum(1 for i, r in enumerate(rows) if r.op == "vector_add" and exercised[i])
         # the innermost tier feeds the registers: for a matrix product its traffic
         # grows with the ops exactly as compute time does, so only vector_add rows
         # can tell its bandwidth from the compute fraction
@@ -201,6 +229,38 @@ def choose_params(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) 
                     "rows whose working set straddles the shared tier",
                 )
             )
+    multi = [r for r in rows if registry.op(r.op).kernels > 1]
+    if spec.kernel_overhead_s is not None and multi:
+        params.append(
+            Param(
+                "kernel_overhead_s",
+                spec.kernel_overhead_s,
+                1e-8,
+                1e-2,
+                f"{len(multi)} rows of ops that run more than one kernel (mostly the small ones)",
+            )
+        )
+    packed = [r for r in rows if _packs(registry, spec, r)]
+    if spec.pack_bps is not None and len(packed) >= 2:
+        params.append(
+            Param(
+                "pack_bps",
+                spec.pack_bps,
+                1e8,
+                1e13,
+                f"{len(packed)} matmul/linear rows of {spec.pack_min_rows:g} rows of A or more",
+            )
+        )
+    if spec.fork_join_s is not None and spec.compute_units > 1:
+        params.append(
+            Param(
+                "fork_join_s",
+                spec.fork_join_s,
+                1e-8,
+                1e-3,
+                "rows small enough to run on one thread against ones just above the grain",
+            )
+        )
     if spec.architecture == "cpu":
         big = [r for r in rows if _output_bytes(registry, r) >= FIRST_TOUCH_MIN_BYTES]
         if len(big) >= 2:
@@ -214,6 +274,14 @@ def choose_params(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) 
                 )
             )
     return params
+
+
+def _packs(registry: Any, spec: TargetSpec, row: BaselineRow) -> bool:
+    """Whether the model charges this row's GEMM library for packing B."""
+    op = registry.op(row.op)
+    if spec.pack_bps is None or spec.pack_min_rows is None or op.gemm_dims is None:
+        return False
+    return bool(op.gemm_dims(np.array([row.dims]))[0][0] >= spec.pack_min_rows)
 
 
 def _output_bytes(registry: Any, row: BaselineRow) -> float:
@@ -236,6 +304,14 @@ def _values(params: Sequence[Param], x: np.ndarray) -> dict[str, float]:
 def canonical(rows: Sequence[BaselineRow]) -> list[BaselineRow]:
     """Rows in a fixed order (op, dtype, dims), whatever order the files came in."""
     return sorted(rows, key=lambda r: (r.op, r.dtype, r.dims, r.line))
+
+
+def _hierarchy_penalty(spec: TargetSpec) -> np.ndarray:
+    """A tier slower than the one outside it is not a cache: one residual per
+    adjacent pair, zero while bandwidth falls outward, growing steeply (in
+    log terms) when an inner tier's fitted bandwidth drops below the outer's."""
+    bw = np.array([t.effective_bandwidth_bps for t in spec.tiers])
+    return HIERARCHY_WEIGHT * np.maximum(0.0, np.log(bw[1:] / bw[:-1]))
 
 
 def fit_latency(
@@ -263,7 +339,7 @@ def fit_latency(
     def residuals(x: np.ndarray) -> np.ndarray:
         candidate = apply_constants(spec, _values(params, x), "fit")
         latency, _ = predict_rows(registry, candidate, rows)
-        return np.log(latency / measured)
+        return np.concatenate([np.log(latency / measured), _hierarchy_penalty(candidate)])
 
     lo = np.log([p.lower for p in params])
     hi = np.log([p.upper for p in params])
@@ -289,10 +365,11 @@ def fit_latency(
         if best is None or result.cost < best.cost - 1e-12:
             best = result
     assert best is not None
-    jac = best.jac
+    jac = best.jac[: len(rows)]  # the rows' part (the hierarchy penalty follows)
+    fun = best.fun[: len(rows)]
     columns = np.linalg.norm(jac, axis=0)
     identifiable = columns > 1e-6 * max(float(columns.max()), 1e-300)
-    scale = 1.4826 * float(np.median(np.abs(best.fun))) if len(best.fun) else 0.0
+    scale = 1.4826 * float(np.median(np.abs(fun))) if len(fun) else 0.0
     sigma = np.full(len(params), np.inf)
     if identifiable.any():
         sub = jac[:, identifiable]
@@ -350,7 +427,7 @@ def _energy_sources(rows: Sequence[BaselineRow]) -> list[str]:
 
 def fit_energy(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) -> dict[str, Any]:
     """Energy per op (per dtype), one scale of the per-byte energies, static power."""
-    from scipy.optimize import nnls
+    from scipy.optimize import lsq_linear
 
     from graphsval_core.dtypes import bytes_per_element  # noqa: F401 (documentation)
 
@@ -371,24 +448,25 @@ def fit_energy(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) -> 
     weights = 1.0 / b
     aw, bw = a * weights[:, None], b * weights
     norms = np.maximum(np.linalg.norm(aw, axis=0), 1e-300)
-    solution, _ = nnls(aw / norms, bw)
-    solution = solution / norms
-    # a coefficient the solver pins at zero is not identifiable from these rows:
-    # the spec's value stays, and the file says so
-    values = {
-        f"energy_per_op_j.{d}": float(solution[i]) for i, d in enumerate(dtypes) if solution[i] > 0
-    }
+    # no coefficient below a tenth of the spec's: a term the rows cannot see
+    # (its share hides under static power) stays small but physical, and the
+    # model predicts exactly what was fitted
+    spec_values = np.array(
+        [spec.energy_per_op_j[d] for d in dtypes] + [1.0, max(spec.idle_power_w, 1e-3)]
+    )
+    floor = ENERGY_FLOOR * spec_values
+    solution = lsq_linear(aw / norms, bw, bounds=(floor * norms, np.inf)).x / norms
+    solution = np.maximum(solution, floor)
+    values = {f"energy_per_op_j.{d}": float(solution[i]) for i, d in enumerate(dtypes)}
     scale = float(solution[len(dtypes)])
-    if scale > 0:
-        for tier in spec.tiers:
-            values[f"tiers.{tier.name}.energy_per_byte_j"] = tier.energy_per_byte_j * scale
-    if solution[len(dtypes) + 1] > 0:
-        values["idle_power_w"] = float(solution[len(dtypes) + 1])
+    for tier in spec.tiers:
+        values[f"tiers.{tier.name}.energy_per_byte_j"] = tier.energy_per_byte_j * scale
+    values["idle_power_w"] = float(solution[len(dtypes) + 1])
     names = [f"energy_per_op_j.{d}" for d in dtypes] + [
         "energy per byte (all tiers)",
         "idle_power_w",
     ]
-    pinned = [n for n, v in zip(names, solution, strict=True) if v <= 0]
+    pinned = [n for n, v, f in zip(names, solution, floor, strict=True) if v <= f * (1 + 1e-6)]
     predicted = a @ solution
     out: dict[str, Any] = {
         "rows": len(good),
@@ -399,7 +477,7 @@ def fit_energy(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) -> 
         "median_abs_error": float(np.median(np.abs(predicted - b) / b)),
     }
     if pinned:
-        out["not_identifiable"] = pinned
+        out["at_floor"] = pinned
     return out
 
 
@@ -472,11 +550,21 @@ def build_file(
             "relative_uncertainty": _sig(fit.uncertainty[p.name]),
             "from": p.exercised_by,
         }
+    floored = set(energy.get("at_floor", []))
     for name, value in energy.get("values", {}).items():
+        at_floor = name in floored or (
+            name.endswith(".energy_per_byte_j") and "energy per byte (all tiers)" in floored
+        )
         constants[name] = {
             "value": _sig(value),
             "datasheet": _sig(datasheet.get(name, 0.0)),
-            "from": f"{energy['rows']} rows with a trustworthy energy window",
+            "from": f"{energy['rows']} rows with a trustworthy energy window"
+            + (
+                f"; at its floor ({ENERGY_FLOOR:g} of the spec's value): the rows leave "
+                "it no share beside the other terms"
+                if at_floor
+                else ""
+            ),
         }
     residuals = [
         {

@@ -68,6 +68,12 @@ def apply_constants(spec: TargetSpec, values: dict[str, float], source: str) -> 
             energies[dtype] = Sourced(values[f"energy_per_op_j.{dtype}"], _prov(source))
     if "idle_power_w" in values:
         changes["idle_power_w"] = Sourced(values["idle_power_w"], _prov(source))
+    if "pack_bps" in values:
+        changes["pack_bps"] = Sourced(values["pack_bps"], _prov(source))
+    if "kernel_overhead_s" in values:
+        changes["kernel_overhead_s"] = Sourced(values["kernel_overhead_s"], _prov(source))
+    if "fork_join_s" in values:
+        changes["fork_join_s"] = Sourced(values["fork_join_s"], _prov(source))
     if "first_touch_bps" in values:
         changes["first_touch_bps"] = Sourced(values["first_touch_bps"], _prov(source))
         changes["first_touch_min_bytes"] = Sourced(

@@ -129,7 +129,10 @@ def measured_regime(
         best = np.argmax(matrix, axis=1)
         best_score = matrix[np.arange(n), best]
         out = np.where(best_score >= ACHIEVED_FRACTION, names[best], AMBIGUOUS).astype(object)
-    launch = valid & (t <= LAUNCH_MULTIPLE * target.launch_for(prediction.dtype))
+    per_call = getattr(prediction, "launch_s", None)
+    if per_call is None:
+        per_call = np.full(n, target.launch_for(prediction.dtype))
+    launch = valid & (t <= LAUNCH_MULTIPLE * np.asarray(per_call, dtype=np.float64))
     out[launch] = "launch_bound"
     out[~valid] = AMBIGUOUS
     return out

@@ -262,12 +262,12 @@ class TargetResult:
             return f"{head}: skipped: {self.skip_reason}"
         c = self.counts()
         extras = [
-            f"{c[name]} {label if c[name] > 1 else label.removesuffix('S').removesuffix('s')}"
-            for name, label in (
-                ("failed", "FAILED"),
-                ("expected_failures", "expected failures"),
-                ("unexpected_passes", "UNEXPECTED PASSES"),
-                ("skipped", "skipped"),
+            f"{c[name]} {plural if c[name] > 1 else singular}"
+            for name, singular, plural in (
+                ("failed", "FAILED", "FAILED"),
+                ("expected_failures", "expected failure", "expected failures"),
+                ("unexpected_passes", "UNEXPECTED PASS", "UNEXPECTED PASSES"),
+                ("skipped", "skipped", "skipped"),
             )
             if c[name]
         ]

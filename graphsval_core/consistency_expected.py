@@ -54,7 +54,6 @@ EXPECTED_FAILURES: dict[tuple[str, str], str] = {
         "small shapes the static energy of the longer bf16 call exceeds fp32's; lower "
         "precision is cheaper per op here, not per small call: a finding, not bent"
     ),
-    ("bounds.power", "kpu_t64"): KPU_TRAFFIC,
     ("bounds.power", "kpu_t768"): KPU_TRAFFIC,
     ("energy_ranking:a100_sxm4_80gb", "tpu_v4"): (
         "datasheet figures contradict the taxonomy at 7 nm: TPU v4 192 W / 275 TOPS = 0.70 pJ "

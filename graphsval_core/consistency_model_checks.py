@@ -563,6 +563,7 @@ _ARRAYS = (
     "exposed_compute_s",
     "exposed_memory_s",
     "first_touch_s",
+    "pack_s",
     "hidden_s",
     "bytes_per_tier",
     "time_per_tier_s",

@@ -216,7 +216,10 @@ def _group_records(
 
 def _terms(pred: Any, i: int, target: Any, dtype: str) -> dict[str, Any]:
     """What attribution needs to infer the constant a measurement implies."""
-    terms: dict[str, Any] = {"launch_s": target.launch_for(dtype)}
+    launch = getattr(pred, "launch_s", None)
+    terms: dict[str, Any] = {
+        "launch_s": float(launch[i]) if launch is not None else target.launch_for(dtype)
+    }
     for name in ("compute_s", "memory_s", "energy_compute_j", "energy_static_j"):
         value = getattr(pred, name, None)
         if value is not None:

@@ -53,6 +53,7 @@ class OpSpec:
     flops: Callable[[np.ndarray], np.ndarray]
     gemm_dims: Callable[[np.ndarray], np.ndarray] | None = None
     build: Callable[..., Any] | None = None
+    kernels: int = 1
 
     def __attrs_post_init__(self) -> None:
         if not _NAME_RE.match(self.name):

@@ -18,7 +18,13 @@ from attrs import evolve, field, frozen
 from graphsval_core.units import fmt_bytes, fmt_joules, fmt_seconds, fmt_si
 
 #: Terms that add up to the latency exactly.
-LATENCY_TERMS = ("launch_s", "exposed_compute_s", "exposed_memory_s", "first_touch_s")
+LATENCY_TERMS = (
+    "launch_s",
+    "exposed_compute_s",
+    "exposed_memory_s",
+    "first_touch_s",
+    "pack_s",
+)
 
 
 @frozen(kw_only=True)
@@ -55,6 +61,7 @@ class Prediction:
     exposed_compute_s: np.ndarray | None = None
     exposed_memory_s: np.ndarray | None = None
     first_touch_s: np.ndarray | None = None
+    pack_s: np.ndarray | None = None
     hidden_s: np.ndarray | None = None
     utilisation: np.ndarray | None = None
     waves: np.ndarray | None = None
@@ -177,6 +184,8 @@ class Prediction:
             parts.append(f"launch {fmt_seconds(self.launch_s[i])};")
         if self.first_touch_s is not None and self.first_touch_s[i] > 0:
             parts.append(f"first touch of the fresh output {fmt_seconds(self.first_touch_s[i])};")
+        if self.pack_s is not None and self.pack_s[i] > 0:
+            parts.append(f"packing B {fmt_seconds(self.pack_s[i])};")
         parts.append(
             f"total {fmt_seconds(self.latency_s[i])}, {fmt_joules(self.energy_j[i])} -> {regime}"
         )

@@ -5,13 +5,19 @@ innermost first (DESIGN.md section 9):
 
 - **Traffic per tier.** Column ``k`` of ``bytes_per_tier`` is what tier ``k``
   serves to the level inside it (the registers for ``k = 0``). For matrix
-  products, the reuse model with the tile sized for the inner level: C read
-  and written once, A re-read once per column block of C, B once per row block
-  (``(2MN + MK*ceil(N/Nt) + KN*ceil(M/Mt)) * bpe``, plus operands outside the
+  products, the reuse model with the tile sized for the inner level: C leaves
+  once per pass, A is re-read once per column block of C, B once per row block
+  (``(p*MN + MK*ceil(N/Nt) + KN*ceil(M/Mt)) * bpe``, plus operands outside the
   product such as a bias, once); ops with no reuse move all their operand
-  bytes. Run after run on warm data, the inner level keeps what fits: nothing
-  crosses when the working set W fits its capacity C, and a ``1 - C/W`` share
-  of that traffic crosses when it does not.
+  bytes. ``p`` is 2 on a CPU, whose write-allocate caches read an output line
+  before a store fills it, and 1 on a GPU or a scratchpad machine (and on a
+  CPU for a freshly mapped output, which the kernel has just zeroed into the
+  cache); a CPU's vector_add likewise moves its output twice. Run after run on
+  warm data, the inner levels keep what fits: nothing crosses when the working
+  set W fits their capacity C, and a ``1 - C/W`` share of the traffic crosses
+  when it does not. C is the inner tier's usable capacity, plus those inside
+  it while each is ``non_inclusive`` (Alder Lake's LLC holds what its L2s do
+  not, so the two add up).
 - **Memory time** of tier ``k``: ``bytes / effective bandwidth``, floored at
   the tier's access latency when any byte moves. Memory time is the largest;
   that tier is the **binding tier**, the level inside it the **residency tier**.
@@ -19,12 +25,24 @@ innermost first (DESIGN.md section 9):
   ``register_tile_bytes``) are spread over the compute units in waves; a
   partial wave costs a full one, so
   ``compute = waves * tile_ops / (peak * compute_fraction / units)`` and the
-  utilisation is ``ops / (waves * units * tile_ops)``.
+  utilisation is ``ops / (waves * units * tile_ops)``. An op no larger than
+  the target's ``parallel_grain_ops`` (PyTorch's grain on a CPU) runs on one
+  unit: its tiles go in waves of one.
+- **Launch**: the first kernel of a call costs ``launch_overhead_s``, or, for a
+  matrix product, the dtype's GEMM-library call (``dispatch_overhead_s``);
+  every further kernel of the op (``OpSpec.kernels``: linear broadcasts its
+  bias, then accumulates the product onto it) costs ``kernel_overhead_s``
+  (a GPU queues it behind the first) or, unset, a whole framework dispatch;
+  an op above the grain on a multi-unit target adds ``fork_join_s`` (waking
+  and joining the thread team).
 - **Latency** = launch + max(compute, memory) + (1 - overlap) * min(...)
   + first touch (a freshly allocated output of at least the target's
-  ``first_touch_min_bytes``, over its ``first_touch_bps``). The terms reported
-  satisfy launch + exposed compute + exposed memory + first touch = latency
-  exactly; the overlapped remainder is reported as hidden.
+  ``first_touch_min_bytes``, over its ``first_touch_bps``) + packing (a CPU
+  GEMM library copies B, ``K*N*bpe`` bytes, into its panel layout at
+  ``pack_bps`` on every call once A has ``pack_min_rows`` rows or more). The
+  terms reported satisfy launch + exposed compute + exposed memory + first
+  touch + pack = latency exactly; the overlapped remainder is reported as
+  hidden.
 - **Regime**: the largest of launch, compute and memory time: ``launch_bound``,
   ``alu_bound`` or the binding tier's regime.
 - **Energy** = ops x energy per op + sum over tiers of bytes x energy per byte
@@ -35,6 +53,7 @@ Everything is numpy over the batch: no Python loop per shape.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -80,11 +99,26 @@ def square_tile(gemm: np.ndarray, capacity_bytes: float, bpe: float) -> np.ndarr
     return tile
 
 
-def gemm_traffic_bytes(gemm: np.ndarray, tile: np.ndarray, bpe: float) -> np.ndarray:
-    """Bytes crossing a boundary for C[M,N] = A[M,K] B[K,N] with C-tile (Mt, Nt)."""
+def gemm_traffic_bytes(
+    gemm: np.ndarray, tile: np.ndarray, bpe: float, output_passes: float = 2.0
+) -> np.ndarray:
+    """Bytes crossing a boundary for C[M,N] = A[M,K] B[K,N] with C-tile (Mt, Nt);
+    C crosses ``output_passes`` times (written, and read first by a
+    write-allocate cache)."""
     m, k, n = (gemm[:, i].astype(np.float64) for i in range(3))
     mt, nt = tile[:, 0], tile[:, 2]
-    return (2.0 * m * n + m * k * np.ceil(n / nt) + k * n * np.ceil(m / mt)) * bpe
+    return (output_passes * m * n + m * k * np.ceil(n / nt) + k * n * np.ceil(m / mt)) * bpe
+
+
+def resident_capacity(tiers: Sequence[MemoryTier], k: int) -> float:
+    """What tiers ``0 .. k`` keep together: tier ``k``'s usable capacity, plus
+    the tiers inside it while each holds lines the one inside it does not (a
+    non-inclusive cache: Alder Lake's LLC and L2 add up)."""
+    total = tiers[k].effective_capacity_bytes
+    while k > 0 and tiers[k].non_inclusive:
+        k -= 1
+        total += tiers[k].effective_capacity_bytes
+    return total
 
 
 def _miss_fraction(working_set: np.ndarray, capacity: float) -> np.ndarray:
@@ -96,6 +130,13 @@ def _miss_fraction(working_set: np.ndarray, capacity: float) -> np.ndarray:
     if capacity <= 0:
         return np.ones_like(working_set)
     return np.clip(1.0 - capacity / working_set, 0.0, 1.0)
+
+
+def write_allocates(target: TargetSpec) -> bool:
+    """Whether the target's caches read a line before a store fills it (a CPU's
+    write-allocate caches); a GPU's L2 and a spatial accelerator's scratchpads
+    take writes without reading."""
+    return target.architecture == "cpu"
 
 
 def _register_tile_bytes(target: TargetSpec) -> float:
@@ -132,8 +173,19 @@ def predict(
 
     inner_caps = [_register_tile_bytes(target)] + [tile_capacity_bytes(t) for t in tiers[:-1]]
     # resident when the working set fits in the whole inner level (registers never hold it)
-    resident_caps = [0.0] + [t.effective_capacity_bytes for t in tiers[:-1]]
+    resident_caps = [0.0] + [resident_capacity(tiers, k) for k in range(n_tiers - 1)]
 
+    out_bytes = np.zeros(n)
+    if op.output_operand:
+        out_bytes = np.asarray(elements[op.output_operand], dtype=np.float64) * bpe
+    # an output allocated afresh on every call, large enough to be mapped anew
+    fresh = np.zeros(n, dtype=bool)
+    if target.first_touch_bps and target.first_touch_min_bytes is not None:
+        fresh = out_bytes >= target.first_touch_min_bytes
+    # a CPU's caches read a line before a store fills it (write-allocate), but
+    # not a freshly mapped page: the kernel has just zeroed it into the cache; a
+    # GPU's L2 takes partial writes with byte masks, so an output only leaves
+    write_allocate = write_allocates(target) & ~fresh
     bytes_per_tier = np.zeros((n, n_tiers))
     tiles: np.ndarray | None = None
     if op.gemm_dims is not None:
@@ -150,11 +202,12 @@ def predict(
                 window = registry.residency_window(target, op, shapes, dtype, tiers[k - 1])
                 tile = np.asarray(window, dtype=np.float64).reshape(n, 3)
             tiles[:, k, :] = tile
-            traffic = gemm_traffic_bytes(gemm, tile, bpe) + extra
+            traffic = gemm_traffic_bytes(gemm, tile, bpe, 1.0 + write_allocate) + extra
             bytes_per_tier[:, k] = traffic * _miss_fraction(working_set, resident_caps[k])
     else:
+        moved = operand_bytes + np.where(write_allocate, out_bytes, 0.0)
         for k in range(n_tiers):
-            bytes_per_tier[:, k] = operand_bytes * _miss_fraction(working_set, resident_caps[k])
+            bytes_per_tier[:, k] = moved * _miss_fraction(working_set, resident_caps[k])
 
     bandwidth = np.array([t.effective_bandwidth_bps for t in tiers])
     latency_floor = np.array([t.access_latency_ns * 1e-9 for t in tiers])
@@ -169,6 +222,12 @@ def predict(
     # whose tiles do not fill every unit gets the utilisation it really has
     units = target.compute_units
     achievable = target.peak_ops_per_s[dtype] * target.compute_fraction[dtype]
+    # a CPU framework runs an op on one thread below its grain (PyTorch's
+    # at::internal::GRAIN_SIZE); above it the thread team is woken and joined
+    parallel = np.ones(n, dtype=bool)
+    if target.parallel_grain_ops is not None and units > 1:
+        parallel = flops > target.parallel_grain_ops
+    active = np.where(parallel, units, 1)
     if tiles is not None:
         mt, nt = tiles[:, 0, 0], tiles[:, 0, 2]
         count = np.ceil(gemm[:, 0] / mt) * np.ceil(gemm[:, 2] / nt)
@@ -178,11 +237,20 @@ def predict(
         bytes_per_op = operand_bytes / flops
         tile_ops = np.minimum(flops, np.maximum(1.0, np.floor(inner_caps[0] / bytes_per_op)))
         count = np.ceil(flops / tile_ops)
-    waves = np.ceil(count / units)
+    waves = np.ceil(count / active)
     compute_s = waves * tile_ops / (achievable / units)
     utilisation = flops / (waves * units * tile_ops)
 
-    launch_s = np.full(n, target.launch_for(dtype))
+    # a matrix product goes through the dtype's GEMM library (MKL, oneDNN),
+    # whose call cost may differ from the framework's own dispatch
+    first = target.launch_for(dtype) if op.gemm_dims is not None else target.launch_overhead_s
+    # each further kernel of the call (linear's bias) is a framework dispatch
+    per_kernel = target.kernel_overhead_s
+    if per_kernel is None:
+        per_kernel = target.launch_overhead_s
+    launch_s = np.full(n, first + (op.kernels - 1) * per_kernel)
+    if target.fork_join_s is not None and units > 1:
+        launch_s = launch_s + np.where(parallel, target.fork_join_s, 0.0)
     smaller = np.minimum(compute_s, memory_s)
     exposed_smaller = (1.0 - overlap) * smaller
     compute_wins = compute_s >= memory_s
@@ -193,11 +261,19 @@ def predict(
     # mapped anew, costs the OS's page zeroing, serially (a CPU's malloc; never
     # on a caching GPU allocator, whose targets leave first_touch_bps unset)
     first_touch = np.zeros(n)
-    if target.first_touch_bps and op.output_operand:
-        out_bytes = np.asarray(elements[op.output_operand], dtype=np.float64) * bpe
-        first_touch = np.where(out_bytes >= target.first_touch_min_bytes,
-                               out_bytes / target.first_touch_bps, 0.0)
-    latency = launch_s + exposed_compute + exposed_memory + first_touch
+    if target.first_touch_bps:
+        first_touch = np.where(fresh, out_bytes / target.first_touch_bps, 0.0)
+    # packing: a CPU GEMM library copies B into its panel layout on every call
+    # (read once, written once, before the product reads it), unless A has too
+    # few rows for it to pay (then a GEMV-like kernel streams B as it is)
+    pack = np.zeros(n)
+    if target.pack_bps is not None and target.pack_min_rows is not None and tiles is not None:
+        pack = np.where(
+            gemm[:, 0] >= target.pack_min_rows,
+            gemm[:, 1] * gemm[:, 2] * bpe / target.pack_bps,
+            0.0,
+        )
+    latency = launch_s + exposed_compute + exposed_memory + first_touch + pack
 
     names = tuple(t.name for t in tiers)
     regimes = np.array([f"{name}_bound" for name in names])[binding]
@@ -237,6 +313,7 @@ def predict(
         exposed_compute_s=exposed_compute,
         exposed_memory_s=exposed_memory,
         first_touch_s=first_touch,
+        pack_s=pack,
         hidden_s=hidden,
         utilisation=utilisation,
         waves=waves,

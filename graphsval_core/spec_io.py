@@ -34,6 +34,11 @@ _SCALARS = (
     "register_tile_bytes",
     "first_touch_bps",
     "first_touch_min_bytes",
+    "fork_join_s",
+    "parallel_grain_ops",
+    "kernel_overhead_s",
+    "pack_bps",
+    "pack_min_rows",
 )
 _MAPS = ("peak_ops_per_s", "energy_per_op_j", "compute_fraction", "dispatch_overhead_s")
 
@@ -59,6 +64,7 @@ def spec_to_json(spec: TargetSpec) -> dict[str, Any]:
                 "is_per_unit": t.is_per_unit,
                 "num_units": t.num_units,
                 "shared_with_tenants": t.shared_with_tenants,
+                "non_inclusive": t.non_inclusive,
                 **{f: getattr(t, f) for f in _TIER_FIELDS},
                 "provenance": {k: _prov(v) for k, v in t.provenance.items()},
             }
@@ -99,6 +105,7 @@ def spec_from_json(data: dict[str, Any]) -> TargetSpec:
                 energy_per_byte_j=_sourced(t["energy_per_byte_j"], tp.get("energy_per_byte_j")),
                 label=t.get("label", ""),
                 shared_with_tenants=t.get("shared_with_tenants", False),
+                non_inclusive=t.get("non_inclusive", False),
                 usable_capacity_bytes=_sourced(
                     t.get("usable_capacity_bytes"), tp.get("usable_capacity_bytes")
                 ),

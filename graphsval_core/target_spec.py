@@ -111,6 +111,7 @@ class MemoryTier:
     label: str = field(default="", kw_only=True)
     shared_with_tenants: bool = field(default=False, kw_only=True)
     usable_capacity_bytes: float | None = field(default=None, kw_only=True)
+    non_inclusive: bool = field(default=False, kw_only=True)
     provenance: Mapping[str, Provenance] = field(factory=dict, kw_only=True)
 
     #: Numeric fields that must carry provenance.
@@ -133,6 +134,10 @@ class MemoryTier:
             )
         _set(self, "capacity_bytes", _number(where + "capacity_bytes", self.capacity_bytes))
         _set(self, "num_units", _count(where + "num_units", self.num_units))
+        if not isinstance(self.non_inclusive, bool):
+            raise SpecError(
+                where + "non_inclusive", f"must be true or false, got {self.non_inclusive!r}"
+            )
         if not isinstance(self.is_per_unit, bool):
             raise SpecError(
                 where + "is_per_unit", f"must be true or false, got {self.is_per_unit!r}"
@@ -204,6 +209,7 @@ class MemoryTier:
             "total_capacity_bytes": self.total_capacity_bytes,
             "usable_capacity_bytes": self.usable_capacity_bytes,
             "shared_with_tenants": self.shared_with_tenants,
+            "non_inclusive": self.non_inclusive,
             "peak_bandwidth_bps": self.peak_bandwidth_bps,
             "achievable_fraction": self.achievable_fraction,
             "effective_bandwidth_bps": self.effective_bandwidth_bps,
@@ -240,6 +246,15 @@ class TargetSpec:
     zeroed pages: an output of at least ``first_touch_min_bytes`` allocated
     afresh on every call (glibc serves allocations of 32 MiB and more with a
     new mmap) costs ``output bytes / first_touch_bps`` on top of the kernel.
+    The software around the arithmetic: ``dispatch_overhead_s`` is the call
+    cost of each dtype's GEMM library (matrix products only);
+    ``kernel_overhead_s`` the cost of each further kernel of a multi-kernel op
+    (None: a whole framework dispatch, as on a CPU); ``parallel_grain_ops``
+    the work at or below which an op runs on one unit and ``fork_join_s`` what
+    waking and joining the thread team costs above it; ``pack_bps`` and
+    ``pack_min_rows`` the rate at which a CPU GEMM library packs B on every
+    call and from how many rows of A it does. A tier marked ``non_inclusive``
+    holds lines the tier inside it does not, so their capacities add up.
     ``tiers`` are
     innermost first and must grow in capacity outward. ``ground_truth`` is
     ``measured`` for targets with silicon baselines, ``consistency_only`` for
@@ -267,6 +282,11 @@ class TargetSpec:
     register_tile_bytes: float | None = None
     first_touch_bps: float | None = None
     first_touch_min_bytes: float | None = None
+    fork_join_s: float | None = None
+    kernel_overhead_s: float | None = None
+    pack_bps: float | None = None
+    pack_min_rows: float | None = None
+    parallel_grain_ops: float | None = None
     detected: bool = False
     description: str = ""
     fingerprint: Mapping[str, str] = field(factory=dict)
@@ -280,6 +300,11 @@ class TargetSpec:
         "register_tile_bytes",
         "first_touch_bps",
         "first_touch_min_bytes",
+        "fork_join_s",
+        "parallel_grain_ops",
+        "kernel_overhead_s",
+        "pack_bps",
+        "pack_min_rows",
     )
 
     def __attrs_post_init__(self) -> None:
@@ -323,6 +348,8 @@ class TargetSpec:
                 "first_touch_bps",
                 "give first_touch_bps and first_touch_min_bytes together (or neither)",
             )
+        if (self.pack_bps is None) != (self.pack_min_rows is None):
+            raise SpecError("pack_bps", "give pack_bps and pack_min_rows together (or neither)")
         peaks = _dtype_map("peak_ops_per_s", self.peak_ops_per_s, prov)
         energies = _dtype_map("energy_per_op_j", self.energy_per_op_j, prov)
         for dtype in peaks:
@@ -442,6 +469,11 @@ class TargetSpec:
             "register_tile_bytes": self.register_tile_bytes,
             "first_touch_bps": self.first_touch_bps,
             "first_touch_min_bytes": self.first_touch_min_bytes,
+            "fork_join_s": self.fork_join_s,
+            "parallel_grain_ops": self.parallel_grain_ops,
+            "kernel_overhead_s": self.kernel_overhead_s,
+            "pack_bps": self.pack_bps,
+            "pack_min_rows": self.pack_min_rows,
             "launch_overhead_s": self.launch_overhead_s,
             "idle_power_w": self.idle_power_w,
             "tdp_w": self.tdp_w,

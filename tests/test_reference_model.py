@@ -34,38 +34,44 @@ def one(registry, op, shape, dtype="fp32"):
 
 
 def test_vector_add_in_l1(toy):
-    # N=1000 fp32: 3 x 1000 x 4 = 12,000 B, fits l1 (131,072 B): only l1 serves it.
+    # N=1000 fp32: x, y and out, 3 x 1000 x 4 = 12,000 B, fit l1 (131,072 B); the toy
+    # is a CPU, whose write-allocate caches read out's lines before storing them:
+    # 4 x 4,000 = 16,000 B, and only l1 serves them
     p = one(toy, "vector_add", (1000,))
-    assert p.bytes_per_tier[0].tolist() == [12_000, 0, 0]
-    assert p.time_per_tier_s[0, 0] == pytest.approx(12_000 / 1e12)  # 12 ns
+    assert p.bytes_per_tier[0].tolist() == [16_000, 0, 0]
+    assert p.time_per_tier_s[0, 0] == pytest.approx(16_000 / 1e12)  # 16 ns
     # compute: 12 B/op, a 2048 B register tile holds 170 ops -> 6 tiles -> 2 waves on 4 units
     assert p.waves[0] == 2
     assert p.compute_s[0] == pytest.approx(2 * 170 / 64e9)  # 5.3 ns
     assert p.regime[0] == "l1_bound"
-    assert p.latency_s[0] == pytest.approx(1e-9 + 12e-9)
+    assert p.latency_s[0] == pytest.approx(1e-9 + 16e-9)
     assert p.binding_tier[0] == "l1" and p.residency_tier[0] == "registers"
 
 
 def test_vector_add_in_l2(toy):
-    # N=100,000: 1.2 MB > 128 KiB of l1, <= 4 MiB of l2: l1 and l2 serve it, dram not.
-    # l1 keeps 131,072 B of the 1.2 MB resident, so l2 serves 1.2e6 - 131,072 = 1,068,928 B
+    # N=100,000: working set 1.2 MB > 128 KiB of l1, <= 4 MiB of l2: l1 and l2 serve it,
+    # dram not. 1.6 MB move (write-allocate included); l1 keeps 131,072 B of the 1.2 MB
+    # resident, so l2 serves 1.6e6 x (1 - 131,072 / 1.2e6) = 1,425,237.3 B
     p = one(toy, "vector_add", (100_000,))
-    assert p.bytes_per_tier[0].tolist() == [1.2e6, 1_068_928, 0]
-    assert p.time_per_tier_s[0, 1] == pytest.approx(1_068_928 / 5e11)  # 2.14 us
+    l2 = 1.6e6 * (1 - 131_072 / 1.2e6)
+    assert p.bytes_per_tier[0].tolist() == pytest.approx([1.6e6, l2, 0])
+    assert p.time_per_tier_s[0, 1] == pytest.approx(l2 / 5e11)  # 2.85 us
     assert p.regime[0] == "l2_bound" and p.residency_tier[0] == "l1"
-    assert p.latency_s[0] == pytest.approx(1e-9 + 1_068_928 / 5e11)
+    assert p.latency_s[0] == pytest.approx(1e-9 + l2 / 5e11)
 
 
 def test_vector_add_from_dram_with_energy(toy):
-    # N=1,000,000: 12 MB > 4 MiB: l2 keeps 4,194,304 B resident, dram serves the other
-    # 7,805,696 B at 50 GB/s -> 156 us (l2 serves 12e6 - 131,072 B: 23.7 us)
+    # N=1,000,000: 12 MB > 4 MiB: l2 keeps 4,194,304 B of it resident, so dram serves
+    # 16e6 x (1 - 4,194,304 / 12e6) = 10,407,594.7 B at 50 GB/s -> 208 us
     p = one(toy, "vector_add", (1_000_000,))
-    assert p.bytes_per_tier[0].tolist() == [12e6, 11_868_928, 7_805_696]
+    l2 = 16e6 * (1 - 131_072 / 12e6)
+    dram = 16e6 * (1 - 4 * 2**20 / 12e6)
+    assert p.bytes_per_tier[0].tolist() == pytest.approx([16e6, l2, dram])
     assert p.regime[0] == "dram_bound"
-    latency = 1e-9 + 7_805_696 / 5e10
+    latency = 1e-9 + dram / 5e10
     assert p.latency_s[0] == pytest.approx(latency)
     # 1e6 ops x 1 pJ + the bytes of the three tiers x 1 pJ/B + 5 W x latency
-    traffic = (12e6 + 11_868_928 + 7_805_696) * 1e-12
+    traffic = (16e6 + l2 + dram) * 1e-12
     assert p.energy_j[0] == pytest.approx(1e6 * 1e-12 + traffic + 5.0 * latency)
 
 
@@ -134,14 +140,14 @@ def test_launch_bound(toy, make_target, make_plugin, fake_entry_points):
         "fp32",
     )
     assert p.regime[0] == "launch_bound"
-    assert p.latency_s[0] == pytest.approx(5e-6 + 256 * 12 / 1e12)
+    assert p.latency_s[0] == pytest.approx(5e-6 + 256 * 16 / 1e12)  # write-allocate: 16 B
 
 
 def test_latency_terms_sum_exactly_and_energy_terms_sum(toy):
     rng = np.random.default_rng(1)
     shapes = rng.integers(1, 3000, size=(500, 3))
     p = predict_batch(toy, "toy", "matmul", shapes, "fp32")
-    total = p.launch_s + p.exposed_compute_s + p.exposed_memory_s + p.first_touch_s
+    total = p.launch_s + p.exposed_compute_s + p.exposed_memory_s + p.first_touch_s + p.pack_s
     assert np.array_equal(total, p.latency_s)
     parts = p.energy_compute_j + p.energy_per_tier_j.sum(axis=1) + p.energy_static_j
     assert np.allclose(parts, p.energy_j, rtol=1e-3)
@@ -207,6 +213,6 @@ def test_first_touch_of_a_large_fresh_output(make_target, make_plugin, fake_entr
     p = predict_batch(registry, "touchy", "vector_add", [[16 * 2**20], [4 * 2**20]], "fp32")
     assert p.first_touch_s[0] == pytest.approx(64 * 2**20 / 10e9)
     assert p.first_touch_s[1] == 0.0
-    total = p.launch_s + p.exposed_compute_s + p.exposed_memory_s + p.first_touch_s
+    total = p.launch_s + p.exposed_compute_s + p.exposed_memory_s + p.first_touch_s + p.pack_s
     assert np.array_equal(total, p.latency_s)
     assert "first touch of the fresh output" in p.sentence(0)

@@ -42,7 +42,13 @@ def test_positive_finite_and_terms_sum(registry, dims, op, data):
     p = predict_batch(registry, target.key, op, [_ops_shapes(op, dims)], dtype)
     for value in (p.latency_s[0], p.energy_j[0]):
         assert np.isfinite(value) and value > 0
-    terms = p.launch_s[0] + p.exposed_compute_s[0] + p.exposed_memory_s[0] + p.first_touch_s[0]
+    terms = (
+        p.launch_s[0]
+        + p.exposed_compute_s[0]
+        + p.exposed_memory_s[0]
+        + p.first_touch_s[0]
+        + p.pack_s[0]
+    )
     assert terms == p.latency_s[0]
     parts = p.energy_compute_j[0] + p.energy_per_tier_j[0].sum() + p.energy_static_j[0]
     assert parts == pytest.approx(p.energy_j[0], rel=1e-3)

@@ -18,6 +18,7 @@ from pathlib import Path
 from graphsval_core.provenance import Sourced, derived, detected, estimated
 from graphsval_core.target_spec import MemoryTier, TargetSpec
 from graphsval_core.units import fmt_bytes
+from graphsval_cpu import library
 from graphsval_cpu.machine import (
     CacheInstance,
     CpuInfo,
@@ -340,7 +341,11 @@ def _detect(root_text: str, usable: frozenset[int], given: bool) -> TargetSpec:
         clock_hz=clock_src,
         peak_ops_per_s=peaks,
         energy_per_op_j=energies,
-        launch_overhead_s=estimated(2e-6, "PyTorch CPU operator dispatch, about 2 us"),
+        launch_overhead_s=library.dispatch(),
+        fork_join_s=library.fork_join(n_cpus) if n_cpus > 1 else None,
+        parallel_grain_ops=library.grain() if n_cpus > 1 else None,
+        pack_bps=library.pack_rate(),
+        pack_min_rows=library.pack_min_rows(),
         idle_power_w=estimated(2.0 * cores, "2 W per core (static share of a package)"),
         tdp_w=estimated(10.0 * cores, "10 W per core under full load"),
         ground_truth="measured",

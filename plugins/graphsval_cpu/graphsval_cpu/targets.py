@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from graphsval_core.provenance import datasheet, derived, estimated
 from graphsval_core.target_spec import MemoryTier, TargetSpec
+from graphsval_cpu import library
 
 KiB = 1024
 MiB = 1024**2
@@ -77,6 +78,7 @@ def _tiers() -> list[MemoryTier]:
             estimated(13.8, "65 cycles at 4.7 GHz"),
             label="LLC",
             energy_per_byte_j=estimated(10e-12, f"{ENERGY}: 5-15 pJ/B from a last-level cache"),
+            non_inclusive=True,
         ),
         MemoryTier(
             "dram",
@@ -121,7 +123,11 @@ def i7_12700k() -> TargetSpec:
             ),
             "bf16": estimated(1e-12, "equal to fp32: bf16 is computed in fp32 after conversion"),
         },
-        launch_overhead_s=estimated(2e-6, "PyTorch CPU operator dispatch, about 2 us"),
+        launch_overhead_s=library.dispatch(),
+        fork_join_s=library.fork_join(P_CORES + E_CORES),
+        parallel_grain_ops=library.grain(),
+        pack_bps=library.pack_rate(),
+        pack_min_rows=library.pack_min_rows(),
         idle_power_w=estimated(10.0, "desktop Alder Lake package power at idle"),
         tdp_w=datasheet(190.0, f"{SOURCE}: maximum turbo power 190 W (base power 125 W)"),
         process_node_nm=datasheet(10, "Intel ARK i7-12700K: lithography Intel 7 (10 nm class)"),

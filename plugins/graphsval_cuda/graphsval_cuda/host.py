@@ -224,6 +224,7 @@ def _estimated_spec(info: GpuInfo) -> TargetSpec:
         peak_ops_per_s=peaks,
         energy_per_op_j=rules.energy_per_op(peaks, tdp.value),
         launch_overhead_s=rules.launch_overhead(),
+        kernel_overhead_s=rules.kernel_overhead(),
         idle_power_w=estimated(0.1 * tdp.value, "10% of the power limit"),
         tdp_w=tdp,
         ground_truth="measured",

@@ -35,6 +35,11 @@ def launch_overhead() -> Sourced:
     return estimated(5e-6, "PyTorch eager launch of one CUDA kernel, about 5 us")
 
 
+def kernel_overhead() -> Sourced:
+    """Host-side cost of each further kernel of one call, queued behind the first."""
+    return estimated(5e-6, "one more PyTorch eager CUDA kernel launch, about 5 us")
+
+
 def energy_per_op(peaks: Mapping[str, Sourced], tdp_w: float) -> dict[str, Sourced]:
     """Energy per op per dtype, derived as TDP / dense peak (an upper bound that
     charges the whole board's power to the ALUs)."""

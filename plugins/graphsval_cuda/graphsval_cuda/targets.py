@@ -56,6 +56,7 @@ def _datacenter_gpu(
         peak_ops_per_s=peaks,
         energy_per_op_j=rules.energy_per_op(peaks, tdp_w),
         launch_overhead_s=rules.launch_overhead(),
+        kernel_overhead_s=rules.kernel_overhead(),
         idle_power_w=estimated(idle_w, "an idle SXM board draws about 10-15% of its TDP"),
         tdp_w=datasheet(tdp_w, f"{source}: up to {tdp_w:g} W"),
         ground_truth="measured",

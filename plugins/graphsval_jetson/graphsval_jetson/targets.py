@@ -133,6 +133,11 @@ def _orin(
             "PyTorch eager launch of one CUDA kernel from the Orin's Cortex-A78AE CPU, "
             "about 4x a desktop host's ~5 us",
         ),
+        kernel_overhead_s=estimated(
+            20e-6,
+            "each further kernel of one call (linear's bias and product): its host-side "
+            "launch from the Cortex-A78AE, queued behind the first",
+        ),
         idle_power_w=estimated(
             idle_w, f"module input (VDD_IN) with the GPU idle in {power_mode}, about {idle_w:g} W"
         ),

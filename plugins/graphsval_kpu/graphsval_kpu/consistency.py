@@ -76,9 +76,12 @@ def residency_window(
     return np.where(stationary[:, None], gemm, default)
 
 
-def _once_ratio(op_spec: OpSpec, shape: list[int], tier: MemoryTier, bpe: float) -> float:
+def _once_ratio(
+    op_spec: OpSpec, shape: list[int], tier: MemoryTier, bpe: float, passes: float
+) -> float:
     """Traffic of the whole product (every operand once) over that of the
-    default square tile: what the regime must scale DRAM traffic by."""
+    default square tile: what the regime must scale DRAM traffic by (the
+    output crossing ``passes`` times, as the model counts it)."""
     from graphsval_core.reference_model import gemm_traffic_bytes, square_tile, tile_capacity_bytes
 
     gemm = np.asarray(op_spec.gemm_dims(np.asarray([shape])), dtype=np.float64)
@@ -87,9 +90,9 @@ def _once_ratio(op_spec: OpSpec, shape: list[int], tier: MemoryTier, bpe: float)
     extra -= (
         float(gemm[0, 0] * gemm[0, 1] + gemm[0, 1] * gemm[0, 2] + gemm[0, 0] * gemm[0, 2]) * bpe
     )
-    once = float(gemm_traffic_bytes(gemm, gemm, bpe)[0]) + extra
+    once = float(gemm_traffic_bytes(gemm, gemm, bpe, passes)[0]) + extra
     tiled = square_tile(gemm, tile_capacity_bytes(tier), bpe)
-    return once / (float(gemm_traffic_bytes(gemm, tiled, bpe)[0]) + extra)
+    return once / (float(gemm_traffic_bytes(gemm, tiled, bpe, passes)[0]) + extra)
 
 
 def weight_stationary(target: TargetSpec, registry: Registry) -> list[Outcome]:
@@ -98,11 +101,14 @@ def weight_stationary(target: TargetSpec, registry: Registry) -> list[Outcome]:
     traffic falls to every operand crossing once; outside, nothing changes."""
     from attrs import evolve
 
+    from graphsval_core.reference_model import write_allocates
+
     threshold = WEIGHT_SHARE * on_chip_bytes(target)
     tiers = registry.memory_hierarchy(target)
     names = [t.name for t in tiers]
     dram = names.index("dram")
     without = evolve(target, family=f"{FAMILY}_without_weight_stationary")
+    passes = 1.0 + write_allocates(target)
     cases: list[dict[str, Any]] = []
     bad: list[dict[str, Any]] = []
     for dtype in target.dtypes:
@@ -118,9 +124,8 @@ def weight_stationary(target: TargetSpec, registry: Registry) -> list[Outcome]:
                 default = float(
                     predict(registry, without, op, [shape], dtype).bytes_per_tier[0, dram]
                 )
-                want = default * (
-                    _once_ratio(registry.op(op), shape, tiers[dram - 1], bpe) if inside else 1.0
-                )
+                ratio = _once_ratio(registry.op(op), shape, tiers[dram - 1], bpe, passes)
+                want = default * (ratio if inside else 1.0)
                 ok = abs(moved - want) <= 1e-9 * want and (moved < default) == inside
                 case = {
                     "workload": workload_name(op, shape, dtype),

@@ -77,10 +77,12 @@ def test_tile_utilisation_is_reported_per_workload(registry):
 
 
 def test_power_above_the_profile_is_an_expected_failure_with_its_reason(registry):
-    for key in ("kpu_t64", "kpu_t768"):
-        power = _outcomes(registry, key)["bounds.power"]
-        assert power.status == XFAIL and "no split of its power" in power.reason
-    assert _outcomes(registry, "kpu_t256")["bounds.power"].status == PASS
+    power = _outcomes(registry, "kpu_t768")["bounds.power"]
+    assert power.status == XFAIL and "no split of its power" in power.reason
+    # a scratchpad machine writes its output once (no write-allocate read), which
+    # brings the t64's worst case (5.94 W) back under its 6 W profile
+    for key in ("kpu_t64", "kpu_t256"):
+        assert _outcomes(registry, key)["bounds.power"].status == PASS
 
 
 def test_energy_per_op_leaves_the_idle_power_to_the_static_term(registry):
