@@ -144,6 +144,7 @@ def _apply_tier(tier: MemoryTier, values: dict[str, float], source: str) -> Memo
         label=tier.label,
         shared_with_tenants=tier.shared_with_tenants,
         usable_capacity_bytes=usable,
+        non_inclusive=tier.non_inclusive,
     )
 
 

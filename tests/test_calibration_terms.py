@@ -107,3 +107,15 @@ def test_the_hierarchy_guard_only_bites_when_an_inner_tier_is_slower(make_target
     )
     penalty = _hierarchy_penalty(slow_l2)
     assert penalty[0] == 0.0 and penalty[1] == pytest.approx(10 * np.log(1e12 / 5e10))
+
+
+def test_targets_shows_datasheet_and_calibrated_values_side_by_side():
+    result = CliRunner().invoke(cli, ["targets", "--hw", "i7_12700k"])
+    assert result.exit_code == 0, result.output
+    header = next(line for line in result.output.splitlines() if line.startswith("FIELD"))
+    assert header.split() == ["FIELD", "VALUE", "DATASHEET", "PROVENANCE"]
+    fraction = next(line for line in result.output.splitlines() if "achievable fp32" in line)
+    assert "1 of peak" in fraction and "calibrated" in fraction  # datasheet 1, fitted below
+    grain = next(line for line in result.output.splitlines() if "parallel grain" in line)
+    assert "32768 ops" in grain and "GRAIN_SIZE" in grain  # not calibrated: no datasheet column
+    assert "non-inclusive" in result.output and "packing B" in result.output

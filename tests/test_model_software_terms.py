@@ -189,3 +189,18 @@ def test_the_measured_launch_regime_uses_each_row_s_own_launch(registry_of):
     assert measured_regime(lin, np.array([5.5e-6]), target)[0] == "launch_bound"
     add = predict_batch(registry, "t", "vector_add", [[16]], "fp32")
     assert measured_regime(add, np.array([5.5e-6]), target)[0] != "launch_bound"
+
+
+def test_calibration_keeps_a_tier_non_inclusive(make_target, make_tier):
+    from graphsval_core.calibration_file import apply_constants
+
+    spec = make_target(
+        tiers=[
+            make_tier("l1", 32 * 1024),
+            make_tier("l3", 2**20, is_per_unit=False, num_units=1, non_inclusive=True),
+            make_tier("dram", 2**30, is_per_unit=False, num_units=1),
+        ]
+    )
+    fitted = apply_constants(spec, {"tiers.l3.achievable_fraction": 0.5}, "fit")
+    assert fitted.tiers[1].non_inclusive is True
+    assert fitted.tiers[1].achievable_fraction == pytest.approx(0.5)

@@ -93,6 +93,19 @@ def _detail_rows(registry: Registry, target: TargetSpec) -> list[list[str]]:
             fmt_bytes(target.register_tile_bytes) if target.register_tile_bytes else "default",
             src("register_tile_bytes") if target.register_tile_bytes else "model default",
         ],
+        *[
+            [label, text(getattr(target, name)), src(name)]
+            for label, name, text in (
+                ("first touch", "first_touch_bps", lambda v: fmt_si(v, "B/s")),
+                ("first touch from", "first_touch_min_bytes", fmt_bytes),
+                ("extra kernel", "kernel_overhead_s", fmt_seconds),
+                ("fork/join", "fork_join_s", fmt_seconds),
+                ("parallel grain", "parallel_grain_ops", lambda v: f"{v:g} ops"),
+                ("packing B", "pack_bps", lambda v: fmt_si(v, "B/s")),
+                ("packing from", "pack_min_rows", lambda v: f"{v:g} rows of A"),
+            )
+            if getattr(target, name) is not None
+        ],
         ["idle power", f"{target.idle_power_w:g} W", src("idle_power_w")],
         ["TDP", f"{target.tdp_w:g} W", src("tdp_w")],
     ]
@@ -105,6 +118,7 @@ def _detail_rows(registry: Registry, target: TargetSpec) -> list[list[str]]:
             else ""
         )
         shared = ", shared with other tenants" if tier.shared_with_tenants else ""
+        shared += ", non-inclusive" if tier.non_inclusive else ""
         rows.append(
             [
                 f"{tier.name}{label} capacity",
@@ -169,7 +183,12 @@ def targets(app: AppContext, key: str | None, as_json: bool) -> None:
         click.echo(f"{target.key}: {target.name}")
         if target.description:
             click.echo(target.description)
-        click.echo(format_table(["FIELD", "VALUE", "PROVENANCE"], _detail_rows(registry, target)))
+        rows = _detail_rows(registry, target)
+        sheet = dict((r[0], r[1]) for r in _detail_rows(registry, registry.datasheet_target(key)))
+        # the datasheet value beside every value calibration changed
+        table = [[r[0], r[1], "" if sheet.get(r[0]) == r[1] else sheet.get(r[0], "-"), r[2]]
+                 for r in rows]
+        click.echo(format_table(["FIELD", "VALUE", "DATASHEET", "PROVENANCE"], table))
         return
     specs = sorted(registry.targets().values(), key=lambda t: (t.family, t.key))
     if as_json:
