@@ -113,6 +113,13 @@ def _median(values: list[float]) -> float:
     return float(np.median(values)) if values else float("nan")
 
 
+def _fixed(record: dict[str, Any]) -> float:
+    """The record's predicted time outside compute and memory: launch (all its
+    kernels and any fork/join), first touch and packing."""
+    terms = record["_terms"]
+    return float(terms.get("fixed_s", terms["launch_s"]))
+
+
 def attribute(cell: Cell) -> list[Drift]:
     """The drifted constant(s) of a cell (empty for a passing cell)."""
     if cell.ok:
@@ -126,9 +133,9 @@ def attribute(cell: Cell) -> list[Drift]:
                 implied = [
                     r["_terms"]["achievable_ops_per_s"]
                     * r["_terms"]["compute_s"]
-                    / (r["latency_measured_s"] - r["_terms"]["launch_s"])
+                    / (r["latency_measured_s"] - _fixed(r))
                     for r in sub
-                    if r["latency_measured_s"] > r["_terms"]["launch_s"]
+                    if r["latency_measured_s"] > _fixed(r)
                 ]
                 if implied:
                     unit = "OP/s" if dtype.startswith("int") else "FLOP/s"
@@ -147,7 +154,8 @@ def attribute(cell: Cell) -> list[Drift]:
                 max(
                     0.0,
                     r["latency_measured_s"]
-                    - max(r["_terms"]["compute_s"], r["_terms"]["memory_s"]),
+                    - max(r["_terms"]["compute_s"], r["_terms"]["memory_s"])
+                    - (_fixed(r) - r["_terms"]["launch_s"]),
                 )
                 for r in recs
             ]
@@ -155,7 +163,7 @@ def attribute(cell: Cell) -> list[Drift]:
                 Drift(
                     "launch overhead",
                     "s",
-                    recs[0]["_terms"]["launch_s"],
+                    _median([r["_terms"]["launch_s"] for r in recs]),
                     _median(implied),
                     len(implied),
                     _median([r["latency_error"] for r in recs]),
@@ -166,9 +174,9 @@ def attribute(cell: Cell) -> list[Drift]:
             implied = [
                 r["_terms"]["tier_bandwidth_bps"]
                 * r["_terms"]["memory_s"]
-                / (r["latency_measured_s"] - r["_terms"]["launch_s"])
+                / (r["latency_measured_s"] - _fixed(r))
                 for r in recs
-                if r["latency_measured_s"] > r["_terms"]["launch_s"]
+                if r["latency_measured_s"] > _fixed(r)
                 and r["_terms"]["tier_bandwidth_bps"]
             ]
             if implied:

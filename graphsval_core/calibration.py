@@ -100,6 +100,7 @@ class Fit:
     predicted: np.ndarray = field(factory=lambda: np.zeros(0))
     x: np.ndarray = field(factory=lambda: np.zeros(0))
     not_identifiable: list[str] = field(factory=list)
+    held: dict[str, str] = field(factory=dict)
 
 
 # --- choosing what to fit -----------------------------------------------------
@@ -156,15 +157,23 @@ def choose_params(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) 
         ]
     else:  # each dtype's GEMM library (e.g. MKL for fp32, oneDNN for bf16) on its own
         params = []
-        if any(registry.op(r.op).gemm_dims is None for r in rows):
+        # the framework's own dispatch: ops outside the GEMM library, and the
+        # further kernels of a multi-kernel op (linear's bias) on a CPU
+        own = [
+            r
+            for r in rows
+            if registry.op(r.op).gemm_dims is None
+            or (registry.op(r.op).kernels > 1 and spec.kernel_overhead_s is None)
+        ]
+        if own:
             params.append(
                 Param(
                     "launch_overhead_s",
                     spec.launch_overhead_s,
                     1e-8,
                     1e-2,
-                    f"{sum(1 for r in rows if registry.op(r.op).gemm_dims is None)} rows "
-                    "of ops outside the GEMM library (mostly the launch-bound ones)",
+                    f"{len(own)} rows of ops outside the GEMM library or with a kernel "
+                    "besides it (mostly the launch-bound ones)",
                 )
             )
         params += [
@@ -251,7 +260,11 @@ def choose_params(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) 
                 f"{len(packed)} matmul/linear rows of {spec.pack_min_rows:g} rows of A or more",
             )
         )
-    if spec.fork_join_s is not None and spec.compute_units > 1:
+    if (
+        spec.fork_join_s is not None
+        and spec.parallel_grain_ops is not None
+        and spec.compute_units > 1
+    ):  # without a grain every row would pay it: collinear with the launch
         params.append(
             Param(
                 "fork_join_s",
@@ -312,6 +325,30 @@ def _hierarchy_penalty(spec: TargetSpec) -> np.ndarray:
     log terms) when an inner tier's fitted bandwidth drops below the outer's."""
     bw = np.array([t.effective_bandwidth_bps for t in spec.tiers])
     return HIERARCHY_WEIGHT * np.maximum(0.0, np.log(bw[1:] / bw[:-1]))
+
+
+def _hold_hierarchy(
+    spec: TargetSpec, values: dict[str, float]
+) -> tuple[dict[str, float], dict[str, str]]:
+    """A tier whose bandwidth the fit did not set (the rows never make it bind)
+    keeps its spec value unless that leaves it faster than the tier inside it
+    was fitted to be: then it is held at the inner tier's bandwidth, the most
+    a cache behind that one can deliver."""
+    values = dict(values)
+    held: dict[str, str] = {}
+    for k in range(1, len(spec.tiers)):
+        name = f"tiers.{spec.tiers[k].name}.achievable_fraction"
+        if name in values:
+            continue
+        fitted = apply_constants(spec, values, "fit")
+        inner = fitted.tiers[k - 1].effective_bandwidth_bps
+        if fitted.tiers[k].effective_bandwidth_bps > inner:
+            values[name] = inner / spec.tiers[k].effective_bandwidth_bps
+            held[name] = (
+                f"held at the fitted {spec.tiers[k - 1].name} bandwidth: the rows do not "
+                "move it, and its spec value would make it faster than the tier inside it"
+            )
+    return values, held
 
 
 def fit_latency(
@@ -380,6 +417,7 @@ def fit_latency(
         p.name: v for p, v, ok in zip(params, all_values.values(), identifiable, strict=True) if ok
     }
     uncertainty = {p.name: float(sg) for p, sg in zip(params, sigma, strict=True)}
+    values, held = _hold_hierarchy(spec, values)
     fitted = apply_constants(spec, values, "fit")
     predicted, _ = predict_rows(registry, fitted, rows)
     return Fit(
@@ -390,7 +428,12 @@ def fit_latency(
         list(rows),
         predicted,
         x=best.x,
-        not_identifiable=[p.name for p, ok in zip(params, identifiable, strict=True) if not ok],
+        not_identifiable=[
+            p.name
+            for p, ok in zip(params, identifiable, strict=True)
+            if not ok and p.name not in held
+        ],
+        held=held,
     )
 
 
@@ -541,8 +584,15 @@ def build_file(
     """The calibration file's content (no wall-clock time: same inputs, same bytes)."""
     constants: dict[str, Any] = {}
     datasheet = _current_values(spec)
+    for name, why in fit.held.items():
+        tier = spec.tier(name.split(".")[1])
+        constants[name] = {
+            "value": _sig(fit.values[name] * tier.achievable_fraction),
+            "datasheet": _sig(tier.achievable_fraction),
+            "from": why,
+        }
     for p in fit.params:
-        if p.name not in fit.values:
+        if p.name not in fit.values or p.name in fit.held:
             continue
         constants[p.name] = {
             "value": _sig(_resolved(spec, p.name, fit.values[p.name])),
@@ -624,8 +674,9 @@ def _current_values(spec: TargetSpec) -> dict[str, float]:
         out[f"tiers.{t.name}.achievable_fraction"] = t.achievable_fraction
         out[f"tiers.{t.name}.energy_per_byte_j"] = t.energy_per_byte_j
         out[f"tiers.{t.name}.usable_capacity_bytes"] = t.effective_capacity_bytes
-    if spec.first_touch_bps:
-        out["first_touch_bps"] = spec.first_touch_bps
+    for name in ("first_touch_bps", "fork_join_s", "kernel_overhead_s", "pack_bps"):
+        if getattr(spec, name) is not None:
+            out[name] = getattr(spec, name)
     return out
 
 

@@ -220,6 +220,11 @@ def _terms(pred: Any, i: int, target: Any, dtype: str) -> dict[str, Any]:
     terms: dict[str, Any] = {
         "launch_s": float(launch[i]) if launch is not None else target.launch_for(dtype)
     }
+    terms["fixed_s"] = terms["launch_s"] + sum(
+        float(getattr(pred, name)[i])
+        for name in ("first_touch_s", "pack_s")
+        if getattr(pred, name, None) is not None
+    )
     for name in ("compute_s", "memory_s", "energy_compute_j", "energy_static_j"):
         value = getattr(pred, name, None)
         if value is not None:

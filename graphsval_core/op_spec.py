@@ -38,6 +38,9 @@ class OpSpec:
     - ``flops(shapes)``: operations per call.
     - ``gemm_dims(shapes)``: the ``(M, K, N)`` of the matrix product the op is,
       or ``None`` for ops with no reuse (``vector_add``).
+    - ``kernels``: framework kernels one call runs (``linear`` with a bias: 2,
+      the bias broadcast into the output, then the product onto it); each
+      beyond the first costs the target's ``kernel_overhead_s``.
     - ``build(dims, dtype, device, *, preallocate=False, seed=0)``: the workload
       builder measurers use (a :class:`~graphsval_core.workloads.Workload`:
       ``run()``, ``check(out)``); it imports torch itself, lazily. None for an
@@ -60,6 +63,10 @@ class OpSpec:
             raise ValueError(f"field 'name': op name {self.name!r} must match [a-z][a-z0-9_]*")
         if not self.dims:
             raise ValueError(f"field 'dims': op {self.name!r} needs at least one dimension")
+        if not isinstance(self.kernels, int) or isinstance(self.kernels, bool) or self.kernels < 1:
+            raise ValueError(
+                f"field 'kernels': op {self.name!r} runs at least one kernel, got {self.kernels!r}"
+            )
 
     def parse_shape(self, text: str) -> tuple[int, ...]:
         """Parse a shape string (``"1024x1024x1024"``) into dims for this op."""

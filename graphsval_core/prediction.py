@@ -62,6 +62,8 @@ class Prediction:
     exposed_memory_s: np.ndarray | None = None
     first_touch_s: np.ndarray | None = None
     pack_s: np.ndarray | None = None
+    #: per row: the compute units the op runs on (1 at or below the target's grain)
+    active_units: np.ndarray | None = None
     hidden_s: np.ndarray | None = None
     utilisation: np.ndarray | None = None
     waves: np.ndarray | None = None
@@ -174,10 +176,13 @@ class Prediction:
                 f" at {frac:.0%} of the {fmt_si(self.peak_ops_per_s, unit)} {self.dtype} peak"
             )
         if self.utilisation is not None and self.waves is not None and self.compute_units:
+            active = self.compute_units
+            if self.active_units is not None:
+                active = int(self.active_units[i])
             compute += (
                 f" with {float(self.utilisation[i]):.0%} utilisation "
                 f"({int(self.waves[i])} wave{'s' if self.waves[i] != 1 else ''} over "
-                f"{self.compute_units} {self.compute_unit_name}s)"
+                f"{active} {self.compute_unit_name}{'s' if active != 1 else ''})"
             )
         parts.append(compute + ",")
         if self.launch_s is not None:

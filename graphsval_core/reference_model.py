@@ -27,7 +27,9 @@ innermost first (DESIGN.md section 9):
   ``compute = waves * tile_ops / (peak * compute_fraction / units)`` and the
   utilisation is ``ops / (waves * units * tile_ops)``. An op no larger than
   the target's ``parallel_grain_ops`` (PyTorch's grain on a CPU) runs on one
-  unit: its tiles go in waves of one.
+  unit: its tiles go in waves of one. (Its memory terms still see every
+  unit's caches: one unit's share is the physical answer, but with the i7's
+  calibrated L2 it made a serial op slower than a parallel one twice its size.)
 - **Launch**: the first kernel of a call costs ``launch_overhead_s``, or, for a
   matrix product, the dtype's GEMM-library call (``dispatch_overhead_s``);
   every further kernel of the op (``OpSpec.kernels``: linear broadcasts its
@@ -304,6 +306,7 @@ def predict(
         working_set_bytes=working_set,
         tier_names=names,
         tier_bandwidth_bps=tuple(float(b) for b in bandwidth),
+        active_units=active,
         bytes_per_tier=bytes_per_tier,
         time_per_tier_s=time_per_tier,
         tiles=tiles,

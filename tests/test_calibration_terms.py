@@ -119,3 +119,22 @@ def test_targets_shows_datasheet_and_calibrated_values_side_by_side():
     grain = next(line for line in result.output.splitlines() if "parallel grain" in line)
     assert "32768 ops" in grain and "GRAIN_SIZE" in grain  # not calibrated: no datasheet column
     assert "non-inclusive" in result.output and "packing B" in result.output
+
+
+def test_every_calibrated_target_keeps_its_caches_no_slower_than_the_memory_behind():
+    registry = build_registry()
+    for key in registry.calibration_files:
+        bandwidth = [t.effective_bandwidth_bps for t in registry.target(key).tiers]
+        assert all(a >= b * (1 - 1e-6) for a, b in zip(bandwidth, bandwidth[1:], strict=False)), key
+
+
+def test_a_tier_the_rows_never_bind_is_held_at_the_fitted_inner_bandwidth(make_target, make_tier):
+    from graphsval_core.calibration import _hold_hierarchy
+
+    spec = make_target()  # l1 1 TB/s, l2 500 GB/s, dram 50 GB/s
+    values, held = _hold_hierarchy(spec, {"tiers.l1.achievable_fraction": 0.02})  # 20 GB/s
+    assert values["tiers.l2.achievable_fraction"] == pytest.approx(20e9 / 5e11)
+    assert values["tiers.dram.achievable_fraction"] == pytest.approx(20e9 / 5e10)
+    assert set(held) == {"tiers.l2.achievable_fraction", "tiers.dram.achievable_fraction"}
+    untouched, none = _hold_hierarchy(spec, {"tiers.l2.achievable_fraction": 0.5})
+    assert none == {} and "tiers.dram.achievable_fraction" not in untouched

@@ -36,6 +36,7 @@ def test_small_ops_run_on_one_thread_and_large_ones_pay_the_fork_join(registry_o
     # on one thread the register tiles run in waves of one, not of 4 units
     assert p.waves[0] == np.ceil(32768 / 170)
     assert p.waves[1] == np.ceil(np.ceil(32769 / 170) / 4)
+    assert "over 1 core)" in p.sentence(0) and "over 4 cores)" in p.sentence(1)
 
 
 def test_a_one_unit_target_never_forks(registry_of):
@@ -181,8 +182,8 @@ def test_non_inclusive_must_be_a_boolean(make_tier):
 
 
 def test_the_measured_launch_regime_uses_each_row_s_own_launch(registry_of):
-    # linear's launch is two dispatches: 3.9 us is launch-bound for it (within 1.5x of
-    # 4 us) but not for a 1-kernel op whose launch is 2 us
+    # linear's launch is two dispatches (4 us): 5.5 us is within LAUNCH_MULTIPLE (2x)
+    # of it, launch-bound, but not of a 1-kernel op's 2 us
     registry = registry_of()
     target = registry.target("t")
     lin = predict_batch(registry, "t", "linear", [[1, 8, 8]], "fp32")
@@ -204,3 +205,26 @@ def test_calibration_keeps_a_tier_non_inclusive(make_target, make_tier):
     fitted = apply_constants(spec, {"tiers.l3.achievable_fraction": 0.5}, "fit")
     assert fitted.tiers[1].non_inclusive is True
     assert fitted.tiers[1].achievable_fraction == pytest.approx(0.5)
+
+
+def test_an_op_runs_at_least_one_kernel():
+    from attrs import evolve
+
+    from graphsval_core.builtin_ops import MATMUL
+
+    with pytest.raises(ValueError, match="kernels"):
+        evolve(MATMUL, kernels=0)
+
+
+def test_attribution_takes_first_touch_and_packing_out_with_the_launch(registry_of):
+    from graphsval_core.attribution import _fixed
+    from graphsval_core.harness import _terms
+
+    registry = registry_of(pack_bps=estimated(1e9, "test"), pack_min_rows=estimated(3, "test"))
+    target = registry.target("t")
+    p = predict_batch(registry, "t", "matmul", [[64, 512, 512]], "fp32")
+    terms = _terms(p, 0, target, "fp32")
+    assert terms["fixed_s"] == pytest.approx(p.launch_s[0] + p.pack_s[0])
+    assert p.pack_s[0] == pytest.approx(512 * 512 * 4 / 1e9)
+    assert _fixed({"_terms": terms}) == terms["fixed_s"]
+    assert _fixed({"_terms": {"launch_s": 2e-6}}) == 2e-6  # records without it

@@ -113,6 +113,8 @@ CSV_COLUMNS = (
     "launch_s",
     "exposed_compute_s",
     "exposed_memory_s",
+    "first_touch_s",
+    "pack_s",
     "hidden_s",
     "compute_s",
     "memory_s",
