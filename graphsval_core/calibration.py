@@ -118,7 +118,7 @@ def predict_rows(
 ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """Predicted latency of every row (batched per op and dtype), and per-row terms."""
     latency = np.zeros(len(rows))
-    terms = {k: np.zeros(len(rows)) for k in ("compute_s", "memory_s", "launch_s")}
+    terms = {k: np.zeros(len(rows)) for k in ("compute_s", "memory_s", "launch_s", "pack_s")}
     tier_time = np.zeros((len(rows), len(spec.tiers)))
     for (op_name, dtype), index in _groups(rows).items():
         shapes = np.array([rows[i].dims for i in index], dtype=np.int64)
@@ -249,15 +249,15 @@ def choose_params(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) 
                 f"{len(multi)} rows of ops that run more than one kernel (mostly the small ones)",
             )
         )
-    packed = [r for r in rows if _packs(registry, spec, r)]
-    if spec.pack_bps is not None and len(packed) >= 2:
+    packed = int(np.sum(terms["pack_s"] > 0))  # the model's own rule for who packs
+    if packed >= 2:
         params.append(
             Param(
                 "pack_bps",
                 spec.pack_bps,
                 1e8,
                 1e13,
-                f"{len(packed)} matmul/linear rows of {spec.pack_min_rows:g} rows of A or more",
+                f"{packed} matmul/linear rows of {spec.pack_min_rows:g} rows of A or more",
             )
         )
     if (
@@ -287,14 +287,6 @@ def choose_params(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) 
                 )
             )
     return params
-
-
-def _packs(registry: Any, spec: TargetSpec, row: BaselineRow) -> bool:
-    """Whether the model charges this row's GEMM library for packing B."""
-    op = registry.op(row.op)
-    if spec.pack_bps is None or spec.pack_min_rows is None or op.gemm_dims is None:
-        return False
-    return bool(op.gemm_dims(np.array([row.dims]))[0][0] >= spec.pack_min_rows)
 
 
 def _output_bytes(registry: Any, row: BaselineRow) -> float:

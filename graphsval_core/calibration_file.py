@@ -24,12 +24,20 @@ def _prov(source: str) -> Provenance:
     return Provenance("calibrated", source)
 
 
+#: Spec scalars a calibration sets directly, by their own name.
+SCALAR_CONSTANTS = (
+    "launch_overhead_s",
+    "idle_power_w",
+    "pack_bps",
+    "kernel_overhead_s",
+    "fork_join_s",
+)
+
+
 def apply_constants(spec: TargetSpec, values: dict[str, float], source: str) -> TargetSpec:
     """A copy of ``spec`` with calibrated constants (provenance ``calibrated``)."""
     prov = dict(spec.provenance)
     changes: dict[str, Any] = {}
-    if "launch_overhead_s" in values:
-        changes["launch_overhead_s"] = Sourced(values["launch_overhead_s"], _prov(source))
     dispatch = {
         d: Sourced(v, prov[f"dispatch_overhead_s.{d}"]) for d, v in spec.dispatch_overhead_s.items()
     }
@@ -66,14 +74,9 @@ def apply_constants(spec: TargetSpec, values: dict[str, float], source: str) -> 
     for dtype in spec.dtypes:
         if f"energy_per_op_j.{dtype}" in values:
             energies[dtype] = Sourced(values[f"energy_per_op_j.{dtype}"], _prov(source))
-    if "idle_power_w" in values:
-        changes["idle_power_w"] = Sourced(values["idle_power_w"], _prov(source))
-    if "pack_bps" in values:
-        changes["pack_bps"] = Sourced(values["pack_bps"], _prov(source))
-    if "kernel_overhead_s" in values:
-        changes["kernel_overhead_s"] = Sourced(values["kernel_overhead_s"], _prov(source))
-    if "fork_join_s" in values:
-        changes["fork_join_s"] = Sourced(values["fork_join_s"], _prov(source))
+    for name in SCALAR_CONSTANTS:
+        if name in values:
+            changes[name] = Sourced(values[name], _prov(source))
     if "first_touch_bps" in values:
         changes["first_touch_bps"] = Sourced(values["first_touch_bps"], _prov(source))
         changes["first_touch_min_bytes"] = Sourced(

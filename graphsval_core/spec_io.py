@@ -24,22 +24,7 @@ _TIER_FIELDS = (
     "energy_per_byte_j",
     "usable_capacity_bytes",
 )
-_SCALARS = (
-    "compute_units",
-    "clock_hz",
-    "launch_overhead_s",
-    "idle_power_w",
-    "tdp_w",
-    "process_node_nm",
-    "register_tile_bytes",
-    "first_touch_bps",
-    "first_touch_min_bytes",
-    "fork_join_s",
-    "parallel_grain_ops",
-    "kernel_overhead_s",
-    "pack_bps",
-    "pack_min_rows",
-)
+_SCALARS = (*TargetSpec.PROVENANCED, *TargetSpec.OPTIONAL_NUMBERS)
 _MAPS = ("peak_ops_per_s", "energy_per_op_j", "compute_fraction", "dispatch_overhead_s")
 
 
