@@ -15,8 +15,8 @@ import time
 
 import numpy as np
 
-from graphsval_core.api import predict_batch
-from graphsval_core.plugin_manager import build_registry
+from graphsval_core.model.predict import predict_batch
+from graphsval_core.plugins.manager import build_registry
 
 
 def bench_batch(n: int = 100_000, repeats: int = 5) -> None:

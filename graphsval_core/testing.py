@@ -17,7 +17,7 @@ Fixtures:
   in-process (click's ``CliRunner``), optionally with in-process plugins.
 
 The conformance class, :class:`PluginConformance`, proves a plugin honours the
-contract of :mod:`graphsval_core.hookspecs`; subclass it once::
+contract of :mod:`graphsval_core.plugins.hookspecs`; subclass it once::
 
     from graphsval_core.testing import PluginConformance
 
@@ -47,7 +47,7 @@ from typing import Any, ClassVar
 import pytest
 
 from graphsval_core import PLUGIN_API_VERSION, PROJECT_NAME
-from graphsval_core.plugin_manager import PluginLoadError, Registry, build_registry
+from graphsval_core.plugins.manager import PluginLoadError, Registry, build_registry
 
 PluginArg = types.ModuleType | str | tuple[str, Any]
 
@@ -93,8 +93,8 @@ def graphsval_cli(monkeypatch: pytest.MonkeyPatch) -> Callable[..., Any]:
     """
     from click.testing import CliRunner
 
-    from graphsval_core import plugin_manager
     from graphsval_core.cli.main import cli
+    from graphsval_core.plugins import manager as plugin_manager
 
     real_build = plugin_manager.build_registry
 
@@ -252,7 +252,7 @@ class PluginConformance:
                 return build_registry(
                     strict=True, autoload=False, extra_plugins=[(self.plugin_name(), module)]
                 )
-            from graphsval_core.plugin_manager import _entry_points
+            from graphsval_core.plugins.manager import _entry_points
 
             eps = {ep.name: ep for ep in _entry_points()}
             ep = eps.get(self.entry_point_name)
@@ -298,7 +298,7 @@ class PluginConformance:
         registry = self.registry()
         info = registry.infos.get(self.plugin_name())
         assert info is not None and info.loaded, f"plugin {self.plugin_name()!r} did not load"
-        from graphsval_core import hookspecs
+        from graphsval_core.plugins import hookspecs
 
         marker = f"{PROJECT_NAME}_impl"
         for name in dir(module):
@@ -319,7 +319,7 @@ class PluginConformance:
         every number says where it comes from (a provenance with a source)."""
         from attrs import evolve
 
-        from graphsval_core.target_spec import SpecError, TargetSpec
+        from graphsval_core.datamodel.target import SpecError, TargetSpec
 
         for target in self.own_targets():
             assert isinstance(target, TargetSpec), f"{target!r} is not a TargetSpec"
@@ -337,9 +337,9 @@ class PluginConformance:
         """Each hook this plugin implements returns what its spec promises."""
         import numpy as np
 
-        from graphsval_core.op_spec import OpSpec
-        from graphsval_core.plugin_records import ConsistencyCheck, PredictorSpec, ProbeResult
-        from graphsval_core.target_spec import MemoryTier, TargetSpec
+        from graphsval_core.datamodel.op import OpSpec
+        from graphsval_core.datamodel.target import MemoryTier, TargetSpec
+        from graphsval_core.plugins.records import ConsistencyCheck, PredictorSpec, ProbeResult
 
         records = {
             "graphsval_register_targets": TargetSpec,
@@ -404,7 +404,7 @@ class PluginConformance:
     def test_memory_hierarchy_ordered(self) -> None:
         """Each target's hierarchy (as the hooks answer it) is innermost first:
         tier names in order l1 < l2 < l3 < dram, usable capacity growing outward."""
-        from graphsval_core.target_spec import TIER_NAMES
+        from graphsval_core.datamodel.target import TIER_NAMES
 
         registry = self.registry()
         for target in self.own_targets():
@@ -447,8 +447,8 @@ class PluginConformance:
     def test_baselines_parse(self) -> None:
         """Every shipped baseline parses, and its rows name targets, ops and
         dtypes that are registered; the floors file, if any, parses."""
-        from graphsval_core.baseline_file import BaselineFileError, read_baseline
-        from graphsval_core.floors import FloorsError, read_floors
+        from graphsval_core.files.baseline import BaselineFileError, read_baseline
+        from graphsval_core.files.floors import FloorsError, read_floors
 
         registry = self.registry()
         for impl in self.own_impls("graphsval_baselines"):
@@ -477,7 +477,7 @@ class PluginConformance:
     def test_consistency_checks_pass(self) -> None:
         """Every consistency check registered for each target (built-in ones
         too) passes or is an expected failure."""
-        from graphsval_core.consistency import FAIL, run_target
+        from graphsval_core.consistency.runner import FAIL, run_target
 
         registry = self.registry()
         failures = []
@@ -490,8 +490,8 @@ class PluginConformance:
         """Every entry of every shipped sweep has a label for each of this
         plugin's targets, inline or from the plugin's overlays (detected
         targets, which differ per machine, are exempt)."""
-        from graphsval_core.sweep_file import SweepFileError
-        from graphsval_core.sweep_labels import load_shipped
+        from graphsval_core.files.sweep import SweepFileError
+        from graphsval_core.sweep.labels import load_shipped
 
         try:
             sweeps = load_shipped(self.registry())

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from graphsval_core import hookimpl
-from graphsval_core.provenance import datasheet, estimated
-from graphsval_core.target_spec import MemoryTier, TargetSpec
+from graphsval_core.datamodel.provenance import datasheet, estimated
+from graphsval_core.datamodel.target import MemoryTier, TargetSpec
 
 
 def tier(name: str = "l1", capacity: float = 32 * 1024, **kw: Any) -> MemoryTier:
@@ -113,7 +113,7 @@ def fake_entry_points(monkeypatch: pytest.MonkeyPatch) -> Callable[..., None]:
     """Replace the installed entry points with the given fakes."""
 
     def install(*eps: FakeEntryPoint) -> None:
-        monkeypatch.setattr("graphsval_core.plugin_manager._entry_points", lambda: list(eps))
+        monkeypatch.setattr("graphsval_core.plugins.manager._entry_points", lambda: list(eps))
 
     monkeypatch.delenv("GRAPHSVAL_STRICT_PLUGINS", raising=False)
     monkeypatch.delenv("GRAPHSVAL_DISABLE_PLUGIN_AUTOLOAD", raising=False)

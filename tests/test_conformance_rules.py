@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from graphsval_core.consistency import outcome
-from graphsval_core.plugin_records import ConsistencyCheck, ProbeResult
-from graphsval_core.provenance import Provenance, Sourced
-from graphsval_core.sweep_labels import load_shipped, overlay_for, write_overlay
+from graphsval_core.consistency.runner import outcome
+from graphsval_core.datamodel.provenance import Provenance, Sourced
+from graphsval_core.plugins.records import ConsistencyCheck, ProbeResult
+from graphsval_core.sweep.labels import load_shipped, overlay_for, write_overlay
 from graphsval_core.testing import PluginConformance, make_registry
 
 KEY = "toy_target"

@@ -1,7 +1,7 @@
 """The docs stay honest: every hook appears in docs/hooks.md with its exact
 signature, every command and subcommand (and its options) in docs/cli.md.
-Regenerate with ``python -m graphsval_core.docgen hooks > docs/hooks.md`` and
-``python -m graphsval_core.docgen cli > docs/cli.md``."""
+Regenerate with ``python -m graphsval_core.cli.docgen hooks > docs/hooks.md`` and
+``python -m graphsval_core.cli.docgen cli > docs/cli.md``."""
 
 from __future__ import annotations
 
@@ -12,9 +12,7 @@ from pathlib import Path
 import click
 import pytest
 
-from graphsval_core import hookspecs
-from graphsval_core.cli.main import cli
-from graphsval_core.docgen import (
+from graphsval_core.cli.docgen import (
     cli_markdown,
     hook_functions,
     hook_signature,
@@ -22,9 +20,11 @@ from graphsval_core.docgen import (
     rst_to_markdown,
     walk_commands,
 )
+from graphsval_core.cli.main import cli
+from graphsval_core.plugins import hookspecs
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
-REGENERATE = "regenerate it: python -m graphsval_core.docgen {} > docs/{}.md"
+REGENERATE = "regenerate it: python -m graphsval_core.cli.docgen {} > docs/{}.md"
 COMMANDS = [(ctx.command_path, command, ctx) for command, ctx in walk_commands(
     cli, click.Context(cli, info_name="graphsval")
 )]  # fmt: skip

@@ -35,8 +35,8 @@ py-modules = ["graphsval_acme"]
 PLUGIN_MODULE = '''
 """A third-party target, written without touching the graphsval core."""
 from graphsval_core import hookimpl
-from graphsval_core.provenance import datasheet, estimated
-from graphsval_core.target_spec import MemoryTier, TargetSpec
+from graphsval_core.datamodel.provenance import datasheet, estimated
+from graphsval_core.datamodel.target import MemoryTier, TargetSpec
 
 graphsval_api_version = "1.0"
 
@@ -168,5 +168,5 @@ def test_core_wheel_carries_sweeps(tmp_path: Path):
     (wheel,) = tmp_path.glob("graphsval-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     assert "graphsval_core/sweeps/README.md" in names
-    assert "graphsval_core/hookspecs.py" in names
+    assert "graphsval_core/plugins/hookspecs.py" in names
     assert not any(n.startswith("sweeps/") or n.startswith("tests/") for n in names)

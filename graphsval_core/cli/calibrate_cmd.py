@@ -12,7 +12,7 @@ from graphsval_core.cli.main import InputError, pass_app
 
 def _validation_shapes() -> set[tuple[str, tuple[int, ...], str]]:
     """(op, shape, dtype) of every entry of the project's validation sweeps."""
-    from graphsval_core.sweep_labels import load_shipped
+    from graphsval_core.sweep.labels import load_shipped
 
     out = set()
     for sweep in load_shipped(None).values():
@@ -59,8 +59,7 @@ def calibrate(
     file-name suffix) and rows whose (op, shape, dtype) is in one of the
     project's validation sweeps, unless --allow-validation-rows REASON.
     """
-    from graphsval_core.baseline_file import BaselineFileError, read_baseline
-    from graphsval_core.calibration import (
+    from graphsval_core.calibrate.fit import (
         CalibrationError,
         apply_constants,
         build_file,
@@ -72,8 +71,9 @@ def calibrate(
         predict_rows,
         sha256_of,
     )
-    from graphsval_core.plugin_manager import UnknownNameError
-    from graphsval_core.tolerances import load_tolerances
+    from graphsval_core.files.baseline import BaselineFileError, read_baseline
+    from graphsval_core.files.tolerances import load_tolerances
+    from graphsval_core.plugins.manager import UnknownNameError
 
     registry = app.registry
     try:

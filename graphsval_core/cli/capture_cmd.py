@@ -91,14 +91,14 @@ def capture(
     and a note. Capturing a detected target (host_cpu) records the rows under a
     named snapshot target and writes its spec beside the CSV.
     """
-    from graphsval_core.baseline_file import BaselineFileError
-    from graphsval_core.capture import CaptureItem
-    from graphsval_core.capture import capture as run_capture
-    from graphsval_core.measure_common import CaptureSettings
-    from graphsval_core.plugin_manager import UnknownNameError
-    from graphsval_core.resources import sweeps_dir
-    from graphsval_core.spec_io import write_spec
-    from graphsval_core.sweep_file import SweepFileError, load_sweep
+    from graphsval_core.datamodel.target_json import write_spec
+    from graphsval_core.files.baseline import BaselineFileError
+    from graphsval_core.files.sweep import SweepFileError, load_sweep
+    from graphsval_core.measure.capture import CaptureItem
+    from graphsval_core.measure.capture import capture as run_capture
+    from graphsval_core.measure.protocol import CaptureSettings
+    from graphsval_core.plugins.manager import UnknownNameError
+    from graphsval_core.plugins.resources import sweeps_dir
 
     registry = app.registry
     try:

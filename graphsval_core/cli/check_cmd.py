@@ -42,9 +42,9 @@ def check(
     or skip. Exit 0 when nothing fails (expected failures do not), 1 when a
     check fails, 2 on bad input.
     """
-    from graphsval_core import consistency_snapshot as snap
-    from graphsval_core.consistency import run_consistency
-    from graphsval_core.plugin_manager import UnknownNameError
+    from graphsval_core.consistency import snapshot as snap
+    from graphsval_core.consistency.runner import run_consistency
+    from graphsval_core.plugins.manager import UnknownNameError
 
     registry = app.registry
     try:
@@ -63,7 +63,7 @@ def check(
     failed = any(r.failed for r in results)
     if as_json:
         from graphsval_core.cli.output import echo_json
-        from graphsval_core.consistency import SCHEMA_VERSION
+        from graphsval_core.consistency.runner import SCHEMA_VERSION
 
         echo_json(
             {
@@ -87,7 +87,7 @@ def check(
 def report_lines(results: list[Any], verbose: bool = False) -> list[str]:
     """Per target its headline, then every outcome that is not a plain pass
     (every outcome with ``verbose``), then a total."""
-    from graphsval_core.consistency import PASS, SKIP, STATUSES
+    from graphsval_core.consistency.runner import PASS, SKIP, STATUSES
 
     lines = []
     for result in results:

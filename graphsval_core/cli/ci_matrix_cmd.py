@@ -15,7 +15,7 @@ def ci_matrix(app: AppContext, as_json: bool) -> None:
     """The installed plugins as a CI matrix: an include list of plugin,
     distribution, source folder, targets, ops, and whether it needs hardware
     or torch (.github/workflows/plugins.yml runs one job per entry)."""
-    from graphsval_core.ci_matrix import ci_matrix as build
+    from graphsval_core.authoring.ci_matrix import ci_matrix as build
 
     registry = app.registry
     for problem in registry.problems:

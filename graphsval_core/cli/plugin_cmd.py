@@ -26,7 +26,7 @@ def new(name: str, parent: str) -> None:
     """Write a working plugin package, graphsval-NAME: entry point, a target spec
     with provenance on every number, a measurer skeleton, an empty baselines
     folder, a sweep-label overlay and tests using the conformance kit."""
-    from graphsval_core.scaffold import ScaffoldError, scaffold
+    from graphsval_core.authoring.scaffold import ScaffoldError, scaffold
 
     try:
         folder = scaffold(name, parent)

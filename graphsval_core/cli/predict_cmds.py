@@ -16,7 +16,7 @@ from graphsval_core.cli.output import echo_json, format_table
 
 
 def _resolve(app: AppContext, hw: str, op: str) -> tuple[Any, Any]:
-    from graphsval_core.plugin_manager import UnknownNameError
+    from graphsval_core.plugins.manager import UnknownNameError
 
     registry = app.registry
     try:
@@ -40,7 +40,7 @@ def _check_dtype(target: Any, dtype: str) -> None:
 
 
 def _predictor(app: AppContext, name: str) -> Any:
-    from graphsval_core.plugin_manager import UnknownNameError
+    from graphsval_core.plugins.manager import UnknownNameError
 
     try:
         return app.registry.predictor(name)
@@ -61,7 +61,7 @@ def explain(
 ) -> None:
     """Predict one shape and explain the prediction: the tile and the tier it
     lives in, the tier it streams from, memory and compute time, the verdict."""
-    from graphsval_core.op_spec import ShapeError
+    from graphsval_core.datamodel.op import ShapeError
 
     target, op_spec = _resolve(app, hw, op)
     _check_dtype(target, dtype)
@@ -81,7 +81,7 @@ def explain(
 
 
 def _read_shapes_file(path: str, op_spec: Any) -> list[tuple[int, ...]]:
-    from graphsval_core.op_spec import ShapeError
+    from graphsval_core.datamodel.op import ShapeError
 
     try:
         text = Path(path).read_text()
@@ -159,9 +159,9 @@ def predict(
     """Predict latency, energy and regime for one shape, a file of shapes, or a sweep."""
     import numpy as np
 
-    from graphsval_core.op_spec import ShapeError
-    from graphsval_core.plugin_manager import UnknownNameError
-    from graphsval_core.sweep_file import MIXED, SweepFileError, load_sweep
+    from graphsval_core.datamodel.op import ShapeError
+    from graphsval_core.files.sweep import MIXED, SweepFileError, load_sweep
+    from graphsval_core.plugins.manager import UnknownNameError
 
     sources = [s for s in (shape, shapes_file, sweep_file) if s is not None]
     if len(sources) != 1:
@@ -227,7 +227,7 @@ def _emit_rollup(
     fmt: str,
 ) -> None:
     """Sum count x prediction per phase (forward pass) over the sweep's call sites."""
-    from graphsval_core.units import fmt_joules, fmt_seconds
+    from graphsval_core.datamodel.units import fmt_joules, fmt_seconds
 
     totals: dict[str, dict[str, float]] = {}
     for (_, _, _, extra), row in zip(items, rows, strict=True):
@@ -280,7 +280,7 @@ def _emit(rows: list[dict[str, Any]], fmt: str) -> None:
         writer.writerows(rows)
         sys.stdout.write(buf.getvalue())
     else:
-        from graphsval_core.units import fmt_joules, fmt_seconds
+        from graphsval_core.datamodel.units import fmt_joules, fmt_seconds
 
         table = [
             [

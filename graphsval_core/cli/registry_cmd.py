@@ -42,8 +42,8 @@ def lookup(
     as_json: bool,
 ) -> None:
     """Print the measured row (latency, energy, verdict) of one shape."""
-    from graphsval_core.baseline_file import BaselineFileError, parse_dims, read_many
-    from graphsval_core.plugin_manager import UnknownNameError
+    from graphsval_core.files.baseline import BaselineFileError, parse_dims, read_many
+    from graphsval_core.plugins.manager import UnknownNameError
 
     reg = app.registry
     try:

@@ -14,14 +14,14 @@ from graphsval_core.cli.output import echo_json, format_table
 def _shipped_dir(sweeps_dir: str | None) -> Path:
     if sweeps_dir is not None:
         return Path(sweeps_dir)
-    from graphsval_core.resources import sweeps_dir as shipped
+    from graphsval_core.plugins.resources import sweeps_dir as shipped
 
     return Path(str(shipped()))
 
 
 def _load(app: AppContext, sweeps_dir: str | None, overlays: bool):  # type: ignore[no-untyped-def]
-    from graphsval_core.sweep_file import SweepFileError
-    from graphsval_core.sweep_labels import load_shipped
+    from graphsval_core.files.sweep import SweepFileError
+    from graphsval_core.sweep.labels import load_shipped
 
     try:
         return load_shipped(app.registry, _shipped_dir(sweeps_dir), overlays=overlays)
@@ -41,15 +41,15 @@ def sweep() -> None:
 @pass_app
 def generate(app: AppContext, ops: tuple[str, ...], seed: int | None, out_dir: str | None) -> None:
     """Generate <op>_calibration.json and <op>_validation.json deterministically."""
-    from graphsval_core.sweep_generator import (
+    from graphsval_core.sweep.generator import (
         DEFAULT_SEED,
         OPS,
         SweepGenerationError,
     )
-    from graphsval_core.sweep_generator import (
+    from graphsval_core.sweep.generator import (
         generate as run,
     )
-    from graphsval_core.sweep_labels import write_all
+    from graphsval_core.sweep.labels import write_all
 
     for op in ops:
         if op not in OPS:
@@ -78,8 +78,8 @@ def label(
     """Label targets in the sweeps: inline (first-party), as an overlay file
     (--out, for a plugin to ship), or refresh every label after a recalibration
     (--update)."""
-    from graphsval_core.plugin_manager import UnknownNameError
-    from graphsval_core.sweep_labels import label_inline, overlay_for, write_all, write_overlay
+    from graphsval_core.plugins.manager import UnknownNameError
+    from graphsval_core.sweep.labels import label_inline, overlay_for, write_all, write_overlay
 
     if not hws and not update:
         raise click.UsageError("give --hw KEY (repeatable) or --update")
@@ -164,9 +164,9 @@ def show(app: AppContext, hws: tuple[str, ...], sweeps_dir: str | None, as_json:
 def from_config(config: str, tokens: str, batch: int, dtype: str, out: str | None) -> None:
     """Write the linear and matmul shapes of one forward pass of a transformer
     config (Hugging Face style) as a sweep, with call sites and counts."""
-    from graphsval_core.dtypes import KNOWN_DTYPES
-    from graphsval_core.model_config_sweep import ModelConfigError, sweep_from_config
-    from graphsval_core.sweep_file import write_sweep
+    from graphsval_core.datamodel.dtypes import KNOWN_DTYPES
+    from graphsval_core.files.sweep import write_sweep
+    from graphsval_core.sweep.model_config import ModelConfigError, sweep_from_config
 
     try:
         token_list = [int(t) for t in tokens.split(",") if t.strip()]

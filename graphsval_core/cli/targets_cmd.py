@@ -8,10 +8,10 @@ import click
 
 from graphsval_core.cli.main import AppContext, pass_app
 from graphsval_core.cli.output import echo_json, format_table
-from graphsval_core.plugin_manager import Registry, UnknownNameError
-from graphsval_core.plugin_records import ProbeResult
-from graphsval_core.target_spec import MemoryTier, TargetSpec
-from graphsval_core.units import fmt_bytes, fmt_joules, fmt_seconds, fmt_si
+from graphsval_core.datamodel.target import MemoryTier, TargetSpec
+from graphsval_core.datamodel.units import fmt_bytes, fmt_joules, fmt_seconds, fmt_si
+from graphsval_core.plugins.manager import Registry, UnknownNameError
+from graphsval_core.plugins.records import ProbeResult
 
 
 def _ops_unit(dtype: str) -> str:

@@ -26,8 +26,8 @@ def _selections(
     hw_override: str | None,
 ) -> tuple[list[Any], list[tuple[Any, Any]], dict[str, str]]:
     """Which rows count, per file; the (main, recapture) pairs; file hashes."""
-    from graphsval_core.baseline_file import read_baseline
-    from graphsval_core.harness import RECAPTURE_DIR, Selection, recapture_of
+    from graphsval_core.files.baseline import read_baseline
+    from graphsval_core.validate.harness import RECAPTURE_DIR, Selection, recapture_of
 
     items = list(explicit) if explicit else [item for _, item in registry.baseline_files()]
     parsed = {}
@@ -144,16 +144,16 @@ def validate(
     --check-floors: when every floor holds), 1 otherwise, 2 on bad input.
     """
     from graphsval_core import __version__
-    from graphsval_core.baseline_file import BaselineFileError
-    from graphsval_core.consistency import for_validate
-    from graphsval_core.floors import FloorsError, read_floors, write_floors
-    from graphsval_core.floors import check_floors as run_checks
-    from graphsval_core.floors import update_floors as raise_floors
-    from graphsval_core.harness import recapture_agreement
-    from graphsval_core.harness import validate as run
-    from graphsval_core.plugin_manager import UnknownNameError
-    from graphsval_core.report import build_summary, render, report_json
-    from graphsval_core.tolerances import TolerancesError, load_tolerances
+    from graphsval_core.consistency.runner import for_validate
+    from graphsval_core.files.baseline import BaselineFileError
+    from graphsval_core.files.floors import FloorsError, read_floors, write_floors
+    from graphsval_core.files.floors import check_floors as run_checks
+    from graphsval_core.files.floors import update_floors as raise_floors
+    from graphsval_core.files.tolerances import TolerancesError, load_tolerances
+    from graphsval_core.plugins.manager import UnknownNameError
+    from graphsval_core.validate.harness import recapture_agreement
+    from graphsval_core.validate.harness import validate as run
+    from graphsval_core.validate.report import build_summary, render, report_json
 
     registry = app.registry
     if (check_floors or update_floors) and (
@@ -192,7 +192,7 @@ def validate(
             "(see `graphsval plugins`); running the consistency checks only"
         )
         from graphsval_core.cli.check_cmd import report_lines
-        from graphsval_core.consistency import run_consistency
+        from graphsval_core.consistency.runner import run_consistency
 
         results = run_consistency(registry)
         click.echo("\n".join(report_lines(results)))
@@ -268,8 +268,8 @@ def validate(
 
 
 def _write_reports(folder: Path, summary: dict[str, Any], validation: Any, registry: Any) -> None:
-    from graphsval_core.report import records_csv, render, report_json
-    from graphsval_core.report_html import render_html
+    from graphsval_core.validate.html import render_html
+    from graphsval_core.validate.report import records_csv, render, report_json
 
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "report.json").write_text(report_json(summary, validation))

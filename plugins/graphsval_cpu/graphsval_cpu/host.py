@@ -15,9 +15,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from graphsval_core.provenance import Sourced, derived, detected, estimated
-from graphsval_core.target_spec import MemoryTier, TargetSpec
-from graphsval_core.units import fmt_bytes
+from graphsval_core.datamodel.provenance import Sourced, derived, detected, estimated
+from graphsval_core.datamodel.target import MemoryTier, TargetSpec
+from graphsval_core.datamodel.units import fmt_bytes
 from graphsval_cpu import library
 from graphsval_cpu.machine import (
     CacheInstance,

@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from graphsval_core.measure_common import CaptureSettings, measure_workload, wall_clock_block
-from graphsval_core.op_spec import OpSpec
-from graphsval_core.plugin_records import Measurement
-from graphsval_core.target_spec import TargetSpec
+from graphsval_core.datamodel.op import OpSpec
+from graphsval_core.datamodel.target import TargetSpec
+from graphsval_core.measure.protocol import CaptureSettings, measure_workload, wall_clock_block
+from graphsval_core.plugins.records import Measurement
 
 
 def numerics(torch: Any) -> str:

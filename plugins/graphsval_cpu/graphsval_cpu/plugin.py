@@ -9,17 +9,17 @@ from pathlib import Path
 from typing import Any
 
 from graphsval_core import hookimpl
-from graphsval_core.op_spec import OpSpec
-from graphsval_core.plugin_records import Measurement, ProbeResult
-from graphsval_core.resources import packaged_files
-from graphsval_core.target_spec import TargetSpec
+from graphsval_core.datamodel.op import OpSpec
+from graphsval_core.datamodel.target import TargetSpec
+from graphsval_core.plugins.records import Measurement, ProbeResult
+from graphsval_core.plugins.resources import packaged_files
 
 graphsval_api_version = "1.0"
 
 
 @hookimpl
 def graphsval_register_targets() -> Iterable[TargetSpec]:
-    from graphsval_core.spec_io import read_spec
+    from graphsval_core.datamodel.target_json import read_spec
     from graphsval_cpu.host import detect_host_cpu
     from graphsval_cpu.targets import i7_12700k
 

@@ -8,8 +8,8 @@ all-core: the P-cores at 4.7 GHz and the E-cores at 3.6 GHz.
 
 from __future__ import annotations
 
-from graphsval_core.provenance import datasheet, derived, estimated
-from graphsval_core.target_spec import MemoryTier, TargetSpec
+from graphsval_core.datamodel.provenance import datasheet, derived, estimated
+from graphsval_core.datamodel.target import MemoryTier, TargetSpec
 from graphsval_cpu import library
 
 KiB = 1024

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from graphsval_core.provenance import Provenance
-from graphsval_core.target_spec import MemoryTier, TargetSpec
+from graphsval_core.datamodel.provenance import Provenance
+from graphsval_core.datamodel.target import MemoryTier, TargetSpec
 from graphsval_cpu.targets import i7_12700k
 
 MiB = 1024**2

@@ -16,7 +16,7 @@ measurer checks the GPU's name once more (another GPU is measured as
 An optional cold-cache mode zeroes a buffer twice the L2 size before every
 timed block (the first call of each block then starts from a cold L2). It is
 asked for with ``flush_l2`` in the settings mapping (or attribute);
-:class:`~graphsval_core.measure_common.CaptureSettings` has no such field, so
+:class:`~graphsval_core.measure.protocol.CaptureSettings` has no such field, so
 ``graphsval capture`` always measures warm-cache.
 """
 
@@ -30,18 +30,18 @@ from typing import Any
 
 import attrs
 
-from graphsval_core.cuda_timing import (
+from graphsval_core.datamodel.op import OpSpec
+from graphsval_core.datamodel.target import TargetSpec
+from graphsval_core.measure.cuda_timing import (
     FLUSH_L2_FACTOR,
     LAUNCH_IN_TIMING,
     cuda_event_block,
     numerics,
     setting,
 )
-from graphsval_core.energy import EnergyMeter
-from graphsval_core.measure_common import CaptureSettings, measure_workload
-from graphsval_core.op_spec import OpSpec
-from graphsval_core.plugin_records import Measurement
-from graphsval_core.target_spec import TargetSpec
+from graphsval_core.measure.energy import EnergyMeter
+from graphsval_core.measure.protocol import CaptureSettings, measure_workload
+from graphsval_core.plugins.records import Measurement
 
 
 def nvml_index(device: str, environ: Mapping[str, str] | None = None) -> int:

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import importlib.util
 
-from graphsval_core.plugin_records import ProbeResult
-from graphsval_core.target_spec import TargetSpec
+from graphsval_core.datamodel.target import TargetSpec
+from graphsval_core.plugins.records import ProbeResult
 from graphsval_cuda import host, targets
 from graphsval_cuda.nvml import GpuInfo, NvmlUnavailable
 

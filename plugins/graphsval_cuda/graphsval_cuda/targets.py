@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from graphsval_core.provenance import Sourced, datasheet, derived, estimated
-from graphsval_core.target_spec import TargetSpec
-from graphsval_core.units import fmt_si
+from graphsval_core.datamodel.provenance import Sourced, datasheet, derived, estimated
+from graphsval_core.datamodel.target import TargetSpec
+from graphsval_core.datamodel.units import fmt_si
 from graphsval_cuda import rules
 
 KiB = 1024

@@ -12,8 +12,8 @@ from typing import Any
 import attrs
 import pytest
 
-from graphsval_core.builtin_ops import MATMUL, VECTOR_ADD
-from graphsval_core.capture import CaptureItem, measurement_row
+from graphsval_core.builtin.ops import MATMUL, VECTOR_ADD
+from graphsval_core.measure.capture import CaptureItem, measurement_row
 from graphsval_cuda import plugin
 from graphsval_cuda.host import host_gpu_spec
 from graphsval_cuda.measure import measure_cuda, numerics, nvml_index

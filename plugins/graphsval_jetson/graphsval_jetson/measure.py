@@ -23,18 +23,18 @@ from typing import Any
 
 import attrs
 
-from graphsval_core.cuda_timing import (
+from graphsval_core.datamodel.op import OpSpec
+from graphsval_core.datamodel.target import TargetSpec
+from graphsval_core.measure.cuda_timing import (
     FLUSH_L2_FACTOR,
     LAUNCH_IN_TIMING,
     cuda_event_block,
     numerics,
     setting,
 )
-from graphsval_core.energy import EnergyMeter
-from graphsval_core.measure_common import CaptureSettings, measure_workload
-from graphsval_core.op_spec import OpSpec
-from graphsval_core.plugin_records import Measurement
-from graphsval_core.target_spec import TargetSpec
+from graphsval_core.measure.energy import EnergyMeter
+from graphsval_core.measure.protocol import CaptureSettings, measure_workload
+from graphsval_core.plugins.records import Measurement
 
 
 def power_mode_note(current: str | None, wanted: str | None, key: str) -> str:

@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from graphsval_core import hookimpl
-from graphsval_core.op_spec import OpSpec
-from graphsval_core.plugin_records import Measurement, ProbeResult
-from graphsval_core.resources import packaged_files
-from graphsval_core.target_spec import TargetSpec
+from graphsval_core.datamodel.op import OpSpec
+from graphsval_core.datamodel.target import TargetSpec
+from graphsval_core.plugins.records import Measurement, ProbeResult
+from graphsval_core.plugins.resources import packaged_files
 
 graphsval_api_version = "1.0"
 

@@ -21,8 +21,8 @@ import importlib.util
 import re
 from pathlib import Path
 
-from graphsval_core.plugin_records import ProbeResult
-from graphsval_core.target_spec import TargetSpec
+from graphsval_core.datamodel.target import TargetSpec
+from graphsval_core.plugins.records import ProbeResult
 from graphsval_jetson.ina3221 import (
     HWMON_DRIVER,
     IIO_DRIVER,

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from attrs import frozen
 
-from graphsval_core.provenance import Sourced, datasheet, derived, estimated
-from graphsval_core.target_spec import MemoryTier, TargetSpec
-from graphsval_core.units import fmt_si
+from graphsval_core.datamodel.provenance import Sourced, datasheet, derived, estimated
+from graphsval_core.datamodel.target import MemoryTier, TargetSpec
+from graphsval_core.datamodel.units import fmt_si
 
 KiB = 1024
 MiB = 1024**2

@@ -14,8 +14,8 @@ from typing import Any
 import attrs
 import pytest
 
-from graphsval_core.builtin_ops import LINEAR, MATMUL, VECTOR_ADD
-from graphsval_core.capture import CaptureItem, measurement_row
+from graphsval_core.builtin.ops import LINEAR, MATMUL, VECTOR_ADD
+from graphsval_core.measure.capture import CaptureItem, measurement_row
 from graphsval_jetson import plugin
 from graphsval_jetson.gpu_sysfs import GpuState, gpu_state, l4t_release
 from graphsval_jetson.ina3221 import SOURCE, Ina3221Meter

@@ -7,14 +7,14 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from graphsval_core import hookimpl
-from graphsval_core.plugin_records import ConsistencyCheck, ProbeResult
-from graphsval_core.target_spec import TargetSpec
+from graphsval_core.datamodel.target import TargetSpec
+from graphsval_core.plugins.records import ConsistencyCheck, ProbeResult
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from graphsval_core.op_spec import OpSpec
-    from graphsval_core.target_spec import MemoryTier
+    from graphsval_core.datamodel.op import OpSpec
+    from graphsval_core.datamodel.target import MemoryTier
 
 graphsval_api_version = "1.0"
 

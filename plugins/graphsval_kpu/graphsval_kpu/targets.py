@@ -4,8 +4,8 @@ consistency-only and every figure is datasheet-level or derived from one."""
 
 from __future__ import annotations
 
-from graphsval_core.provenance import datasheet, derived, estimated
-from graphsval_core.target_spec import MemoryTier, TargetSpec
+from graphsval_core.datamodel.provenance import datasheet, derived, estimated
+from graphsval_core.datamodel.target import MemoryTier, TargetSpec
 
 KiB = 1024
 GiB = 1024**3

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from attrs import evolve
 
-from graphsval_core.consistency import FAIL, PASS, XFAIL, predict, run_target
-from graphsval_core.plugin_manager import build_registry
+from graphsval_core.consistency.runner import FAIL, PASS, XFAIL, predict, run_target
+from graphsval_core.plugins.manager import build_registry
 from graphsval_kpu import consistency
 
 KEYS = ("kpu_t64", "kpu_t256", "kpu_t768")

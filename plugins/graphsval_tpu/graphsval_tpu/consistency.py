@@ -16,13 +16,20 @@ import math
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from graphsval_core.consistency import LINEAR, MATMULS, Outcome, outcome, predict, workload_name
-from graphsval_core.consistency_expected import expected
-from graphsval_core.plugin_records import ConsistencyCheck
+from graphsval_core.consistency.expected import expected
+from graphsval_core.consistency.runner import (
+    LINEAR,
+    MATMULS,
+    Outcome,
+    outcome,
+    predict,
+    workload_name,
+)
+from graphsval_core.plugins.records import ConsistencyCheck
 
 if TYPE_CHECKING:
-    from graphsval_core.plugin_manager import Registry
-    from graphsval_core.target_spec import TargetSpec
+    from graphsval_core.datamodel.target import TargetSpec
+    from graphsval_core.plugins.manager import Registry
 
 CHECK = "tpu.systolic_fill"
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from graphsval_core import hookimpl
-from graphsval_core.plugin_records import ConsistencyCheck, ProbeResult
-from graphsval_core.target_spec import TargetSpec
+from graphsval_core.datamodel.target import TargetSpec
+from graphsval_core.plugins.records import ConsistencyCheck, ProbeResult
 
 graphsval_api_version = "1.0"
 

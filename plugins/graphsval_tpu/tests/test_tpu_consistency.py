@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from graphsval_core.consistency import FAIL, XFAIL, run_target
-from graphsval_core.plugin_manager import build_registry
+from graphsval_core.consistency.runner import FAIL, XFAIL, run_target
+from graphsval_core.plugins.manager import build_registry
 from graphsval_tpu import consistency
 
 

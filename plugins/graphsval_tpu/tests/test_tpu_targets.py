@@ -8,9 +8,9 @@ import sys
 import attrs
 import pytest
 
-from graphsval_core.plugin_manager import build_registry
-from graphsval_core.plugin_records import ProbeResult
-from graphsval_core.target_spec import MemoryTier, TargetSpec
+from graphsval_core.datamodel.target import MemoryTier, TargetSpec
+from graphsval_core.plugins.manager import build_registry
+from graphsval_core.plugins.records import ProbeResult
 from graphsval_tpu import plugin
 from graphsval_tpu.targets import coral_edge_tpu, tpu_targets, tpu_v4
 

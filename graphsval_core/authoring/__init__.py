@@ -1,0 +1,1 @@
+"""Tools for plugin authors: the scaffold and the CI matrix."""

@@ -1,0 +1,1 @@
+"""The built-in plugins: ops, hook defaults, the reference predictor, checks."""

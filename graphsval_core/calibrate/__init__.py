@@ -1,0 +1,1 @@
+"""Fitting the constants no datasheet gives, on calibration rows only."""

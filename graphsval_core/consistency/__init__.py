@@ -1,0 +1,1 @@
+"""Consistency checks: invariants a target's predictions must satisfy."""

@@ -1,0 +1,483 @@
+"""The target data model: a target's spec and its memory tiers.
+
+Records are frozen attrs classes validated at construction; every error names
+the field (``SpecError.field``). Numeric fields accept either a plain number or
+a :class:`~graphsval_core.datamodel.provenance.Sourced` value (``datasheet(...)``,
+``derived(...)``, ...): the record stores the number and files the provenance
+under the field's name in ``provenance``. A number a target spec needs without
+provenance is an error, so every figure of a shipped spec says where it came from.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping
+from types import MappingProxyType
+from typing import Any
+
+from attrs import field, frozen
+
+from graphsval_core.datamodel.dtypes import KNOWN_DTYPES
+from graphsval_core.datamodel.provenance import Provenance, Sourced
+
+#: Tier names, innermost first. A tier's regime is ``f"{name}_bound"``.
+TIER_NAMES: tuple[str, ...] = ("l1", "l2", "l3", "dram")
+
+#: Architecture classes (used by cross-architecture consistency checks).
+ARCHITECTURES: tuple[str, ...] = ("cpu", "gpu", "systolic", "domain_flow")
+
+#: Where a target's ground truth comes from.
+GROUND_TRUTH_KINDS: tuple[str, ...] = ("measured", "consistency_only")
+
+_KEY_RE = re.compile(r"^[a-z][a-z0-9_]*$")
+
+_DEFAULT_FRACTION = Provenance("estimated", "default 1.0: not calibrated")
+
+
+class SpecError(ValueError):
+    """A target spec or memory tier is invalid; ``field`` names the culprit."""
+
+    def __init__(self, field_name: str, message: str) -> None:
+        self.field = field_name
+        super().__init__(f"field {field_name!r}: {message}")
+
+
+def _set(obj: Any, name: str, value: Any) -> None:
+    object.__setattr__(obj, name, value)
+
+
+def _unwrap(value: Any, name: str, prov: dict[str, Provenance]) -> Any:
+    """Return the plain number of ``value``; file its provenance under ``name``."""
+    if isinstance(value, Sourced):
+        prov[name] = value.provenance
+        return value.value
+    return value
+
+
+def _number(where: str, value: Any, *, minimum: float = 0.0, strict: bool = True) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise SpecError(where, f"must be a number, got {value!r}")
+    value = float(value)
+    if not math.isfinite(value):
+        raise SpecError(where, f"must be finite, got {value!r}")
+    if strict and value <= minimum:
+        raise SpecError(where, f"must be > {minimum:g}, got {value:g}")
+    if not strict and value < minimum:
+        raise SpecError(where, f"must be >= {minimum:g}, got {value:g}")
+    return value
+
+
+def _count(where: str, value: Any) -> int:
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise SpecError(where, f"must be a positive integer, got {value!r}")
+    return value
+
+
+def _require_provenance(prefix: str, names: Iterable[str], prov: Mapping[str, Any]) -> None:
+    for name in names:
+        if name not in prov:
+            raise SpecError(
+                f"{prefix}{name}",
+                "has no provenance; write it as datasheet(...), derived(...), "
+                "estimated(...), detected(...) or calibrated(...)",
+            )
+        if not isinstance(prov[name], Provenance):
+            raise SpecError(
+                f"{prefix}{name}", f"provenance must be a Provenance, got {prov[name]!r}"
+            )
+
+
+@frozen
+class MemoryTier:
+    """One level of a target's memory hierarchy (the seeds' V5 ``MemoryTier``).
+
+    ``capacity_bytes`` is per unit when ``is_per_unit`` (an L1 per core), else
+    for the whole tier; ``peak_bandwidth_bps`` is always aggregate over units.
+    ``shared_with_tenants`` marks a tier other tenants also use (a VM's L3); its
+    usable capacity (``usable_capacity_bytes``) is then left for calibration.
+    """
+
+    name: str
+    capacity_bytes: float
+    is_per_unit: bool
+    num_units: int
+    peak_bandwidth_bps: float
+    access_latency_ns: float
+    achievable_fraction: float = 1.0
+    energy_per_byte_j: float = field(kw_only=True)
+    label: str = field(default="", kw_only=True)
+    shared_with_tenants: bool = field(default=False, kw_only=True)
+    usable_capacity_bytes: float | None = field(default=None, kw_only=True)
+    non_inclusive: bool = field(default=False, kw_only=True)
+    provenance: Mapping[str, Provenance] = field(factory=dict, kw_only=True)
+
+    #: Numeric fields that must carry provenance.
+    PROVENANCED = (
+        "capacity_bytes",
+        "peak_bandwidth_bps",
+        "access_latency_ns",
+        "achievable_fraction",
+        "energy_per_byte_j",
+    )
+
+    def __attrs_post_init__(self) -> None:
+        prov = dict(self.provenance)
+        for name in (*self.PROVENANCED, "num_units", "usable_capacity_bytes"):
+            _set(self, name, _unwrap(getattr(self, name), name, prov))
+        where = f"tier {self.name!r}: "
+        if self.name not in TIER_NAMES:
+            raise SpecError(
+                "name", f"tier name {self.name!r} is not one of {', '.join(TIER_NAMES)}"
+            )
+        _set(self, "capacity_bytes", _number(where + "capacity_bytes", self.capacity_bytes))
+        _set(self, "num_units", _count(where + "num_units", self.num_units))
+        if not isinstance(self.non_inclusive, bool):
+            raise SpecError(
+                where + "non_inclusive", f"must be true or false, got {self.non_inclusive!r}"
+            )
+        if not isinstance(self.is_per_unit, bool):
+            raise SpecError(
+                where + "is_per_unit", f"must be true or false, got {self.is_per_unit!r}"
+            )
+        _set(
+            self,
+            "peak_bandwidth_bps",
+            _number(where + "peak_bandwidth_bps", self.peak_bandwidth_bps),
+        )
+        _set(
+            self,
+            "access_latency_ns",
+            _number(where + "access_latency_ns", self.access_latency_ns, strict=False),
+        )
+        fraction = _number(where + "achievable_fraction", self.achievable_fraction)
+        if fraction > 1.0:
+            raise SpecError(where + "achievable_fraction", f"must be in (0, 1], got {fraction:g}")
+        _set(self, "achievable_fraction", fraction)
+        _set(
+            self,
+            "energy_per_byte_j",
+            _number(where + "energy_per_byte_j", self.energy_per_byte_j, strict=False),
+        )
+        if self.usable_capacity_bytes is not None:
+            usable = _number(where + "usable_capacity_bytes", self.usable_capacity_bytes)
+            if usable > self.total_capacity_bytes * (1 + 1e-9):
+                raise SpecError(
+                    where + "usable_capacity_bytes",
+                    f"{usable:g} exceeds the tier's total capacity {self.total_capacity_bytes:g}",
+                )
+            _set(self, "usable_capacity_bytes", usable)
+        prov.setdefault("achievable_fraction", _DEFAULT_FRACTION)
+        required = list(self.PROVENANCED)
+        if self.usable_capacity_bytes is not None:
+            required.append("usable_capacity_bytes")
+        _require_provenance(where, required, prov)
+        _set(self, "provenance", MappingProxyType(prov))
+
+    @property
+    def regime(self) -> str:
+        """The regime this tier validates, e.g. ``l2_bound``."""
+        return f"{self.name}_bound"
+
+    @property
+    def total_capacity_bytes(self) -> float:
+        """Capacity of the whole tier (all units together)."""
+        return self.capacity_bytes * self.num_units if self.is_per_unit else self.capacity_bytes
+
+    @property
+    def effective_capacity_bytes(self) -> float:
+        """Usable capacity: the calibrated one for a shared tier, else the total."""
+        if self.usable_capacity_bytes is not None:
+            return self.usable_capacity_bytes
+        return self.total_capacity_bytes
+
+    @property
+    def effective_bandwidth_bps(self) -> float:
+        """Achievable bandwidth: peak times the achievable fraction."""
+        return self.peak_bandwidth_bps * self.achievable_fraction
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready description, provenance included."""
+        return {
+            "name": self.name,
+            "label": self.label,
+            "capacity_bytes": self.capacity_bytes,
+            "is_per_unit": self.is_per_unit,
+            "num_units": self.num_units,
+            "total_capacity_bytes": self.total_capacity_bytes,
+            "usable_capacity_bytes": self.usable_capacity_bytes,
+            "shared_with_tenants": self.shared_with_tenants,
+            "non_inclusive": self.non_inclusive,
+            "peak_bandwidth_bps": self.peak_bandwidth_bps,
+            "achievable_fraction": self.achievable_fraction,
+            "effective_bandwidth_bps": self.effective_bandwidth_bps,
+            "access_latency_ns": self.access_latency_ns,
+            "energy_per_byte_j": self.energy_per_byte_j,
+            "provenance": {k: str(v) for k, v in self.provenance.items()},
+        }
+
+
+def _dtype_map(where: str, value: Any, prov: dict[str, Provenance]) -> Mapping[str, float]:
+    if not isinstance(value, Mapping) or not value:
+        raise SpecError(where, "must be a non-empty mapping of dtype to number")
+    out: dict[str, float] = {}
+    for dtype, raw in value.items():
+        name = f"{where}.{dtype}"
+        if dtype not in KNOWN_DTYPES:
+            raise SpecError(name, f"unknown dtype {dtype!r}; known: {', '.join(KNOWN_DTYPES)}")
+        out[dtype] = _number(name, _unwrap(raw, name, prov))
+    return MappingProxyType(out)
+
+
+@frozen(kw_only=True)
+class TargetSpec:
+    """One hardware configuration: compute, memory tiers, power, provenance.
+
+    ``peak_ops_per_s`` and ``energy_per_op_j`` are per dtype (dense figures, one
+    "op" being one FLOP or one integer operation); the dtypes of
+    ``peak_ops_per_s`` are the dtypes the target supports;
+    ``compute_fraction`` is the achievable fraction of each peak (1.0, flagged
+    as uncalibrated, where not given). ``register_tile_bytes`` is the per-unit
+    register footprint of an output tile (the tile of the innermost boundary,
+    compute <-> L1); the model uses a per-architecture default when None.
+    ``first_touch_bps`` is the rate at which the OS hands out freshly mapped,
+    zeroed pages: an output of at least ``first_touch_min_bytes`` allocated
+    afresh on every call (glibc serves allocations of 32 MiB and more with a
+    new mmap) costs ``output bytes / first_touch_bps`` on top of the kernel.
+    The software around the arithmetic: ``dispatch_overhead_s`` is the call
+    cost of each dtype's GEMM library (matrix products only);
+    ``kernel_overhead_s`` the cost of each further kernel of a multi-kernel op
+    (None: a whole framework dispatch, as on a CPU); ``parallel_grain_ops``
+    the work at or below which an op runs on one unit and ``fork_join_s`` what
+    waking and joining the thread team costs above it; ``pack_bps`` and
+    ``pack_min_rows`` the rate at which a CPU GEMM library packs B on every
+    call and from how many rows of A it does. A tier marked ``non_inclusive``
+    holds lines the tier inside it does not, so their capacities add up.
+    ``tiers`` are
+    innermost first and must grow in capacity outward. ``ground_truth`` is
+    ``measured`` for targets with silicon baselines, ``consistency_only`` for
+    targets checked only by invariants.
+    """
+
+    key: str
+    name: str
+    family: str
+    architecture: str
+    compute_units: int
+    compute_unit_name: str = "core"
+    clock_hz: float
+    peak_ops_per_s: Mapping[str, float]
+    launch_overhead_s: float
+    energy_per_op_j: Mapping[str, float]
+    idle_power_w: float
+    tdp_w: float
+    tiers: tuple[MemoryTier, ...] = field(converter=tuple)
+    ground_truth: str
+    power_mode: str | None = None
+    process_node_nm: float | None = None
+    compute_fraction: Mapping[str, float] = field(factory=dict)
+    dispatch_overhead_s: Mapping[str, float] = field(factory=dict)
+    register_tile_bytes: float | None = None
+    first_touch_bps: float | None = None
+    first_touch_min_bytes: float | None = None
+    fork_join_s: float | None = None
+    kernel_overhead_s: float | None = None
+    pack_bps: float | None = None
+    pack_min_rows: float | None = None
+    parallel_grain_ops: float | None = None
+    detected: bool = False
+    description: str = ""
+    fingerprint: Mapping[str, str] = field(factory=dict)
+    provenance: Mapping[str, Provenance] = field(factory=dict)
+
+    #: Scalar numeric fields that must carry provenance.
+    PROVENANCED = ("compute_units", "clock_hz", "launch_overhead_s", "idle_power_w", "tdp_w")
+    #: Optional numbers: provenance required when given.
+    OPTIONAL_NUMBERS = (
+        "process_node_nm",
+        "register_tile_bytes",
+        "first_touch_bps",
+        "first_touch_min_bytes",
+        "fork_join_s",
+        "parallel_grain_ops",
+        "kernel_overhead_s",
+        "pack_bps",
+        "pack_min_rows",
+    )
+
+    def __attrs_post_init__(self) -> None:
+        prov = dict(self.provenance)
+        for name in (*self.PROVENANCED, *self.OPTIONAL_NUMBERS):
+            _set(self, name, _unwrap(getattr(self, name), name, prov))
+        if not isinstance(self.key, str) or not _KEY_RE.match(self.key):
+            raise SpecError("key", f"{self.key!r} must match [a-z][a-z0-9_]*")
+        for name in ("name", "family"):
+            if not isinstance(getattr(self, name), str) or not getattr(self, name):
+                raise SpecError(name, "must be a non-empty string")
+        if self.architecture not in ARCHITECTURES:
+            raise SpecError(
+                "architecture", f"{self.architecture!r} is not one of {', '.join(ARCHITECTURES)}"
+            )
+        if self.ground_truth not in GROUND_TRUTH_KINDS:
+            raise SpecError(
+                "ground_truth",
+                f"{self.ground_truth!r} is not one of {', '.join(GROUND_TRUTH_KINDS)}",
+            )
+        _set(self, "compute_units", _count("compute_units", self.compute_units))
+        _set(self, "clock_hz", _number("clock_hz", self.clock_hz))
+        _set(
+            self,
+            "launch_overhead_s",
+            _number("launch_overhead_s", self.launch_overhead_s, strict=False),
+        )
+        _set(self, "idle_power_w", _number("idle_power_w", self.idle_power_w, strict=False))
+        _set(self, "tdp_w", _number("tdp_w", self.tdp_w))
+        if self.idle_power_w > self.tdp_w:
+            raise SpecError(
+                "idle_power_w", f"{self.idle_power_w:g} W exceeds tdp_w {self.tdp_w:g} W"
+            )
+        if self.process_node_nm is not None:
+            _set(self, "process_node_nm", _number("process_node_nm", self.process_node_nm))
+        for name in self.OPTIONAL_NUMBERS:
+            if getattr(self, name) is not None:
+                _set(self, name, _number(name, getattr(self, name)))
+        if (self.first_touch_bps is None) != (self.first_touch_min_bytes is None):
+            raise SpecError(
+                "first_touch_bps",
+                "give first_touch_bps and first_touch_min_bytes together (or neither)",
+            )
+        if (self.pack_bps is None) != (self.pack_min_rows is None):
+            raise SpecError("pack_bps", "give pack_bps and pack_min_rows together (or neither)")
+        peaks = _dtype_map("peak_ops_per_s", self.peak_ops_per_s, prov)
+        energies = _dtype_map("energy_per_op_j", self.energy_per_op_j, prov)
+        for dtype in peaks:
+            if dtype not in energies:
+                raise SpecError(f"energy_per_op_j.{dtype}", "missing (the dtype has a peak)")
+        for dtype in energies:
+            if dtype not in peaks:
+                raise SpecError(
+                    f"peak_ops_per_s.{dtype}", "missing (the dtype has an energy per op)"
+                )
+        _set(self, "peak_ops_per_s", peaks)
+        _set(self, "energy_per_op_j", energies)
+        _set(self, "compute_fraction", self._compute_fractions(peaks, prov))
+        dispatch: dict[str, float] = {}
+        for dtype, raw in dict(self.dispatch_overhead_s).items():
+            name = f"dispatch_overhead_s.{dtype}"
+            if dtype not in peaks:
+                raise SpecError(name, f"dtype {dtype!r} has no peak_ops_per_s")
+            dispatch[dtype] = _number(name, _unwrap(raw, name, prov), strict=False)
+        _set(self, "dispatch_overhead_s", MappingProxyType(dispatch))
+        self._check_tiers()
+        required = [
+            *self.PROVENANCED,
+            *(f"peak_ops_per_s.{d}" for d in peaks),
+            *(f"energy_per_op_j.{d}" for d in energies),
+            *(f"dispatch_overhead_s.{d}" for d in self.dispatch_overhead_s),
+        ]
+        for optional in self.OPTIONAL_NUMBERS:
+            if getattr(self, optional) is not None:
+                required.append(optional)
+        _require_provenance("", required, prov)
+        _set(self, "provenance", MappingProxyType(prov))
+        _set(self, "fingerprint", MappingProxyType(dict(self.fingerprint)))
+
+    def _compute_fractions(
+        self, peaks: Mapping[str, float], prov: dict[str, Provenance]
+    ) -> Mapping[str, float]:
+        """Achievable fraction of peak per dtype; 1.0 (flagged) where not given."""
+        out: dict[str, float] = {}
+        for dtype, raw in dict(self.compute_fraction).items():
+            name = f"compute_fraction.{dtype}"
+            if dtype not in peaks:
+                raise SpecError(name, f"dtype {dtype!r} has no peak_ops_per_s")
+            value = _number(name, _unwrap(raw, name, prov))
+            if value > 1.0:
+                raise SpecError(name, f"must be in (0, 1], got {value:g}")
+            out[dtype] = value
+        for dtype in peaks:
+            if dtype not in out:
+                out[dtype] = 1.0
+                prov.setdefault(f"compute_fraction.{dtype}", _DEFAULT_FRACTION)
+        return MappingProxyType(out)
+
+    def _check_tiers(self) -> None:
+        if not self.tiers:
+            raise SpecError("tiers", "a target needs at least one memory tier")
+        previous: MemoryTier | None = None
+        for i, tier in enumerate(self.tiers):
+            if not isinstance(tier, MemoryTier):
+                raise SpecError(f"tiers[{i}]", f"must be a MemoryTier, got {type(tier).__name__}")
+            if previous is not None:
+                if TIER_NAMES.index(tier.name) <= TIER_NAMES.index(previous.name):
+                    raise SpecError(
+                        f"tiers[{i}].name",
+                        f"tier {tier.name!r} follows {previous.name!r}: tiers must be listed "
+                        f"innermost first ({' < '.join(TIER_NAMES)})",
+                    )
+                if tier.total_capacity_bytes <= previous.total_capacity_bytes:
+                    raise SpecError(
+                        f"tiers[{i}].capacity_bytes",
+                        f"tier {tier.name!r} ({tier.total_capacity_bytes:g} B) is not larger "
+                        f"than the tier inside it, {previous.name!r} "
+                        f"({previous.total_capacity_bytes:g} B)",
+                    )
+            previous = tier
+
+    def launch_for(self, dtype: str) -> float:
+        """The launch/dispatch overhead of a call at ``dtype``: the dtype's own
+        dispatch path when the spec has one (a CPU's bf16 calls go through
+        another library than its fp32 ones), else ``launch_overhead_s``."""
+        return self.dispatch_overhead_s.get(dtype, self.launch_overhead_s)
+
+    @property
+    def dtypes(self) -> tuple[str, ...]:
+        """The dtypes this target supports."""
+        return tuple(self.peak_ops_per_s)
+
+    def tier(self, name: str) -> MemoryTier:
+        """The tier called ``name`` (``KeyError`` naming the tiers if absent)."""
+        for tier in self.tiers:
+            if tier.name == name:
+                return tier
+        raise KeyError(
+            f"{self.key} has no tier {name!r}; tiers: {', '.join(t.name for t in self.tiers)}"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready description, provenance included."""
+        return {
+            "key": self.key,
+            "name": self.name,
+            "family": self.family,
+            "architecture": self.architecture,
+            "ground_truth": self.ground_truth,
+            "detected": self.detected,
+            "power_mode": self.power_mode,
+            "process_node_nm": self.process_node_nm,
+            "description": self.description,
+            "compute_units": self.compute_units,
+            "compute_unit_name": self.compute_unit_name,
+            "clock_hz": self.clock_hz,
+            "dtypes": list(self.dtypes),
+            "peak_ops_per_s": dict(self.peak_ops_per_s),
+            "energy_per_op_j": dict(self.energy_per_op_j),
+            "compute_fraction": dict(self.compute_fraction),
+            "dispatch_overhead_s": dict(self.dispatch_overhead_s),
+            "register_tile_bytes": self.register_tile_bytes,
+            "first_touch_bps": self.first_touch_bps,
+            "first_touch_min_bytes": self.first_touch_min_bytes,
+            "fork_join_s": self.fork_join_s,
+            "parallel_grain_ops": self.parallel_grain_ops,
+            "kernel_overhead_s": self.kernel_overhead_s,
+            "pack_bps": self.pack_bps,
+            "pack_min_rows": self.pack_min_rows,
+            "launch_overhead_s": self.launch_overhead_s,
+            "idle_power_w": self.idle_power_w,
+            "tdp_w": self.tdp_w,
+            "fingerprint": dict(self.fingerprint),
+            "tiers": [t.to_dict() for t in self.tiers],
+            "provenance": {k: str(v) for k, v in self.provenance.items()},
+        }

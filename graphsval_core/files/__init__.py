@@ -1,0 +1,1 @@
+"""The file formats: baselines, calibration files, sweeps, floors, tolerances."""

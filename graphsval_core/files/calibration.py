@@ -1,0 +1,175 @@
+"""Calibration files and applying calibrated constants to a spec.
+
+Kept apart from the fitting (:mod:`graphsval_core.calibrate.fit`, which needs
+numpy and scipy) so that the registry can apply shipped calibration files on
+every start-up without importing either.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from graphsval_core.datamodel.provenance import Provenance, Sourced
+from graphsval_core.datamodel.target import MemoryTier, TargetSpec
+
+#: glibc serves allocations of this size and more with a fresh mmap.
+FIRST_TOUCH_MIN_BYTES = 32 * 2**20
+
+
+class CalibrationError(ValueError):
+    pass
+
+
+def _prov(source: str) -> Provenance:
+    return Provenance("calibrated", source)
+
+
+#: Spec scalars a calibration sets directly, by their own name.
+SCALAR_CONSTANTS = (
+    "launch_overhead_s",
+    "idle_power_w",
+    "pack_bps",
+    "kernel_overhead_s",
+    "fork_join_s",
+)
+
+
+def apply_constants(spec: TargetSpec, values: dict[str, float], source: str) -> TargetSpec:
+    """A copy of ``spec`` with calibrated constants (provenance ``calibrated``)."""
+    prov = dict(spec.provenance)
+    changes: dict[str, Any] = {}
+    dispatch = {
+        d: Sourced(v, prov[f"dispatch_overhead_s.{d}"]) for d, v in spec.dispatch_overhead_s.items()
+    }
+    for dtype in spec.dtypes:
+        if f"dispatch_overhead_s.{dtype}" in values:
+            dispatch[dtype] = Sourced(values[f"dispatch_overhead_s.{dtype}"], _prov(source))
+    changes["dispatch_overhead_s"] = dispatch
+    peaks = dict(spec.peak_ops_per_s)
+    fractions = dict(spec.compute_fraction)
+    for dtype in spec.dtypes:
+        key = f"compute_fraction.{dtype}"
+        if key not in values:
+            continue
+        achievable = values[key] * spec.peak_ops_per_s[dtype] * spec.compute_fraction[dtype]
+        if achievable > spec.peak_ops_per_s[dtype]:
+            peaks[dtype] = Sourced(
+                achievable,
+                _prov(
+                    f"{source}; measured rates exceed the spec's peak "
+                    f"({spec.peak_ops_per_s[dtype]:.4g}): the clock under load is higher"
+                ),
+            )
+            fractions[dtype] = Sourced(1.0, _prov(source))
+        else:
+            fractions[dtype] = Sourced(achievable / spec.peak_ops_per_s[dtype], _prov(source))
+    for dtype in spec.dtypes:
+        if not isinstance(peaks[dtype], Sourced):
+            peaks[dtype] = Sourced(peaks[dtype], prov[f"peak_ops_per_s.{dtype}"])
+        if not isinstance(fractions[dtype], Sourced):
+            fractions[dtype] = Sourced(fractions[dtype], prov[f"compute_fraction.{dtype}"])
+    energies = {
+        d: Sourced(v, prov[f"energy_per_op_j.{d}"]) for d, v in spec.energy_per_op_j.items()
+    }
+    for dtype in spec.dtypes:
+        if f"energy_per_op_j.{dtype}" in values:
+            energies[dtype] = Sourced(values[f"energy_per_op_j.{dtype}"], _prov(source))
+    for name in SCALAR_CONSTANTS:
+        if name in values:
+            changes[name] = Sourced(values[name], _prov(source))
+    if "first_touch_bps" in values:
+        changes["first_touch_bps"] = Sourced(values["first_touch_bps"], _prov(source))
+        changes["first_touch_min_bytes"] = Sourced(
+            float(FIRST_TOUCH_MIN_BYTES),
+            Provenance(
+                "estimated",
+                "glibc's largest dynamic mmap threshold (DEFAULT_MMAP_THRESHOLD_MAX, "
+                "32 MiB on 64-bit): larger allocations are mapped afresh on every call",
+            ),
+        )
+    tiers = [_apply_tier(t, values, source) for t in spec.tiers]
+    # rebuild through the constructor so every value is validated again
+    fields = {a.name: getattr(spec, a.name) for a in spec.__attrs_attrs__}  # type: ignore
+    fields.update(
+        peak_ops_per_s=peaks,
+        compute_fraction=fractions,
+        energy_per_op_j=energies,
+        tiers=tiers,
+        provenance={
+            k: v
+            for k, v in prov.items()
+            if not k.startswith(
+                ("peak_ops_per_s.", "compute_fraction.", "energy_per_op_j.", "dispatch_overhead_s.")
+            )
+        },
+    )
+    fields.update(changes)
+    return TargetSpec(**fields)
+
+
+def _apply_tier(tier: MemoryTier, values: dict[str, float], source: str) -> MemoryTier:
+    prefix = f"tiers.{tier.name}."
+    tp = dict(tier.provenance)
+    peak = Sourced(tier.peak_bandwidth_bps, tp["peak_bandwidth_bps"])
+    fraction = Sourced(tier.achievable_fraction, tp["achievable_fraction"])
+    if prefix + "achievable_fraction" in values:
+        effective = values[prefix + "achievable_fraction"] * tier.effective_bandwidth_bps
+        if effective > tier.peak_bandwidth_bps:
+            peak = Sourced(
+                effective,
+                _prov(
+                    f"{source}; measured bandwidth exceeds the spec's "
+                    f"peak ({tier.peak_bandwidth_bps:.4g} B/s)"
+                ),
+            )
+            fraction = Sourced(1.0, _prov(source))
+        else:
+            fraction = Sourced(effective / tier.peak_bandwidth_bps, _prov(source))
+    usable: Any = None
+    if tier.usable_capacity_bytes is not None:
+        usable = Sourced(tier.usable_capacity_bytes, tp["usable_capacity_bytes"])
+    if prefix + "usable_capacity_bytes" in values:
+        usable = Sourced(
+            min(values[prefix + "usable_capacity_bytes"], tier.total_capacity_bytes), _prov(source)
+        )
+    energy = Sourced(tier.energy_per_byte_j, tp["energy_per_byte_j"])
+    if prefix + "energy_per_byte_j" in values:
+        energy = Sourced(values[prefix + "energy_per_byte_j"], _prov(source))
+    return MemoryTier(
+        tier.name,
+        Sourced(tier.capacity_bytes, tp["capacity_bytes"]),
+        tier.is_per_unit,
+        Sourced(tier.num_units, tp["num_units"]) if "num_units" in tp else tier.num_units,
+        peak,
+        Sourced(tier.access_latency_ns, tp["access_latency_ns"]),
+        fraction,
+        energy_per_byte_j=energy,
+        label=tier.label,
+        shared_with_tenants=tier.shared_with_tenants,
+        usable_capacity_bytes=usable,
+        non_inclusive=tier.non_inclusive,
+    )
+
+
+def is_fraction(name: str) -> bool:
+    return name.endswith("achievable_fraction") or name.startswith("compute_fraction.")
+
+
+def constants_from_file(data: dict[str, Any]) -> dict[str, float]:
+    """The values to apply, as multipliers for fractions (like a fit's values)."""
+    return {
+        name: entry["value"] / entry["datasheet"] if is_fraction(name) else entry["value"]
+        for name, entry in data["constants"].items()
+    }
+
+
+def apply_file(spec: TargetSpec, data: dict[str, Any], name: str) -> TargetSpec:
+    """The calibrated spec a shipped calibration file describes."""
+    if data.get("target") != spec.key:
+        raise CalibrationError(f"{name}: calibrates {data.get('target')!r}, not {spec.key!r}")
+    sources = ", ".join(s["file"] for s in data["provenance"]["sources"])
+    return apply_constants(
+        spec,
+        constants_from_file(data),
+        f"{name} (fitted on {sources}; graphsval {data['provenance']['graphsval_version']})",
+    )

@@ -1,0 +1,1 @@
+"""Measuring ground truth: sampling, energy meters, workloads, capture."""

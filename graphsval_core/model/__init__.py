@@ -1,0 +1,1 @@
+"""The reference model, its predictions and the regime classifier."""

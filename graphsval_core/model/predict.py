@@ -1,0 +1,43 @@
+"""The Python API of predictions: a batch call, and a single-shape call that
+wraps it (the two agree exactly)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from graphsval_core.model.prediction import Prediction
+from graphsval_core.plugins.manager import Registry
+
+
+def predict_batch(
+    registry: Registry,
+    hw: str,
+    op: str,
+    shapes: Any,
+    dtype: str,
+    predictor: str = "reference",
+) -> Prediction:
+    """Predict every row of ``shapes`` (``(n, ndims)`` integers) for one target, op
+    and dtype with the named predictor."""
+    target = registry.target(hw)
+    op_spec = registry.op(op)
+    model = registry.predictor(predictor)
+    array = np.asarray(shapes, dtype=np.int64).reshape(-1, len(op_spec.dims))
+    return model.predict(registry, target, op_spec, array, dtype)
+
+
+def predict_one(
+    registry: Registry,
+    hw: str,
+    op: str,
+    shape: str | Sequence[int],
+    dtype: str,
+    predictor: str = "reference",
+) -> dict[str, Any]:
+    """One shape (a shape string or dims): the JSON-ready record of the batch call."""
+    op_spec = registry.op(op)
+    dims = op_spec.parse_shape(shape) if isinstance(shape, str) else tuple(shape)
+    return predict_batch(registry, hw, op, [dims], dtype, predictor).row(0)

@@ -1,0 +1,211 @@
+"""Predictions: one record of arrays for a batch of shapes, and its explanations.
+
+Every predictor returns a :class:`Prediction`. The fields every harness needs
+(latency, energy, regime, binding tier) are required; the breakdown (per-tier
+bytes and times, compute and memory time, tiles, energy terms) is filled by
+models that have it, such as the built-in reference model, and feeds the
+explanation of each shape.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from attrs import evolve, field, frozen
+
+from graphsval_core.datamodel.units import fmt_bytes, fmt_joules, fmt_seconds, fmt_si
+
+#: Terms that add up to the latency exactly.
+LATENCY_TERMS = (
+    "launch_s",
+    "exposed_compute_s",
+    "exposed_memory_s",
+    "first_touch_s",
+    "pack_s",
+)
+
+
+@frozen(kw_only=True)
+class Prediction:
+    """Predictions for ``n`` shapes of one (target, op, dtype).
+
+    Arrays have length ``n``; per-tier arrays have shape ``(n, len(tier_names))``
+    where column ``k`` is the traffic *served by* tier ``k`` (crossing the
+    boundary between tier ``k`` and the tier or registers inside it).
+    """
+
+    predictor: str
+    target: str
+    op: str
+    dtype: str
+    dims: tuple[str, ...]
+    shapes: np.ndarray
+    latency_s: np.ndarray
+    energy_j: np.ndarray
+    regime: np.ndarray
+    binding_tier: np.ndarray
+    # --- breakdown (optional for other predictors) ---
+    residency_tier: np.ndarray | None = None
+    flops: np.ndarray | None = None
+    working_set_bytes: np.ndarray | None = None
+    tier_names: tuple[str, ...] = ()
+    tier_bandwidth_bps: tuple[float, ...] = ()
+    bytes_per_tier: np.ndarray | None = None
+    time_per_tier_s: np.ndarray | None = None
+    tiles: np.ndarray | None = None
+    launch_s: np.ndarray | None = None
+    compute_s: np.ndarray | None = None
+    memory_s: np.ndarray | None = None
+    exposed_compute_s: np.ndarray | None = None
+    exposed_memory_s: np.ndarray | None = None
+    first_touch_s: np.ndarray | None = None
+    pack_s: np.ndarray | None = None
+    #: per row: the compute units the op runs on (1 at or below the target's grain)
+    active_units: np.ndarray | None = None
+    hidden_s: np.ndarray | None = None
+    utilisation: np.ndarray | None = None
+    waves: np.ndarray | None = None
+    compute_units: int | None = None
+    compute_unit_name: str = ""
+    peak_ops_per_s: float | None = None
+    achievable_ops_per_s: float | None = None
+    energy_compute_j: np.ndarray | None = None
+    energy_per_tier_j: np.ndarray | None = None
+    energy_static_j: np.ndarray | None = None
+    over_tdp: np.ndarray | None = None
+    notes: Mapping[str, str] = field(factory=dict)
+
+    def __len__(self) -> int:
+        return int(self.latency_s.shape[0])
+
+    def shape_string(self, i: int) -> str:
+        return "x".join(str(int(d)) for d in self.shapes[i])
+
+    def row(self, i: int) -> dict[str, Any]:
+        """A JSON-ready record of shape ``i``: totals, terms, explanation."""
+        out: dict[str, Any] = {
+            "predictor": self.predictor,
+            "hardware": self.target,
+            "op": self.op,
+            "shape": self.shape_string(i),
+            "dtype": self.dtype,
+            "latency_s": float(self.latency_s[i]),
+            "energy_j": float(self.energy_j[i]),
+            "regime": str(self.regime[i]),
+            "binding_tier": str(self.binding_tier[i]),
+        }
+        if self.residency_tier is not None:
+            out["residency_tier"] = str(self.residency_tier[i])
+        terms: dict[str, Any] = {}
+        for name in (*LATENCY_TERMS, "hidden_s", "compute_s", "memory_s"):
+            value = getattr(self, name)
+            if value is not None:
+                terms[name] = float(value[i])
+        for name in ("energy_compute_j", "energy_static_j"):
+            value = getattr(self, name)
+            if value is not None:
+                terms[name] = float(value[i])
+        if self.energy_per_tier_j is not None:
+            for k, tier in enumerate(self.tier_names):
+                terms[f"energy_{tier}_j"] = float(self.energy_per_tier_j[i, k])
+        out["terms"] = terms
+        out["explanation"] = self.sentence(i)
+        out["details"] = self.details(i)
+        return out
+
+    def details(self, i: int) -> dict[str, Any]:
+        """The structured explanation of shape ``i`` (what the sentence says)."""
+        d: dict[str, Any] = {}
+        if self.flops is not None:
+            d["flops"] = float(self.flops[i])
+        if self.working_set_bytes is not None:
+            d["working_set_bytes"] = float(self.working_set_bytes[i])
+        if self.bytes_per_tier is not None:
+            d["bytes_per_tier"] = {
+                t: float(self.bytes_per_tier[i, k]) for k, t in enumerate(self.tier_names)
+            }
+        if self.time_per_tier_s is not None:
+            d["time_per_tier_s"] = {
+                t: float(self.time_per_tier_s[i, k]) for k, t in enumerate(self.tier_names)
+            }
+        if self.tier_bandwidth_bps:
+            d["effective_bandwidth_bps"] = dict(
+                zip(self.tier_names, map(float, self.tier_bandwidth_bps), strict=True)
+            )
+        if self.tiles is not None:
+            d["tiles"] = {
+                t: [int(x) for x in self.tiles[i, k]] for k, t in enumerate(self.tier_names)
+            }
+        for name in ("utilisation", "waves"):
+            value = getattr(self, name)
+            if value is not None:
+                d[name] = float(value[i])
+        if self.over_tdp is not None:
+            d["over_tdp"] = bool(self.over_tdp[i])
+        return d
+
+    def sentence(self, i: int) -> str:
+        """One sentence that reads like a person's explanation of shape ``i``."""
+        head = f"{self.op} {self.shape_string(i)} {self.dtype} on {self.target}"
+        regime = str(self.regime[i])
+        if self.time_per_tier_s is None or self.compute_s is None:
+            return (
+                f"{head}: {fmt_seconds(self.latency_s[i])}, {fmt_joules(self.energy_j[i])} "
+                f"-> {regime}"
+            )
+        k = self.tier_names.index(str(self.binding_tier[i]))
+        parts = [head + ":"]
+        if self.tiles is not None and self.residency_tier is not None:
+            mt, _, nt = (int(x) for x in self.tiles[i, k])
+            parts.append(f"a {mt}x{nt} output tile lives in {self.residency_tier[i]};")
+        elif self.residency_tier is not None:
+            parts.append("no reuse;")
+        moved = self.bytes_per_tier[i, k] if self.bytes_per_tier is not None else 0.0
+        bw = self.tier_bandwidth_bps[k] if self.tier_bandwidth_bps else float("nan")
+        parts.append(
+            f"it streams {fmt_bytes(moved)} from {self.binding_tier[i]} at "
+            f"{fmt_si(bw, 'B/s')} effective ({fmt_seconds(self.memory_s[i])} memory time),"
+        )
+        unit = "OP/s" if self.dtype.startswith("int") else "FLOP/s"
+        compute = f"compute needs {fmt_seconds(self.compute_s[i])}"
+        if self.achievable_ops_per_s and self.peak_ops_per_s and self.flops is not None:
+            frac = self.achievable_ops_per_s / self.peak_ops_per_s
+            compute += (
+                f" at {frac:.0%} of the {fmt_si(self.peak_ops_per_s, unit)} {self.dtype} peak"
+            )
+        if self.utilisation is not None and self.waves is not None and self.compute_units:
+            active = self.compute_units
+            if self.active_units is not None:
+                active = int(self.active_units[i])
+            compute += (
+                f" with {float(self.utilisation[i]):.0%} utilisation "
+                f"({int(self.waves[i])} wave{'s' if self.waves[i] != 1 else ''} over "
+                f"{active} {self.compute_unit_name}{'s' if active != 1 else ''})"
+            )
+        parts.append(compute + ",")
+        if self.launch_s is not None:
+            parts.append(f"launch {fmt_seconds(self.launch_s[i])};")
+        if self.first_touch_s is not None and self.first_touch_s[i] > 0:
+            parts.append(f"first touch of the fresh output {fmt_seconds(self.first_touch_s[i])};")
+        if self.pack_s is not None and self.pack_s[i] > 0:
+            parts.append(f"packing B {fmt_seconds(self.pack_s[i])};")
+        parts.append(
+            f"total {fmt_seconds(self.latency_s[i])}, {fmt_joules(self.energy_j[i])} -> {regime}"
+        )
+        text = " ".join(parts)
+        if self.over_tdp is not None and self.over_tdp[i]:
+            text += " (predicted average power above TDP)"
+        return text
+
+
+def take(pred: Prediction, index: np.ndarray | int) -> Prediction:
+    """The sub-batch of ``pred`` at ``index`` (an int or an index array)."""
+    idx = np.atleast_1d(np.asarray(index))
+    changes: dict[str, Any] = {}
+    for attribute in pred.__attrs_attrs__:  # type: ignore[attr-defined]
+        value = getattr(pred, attribute.name)
+        if isinstance(value, np.ndarray) and value.ndim >= 1 and value.shape[0] == len(pred):
+            changes[attribute.name] = value[idx]
+    return evolve(pred, **changes)

@@ -1,0 +1,1 @@
+"""The plugin machinery: hook specifications, loading, the registry, records."""

@@ -1,0 +1,265 @@
+"""Every hook of the graphsval plugin contract, in one module.
+
+A plugin is a module (named by an entry point in the ``graphsval`` group) whose
+functions are marked with :data:`graphsval_core.hookimpl` and named after these
+specs. The docstring of each spec is its reference documentation. Hooks are
+always called with keyword arguments, so an implementation may accept any
+subset of a spec's parameters.
+
+Two kinds of hook:
+
+- *collecting* hooks: every plugin contributes; the core gathers all results.
+- *first-result* hooks: the core asks each plugin in turn and stops at the first
+  non-None result. Built-in defaults are registered ``trylast`` so any plugin
+  can override them.
+
+The plugin's module must also declare the API version it was written for::
+
+    graphsval_api_version = "1.0"
+
+A plugin built for another major version than the core's
+(:data:`graphsval_core.PLUGIN_API_VERSION`) is refused.
+
+Entry-point modules do nothing at import time: no torch import, no NVML
+initialisation, no sysfs reads. Work happens inside the hooks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import pluggy
+
+from graphsval_core import PROJECT_NAME
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from graphsval_core.datamodel.op import OpSpec
+    from graphsval_core.datamodel.target import MemoryTier, TargetSpec
+    from graphsval_core.plugins.records import (
+        ConsistencyCheck,
+        Measurement,
+        PredictorSpec,
+        ProbeResult,
+    )
+
+hookspec = pluggy.HookspecMarker(PROJECT_NAME)
+
+
+# --- registration: what a plugin provides ------------------------------------
+
+
+@hookspec
+def graphsval_register_targets() -> Iterable[TargetSpec]:
+    """Return the targets this plugin provides.
+
+    Collecting hook: every plugin contributes.
+
+    :returns: an iterable of :class:`~graphsval_core.datamodel.target.TargetSpec`.
+        A spec that fails validation makes the whole plugin be reported (name,
+        version, the field at fault) and skipped. Two plugins registering the
+        same key: the key is withdrawn and the error names both plugins.
+        Detected targets (``host_cpu``) read the machine here, not at import.
+    """
+
+
+@hookspec
+def graphsval_register_ops() -> Iterable[OpSpec]:
+    """Return the ops (operators) this plugin provides.
+
+    Collecting hook: every plugin contributes. The built-in ``matmul``,
+    ``linear`` and ``vector_add`` are registered through this same hook.
+
+    :returns: an iterable of :class:`~graphsval_core.datamodel.op.OpSpec`: shape
+        schema, FLOPs and bytes per operand (vectorised over shapes), and an
+        optional workload builder for measurers.
+    """
+
+
+@hookspec
+def graphsval_register_predictors() -> Iterable[PredictorSpec]:
+    """Return the analytical models (predictors) this plugin provides.
+
+    Collecting hook: every plugin contributes. The built-in reference model is
+    registered through this hook under the name ``reference``; ``--predictor
+    NAME`` selects one, so two models can be validated by the same harness.
+
+    :returns: an iterable of :class:`~graphsval_core.plugins.records.PredictorSpec`.
+    """
+
+
+@hookspec
+def graphsval_baselines() -> Iterable[Any]:
+    """Return the baseline CSV files this plugin ships.
+
+    Collecting hook: every plugin contributes. ``graphsval validate`` with no
+    arguments validates every installed target against these files.
+
+    :returns: an iterable of paths or :mod:`importlib.resources` traversables
+        (``importlib.resources.files(__package__) / "baselines" / ...``).
+    """
+
+
+@hookspec
+def graphsval_calibrations() -> Iterable[Any]:
+    """Return the calibration files this plugin ships (``graphsval calibrate``).
+
+    Collecting hook: every plugin contributes. Each file names its target; the
+    registry applies it to that target's spec, so the model, the classifier and
+    ``graphsval validate`` use the calibrated constants (provenance
+    ``calibrated``), and ``graphsval targets --hw KEY`` shows them beside the
+    datasheet values.
+
+    :returns: an iterable of paths or :mod:`importlib.resources` traversables.
+    """
+
+
+@hookspec
+def graphsval_floors() -> Any:
+    """Return the floors file of this plugin (pass-count floors per target/op).
+
+    Collecting hook: every plugin contributes at most one path. ``graphsval
+    validate --check-floors`` fails when a target/op passes fewer records than
+    its floor; ``--update-floors`` raises floors in this file (lowering one
+    needs ``--reason``, stored next to it). A plugin installed editable gets
+    its source file updated; ship the file with the plugin.
+
+    :returns: a :class:`pathlib.Path` (it may not exist yet), or None.
+    """
+
+
+@hookspec
+def graphsval_sweep_overlays() -> Iterable[Any]:
+    """Return sweep-label overlay files this plugin ships.
+
+    Collecting hook: every plugin contributes. An overlay (written by
+    ``graphsval sweep label --hw KEY --out FILE``) holds the regime labels of a
+    plugin's own targets for the shipped sweeps; it is merged at load time, so
+    labelling a third-party target edits no file of the core.
+
+    :returns: an iterable of paths or :mod:`importlib.resources` traversables.
+    """
+
+
+# --- the memory model ---------------------------------------------------------
+
+
+@hookspec(firstresult=True)
+def graphsval_memory_hierarchy(target: TargetSpec) -> Sequence[MemoryTier] | None:
+    """Return the memory tiers of ``target``, innermost first.
+
+    First-result hook: stops at the first non-None result. The built-in
+    default (``trylast``) returns ``target.tiers``; a plugin may override it,
+    e.g. to apply a calibrated effective capacity of a shared tier.
+
+    :param target: the target spec.
+    :returns: a sequence of :class:`~graphsval_core.datamodel.target.MemoryTier`, or
+        None to let the next implementation answer.
+    """
+
+
+@hookspec(firstresult=True)
+def graphsval_residency_window(
+    target: TargetSpec,
+    op: OpSpec,
+    shapes: np.ndarray,
+    dtype: str,
+    tier: MemoryTier,
+) -> np.ndarray | None:
+    """Return the tile each shape keeps alive in ``tier``.
+
+    First-result hook: stops at the first non-None result. Per-op defaults are
+    built in (``trylast``): a square output tile fitting the tier's capacity for
+    matrix products, no reuse for ``vector_add``. A target may override them.
+
+    :param target: the target spec.
+    :param op: the op.
+    :param shapes: integer array ``(n, len(op.dims))``, one shape per row.
+    :param dtype: the dtype of every shape in the batch.
+    :param tier: the tier whose capacity bounds the tile.
+    :returns: an array ``(n, len(op.dims))`` of tile extents per dimension
+        (an untiled dimension keeps the shape's extent), or None.
+    """
+
+
+# --- measuring ----------------------------------------------------------------
+
+
+@hookspec(firstresult=True)
+def graphsval_measurer_probe(target: TargetSpec) -> ProbeResult | None:
+    """Say whether this plugin's measurer can run ``target`` on this machine.
+
+    First-result hook: stops at the first non-None result. Called only when
+    asked (``graphsval targets``, ``graphsval capture``); it must be cheap and
+    free of side effects: no kernel launch, no file written.
+
+    :param target: the target spec.
+    :returns: a :class:`~graphsval_core.plugins.records.ProbeResult` (available
+        or not, the reason, the energy source), or None if this plugin does not
+        measure ``target``.
+    """
+
+
+@hookspec(firstresult=True)
+def graphsval_measure(
+    target: TargetSpec,
+    op: OpSpec,
+    shape: tuple[int, ...],
+    dtype: str,
+    settings: Mapping[str, Any],
+) -> Measurement | None:
+    """Take one ground-truth measurement on this machine.
+
+    First-result hook: stops at the first non-None result.
+
+    :param target: the target being measured.
+    :param op: the op.
+    :param shape: the shape's dims.
+    :param dtype: the dtype.
+    :param settings: capture settings (time budget per shape, target CI, ...).
+    :returns: a :class:`~graphsval_core.plugins.records.Measurement`, or None if
+        this plugin does not measure ``target``.
+    """
+
+
+@hookspec(firstresult=True)
+def graphsval_snapshot_target(target: TargetSpec, settings: Mapping[str, Any]) -> TargetSpec | None:
+    """Freeze a detected target into the named target a capture measures.
+
+    First-result hook: stops at the first non-None result. A detected target
+    (``host_cpu``) changes from machine to machine; the capture records its
+    rows under the named target returned here (e.g. after the CPU model, core
+    and thread count), writes that spec beside the baseline
+    (``<key>.target.json``), and the plugin registers such files as targets,
+    so validating the captured data gives the same answer on any machine.
+
+    :param target: the detected target about to be captured.
+    :param settings: the capture settings (thread count, ...).
+    :returns: the named :class:`~graphsval_core.datamodel.target.TargetSpec`, with
+        ``fingerprint["snapshot_of"]`` set to ``target.key``, or None.
+    """
+
+
+# --- invariants ---------------------------------------------------------------
+
+
+@hookspec
+def graphsval_consistency_checks(target: TargetSpec) -> Iterable[ConsistencyCheck]:
+    """Return the invariants to run for ``target``.
+
+    Collecting hook: every plugin contributes. Consistency-only targets (KPU,
+    TPU) are judged by these alone; ``graphsval check`` runs them, and
+    ``graphsval validate`` too. The nine built-in checks are registered through
+    this hook by :mod:`graphsval_core.builtin.checks`. Return nothing for a
+    target the plugin has no check for.
+
+    :param target: the target spec.
+    :returns: an iterable of :class:`~graphsval_core.plugins.records.ConsistencyCheck`,
+        whose ``run(target, registry)`` returns
+        :class:`~graphsval_core.consistency.runner.Outcome` records: pass or fail with the
+        numbers that decided it and, on failure, the workload and coefficient; a
+        known finding passes ``expected=REASON`` to
+        :func:`~graphsval_core.consistency.runner.outcome` (an expected failure).
+    """

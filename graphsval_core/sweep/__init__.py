@@ -1,0 +1,1 @@
+"""The frozen sweeps: generator, labels, shapes of a model config."""

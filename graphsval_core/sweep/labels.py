@@ -1,0 +1,222 @@
+"""The project's shipped sweeps with their labels: loading, overlays, relabelling.
+
+First-party labels live inline in the shipped sweep files. A third-party plugin
+ships an *overlay* (``graphsval sweep label --hw KEY --out FILE``) through the
+``graphsval_sweep_overlays`` hook; overlays are merged at load time and only
+ever add labels for the targets they declare, so labelling a target never
+changes another target's labels and no core file is edited.
+
+Overlay format::
+
+    {"schema_version": 1, "kind": "graphsval-sweep-labels", "targets": ["acme_npu1"],
+     "labels": {"matmul_validation.json": {"64x64x64 fp32": {"acme_npu1": "l1_bound"}}}}
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from attrs import evolve, frozen
+
+from graphsval_core.files.sweep import (
+    SCHEMA_VERSION,
+    Sweep,
+    SweepEntry,
+    SweepFileError,
+    load_sweep,
+    write_sweep,
+)
+from graphsval_core.model.classifier import classify
+from graphsval_core.plugins.resources import sweep_files
+
+if TYPE_CHECKING:
+    from graphsval_core.plugins.manager import Registry
+
+OVERLAY_KIND = "graphsval-sweep-labels"
+#: Every label a sweep entry may carry.
+LABELS = (
+    "launch_bound",
+    "alu_bound",
+    "l1_bound",
+    "l2_bound",
+    "l3_bound",
+    "dram_bound",
+    "ambiguous",
+    "unsupported",
+)
+
+
+@frozen
+class LabelChange:
+    sweep: str
+    op: str
+    key: str
+    target: str
+    old: str | None
+    new: str
+
+    def __str__(self) -> str:
+        return f"{self.sweep}: {self.op} {self.key} {self.target}: {self.old} -> {self.new}"
+
+
+def load_shipped(
+    registry: Registry | None = None, folder: str | Path | None = None, overlays: bool = True
+) -> dict[str, Sweep]:
+    """The shipped sweeps by file name (from ``folder`` if given), overlays merged."""
+    sweeps: dict[str, Sweep] = {}
+    if folder is not None:
+        for path in sorted(Path(folder).glob("*.json")):
+            sweeps[path.name] = load_sweep(path)
+    else:
+        for item in sweep_files():
+            sweeps[item.name] = load_sweep(item.name, text=item.read_text())
+    if overlays and registry is not None:
+        for plugin, item in registry.sweep_overlays():
+            where = f"plugin {plugin}: {getattr(item, 'name', item)}"
+            try:
+                text = Path(item).read_text() if isinstance(item, str | Path) else item.read_text()
+                data = json.loads(text)
+            except (OSError, UnicodeDecodeError) as exc:
+                raise SweepFileError(f"{where}: cannot read: {exc}") from None
+            except json.JSONDecodeError as exc:
+                raise SweepFileError(
+                    f"{where}: not valid JSON: {exc.msg} (line {exc.lineno})"
+                ) from None
+            if not isinstance(data, dict):
+                raise SweepFileError(f"{where}: expected a JSON object")
+            sweeps = merge_overlay(sweeps, data, where)
+    return sweeps
+
+
+def merge_overlay(
+    sweeps: dict[str, Sweep], overlay: dict[str, Any], where: str
+) -> dict[str, Sweep]:
+    """Add an overlay's labels for its own targets; other labels are untouched."""
+    if overlay.get("kind") != OVERLAY_KIND:
+        raise SweepFileError(f"{where}: not a sweep-label overlay (kind {overlay.get('kind')!r})")
+    declared = set(overlay.get("targets", []))
+    out = dict(sweeps)
+    for name, labels in overlay.get("labels", {}).items():
+        if name not in out:
+            raise SweepFileError(f"{where}: labels for unknown sweep {name!r}")
+        sweep = out[name]
+        known = {e.key for e in sweep.entries}
+        for key, per_hw in labels.items():
+            if key not in known:
+                raise SweepFileError(f"{where}: {name}: no entry {key!r} in the sweep")
+            for hw, regime in per_hw.items():
+                if regime not in LABELS:
+                    raise SweepFileError(
+                        f"{where}: {name} {key}: {hw} label {regime!r} is not a regime "
+                        f"({', '.join(LABELS)})"
+                    )
+        entries = []
+        for entry in sweep.entries:
+            extra = labels.get(entry.key, {})
+            for hw in extra:
+                if hw not in declared:
+                    raise SweepFileError(
+                        f"{where}: {name} {entry.key}: label for {hw!r}, which the overlay "
+                        f"does not declare"
+                    )
+            if extra:
+                merged = dict(entry.regime_per_hw)
+                merged.update({hw: r for hw, r in extra.items() if hw not in entry.regime_per_hw})
+                entry = evolve(entry, regime_per_hw=merged)
+            entries.append(entry)
+        out[name] = evolve(sweep, entries=tuple(entries))
+    return out
+
+
+def classify_entries(
+    registry: Registry, sweep: Sweep, hw: str, entries: Sequence[SweepEntry] | None = None
+) -> list[str]:
+    """The classifier's label of every entry of ``sweep`` on target ``hw`` (batched per dtype)."""
+    entries = list(sweep.entries if entries is None else entries)
+    target = registry.target(hw)
+    labels: list[str] = [""] * len(entries)
+    groups: dict[tuple[str, str], list[int]] = {}
+    for i, e in enumerate(entries):
+        groups.setdefault((e.op or sweep.op, e.dtype), []).append(i)
+    for (op_name, dtype), index in groups.items():
+        op = registry.op(op_name)
+        shapes = np.array([entries[i].shape for i in index], dtype=np.int64)
+        for i, label in zip(index, classify(registry, target, op, shapes, dtype), strict=True):
+            labels[i] = str(label)
+    return labels
+
+
+def label_inline(
+    registry: Registry, sweeps: dict[str, Sweep], hws: Iterable[str], update_only: bool = False
+) -> tuple[dict[str, Sweep], list[LabelChange]]:
+    """Set the labels of ``hws`` in every sweep; returns the new sweeps and what moved.
+
+    With ``update_only``, only targets that already have labels are relabelled.
+    """
+    out: dict[str, Sweep] = {}
+    changes: list[LabelChange] = []
+    hws = list(hws)
+    for name, sweep in sweeps.items():
+        entries = list(sweep.entries)
+        for hw in hws:
+            if update_only and not any(hw in e.regime_per_hw for e in entries):
+                continue
+            labels = classify_entries(registry, sweep, hw, entries)
+            for i, (entry, label) in enumerate(zip(entries, labels, strict=True)):
+                old = entry.regime_per_hw.get(hw)
+                if old != label:
+                    changes.append(
+                        LabelChange(name, entry.op or sweep.op, entry.key, hw, old, label)
+                    )
+                    merged = dict(entry.regime_per_hw)
+                    merged[hw] = label
+                    entries[i] = evolve(entry, regime_per_hw=merged)
+        out[name] = evolve(sweep, entries=tuple(entries))
+    return out, changes
+
+
+def overlay_for(registry: Registry, sweeps: dict[str, Sweep], hws: Sequence[str]) -> dict[str, Any]:
+    """An overlay with the labels of ``hws`` for every shipped sweep."""
+    labels: dict[str, dict[str, dict[str, str]]] = {}
+    for name, sweep in sorted(sweeps.items()):
+        per_entry: dict[str, dict[str, str]] = {}
+        for hw in hws:
+            for entry, label in zip(
+                sweep.entries, classify_entries(registry, sweep, hw), strict=True
+            ):
+                per_entry.setdefault(entry.key, {})[hw] = label
+        labels[name] = per_entry
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "kind": OVERLAY_KIND,
+        "targets": sorted(hws),
+        "labels": labels,
+    }
+
+
+def write_overlay(overlay: dict[str, Any], path: str | Path) -> None:
+    """Write an overlay: one line per sweep entry, stable order."""
+    lines = ["{"]
+    for key in ("schema_version", "kind", "targets"):
+        lines.append(f"  {json.dumps(key)}: {json.dumps(overlay[key])},")
+    lines.append('  "labels": {')
+    sweeps = []
+    for name, per_entry in overlay["labels"].items():
+        body = ",\n".join(
+            f"      {json.dumps(key)}: {json.dumps(dict(sorted(v.items())))}"
+            for key, v in per_entry.items()
+        )
+        sweeps.append(f"    {json.dumps(name)}: {{\n{body}\n    }}")
+    lines.append(",\n".join(sweeps))
+    lines.append("  }")
+    lines.append("}")
+    Path(path).write_text("\n".join(lines) + "\n")
+
+
+def write_all(sweeps: dict[str, Sweep], folder: str | Path) -> None:
+    for name, sweep in sweeps.items():
+        write_sweep(sweep, Path(folder) / name)

@@ -1,0 +1,114 @@
+"""Shapes from a real model: the linear and matmul calls of one transformer
+forward pass, read from a Hugging Face style config (``sweep from-config``).
+
+Per decoder layer: the q/k/v/o projections, the MLP gate/up/down projections
+(``torch.nn.Linear``: ``(tokens, in, out)``), and per attention head the score
+matmul ``(q_len, head_dim, kv_len)`` and the value matmul ``(q_len, kv_len,
+head_dim)``; once per pass the ``lm_head`` on every position (the Hugging Face
+default). For each ``--tokens`` value T: a prefill over T tokens (q_len = kv_len
+= T) and one decode step with a KV cache of T tokens (q_len = 1, kv_len = T).
+Identical calls are merged into one entry whose ``count`` is the total calls
+per pass and whose ``used_in`` lists every call site with its own count.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from graphsval_core.files.sweep import MIXED, Sweep, SweepEntry
+
+REQUIRED = (
+    "hidden_size",
+    "intermediate_size",
+    "num_attention_heads",
+    "vocab_size",
+    "num_hidden_layers",
+)
+
+
+class ModelConfigError(ValueError):
+    pass
+
+
+def read_config(path: str | Path) -> dict[str, Any]:
+    path = Path(path)
+    try:
+        config = json.loads(path.read_text())
+    except OSError as exc:
+        raise ModelConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except json.JSONDecodeError as exc:
+        raise ModelConfigError(f"{path}: not valid JSON: {exc.msg} (line {exc.lineno})") from None
+    if not isinstance(config, dict):
+        raise ModelConfigError(f"{path}: expected a JSON object")
+    for key in REQUIRED:
+        value = config.get(key)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ModelConfigError(f"{path}: {key!r} must be a positive integer, got {value!r}")
+    return config
+
+
+def model_calls(
+    config: dict[str, Any], tokens: Sequence[int], batch: int
+) -> list[tuple[str, str, tuple[int, ...], str, int]]:
+    """``(op, phase, shape, site, count)`` of every call of one pass per scenario."""
+    h = config["hidden_size"]
+    inter = config["intermediate_size"]
+    heads = config["num_attention_heads"]
+    kv_heads = config.get("num_key_value_heads") or heads
+    head_dim = config.get("head_dim") or h // heads
+    vocab = config["vocab_size"]
+    layers = config["num_hidden_layers"]
+    calls = []
+    scenarios: list[tuple[str, int, int]] = []
+    for t in tokens:
+        scenarios.append((f"prefill T={t}", t, t))
+        if t > 1:
+            scenarios.append((f"decode ctx={t}", 1, t))
+    for phase, q_len, kv_len in scenarios:
+        rows = batch * q_len
+        for site, shape in (
+            ("q_proj", (rows, h, heads * head_dim)),
+            ("k_proj", (rows, h, kv_heads * head_dim)),
+            ("v_proj", (rows, h, kv_heads * head_dim)),
+            ("o_proj", (rows, heads * head_dim, h)),
+            ("mlp.gate_proj", (rows, h, inter)),
+            ("mlp.up_proj", (rows, h, inter)),
+            ("mlp.down_proj", (rows, inter, h)),
+        ):
+            calls.append(("linear", phase, shape, site, layers))
+        per_head = batch * heads * layers
+        calls.append(
+            ("matmul", phase, (q_len, head_dim, kv_len), "attn.scores (per head)", per_head)
+        )
+        calls.append(
+            ("matmul", phase, (q_len, kv_len, head_dim), "attn.values (per head)", per_head)
+        )
+        calls.append(("linear", phase, (rows, h, vocab), "lm_head", 1))
+    return calls
+
+
+def sweep_from_config(path: str | Path, tokens: Sequence[int], batch: int, dtype: str) -> Sweep:
+    """A mixed sweep of the model's calls, merged by (op, shape)."""
+    config = read_config(path)
+    model = config.get("_name_or_path") or config.get("model_type") or Path(path).stem
+    merged: dict[tuple[str, tuple[int, ...]], dict[str, Any]] = {}
+    for op, phase, shape, site, count in model_calls(config, tokens, batch):
+        slot = merged.setdefault((op, shape), {"count": 0, "used_in": []})
+        slot["count"] += count
+        slot["used_in"].append({"model": model, "phase": phase, "site": site, "count": count})
+    entries = tuple(
+        SweepEntry(shape, dtype, {}, {"count": v["count"], "used_in": v["used_in"]}, op)
+        for (op, shape), v in merged.items()
+    )
+    meta = {
+        "source": {
+            "config": Path(path).name,
+            "model": model,
+            "tokens": list(tokens),
+            "batch": batch,
+        },
+    }
+    return Sweep(str(path), MIXED, None, entries, meta)

@@ -1,0 +1,1 @@
+"""Validating predictions against baselines: harness, attribution, reports."""

@@ -1,0 +1,184 @@
+"""``graphsval plugin new``: the scaffolded plugin installs as is (into a temp
+environment, no download), is listed, validates against a small baseline it
+is given, and passes its own tests (the conformance class)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from graphsval_core.authoring.scaffold import check_name
+from graphsval_core.cli.main import cli
+
+KEY = "acme_dev1"
+
+
+def _run(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None):
+    return subprocess.run(
+        [sys.executable, *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=300
+    )
+
+
+def _env_with(site: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(site), env.get("PYTHONPATH")]))
+    env.pop("GRAPHSVAL_DISABLE_PLUGIN_AUTOLOAD", None)
+    env["GRAPHSVAL_STRICT_PLUGINS"] = "1"
+    return env
+
+
+def _files(folder: Path) -> list[str]:
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
+
+
+#: What ``plugin new acme`` wrote (before pip leaves its build folders there).
+WRITTEN: list[str] = []
+
+
+@pytest.fixture(scope="module")
+def acme(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """``graphsval plugin new acme`` in a temp dir, installed into a temp
+    environment (a --target directory: no dependencies, no downloads)."""
+    parent = tmp_path_factory.mktemp("scaffold")
+    result = CliRunner().invoke(cli, ["plugin", "new", "acme", "--dir", str(parent)])
+    assert result.exit_code == 0, result.output
+    source = parent / "graphsval-acme"
+    WRITTEN[:] = _files(source)
+    site = tmp_path_factory.mktemp("acme-site")
+    installed = _run(
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--no-deps",
+        "--no-build-isolation",
+        "--no-index",
+        "--target",
+        str(site),
+        str(source),
+    )
+    assert installed.returncode == 0, installed.stderr
+    return source, site
+
+
+def test_scaffold_writes_a_complete_package(acme):
+    source, _ = acme
+    assert WRITTEN == [
+        "README.md",
+        "graphsval_acme/__init__.py",
+        "graphsval_acme/baselines/README.md",
+        "graphsval_acme/measure.py",
+        "graphsval_acme/plugin.py",
+        "graphsval_acme/sweep_labels.json",
+        "graphsval_acme/targets.py",
+        "pyproject.toml",
+        "tests/test_acme_conformance.py",
+    ]
+    assert 'acme = "graphsval_acme.plugin"' in (source / "pyproject.toml").read_text()
+    overlay = json.loads((source / "graphsval_acme/sweep_labels.json").read_text())
+    assert overlay["kind"] == "graphsval-sweep-labels" and overlay["targets"] == [KEY]
+    texts = "".join((source / name).read_text() for name in WRITTEN)
+    assert str(Path.home()) not in texts and str(source.parent) not in texts
+
+
+def test_scaffolded_plugin_is_listed(acme, tmp_path: Path):
+    _, site = acme
+    result = _run("-m", "graphsval_core", "targets", "--json", env=_env_with(site), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    targets = {t["key"]: t for t in json.loads(result.stdout)["targets"]}
+    assert targets[KEY]["plugin"] == "acme"
+    assert targets[KEY]["distribution"] == "graphsval-acme"
+    measurer = targets[KEY]["measurer"]
+    assert not measurer["available"]
+    assert "not implemented for this hardware" in measurer["reason"]
+    assert all(p for p in targets[KEY]["provenance"].values())
+
+
+def test_scaffolded_plugin_validates_against_a_small_baseline(acme, tmp_path: Path):
+    _, site = acme
+    env = _env_with(site)
+    rows = []
+    for op, shape in (("matmul", "256x256x256"), ("vector_add", "4194304")):
+        predicted = _run(
+            "-m", "graphsval_core", "predict", "--hw", KEY, "--op", op, "--shape", shape,
+            "--dtype", "fp32", "--format", "json", env=env, cwd=tmp_path,
+        )  # fmt: skip
+        assert predicted.returncode == 0, predicted.stderr
+        (p,) = json.loads(predicted.stdout)
+        # "measured" 3% slower than the model: well inside every tolerance
+        rows.append(f"{KEY},{op},{shape},fp32,{p['latency_s'] * 1.03:.6e},,50,by hand")
+    baseline = tmp_path / f"{KEY}_small.validation.csv"
+    baseline.write_text(
+        "hardware,op,shape,dtype,latency_s,energy_j,trial_count,notes\n" + "\n".join(rows) + "\n"
+    )
+    result = _run(
+        "-m", "graphsval_core", "validate", "--baseline", str(baseline), "--format", "json",
+        env=env, cwd=tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    report = json.loads(result.stdout)
+    records = [r for r in report["records"] if r["hardware"] == KEY]
+    assert len(records) == 2 and all(r["pass_latency"] for r in records)
+
+
+def test_scaffolded_plugin_passes_its_own_tests(acme, tmp_path: Path):
+    source, site = acme
+    result = _run(
+        "-m", "pytest", "-q", "-p", "no:cacheprovider", str(source / "tests"),
+        env=_env_with(site), cwd=tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "10 passed" in result.stdout
+
+
+def test_scaffolded_measurer_says_what_is_missing(acme, tmp_path: Path):
+    _, site = acme
+    result = _run(
+        "-m", "graphsval_core", "capture", "--hw", KEY, "--op", "matmul",
+        "--purpose", "validation", "--limit", "1", "--out", str(tmp_path / "x.csv"),
+        env=_env_with(site), cwd=tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 2
+    assert "not implemented for this hardware" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    "name", ["Acme", "1acme", "ac-me", "acme__npu", "acme_", "_acme", "a" * 33, "acme npu", ""]
+)
+def test_plugin_new_rejects_an_invalid_name(name: str, tmp_path: Path):
+    result = CliRunner().invoke(cli, ["plugin", "new", name, "--dir", str(tmp_path)])
+    assert result.exit_code == 2
+    assert result.output.count("\n") == 1 and "invalid plugin name" in result.output
+    assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("name", ["cpu", "kpu", "core", "builtin_ops"])
+def test_plugin_new_rejects_the_names_graphsval_uses(name: str, tmp_path: Path):
+    result = CliRunner().invoke(cli, ["plugin", "new", name, "--dir", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "taken by graphsval itself" in result.output
+
+
+def test_plugin_new_refuses_to_overwrite(tmp_path: Path):
+    (tmp_path / "graphsval-acme").mkdir()
+    (tmp_path / "graphsval-acme" / "mine.txt").write_text("keep me")
+    result = CliRunner().invoke(cli, ["plugin", "new", "acme", "--dir", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "already exists; refusing to overwrite it" in result.output
+    assert [p.name for p in (tmp_path / "graphsval-acme").iterdir()] == ["mine.txt"]
+
+
+def test_names_derived_from_the_plugin_name():
+    names = check_name("acme_npu")
+    assert (names.distribution, names.package, names.target_key) == (
+        "graphsval-acme-npu",
+        "graphsval_acme_npu",
+        "acme_npu_dev1",
+    )

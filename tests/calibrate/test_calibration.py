@@ -1,0 +1,202 @@
+"""Calibration: recovers known constants, refuses validation rows, is deterministic,
+and the shipped calibration files load."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import numpy as np
+import pytest
+from attrs import evolve
+from click.testing import CliRunner
+
+from graphsval_core.cli.main import cli
+from graphsval_core.datamodel.provenance import datasheet, estimated
+from graphsval_core.model.predict import predict_batch
+from graphsval_core.plugins.manager import build_registry
+
+HEADER = ["hardware", "op", "shape", "dtype", "latency_s", "energy_j", "trial_count", "notes"]
+# launch-, L2-, DRAM- and compute-bound shapes on the toy target (none is in a project sweep)
+SHAPES = {
+    "vector_add": [
+        [300],
+        [700],
+        [1500],
+        [130_000],
+        [170_000],
+        [210_000],
+        [260_000],
+        [1_100_000],
+        [2_300_000],
+        [4_700_000],
+    ],
+    "matmul": [[520, 520, 520], [776, 776, 776], [1040, 1040, 1040], [1300, 700, 900]],
+}
+TRUE = {"launch_overhead_s": 3.1e-6, "fp32": 0.62, "l2": 0.55, "dram": 0.81}
+
+
+def _toy(make_target, make_tier, launch=2e-6, fp32=1.0, l2=1.0, dram=1.0):
+    return make_target(
+        "toy",
+        launch_overhead_s=estimated(launch, "t"),
+        compute_fraction={"fp32": estimated(fp32, "t")},
+        tiers=[
+            make_tier("l1", 32 * 1024),
+            make_tier(
+                "l2",
+                1024 * 1024,
+                peak_bandwidth_bps=datasheet(5e11, "t"),
+                achievable_fraction=estimated(l2, "t"),
+            ),
+            make_tier(
+                "dram",
+                16 * 1024**3,
+                is_per_unit=False,
+                num_units=1,
+                peak_bandwidth_bps=datasheet(5e10, "t"),
+                achievable_fraction=estimated(dram, "t"),
+            ),
+        ],
+    )
+
+
+@pytest.fixture
+def setup(make_target, make_tier, make_plugin, fake_entry_points, make_entry_point, tmp_path):
+    model = _toy(make_target, make_tier)
+    plugin = make_plugin("toy", lambda: [model])
+    fake_entry_points(make_entry_point("toy", lambda: plugin, "graphsval-toy"))
+    silicon = _toy(
+        make_target,
+        make_tier,
+        launch=TRUE["launch_overhead_s"],
+        fp32=TRUE["fp32"],
+        l2=TRUE["l2"],
+        dram=TRUE["dram"],
+    )
+    reg = build_registry(
+        extra_plugins=[("s", make_plugin("s", lambda: [evolve(silicon, key="silicon")]))],
+        plugin_args=["no:toy"],
+    )
+
+    def write(name: str, purpose_column: str | None = None):
+        path = tmp_path / name
+        with path.open("w", newline="") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(HEADER + (["purpose"] if purpose_column else []))
+            for op, shapes in SHAPES.items():
+                truth = predict_batch(reg, "silicon", op, np.array(shapes), "fp32")
+                for dims, lat in zip(shapes, truth.latency_s, strict=True):
+                    row = ["toy", op, "x".join(map(str, dims)), "fp32", f"{lat:.9e}", "", 11, ""]
+                    writer.writerow(row + ([purpose_column] if purpose_column else []))
+        return path
+
+    return write
+
+
+def _calibrate(*args):
+    return CliRunner().invoke(cli, ["calibrate", "--hw", "toy", "--no-loo", *args])
+
+
+def test_recovers_known_constants_within_2_percent(setup, tmp_path):
+    out = tmp_path / "toy.calibration.json"
+    result = _calibrate("--baseline", str(setup("toy.calibration.csv")), "--out", str(out))
+    assert result.exit_code == 0, result.output
+    constants = json.loads(out.read_text())["constants"]
+    assert constants["launch_overhead_s"]["value"] == pytest.approx(3.1e-6, rel=0.02)
+    assert constants["compute_fraction.fp32"]["value"] == pytest.approx(0.62, rel=0.02)
+    assert constants["tiers.l2.achievable_fraction"]["value"] == pytest.approx(0.55, rel=0.02)
+    assert constants["tiers.dram.achievable_fraction"]["value"] == pytest.approx(0.81, rel=0.02)
+    fit = json.loads(out.read_text())["fit"]
+    assert fit["median_abs_error"] < 0.01 and fit["within_band"] == 1.0
+
+
+def test_refuses_validation_rows_unless_overridden(setup, tmp_path):
+    by_suffix = _calibrate("--baseline", str(setup("toy.validation.csv")))
+    assert by_suffix.exit_code == 2
+    assert "refusing validation data" in by_suffix.output and "validation row" in by_suffix.output
+    by_column = _calibrate("--baseline", str(setup("toy.csv", purpose_column="validation")))
+    assert by_column.exit_code == 2
+    out = tmp_path / "forced.json"
+    forced = _calibrate(
+        "--baseline",
+        str(setup("toy.validation.csv")),
+        "--out",
+        str(out),
+        "--allow-validation-rows",
+        "demo only: no calibration capture yet",
+    )
+    assert forced.exit_code == 0, forced.output
+    assert "WARNING: validation rows used" in forced.output
+    data = json.loads(out.read_text())
+    assert data["provenance"]["validation_rows_override"] == "demo only: no calibration capture yet"
+
+
+def test_refuses_shapes_of_the_project_validation_sweeps(setup, tmp_path):
+    from graphsval_core.sweep.labels import load_shipped
+
+    entry = next(
+        e for e in load_shipped(None)["vector_add_validation.json"].entries if e.dtype == "fp32"
+    )
+    path = tmp_path / "sneaky.calibration.csv"
+    path.write_text(
+        ",".join(HEADER) + f"\ntoy,vector_add,{entry.shape_string},fp32,1e-5,,11,\n"
+        "toy,vector_add,300,fp32,2e-6,,11,\ntoy,vector_add,700,fp32,2e-6,,11,\n"
+    )
+    result = _calibrate("--baseline", str(path))
+    assert result.exit_code == 2
+    assert f"{entry.shape_string} fp32 is in a validation sweep" in result.output
+
+
+def test_same_inputs_give_the_same_bytes(setup, tmp_path):
+    base = setup("toy.calibration.csv")
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    assert _calibrate("--baseline", str(base), "--out", str(a)).exit_code == 0
+    assert _calibrate("--baseline", str(base), "--out", str(b)).exit_code == 0
+    assert a.read_bytes() == b.read_bytes()
+    assert "captured_at" not in a.read_text() and "time" not in json.loads(a.read_text())
+
+
+def test_shipped_calibrations_load_and_change_the_model():
+    calibrated = build_registry()
+    datasheet_only = build_registry(calibrated=False)
+    assert {"i7_12700k", "jetson_orin_nano_8gb"} <= set(calibrated.calibration_files)
+    for key in calibrated.calibration_files:
+        spec, sheet = calibrated.target(key), datasheet_only.target(key)
+        launch = [k for k in spec.provenance if k.startswith(("launch_overhead_s", "dispatch"))]
+        assert any(spec.provenance[k].kind == "calibrated" for k in launch), key
+        assert calibrated.datasheet_target(key) == sheet
+        assert any(spec.launch_for(d) != sheet.launch_for(d) for d in spec.dtypes), key
+    assert calibrated.problems == []
+
+
+def test_shipped_calibration_data_passes_its_floors():
+    result = CliRunner().invoke(cli, ["validate", "--check-floors"])
+    assert result.exit_code == 0, result.output[-3000:]
+
+
+@pytest.mark.parametrize(
+    ("row", "fragment"),
+    [
+        ("toy,conv9d,8x8x8,fp32,1e-5,,11,", "unknown op 'conv9d'"),
+        ("toy,matmul,64x64,fp32,1e-5,,11,", "shape 64x64 has 2 dims; matmul takes 3"),
+    ],
+)
+def test_bad_rows_are_one_line_naming_file_and_line(setup, tmp_path, row, fragment):
+    path = tmp_path / "bad.calibration.csv"
+    path.write_text(",".join(HEADER) + "\n" + row + "\n")
+    result = _calibrate("--baseline", str(path))
+    assert result.exit_code == 2
+    assert f"{path}:2:" in result.output and fragment in result.output
+
+
+def test_file_order_does_not_change_the_result(setup, tmp_path):
+    path = setup("toy.calibration.csv")
+    lines = path.read_text().splitlines()
+    flipped = tmp_path / "flipped.calibration.csv"
+    flipped.write_text("\n".join([lines[0], *reversed(lines[1:])]) + "\n")
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    assert _calibrate("--baseline", str(path), "--out", str(a)).exit_code == 0
+    assert _calibrate("--baseline", str(flipped), "--out", str(b)).exit_code == 0
+    da, db = json.loads(a.read_text()), json.loads(b.read_text())
+    assert da["constants"] == db["constants"] and da["residuals"] == db["residuals"]

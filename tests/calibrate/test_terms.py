@@ -1,0 +1,140 @@
+"""Calibration of the software terms (fork/join, kernels, packing), the energy
+floor and the hierarchy guard."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import numpy as np
+import pytest
+from attrs import evolve
+from click.testing import CliRunner
+
+from graphsval_core.calibrate.fit import ENERGY_FLOOR, _hierarchy_penalty
+from graphsval_core.cli.main import cli
+from graphsval_core.datamodel.provenance import estimated
+from graphsval_core.model.predict import predict_batch
+from graphsval_core.plugins.manager import build_registry
+
+HEADER = ["hardware", "op", "shape", "dtype", "latency_s", "energy_j", "trial_count", "notes"]
+# below and above the grain, one and two kernels, one row of A (streamed) and many (packed)
+SHAPES = {
+    "vector_add": [[300], [9000], [30_000], [40_000], [90_000], [700_000], [3_000_000]],
+    "matmul": [[1, 900, 1100], [2, 1500, 1300], [24, 1200, 1400], [48, 2000, 900], [520, 520, 520]],
+    "linear": [[1, 70, 90], [1, 300, 300], [16, 1600, 1200], [600, 700, 500]],
+}
+TRUE = {"fork_join_s": 4.2e-6, "pack_bps": 7.5e9, "kernel_overhead_s": 1.3e-6}
+
+
+def _cpu(make_target, **true):
+    return make_target(
+        "toy",
+        fork_join_s=estimated(true.get("fork_join_s", 2e-6), "t"),
+        parallel_grain_ops=estimated(32768, "t"),
+        kernel_overhead_s=estimated(true.get("kernel_overhead_s", 2e-6), "t"),
+        pack_bps=estimated(true.get("pack_bps", 20e9), "t"),
+        pack_min_rows=estimated(3, "t"),
+    )
+
+
+def _write(path, registry, key, energy=None):
+    with path.open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(HEADER)
+        for op, shapes in SHAPES.items():
+            truth = predict_batch(registry, key, op, np.array(shapes), "fp32")
+            for dims, lat in zip(shapes, truth.latency_s, strict=True):
+                joules = "" if energy is None else f"{energy(lat):.9e}"
+                row = ["toy", op, "x".join(map(str, dims)), "fp32", f"{lat:.9e}", joules, 11, ""]
+                writer.writerow(row)
+    return path
+
+
+@pytest.fixture
+def cpu_setup(make_target, make_plugin, fake_entry_points, make_entry_point):
+    model = _cpu(make_target)
+    plugin = make_plugin("toy", lambda: [model])
+    fake_entry_points(make_entry_point("toy", lambda: plugin, "graphsval-toy"))
+    silicon = evolve(_cpu(make_target, **TRUE), key="silicon")
+    return build_registry(
+        extra_plugins=[("s", make_plugin("s", lambda: [silicon]))], plugin_args=["no:toy"]
+    )
+
+
+def test_recovers_fork_join_kernel_overhead_and_pack_rate_within_2_percent(cpu_setup, tmp_path):
+    base = _write(tmp_path / "toy.calibration.csv", cpu_setup, "silicon")
+    out = tmp_path / "toy.json"
+    result = CliRunner().invoke(
+        cli, ["calibrate", "--hw", "toy", "--no-loo", "--baseline", str(base), "--out", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    constants = json.loads(out.read_text())["constants"]
+    for name, value in TRUE.items():
+        assert constants[name]["value"] == pytest.approx(value, rel=0.02), name
+    assert "of 3 rows of A or more" in constants["pack_bps"]["from"]
+
+
+def test_a_coefficient_the_rows_cannot_see_sits_at_its_floor(cpu_setup, tmp_path):
+    # energies that are static power alone (40 W x latency, long windows): energy per
+    # op and per byte have no share left, so both sit at a tenth of the spec's
+    base = _write(tmp_path / "toy.calibration.csv", cpu_setup, "silicon", lambda t: 40.0 * t)
+    text = base.read_text().replace(",11,", ",100000,")  # every window long enough
+    base.write_text(text)
+    out = tmp_path / "toy.json"
+    result = CliRunner().invoke(
+        cli, ["calibrate", "--hw", "toy", "--no-loo", "--baseline", str(base), "--out", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(out.read_text())
+    constants = data["constants"]
+    assert constants["energy_per_op_j.fp32"]["value"] == pytest.approx(ENERGY_FLOOR * 1e-12)
+    assert "at its floor" in constants["energy_per_op_j.fp32"]["from"]
+    assert "at its floor" in constants["tiers.dram.energy_per_byte_j"]["from"]
+    assert data["energy"]["at_floor"] == ["energy_per_op_j.fp32", "energy per byte (all tiers)"]
+    assert constants["idle_power_w"]["value"] == pytest.approx(40.0, rel=0.05)
+
+
+def test_the_hierarchy_guard_only_bites_when_an_inner_tier_is_slower(make_target, make_tier):
+    fine = make_target()  # 1 TB/s, 500 GB/s, 50 GB/s
+    assert _hierarchy_penalty(fine).tolist() == [0.0, 0.0]
+    slow_l2 = make_target(
+        tiers=[
+            make_tier("l1", 32 * 1024),
+            make_tier("l2", 2**20, achievable_fraction=estimated(0.05, "t")),  # 50 GB/s
+            make_tier("dram", 2**34, is_per_unit=False, num_units=1),  # 1 TB/s: faster
+        ]
+    )
+    penalty = _hierarchy_penalty(slow_l2)
+    assert penalty[0] == 0.0 and penalty[1] == pytest.approx(10 * np.log(1e12 / 5e10))
+
+
+def test_targets_shows_datasheet_and_calibrated_values_side_by_side():
+    result = CliRunner().invoke(cli, ["targets", "--hw", "i7_12700k"])
+    assert result.exit_code == 0, result.output
+    header = next(line for line in result.output.splitlines() if line.startswith("FIELD"))
+    assert header.split() == ["FIELD", "VALUE", "DATASHEET", "PROVENANCE"]
+    fraction = next(line for line in result.output.splitlines() if "achievable fp32" in line)
+    assert "1 of peak" in fraction and "calibrated" in fraction  # datasheet 1, fitted below
+    grain = next(line for line in result.output.splitlines() if "parallel grain" in line)
+    assert "32768 ops" in grain and "GRAIN_SIZE" in grain  # not calibrated: no datasheet column
+    assert "non-inclusive" in result.output and "packing B" in result.output
+
+
+def test_every_calibrated_target_keeps_its_caches_no_slower_than_the_memory_behind():
+    registry = build_registry()
+    for key in registry.calibration_files:
+        bandwidth = [t.effective_bandwidth_bps for t in registry.target(key).tiers]
+        assert all(a >= b * (1 - 1e-6) for a, b in zip(bandwidth, bandwidth[1:], strict=False)), key
+
+
+def test_a_tier_the_rows_never_bind_is_held_at_the_fitted_inner_bandwidth(make_target, make_tier):
+    from graphsval_core.calibrate.fit import _hold_hierarchy
+
+    spec = make_target()  # l1 1 TB/s, l2 500 GB/s, dram 50 GB/s
+    values, held = _hold_hierarchy(spec, {"tiers.l1.achievable_fraction": 0.02})  # 20 GB/s
+    assert values["tiers.l2.achievable_fraction"] == pytest.approx(20e9 / 5e11)
+    assert values["tiers.dram.achievable_fraction"] == pytest.approx(20e9 / 5e10)
+    assert set(held) == {"tiers.l2.achievable_fraction", "tiers.dram.achievable_fraction"}
+    untouched, none = _hold_hierarchy(spec, {"tiers.l2.achievable_fraction": 0.5})
+    assert none == {} and "tiers.dram.achievable_fraction" not in untouched

@@ -1,0 +1,159 @@
+"""`graphsval explain` and `graphsval predict`."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from graphsval_core.cli.main import cli
+from graphsval_core.datamodel.provenance import estimated
+
+
+@pytest.fixture
+def toy_cli(fake_entry_points, make_entry_point, make_plugin, make_target):
+    spec = make_target("toy", launch_overhead_s=estimated(1e-9, "test"))
+    plugin = make_plugin("toy", lambda: [spec])
+    fake_entry_points(make_entry_point("toy", lambda: plugin, "graphsval-toy"))
+
+    def run(*args: str):
+        return CliRunner().invoke(cli, list(args))
+
+    return run
+
+
+def test_explain_text(toy_cli):
+    result = toy_cli(
+        "explain", "--hw", "toy", "--op", "matmul", "--shape", "1x2048x2048", "--dtype", "fp32"
+    )
+    assert result.exit_code == 0, result.output
+    assert "a 1x295 output tile lives in l2" in result.output
+    assert "-> dram_bound" in result.output
+    assert "exposed_memory_s" in result.output
+
+
+def test_explain_json_has_top_level_fields(toy_cli):
+    result = toy_cli(
+        "explain",
+        "--hw",
+        "toy",
+        "--op",
+        "vector_add",
+        "--shape",
+        "1000000",
+        "--dtype",
+        "fp32",
+        "--json",
+    )
+    data = json.loads(result.output)
+    for key in ("latency_s", "energy_j", "regime", "binding_tier", "explanation", "terms"):
+        assert key in data
+    assert data["regime"] == "dram_bound" and data["binding_tier"] == "dram"
+    terms = data["terms"]
+    assert terms["launch_s"] + terms["exposed_compute_s"] + terms["exposed_memory_s"] == (
+        pytest.approx(data["latency_s"], rel=1e-15)
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["--hw", "nope"], "unknown target 'nope'"),
+        (["--op", "conv9d"], "unknown op 'conv9d'"),
+        (["--dtype", "int8"], "does not support dtype 'int8'"),
+        (["--shape", "12xAx3"], "is not a positive integer"),
+        (["--predictor", "oracle"], "unknown predictor 'oracle'"),
+    ],
+)
+def test_explain_bad_input_is_one_line_exit_2(toy_cli, args, fragment):
+    base = {"--hw": "toy", "--op": "matmul", "--shape": "8x8x8", "--dtype": "fp32"}
+    for flag, value in zip(args[::2], args[1::2], strict=True):
+        base[flag] = value
+    flat = [x for pair in base.items() for x in pair]
+    result = toy_cli("explain", *flat)
+    assert result.exit_code == 2
+    assert fragment in result.output
+    assert "Traceback" not in result.output
+
+
+def test_predict_shapes_file_csv(toy_cli, tmp_path):
+    shapes = tmp_path / "shapes.txt"
+    shapes.write_text("8x8x8\n# a comment\n\n1x2048x2048\n8x8x8\n")
+    result = toy_cli(
+        "predict",
+        "--hw",
+        "toy",
+        "--op",
+        "matmul",
+        "--dtype",
+        "fp32",
+        "--shapes",
+        str(shapes),
+        "--format",
+        "csv",
+    )
+    assert result.exit_code == 0, result.output
+    rows = list(csv.DictReader(io.StringIO(result.output)))
+    assert [r["shape"] for r in rows] == ["8x8x8", "1x2048x2048", "8x8x8"]
+    assert rows[0]["latency_s"] == rows[2]["latency_s"]
+    assert rows[1]["regime"] == "dram_bound"
+
+
+def test_predict_shapes_file_bad_line_names_file_and_line(toy_cli, tmp_path):
+    shapes = tmp_path / "shapes.txt"
+    shapes.write_text("8x8x8\n8x8\n")
+    result = toy_cli(
+        "predict", "--hw", "toy", "--op", "matmul", "--dtype", "fp32", "--shapes", str(shapes)
+    )
+    assert result.exit_code == 2
+    assert f"{shapes}:2:" in result.output
+
+
+def test_predict_sweep_keeps_order_across_dtypes(toy_cli, tmp_path, make_target):
+    sweep = tmp_path / "s.json"
+    sweep.write_text(
+        json.dumps(
+            {
+                "op": "vector_add",
+                "purpose": "validation",
+                "seed": 1,
+                "shapes": [
+                    {"shape": [1000], "dtype": "fp32", "regime_per_hw": {"toy": "l1_bound"}},
+                    {"shape": [1000000], "dtype": "fp32", "regime_per_hw": {}},
+                ],
+            }
+        )
+    )
+    result = toy_cli(
+        "predict", "--hw", "toy", "--op", "vector_add", "--sweep", str(sweep), "--format", "json"
+    )
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.output)
+    assert [r["regime"] for r in rows] == ["l1_bound", "dram_bound"]
+
+
+def test_predict_malformed_sweep(toy_cli, tmp_path):
+    sweep = tmp_path / "bad.json"
+    sweep.write_text(
+        json.dumps({"op": "vector_add", "shapes": [{"shape": [1.5], "dtype": "fp32"}]})
+    )
+    result = toy_cli("predict", "--hw", "toy", "--op", "vector_add", "--sweep", str(sweep))
+    assert result.exit_code == 2
+    assert "shapes[0]" in result.output and str(sweep) in result.output
+
+
+def test_predict_needs_exactly_one_source(toy_cli):
+    result = toy_cli("predict", "--hw", "toy", "--op", "matmul", "--dtype", "fp32")
+    assert result.exit_code == 2
+    assert "exactly one of" in result.output
+
+
+def test_predict_table(toy_cli):
+    result = toy_cli(
+        "predict", "--hw", "toy", "--op", "matmul", "--dtype", "fp32", "--shape", "32x32x32"
+    )
+    assert result.exit_code == 0
+    assert "alu_bound" in result.output and "SHAPE" in result.output

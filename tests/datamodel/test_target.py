@@ -1,0 +1,126 @@
+"""Spec validation: every error names the field at fault."""
+
+from __future__ import annotations
+
+import pytest
+
+from graphsval_core.datamodel.provenance import Provenance, datasheet, estimated
+from graphsval_core.datamodel.target import SpecError
+
+
+def test_valid_spec_keeps_plain_numbers_and_files_provenance(make_target):
+    spec = make_target()
+    assert spec.clock_hz == 2e9
+    assert spec.provenance["clock_hz"] == Provenance("datasheet", "test")
+    assert spec.provenance["peak_ops_per_s.fp32"].kind == "datasheet"
+    assert spec.dtypes == ("fp32",)
+    l1 = spec.tier("l1")
+    assert l1.total_capacity_bytes == 4 * 32 * 1024
+    assert l1.effective_bandwidth_bps == 1e12
+    assert l1.provenance["achievable_fraction"].kind == "estimated"  # the default, flagged
+    assert l1.regime == "l1_bound"
+
+
+def test_negative_bandwidth_names_the_field(make_tier):
+    with pytest.raises(SpecError) as err:
+        make_tier("l2", peak_bandwidth_bps=datasheet(-1.0, "oops"))
+    assert err.value.field == "tier 'l2': peak_bandwidth_bps"
+    assert "must be > 0" in str(err.value)
+
+
+def test_tiers_out_of_order_are_rejected(make_target, make_tier):
+    with pytest.raises(SpecError) as err:
+        make_target(tiers=[make_tier("l2", 1024**2), make_tier("l1", 32 * 1024)])
+    assert err.value.field == "tiers[1].name"
+    assert "innermost first" in str(err.value)
+
+
+def test_tier_capacity_must_grow_outward(make_target, make_tier):
+    with pytest.raises(SpecError) as err:
+        make_target(tiers=[make_tier("l1", 1024**2), make_tier("l2", 1024)])
+    assert err.value.field == "tiers[1].capacity_bytes"
+
+
+def test_unknown_dtype_is_rejected(make_target):
+    with pytest.raises(SpecError) as err:
+        make_target(
+            peak_ops_per_s={"fp13": datasheet(1e12, "x")},
+            energy_per_op_j={"fp13": estimated(1e-12, "x")},
+        )
+    assert err.value.field == "peak_ops_per_s.fp13"
+    assert "unknown dtype" in str(err.value)
+
+
+def test_number_without_provenance_is_rejected(make_target):
+    with pytest.raises(SpecError) as err:
+        make_target(clock_hz=3e9)
+    assert err.value.field == "clock_hz"
+    assert "no provenance" in str(err.value)
+
+
+def test_tier_number_without_provenance_is_rejected(make_tier):
+    with pytest.raises(SpecError) as err:
+        make_tier("l1", peak_bandwidth_bps=2e12)
+    assert err.value.field == "tier 'l1': peak_bandwidth_bps"
+
+
+def test_energy_and_peak_dtypes_must_match(make_target):
+    with pytest.raises(SpecError) as err:
+        make_target(
+            peak_ops_per_s={"fp32": datasheet(1e12, "x"), "fp16": datasheet(2e12, "x")},
+        )
+    assert err.value.field == "energy_per_op_j.fp16"
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "fragment"),
+    [
+        ("key", "Bad-Key", "must match"),
+        ("architecture", "quantum", "not one of"),
+        ("ground_truth", "vibes", "not one of"),
+        ("compute_units", datasheet(0, "x"), "positive integer"),
+        ("tdp_w", datasheet(float("nan"), "x"), "finite"),
+        ("idle_power_w", estimated(500.0, "x"), "exceeds tdp_w"),
+    ],
+)
+def test_scalar_fields_are_validated(make_target, field, value, fragment):
+    with pytest.raises(SpecError) as err:
+        make_target(**{field: value})
+    assert err.value.field == field
+    assert fragment in str(err.value)
+
+
+def test_achievable_fraction_above_one_is_rejected(make_tier):
+    with pytest.raises(SpecError) as err:
+        make_tier("l1", achievable_fraction=estimated(1.5, "x"))
+    assert err.value.field == "tier 'l1': achievable_fraction"
+
+
+def test_shared_tier_usable_capacity(make_tier):
+    l3 = make_tier(
+        "l3",
+        300 * 1024**2,
+        is_per_unit=False,
+        num_units=1,
+        shared_with_tenants=True,
+        usable_capacity_bytes=estimated(32 * 1024**2, "calibration pending"),
+    )
+    assert l3.effective_capacity_bytes == 32 * 1024**2
+    with pytest.raises(SpecError) as err:
+        make_tier(
+            "l3", 1024, is_per_unit=False, num_units=1, usable_capacity_bytes=estimated(4096, "x")
+        )
+    assert err.value.field == "tier 'l3': usable_capacity_bytes"
+
+
+def test_unknown_tier_name(make_tier):
+    with pytest.raises(SpecError) as err:
+        make_tier("l9")
+    assert err.value.field == "name"
+
+
+def test_to_dict_carries_provenance(make_target):
+    data = make_target().to_dict()
+    assert data["provenance"]["tdp_w"] == "datasheet: test"
+    assert data["tiers"][0]["provenance"]["peak_bandwidth_bps"] == "datasheet: test"
+    assert data["dtypes"] == ["fp32"]

@@ -1,0 +1,218 @@
+"""The reference model: worked examples checked by hand, and its contract."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from graphsval_core import hookimpl
+from graphsval_core.datamodel.provenance import estimated
+from graphsval_core.model.predict import predict_batch, predict_one
+from graphsval_core.model.reference import UnsupportedDtypeError
+from graphsval_core.plugins.manager import build_registry
+
+
+@pytest.fixture
+def toy(make_target, make_plugin, fake_entry_points):
+    """The conftest toy target with a 1 ns launch, so memory regimes are reachable.
+
+    4 units; fp32 peak 256 GFLOP/s (64 GFLOP/s per unit); register tile 2 KiB
+    (the cpu default); l1 32 KiB per unit (128 KiB total) at 1 TB/s; l2 1 MiB
+    per unit (4 MiB total) at 500 GB/s; dram 16 GiB at 50 GB/s; 1 ns access
+    latency everywhere; 1 pJ per op and per byte at every tier; idle 5 W.
+    """
+    fake_entry_points()
+    spec = make_target("toy", launch_overhead_s=estimated(1e-9, "test"))
+    registry = build_registry(extra_plugins=[("toy", make_plugin("toy", lambda: [spec]))])
+    return registry
+
+
+def one(registry, op, shape, dtype="fp32"):
+    return predict_batch(registry, "toy", op, [shape], dtype)
+
+
+def test_vector_add_in_l1(toy):
+    # N=1000 fp32: x, y and out, 3 x 1000 x 4 = 12,000 B, fit l1 (131,072 B); the toy
+    # is a CPU, whose write-allocate caches read out's lines before storing them:
+    # 4 x 4,000 = 16,000 B, and only l1 serves them
+    p = one(toy, "vector_add", (1000,))
+    assert p.bytes_per_tier[0].tolist() == [16_000, 0, 0]
+    assert p.time_per_tier_s[0, 0] == pytest.approx(16_000 / 1e12)  # 16 ns
+    # compute: 12 B/op, a 2048 B register tile holds 170 ops -> 6 tiles -> 2 waves on 4 units
+    assert p.waves[0] == 2
+    assert p.compute_s[0] == pytest.approx(2 * 170 / 64e9)  # 5.3 ns
+    assert p.regime[0] == "l1_bound"
+    assert p.latency_s[0] == pytest.approx(1e-9 + 16e-9)
+    assert p.binding_tier[0] == "l1" and p.residency_tier[0] == "registers"
+
+
+def test_vector_add_in_l2(toy):
+    # N=100,000: working set 1.2 MB > 128 KiB of l1, <= 4 MiB of l2: l1 and l2 serve it,
+    # dram not. 1.6 MB move (write-allocate included); l1 keeps 131,072 B of the 1.2 MB
+    # resident, so l2 serves 1.6e6 x (1 - 131,072 / 1.2e6) = 1,425,237.3 B
+    p = one(toy, "vector_add", (100_000,))
+    l2 = 1.6e6 * (1 - 131_072 / 1.2e6)
+    assert p.bytes_per_tier[0].tolist() == pytest.approx([1.6e6, l2, 0])
+    assert p.time_per_tier_s[0, 1] == pytest.approx(l2 / 5e11)  # 2.85 us
+    assert p.regime[0] == "l2_bound" and p.residency_tier[0] == "l1"
+    assert p.latency_s[0] == pytest.approx(1e-9 + l2 / 5e11)
+
+
+def test_vector_add_from_dram_with_energy(toy):
+    # N=1,000,000: 12 MB > 4 MiB: l2 keeps 4,194,304 B of it resident, so dram serves
+    # 16e6 x (1 - 4,194,304 / 12e6) = 10,407,594.7 B at 50 GB/s -> 208 us
+    p = one(toy, "vector_add", (1_000_000,))
+    l2 = 16e6 * (1 - 131_072 / 12e6)
+    dram = 16e6 * (1 - 4 * 2**20 / 12e6)
+    assert p.bytes_per_tier[0].tolist() == pytest.approx([16e6, l2, dram])
+    assert p.regime[0] == "dram_bound"
+    latency = 1e-9 + dram / 5e10
+    assert p.latency_s[0] == pytest.approx(latency)
+    # 1e6 ops x 1 pJ + the bytes of the three tiers x 1 pJ/B + 5 W x latency
+    traffic = (16e6 + l2 + dram) * 1e-12
+    assert p.energy_j[0] == pytest.approx(1e6 * 1e-12 + traffic + 5.0 * latency)
+
+
+def test_matmul_whose_tile_fits_l1(toy):
+    # 32x32x32 fp32: working set 3 x 32 x 32 x 4 = 12,288 B fits l1 -> only l1 serves.
+    # register tile: floor(sqrt(2048 / 12)) = 13 -> Mt = Nt = 13
+    # l1 bytes = (2MN + MK ceil(N/13) + KN ceil(M/13)) x 4 = (2048 + 3072 + 3072) x 4 = 32,768
+    p = one(toy, "matmul", (32, 32, 32))
+    assert p.bytes_per_tier[0].tolist() == [32_768, 0, 0]
+    assert p.tiles[0, 0].tolist() == [13, 32, 13]
+    # compute: 3 x 3 = 9 tiles -> 3 waves on 4 units; tile = 2 x 32 x 13 x 13 = 10,816 ops
+    assert p.waves[0] == 3
+    assert p.compute_s[0] == pytest.approx(3 * 10_816 / 64e9)  # 507 ns
+    assert p.utilisation[0] == pytest.approx(2 * 32**3 / (3 * 4 * 10_816))
+    assert p.regime[0] == "alu_bound"
+    assert p.latency_s[0] == pytest.approx(1e-9 + 3 * 10_816 / 64e9)
+    assert p.hidden_s[0] == pytest.approx(32_768 / 1e12)
+
+
+def test_matmul_streaming_from_dram(toy):
+    # 1x2048x2048 fp32: working set (2048 + 2048^2 + 2048) x 4 = 16.8 MB > 4 MiB.
+    # dram boundary, tile sized for a unit's l2 (1 MiB): floor(sqrt(2^20 / 12)) = 295
+    # -> Mt = 1, Nt = 295: (2 x 2048 + 2048 x ceil(2048/295)=7 + 2048^2 x 1) x 4 B
+    # ... of which l2 (4 MiB) keeps a 4 MiB / 16,793,600 B share resident
+    p = one(toy, "matmul", (1, 2048, 2048))
+    working_set = (2048 + 2048 * 2048 + 2048) * 4
+    dram_bytes = (2 * 2048 + 2048 * 7 + 2048 * 2048) * 4 * (1 - 4 * 2**20 / working_set)
+    assert p.bytes_per_tier[0, 2] == pytest.approx(dram_bytes)
+    assert p.tiles[0, 2].tolist() == [1, 2048, 295]
+    assert p.memory_s[0] == pytest.approx(dram_bytes / 5e10)  # 337 us
+    # compute: register tiles 1 x 13 -> 158 tiles -> 40 waves of 2 x 2048 x 13 ops
+    assert p.compute_s[0] == pytest.approx(40 * 2 * 2048 * 13 / 64e9)
+    assert p.regime[0] == "dram_bound" and p.binding_tier[0] == "dram"
+    assert p.residency_tier[0] == "l2"
+    sentence = p.sentence(0)
+    assert "a 1x295 output tile lives in l2" in sentence
+    assert "from dram at 50 GB/s" in sentence and sentence.endswith("-> dram_bound")
+
+
+def test_linear_adds_its_bias_to_the_traffic(toy):
+    mm = one(toy, "matmul", (1, 2048, 2048))
+    lin = one(toy, "linear", (1, 2048, 2048))
+    # the bias is not in the working set, so both keep the same share resident in l2
+    share = 1 - 4 * 2**20 / ((2048 + 2048 * 2048 + 2048) * 4)
+    assert lin.bytes_per_tier[0, 2] - mm.bytes_per_tier[0, 2] == pytest.approx(2048 * 4 * share)
+
+
+def test_launch_bound(toy, make_target, make_plugin, fake_entry_points):
+    p = predict_batch(
+        build_registry(
+            extra_plugins=[
+                (
+                    "t",
+                    make_plugin(
+                        "t",
+                        lambda: [
+                            make_target("slow_launch", launch_overhead_s=estimated(5e-6, "test"))
+                        ],
+                    ),
+                )
+            ]
+        ),
+        "slow_launch",
+        "vector_add",
+        [[256]],
+        "fp32",
+    )
+    assert p.regime[0] == "launch_bound"
+    assert p.latency_s[0] == pytest.approx(5e-6 + 256 * 16 / 1e12)  # write-allocate: 16 B
+
+
+def test_latency_terms_sum_exactly_and_energy_terms_sum(toy):
+    rng = np.random.default_rng(1)
+    shapes = rng.integers(1, 3000, size=(500, 3))
+    p = predict_batch(toy, "toy", "matmul", shapes, "fp32")
+    total = p.launch_s + p.exposed_compute_s + p.exposed_memory_s + p.first_touch_s + p.pack_s
+    assert np.array_equal(total, p.latency_s)
+    parts = p.energy_compute_j + p.energy_per_tier_j.sum(axis=1) + p.energy_static_j
+    assert np.allclose(parts, p.energy_j, rtol=1e-3)
+
+
+def test_single_shape_api_agrees_with_batch(toy):
+    rng = np.random.default_rng(2)
+    shapes = rng.integers(1, 5000, size=(50, 3))
+    batch = predict_batch(toy, "toy", "matmul", shapes, "fp32")
+    for i, dims in enumerate(shapes):
+        row = predict_one(toy, "toy", "matmul", "x".join(map(str, dims)), "fp32")
+        assert math.isclose(row["latency_s"], batch.latency_s[i], rel_tol=1e-9)
+        assert math.isclose(row["energy_j"], batch.energy_j[i], rel_tol=1e-9)
+        assert row["regime"] == batch.regime[i]
+
+
+def test_unsupported_dtype(toy):
+    with pytest.raises(UnsupportedDtypeError, match="does not support dtype 'int8'"):
+        one(toy, "matmul", (8, 8, 8), "int8")
+
+
+def test_target_can_override_residency_window(make_target, make_plugin, fake_entry_points):
+    fake_entry_points()
+    spec = make_target("tiled", launch_overhead_s=estimated(1e-9, "test"))
+
+    def graphsval_residency_window(target, op, shapes, dtype, tier):
+        if target.key != "tiled" or op.gemm_dims is None:
+            return None
+        tile = np.array(op.gemm_dims(shapes), dtype=float)
+        tile[:, 0] = np.minimum(tile[:, 0], 8)
+        tile[:, 2] = np.minimum(tile[:, 2], 8)
+        return tile
+
+    plugin = make_plugin("tiled", lambda: [spec])
+    plugin.graphsval_residency_window = hookimpl(graphsval_residency_window)
+    registry = build_registry(extra_plugins=[("tiled", plugin)])
+    p = predict_batch(registry, "tiled", "matmul", [[1024, 1024, 1024]], "fp32")
+    assert p.tiles[0, 2].tolist() == [8, 1024, 8]
+    # A re-read once per column block: ceil(1024 / 8) = 128; l2 keeps 4 of the 12 MiB
+    assert p.bytes_per_tier[0, 2] == pytest.approx((2 + 128 + 128) * 1024 * 1024 * 4 * 2 / 3)
+
+
+def test_over_tdp_is_flagged_not_clamped(make_target, make_plugin, fake_entry_points):
+    fake_entry_points()
+    hot = make_target("hot", energy_per_op_j={"fp32": estimated(1e-9, "absurd")})
+    registry = build_registry(extra_plugins=[("hot", make_plugin("hot", lambda: [hot]))])
+    p = predict_batch(registry, "hot", "matmul", [[2048, 2048, 2048]], "fp32")
+    assert p.over_tdp[0]
+    assert p.energy_j[0] / p.latency_s[0] > 65.0  # not clamped to the TDP
+    assert "above TDP" in p.sentence(0)
+
+
+def test_first_touch_of_a_large_fresh_output(make_target, make_plugin, fake_entry_points):
+    # 64 MB of fresh output at 10 GB/s of page zeroing: 6.4 ms on top of the kernel;
+    # a 16 MB output (below the 32 MiB mmap threshold) is reused from the heap: free
+    fake_entry_points()
+    spec = make_target(
+        "touchy",
+        first_touch_bps=estimated(10e9, "test"),
+        first_touch_min_bytes=estimated(32 * 2**20, "test"),
+    )
+    registry = build_registry(extra_plugins=[("t", make_plugin("t", lambda: [spec]))])
+    p = predict_batch(registry, "touchy", "vector_add", [[16 * 2**20], [4 * 2**20]], "fp32")
+    assert p.first_touch_s[0] == pytest.approx(64 * 2**20 / 10e9)
+    assert p.first_touch_s[1] == 0.0
+    total = p.launch_s + p.exposed_compute_s + p.exposed_memory_s + p.first_touch_s + p.pack_s
+    assert np.array_equal(total, p.latency_s)
+    assert "first touch of the fresh output" in p.sentence(0)

@@ -1,0 +1,175 @@
+"""Properties of the reference model, checked with hypothesis on the toy target
+and on every installed target with its own dtypes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from graphsval_core.datamodel.provenance import datasheet, estimated
+from graphsval_core.model.predict import predict_batch
+from graphsval_core.model.reference import predict
+from graphsval_core.plugins.manager import build_registry
+
+SETTINGS = settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+
+dims3 = st.tuples(*(st.integers(1, 20_000),) * 3)
+
+
+@pytest.fixture(scope="module")
+def registry():
+    return build_registry()
+
+
+def _targets(registry):
+    # the toy target from the core tests is not installed; every installed one is
+    return [t for t in registry.targets().values()]
+
+
+def _ops_shapes(op: str, dims: tuple[int, int, int]) -> list[int]:
+    return [dims[0] * dims[1]] if op == "vector_add" else list(dims)
+
+
+@SETTINGS
+@given(dims=dims3, op=st.sampled_from(["matmul", "linear", "vector_add"]), data=st.data())
+def test_positive_finite_and_terms_sum(registry, dims, op, data):
+    target = data.draw(st.sampled_from(_targets(registry)))
+    dtype = data.draw(st.sampled_from(target.dtypes))
+    p = predict_batch(registry, target.key, op, [_ops_shapes(op, dims)], dtype)
+    for value in (p.latency_s[0], p.energy_j[0]):
+        assert np.isfinite(value) and value > 0
+    terms = (
+        p.launch_s[0]
+        + p.exposed_compute_s[0]
+        + p.exposed_memory_s[0]
+        + p.first_touch_s[0]
+        + p.pack_s[0]
+    )
+    assert terms == p.latency_s[0]
+    parts = p.energy_compute_j[0] + p.energy_per_tier_j[0].sum() + p.energy_static_j[0]
+    assert parts == pytest.approx(p.energy_j[0], rel=1e-3)
+
+
+@SETTINGS
+@given(
+    dims=dims3,
+    axis=st.integers(0, 2),
+    grow=st.integers(1, 5000),
+    op=st.sampled_from(["matmul", "linear"]),
+    data=st.data(),
+)
+def test_non_decreasing_in_each_dimension(registry, dims, axis, grow, op, data):
+    target = data.draw(st.sampled_from(_targets(registry)))
+    dtype = data.draw(st.sampled_from(target.dtypes))
+    bigger = list(dims)
+    bigger[axis] += grow
+    p = predict_batch(registry, target.key, op, [list(dims), bigger], dtype)
+    assert p.latency_s[1] >= p.latency_s[0] * (1 - 1e-12)
+    assert p.energy_j[1] >= p.energy_j[0] * (1 - 1e-12)
+
+
+@SETTINGS
+@given(n=st.integers(1, 1 << 28), grow=st.integers(1, 1 << 26), data=st.data())
+def test_vector_add_non_decreasing(registry, n, grow, data):
+    target = data.draw(st.sampled_from(_targets(registry)))
+    dtype = data.draw(st.sampled_from(target.dtypes))
+    p = predict_batch(registry, target.key, "vector_add", [[n], [n + grow]], dtype)
+    assert p.latency_s[1] >= p.latency_s[0] * (1 - 1e-12)
+    assert p.energy_j[1] >= p.energy_j[0] * (1 - 1e-12)
+
+
+@SETTINGS
+@given(dims=dims3, op=st.sampled_from(["matmul", "linear", "vector_add"]), data=st.data())
+def test_memory_time_linear_in_bytes_above_latency_floor(registry, dims, op, data):
+    target = data.draw(st.sampled_from(_targets(registry)))
+    dtype = data.draw(st.sampled_from(target.dtypes))
+    p = predict_batch(registry, target.key, op, [_ops_shapes(op, dims)], dtype)
+    tiers = registry.memory_hierarchy(target)
+    for k, tier in enumerate(tiers):
+        moved = p.bytes_per_tier[0, k]
+        streaming = moved / tier.effective_bandwidth_bps
+        if moved > 0 and streaming >= tier.access_latency_ns * 1e-9:
+            assert p.time_per_tier_s[0, k] == pytest.approx(streaming, rel=1e-12)
+        elif moved > 0:
+            assert p.time_per_tier_s[0, k] == pytest.approx(tier.access_latency_ns * 1e-9)
+
+
+def _scaled_tier_target(make_target, make_tier, scale: float):
+    return make_target(
+        "scaled",
+        launch_overhead_s=estimated(1e-9, "test"),
+        tiers=[
+            make_tier("l1", 32 * 1024 * scale),
+            make_tier("l2", 1024 * 1024 * scale, peak_bandwidth_bps=datasheet(5e11, "t")),
+            make_tier(
+                "dram",
+                64 * 1024**3,
+                is_per_unit=False,
+                num_units=1,
+                peak_bandwidth_bps=datasheet(5e10, "t"),
+            ),
+        ],
+    )
+
+
+@SETTINGS
+@given(dims=dims3, scale=st.floats(1.0, 16.0), op=st.sampled_from(["matmul", "vector_add"]))
+def test_larger_tier_capacity_never_raises_memory_time(
+    make_target, make_tier, make_plugin, dims, scale, op
+):
+    small = _scaled_tier_target(make_target, make_tier, 1.0)
+    large = _scaled_tier_target(make_target, make_tier, scale)
+    reg = build_registry(autoload=False)
+    op_spec = reg.op(op)
+    shapes = np.array([_ops_shapes(op, dims)])
+    a = predict(reg, small, op_spec, shapes, "fp32")
+    b = predict(reg, large, op_spec, shapes, "fp32")
+    assert b.memory_s[0] <= a.memory_s[0] * (1 + 1e-12)
+
+
+@SETTINGS
+@given(dims=dims3)
+def test_lower_precision_never_raises_compute_energy(make_target, dims):
+    spec = make_target(
+        "multi",
+        peak_ops_per_s={
+            d: datasheet(v, "t") for d, v in (("fp32", 1e12), ("fp16", 2e12), ("int8", 4e12))
+        },
+        energy_per_op_j={
+            d: estimated(v, "t") for d, v in (("fp32", 2e-12), ("fp16", 1e-12), ("int8", 0.25e-12))
+        },
+    )
+    reg = build_registry(autoload=False)
+    op = reg.op("matmul")
+    energy = {
+        d: predict(reg, spec, op, np.array([dims]), d).energy_compute_j[0]
+        for d in ("fp32", "fp16", "int8")
+    }
+    assert energy["int8"] <= energy["fp16"] <= energy["fp32"]
+
+
+def _grid_sweep(op: str) -> np.ndarray:
+    sizes = [1, 7, 64, 100, 512, 1000, 2048, 4096, 10_000]
+    if op == "vector_add":
+        return np.array([[4**i] for i in range(2, 15)] + [[10**i] for i in range(1, 9)])
+    return np.array([[m, k, n] for m in sizes for k in sizes for n in sizes])
+
+
+@pytest.mark.parametrize("op", ["matmul", "linear", "vector_add"])
+def test_explanation_tier_agrees_with_regime_over_a_sweep(registry, op):
+    shapes = _grid_sweep(op)
+    for target in _targets(registry):
+        for dtype in target.dtypes:
+            p = predict_batch(registry, target.key, op, shapes, dtype)
+            for i in range(len(p)):
+                regime = str(p.regime[i])
+                sentence = p.sentence(i)
+                assert sentence.endswith(f"-> {regime}") or "above TDP" in sentence
+                assert f"from {p.binding_tier[i]} at" in sentence
+                if regime not in ("alu_bound", "launch_bound"):
+                    assert regime == f"{p.binding_tier[i]}_bound"
+                    assert p.memory_s[i] >= max(p.compute_s[i], p.launch_s[i])

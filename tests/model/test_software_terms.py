@@ -1,0 +1,230 @@
+"""The model's software and cache-policy terms: thread team, kernels per call,
+the GEMM library's call and packing, write-allocate, non-inclusive caches."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from graphsval_core.datamodel.provenance import datasheet, estimated
+from graphsval_core.datamodel.target import SpecError
+from graphsval_core.datamodel.target_json import spec_from_json, spec_to_json
+from graphsval_core.model.classifier import measured_regime
+from graphsval_core.model.predict import predict_batch
+from graphsval_core.model.reference import resident_capacity
+from graphsval_core.plugins.manager import build_registry
+
+
+@pytest.fixture
+def registry_of(make_target, make_plugin, fake_entry_points):
+    fake_entry_points()
+
+    def build(**kw):
+        spec = make_target("t", launch_overhead_s=estimated(2e-6, "test"), **kw)
+        return build_registry(extra_plugins=[("t", make_plugin("t", lambda: [spec]))])
+
+    return build
+
+
+def test_small_ops_run_on_one_thread_and_large_ones_pay_the_fork_join(registry_of):
+    registry = registry_of(
+        fork_join_s=estimated(3e-6, "test"), parallel_grain_ops=estimated(32768, "test")
+    )
+    # vector_add does one op per element: 32,768 stays on one thread, 32,769 forks
+    p = predict_batch(registry, "t", "vector_add", [[32768], [32769]], "fp32")
+    assert p.launch_s.tolist() == pytest.approx([2e-6, 5e-6])
+    # on one thread the register tiles run in waves of one, not of 4 units
+    assert p.waves[0] == np.ceil(32768 / 170)
+    assert p.waves[1] == np.ceil(np.ceil(32769 / 170) / 4)
+    assert "over 1 core)" in p.sentence(0) and "over 4 cores)" in p.sentence(1)
+
+
+def test_a_one_unit_target_never_forks(registry_of):
+    registry = registry_of(
+        compute_units=datasheet(1, "test"),
+        fork_join_s=estimated(3e-6, "test"),
+        parallel_grain_ops=estimated(1, "test"),
+    )
+    p = predict_batch(registry, "t", "vector_add", [[1 << 20]], "fp32")
+    assert p.launch_s[0] == pytest.approx(2e-6)
+
+
+def test_linear_runs_two_kernels(registry_of):
+    # linear = the bias broadcast into the output, then the product onto it
+    plain = registry_of()
+    mm = predict_batch(plain, "t", "matmul", [[1, 8, 8]], "fp32")
+    lin = predict_batch(plain, "t", "linear", [[1, 8, 8]], "fp32")
+    assert mm.launch_s[0] == pytest.approx(2e-6)
+    assert lin.launch_s[0] == pytest.approx(4e-6)  # a CPU dispatches each kernel in full
+    queued = registry_of(kernel_overhead_s=estimated(0.5e-6, "test"))
+    lin = predict_batch(queued, "t", "linear", [[1, 8, 8]], "fp32")
+    assert lin.launch_s[0] == pytest.approx(2.5e-6)  # a GPU queues the second one
+
+
+def test_the_gemm_library_call_cost_is_for_matrix_products_only(registry_of):
+    registry = registry_of(dispatch_overhead_s={"fp32": estimated(20e-6, "test")})
+    mm = predict_batch(registry, "t", "matmul", [[4, 4, 4]], "fp32")
+    add = predict_batch(registry, "t", "vector_add", [[16]], "fp32")
+    lin = predict_batch(registry, "t", "linear", [[4, 4, 4]], "fp32")
+    assert mm.launch_s[0] == pytest.approx(20e-6)
+    assert add.launch_s[0] == pytest.approx(2e-6)
+    assert lin.launch_s[0] == pytest.approx(20e-6 + 2e-6)  # library call + bias dispatch
+
+
+def test_packing_b_costs_its_bytes_from_the_threshold_on(registry_of):
+    registry = registry_of(
+        pack_bps=estimated(10e9, "test"), pack_min_rows=estimated(3, "test")
+    )
+    p = predict_batch(registry, "t", "matmul", [[2, 1024, 1024], [3, 1024, 1024]], "fp32")
+    assert p.pack_s[0] == 0.0
+    assert p.pack_s[1] == pytest.approx(1024 * 1024 * 4 / 10e9)
+    total = p.launch_s + p.exposed_compute_s + p.exposed_memory_s + p.first_touch_s + p.pack_s
+    assert np.array_equal(total, p.latency_s)
+    assert "packing B" in p.sentence(1) and "packing B" not in p.sentence(0)
+    add = predict_batch(registry, "t", "vector_add", [[1 << 20]], "fp32")
+    assert add.pack_s[0] == 0.0
+
+
+def test_pack_rate_and_threshold_come_together(make_target):
+    with pytest.raises(SpecError, match="pack_bps"):
+        make_target(pack_bps=estimated(10e9, "test"))
+
+
+def test_write_allocate_on_a_cpu_not_on_a_gpu(registry_of):
+    cpu = predict_batch(registry_of(), "t", "vector_add", [[1000]], "fp32")
+    gpu = predict_batch(registry_of(architecture="gpu"), "t", "vector_add", [[1000]], "fp32")
+    assert cpu.bytes_per_tier[0, 0] == 4 * 1000 * 4  # x, y, out and out's line read first
+    assert gpu.bytes_per_tier[0, 0] == 3 * 1000 * 4
+    # a product's output: read and written on the CPU, written once on the GPU
+    shape, tile = [[64, 64, 64]], estimated(2048, "same register tile for both")
+    cpu_mm = predict_batch(registry_of(register_tile_bytes=tile), "t", "matmul", shape, "fp32")
+    gpu_mm = predict_batch(
+        registry_of(architecture="gpu", register_tile_bytes=tile), "t", "matmul", shape, "fp32"
+    )
+    assert cpu_mm.bytes_per_tier[0, 0] - gpu_mm.bytes_per_tier[0, 0] == 64 * 64 * 4
+
+
+def test_a_freshly_mapped_output_is_not_read_first(registry_of):
+    # the kernel zeroes a fresh page into the cache: first touch, no write-allocate
+    registry = registry_of(
+        first_touch_bps=estimated(10e9, "test"),
+        first_touch_min_bytes=estimated(32 * 2**20, "test"),
+    )
+    small, big = 4 * 2**20, 16 * 2**20  # outputs of 16 MiB and 64 MiB
+    p = predict_batch(registry, "t", "vector_add", [[small], [big]], "fp32")
+    assert p.bytes_per_tier[0, 0] == 4 * small * 4
+    assert p.bytes_per_tier[1, 0] == 3 * big * 4
+    assert p.first_touch_s[0] == 0.0 and p.first_touch_s[1] > 0
+
+
+def test_a_non_inclusive_tier_adds_the_inner_capacity(make_tier):
+    l1 = make_tier("l1", 1000, num_units=1)
+    l2 = make_tier("l2", 10_000, num_units=1)
+    l3 = make_tier("l3", 100_000, is_per_unit=False, num_units=1, non_inclusive=True)
+    assert resident_capacity([l1, l2, l3], 2) == 110_000
+    assert resident_capacity([l1, l2, l3], 1) == 10_000
+    l2_victim = make_tier("l2", 10_000, num_units=1, non_inclusive=True)
+    assert resident_capacity([l1, l2_victim, l3], 2) == 111_000
+
+
+def test_a_non_inclusive_llc_keeps_more_of_a_large_working_set(registry_of, make_tier):
+    def tiers(non_inclusive):
+        return [
+            make_tier("l1", 32 * 1024),
+            make_tier("l2", 1024 * 1024, peak_bandwidth_bps=datasheet(5e11, "test")),
+            make_tier(
+                "l3",
+                8 * 2**20,
+                is_per_unit=False,
+                num_units=1,
+                peak_bandwidth_bps=datasheet(2e11, "test"),
+                non_inclusive=non_inclusive,
+            ),
+            make_tier(
+                "dram",
+                16 * 2**30,
+                is_per_unit=False,
+                num_units=1,
+                peak_bandwidth_bps=datasheet(5e10, "test"),
+            ),
+        ]
+
+    shape = [[1 << 21]]  # 24 MiB of working set: 8 MiB of l3 alone, 12 MiB with the l2s
+    inclusive = predict_batch(registry_of(tiers=tiers(False)), "t", "vector_add", shape, "fp32")
+    victim = predict_batch(registry_of(tiers=tiers(True)), "t", "vector_add", shape, "fp32")
+    moved = 4 * (1 << 21) * 4
+    assert inclusive.bytes_per_tier[0, 3] == pytest.approx(moved * (1 - 8 / 24))
+    assert victim.bytes_per_tier[0, 3] == pytest.approx(moved * (1 - 12 / 24))
+
+
+def test_new_fields_survive_a_json_round_trip(make_target, make_tier):
+    spec = make_target(
+        fork_join_s=estimated(3e-6, "a"),
+        parallel_grain_ops=estimated(32768, "b"),
+        kernel_overhead_s=estimated(1e-6, "c"),
+        pack_bps=estimated(2e10, "d"),
+        pack_min_rows=estimated(3, "e"),
+        tiers=[
+            make_tier("l1", 32 * 1024),
+            make_tier("l3", 2**20, is_per_unit=False, num_units=1, non_inclusive=True),
+            make_tier("dram", 2**30, is_per_unit=False, num_units=1),
+        ],
+    )
+    back = spec_from_json(spec_to_json(spec))
+    assert back == spec
+    assert back.provenance["pack_min_rows"].source == "e"
+    assert back.tiers[1].non_inclusive is True
+
+
+def test_non_inclusive_must_be_a_boolean(make_tier):
+    with pytest.raises(SpecError, match="non_inclusive"):
+        make_tier("l3", 2**20, non_inclusive="yes")
+
+
+def test_the_measured_launch_regime_uses_each_row_s_own_launch(registry_of):
+    # linear's launch is two dispatches (4 us): 5.5 us is within LAUNCH_MULTIPLE (2x)
+    # of it, launch-bound, but not of a 1-kernel op's 2 us
+    registry = registry_of()
+    target = registry.target("t")
+    lin = predict_batch(registry, "t", "linear", [[1, 8, 8]], "fp32")
+    assert measured_regime(lin, np.array([5.5e-6]), target)[0] == "launch_bound"
+    add = predict_batch(registry, "t", "vector_add", [[16]], "fp32")
+    assert measured_regime(add, np.array([5.5e-6]), target)[0] != "launch_bound"
+
+
+def test_calibration_keeps_a_tier_non_inclusive(make_target, make_tier):
+    from graphsval_core.files.calibration import apply_constants
+
+    spec = make_target(
+        tiers=[
+            make_tier("l1", 32 * 1024),
+            make_tier("l3", 2**20, is_per_unit=False, num_units=1, non_inclusive=True),
+            make_tier("dram", 2**30, is_per_unit=False, num_units=1),
+        ]
+    )
+    fitted = apply_constants(spec, {"tiers.l3.achievable_fraction": 0.5}, "fit")
+    assert fitted.tiers[1].non_inclusive is True
+    assert fitted.tiers[1].achievable_fraction == pytest.approx(0.5)
+
+
+def test_an_op_runs_at_least_one_kernel():
+    from attrs import evolve
+
+    from graphsval_core.builtin.ops import MATMUL
+
+    with pytest.raises(ValueError, match="kernels"):
+        evolve(MATMUL, kernels=0)
+
+
+def test_attribution_takes_first_touch_and_packing_out_with_the_launch(registry_of):
+    from graphsval_core.validate.attribution import _fixed
+    from graphsval_core.validate.harness import _terms
+
+    registry = registry_of(pack_bps=estimated(1e9, "test"), pack_min_rows=estimated(3, "test"))
+    target = registry.target("t")
+    p = predict_batch(registry, "t", "matmul", [[64, 512, 512]], "fp32")
+    terms = _terms(p, 0, target, "fp32")
+    assert terms["fixed_s"] == pytest.approx(p.launch_s[0] + p.pack_s[0])
+    assert p.pack_s[0] == pytest.approx(512 * 512 * 4 / 1e9)
+    assert _fixed({"_terms": terms}) == terms["fixed_s"]
+    assert _fixed({"_terms": {"launch_s": 2e-6}}) == 2e-6  # records without it

@@ -1,0 +1,203 @@
+"""Plugin loading: isolation of broken plugins, strict mode, blocking, API versions."""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+
+from graphsval_core.cli.main import cli
+from graphsval_core.datamodel.provenance import datasheet
+from graphsval_core.plugins.manager import (
+    HookError,
+    PluginLoadError,
+    UnknownNameError,
+    build_registry,
+)
+
+
+def _boom():
+    raise ImportError("No module named 'missing_sdk'")
+
+
+@pytest.fixture
+def broken_world(fake_entry_points, make_entry_point, make_plugin, make_target, make_tier):
+    """A good plugin, one that raises on import, one with an invalid tier, and
+    two that register the same key."""
+
+    def invalid_tier():
+        return [
+            make_target("bad_one", tiers=[make_tier("l1", peak_bandwidth_bps=datasheet(-5, "x"))])
+        ]
+
+    good = make_plugin("good", lambda: [make_target("good_one")])
+    invalid = make_plugin("invalid", invalid_tier)
+    dup_a = make_plugin("dup_a", lambda: [make_target("same_key"), make_target("only_a")])
+    dup_b = make_plugin("dup_b", lambda: [make_target("same_key")])
+    fake_entry_points(
+        make_entry_point("good", lambda: good, "good-dist"),
+        make_entry_point("explodes", _boom, "explodes-dist", "0.9"),
+        make_entry_point("invalid", lambda: invalid, "invalid-dist"),
+        make_entry_point("dup_a", lambda: dup_a, "dup-a-dist"),
+        make_entry_point("dup_b", lambda: dup_b, "dup-b-dist"),
+    )
+
+
+def test_host_survives_broken_plugins(broken_world):
+    registry = build_registry(strict=False)
+    assert set(registry.targets()) == {"good_one", "only_a"}
+    messages = [str(p) for p in registry.problems]
+    assert any(
+        "'explodes' (explodes-dist 0.9): failed to import: ImportError" in m for m in messages
+    )
+    invalid = [m for m in messages if "'invalid'" in m]
+    assert invalid and "peak_bandwidth_bps" in invalid[0] and "invalid-dist" in invalid[0]
+    dup = [m for m in messages if "same_key" in m]
+    assert len(dup) == 2 and all("'dup_a' and 'dup_b'" in m for m in dup)
+    infos = {i.name: i for i in registry.plugins}
+    assert not infos["explodes"].loaded and not infos["invalid"].loaded
+    assert infos["dup_a"].loaded and infos["dup_a"].targets == ["only_a"]
+
+
+def test_strict_mode_fails_clearly(broken_world):
+    with pytest.raises(PluginLoadError) as err:
+        build_registry(strict=True)
+    assert "explodes" in str(err.value) and "more problem" in str(err.value)
+
+
+def test_strict_mode_from_environment(broken_world, monkeypatch):
+    monkeypatch.setenv("GRAPHSVAL_STRICT_PLUGINS", "1")
+    with pytest.raises(PluginLoadError):
+        build_registry()
+
+
+def test_plugins_command_shows_each_problem(broken_world):
+    result = CliRunner().invoke(cli, ["plugins"])
+    assert result.exit_code == 0, result.output
+    assert "FAILED" in result.output
+    assert "failed to import: ImportError" in result.output
+    assert "peak_bandwidth_bps" in result.output
+    assert "registered by 'dup_a' and 'dup_b'" in result.output
+
+
+def test_plugins_json_lists_errors(broken_world):
+    import json
+
+    result = CliRunner().invoke(cli, ["plugins", "--json"])
+    data = json.loads(result.output)
+    by_name = {p["name"]: p for p in data["plugins"]}
+    assert by_name["explodes"]["errors"] and not by_name["explodes"]["loaded"]
+    assert by_name["good"]["targets"] == ["good_one"]
+    assert len(data["problems"]) == 4
+
+
+def test_strict_cli_exits_2_with_one_line(broken_world):
+    result = CliRunner().invoke(cli, ["--strict-plugins", "targets"])
+    assert result.exit_code == 2
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("Error: strict plugin loading:")
+
+
+def test_block_plugin_with_p_no(broken_world):
+    registry = build_registry(strict=True, plugin_args=["no:explodes", "no:invalid", "no:dup_b"])
+    assert set(registry.targets()) == {"good_one", "same_key", "only_a"}
+
+
+def test_autoload_off_loads_only_requested(broken_world, monkeypatch):
+    monkeypatch.setenv("GRAPHSVAL_DISABLE_PLUGIN_AUTOLOAD", "1")
+    registry = build_registry(plugin_args=["good"])
+    assert set(registry.targets()) == {"good_one"}
+    assert registry.problems == []
+    # built-ins still register through the same hooks
+    assert set(registry.ops()) == {"matmul", "linear", "vector_add"}
+
+
+def test_builtin_can_be_blocked(fake_entry_points):
+    fake_entry_points()
+    registry = build_registry(plugin_args=["no:builtin_ops"])
+    assert registry.ops() == {}
+
+
+def test_other_major_api_version_is_refused(
+    fake_entry_points, make_entry_point, make_plugin, make_target
+):
+    old = make_plugin("old", lambda: [make_target("old_one")])
+    old.graphsval_api_version = "0.3"
+    fake_entry_points(make_entry_point("old", lambda: old, "old-dist", "0.0.1"))
+    registry = build_registry()
+    assert "old_one" not in registry.targets()
+    (problem,) = registry.problems
+    assert "built for plugin API 0.3" in str(problem) and "implements plugin API 1.0" in str(
+        problem
+    )
+
+
+def test_missing_api_version_is_refused(fake_entry_points, make_entry_point, make_plugin):
+    anon = make_plugin("anon")
+    del anon.graphsval_api_version
+    fake_entry_points(make_entry_point("anon", lambda: anon, "anon-dist"))
+    (problem,) = build_registry().problems
+    assert "declares no graphsval_api_version" in str(problem)
+
+
+def test_unknown_hook_is_reported(fake_entry_points, make_entry_point, make_plugin):
+    typo = make_plugin("typo", graphsval_register_targetz=lambda: [])
+    fake_entry_points(make_entry_point("typo", lambda: typo, "typo-dist"))
+    (problem,) = build_registry().problems
+    assert "unknown hook(s): graphsval_register_targetz" in str(problem)
+
+
+def test_wrong_record_type_rejects_plugin(fake_entry_points, make_entry_point, make_plugin):
+    wrong = make_plugin("wrong", lambda: [{"key": "dict_target"}])
+    fake_entry_points(make_entry_point("wrong", lambda: wrong, "wrong-dist"))
+    registry = build_registry()
+    assert registry.targets() == {}
+    assert "returned dict, expected TargetSpec" in str(registry.problems[0])
+
+
+def test_hook_error_names_plugin_and_hook(
+    fake_entry_points, make_entry_point, make_plugin, make_target
+):
+    def bad_hierarchy(target):
+        raise RuntimeError("tier table corrupt")
+
+    flaky = make_plugin(
+        "flaky", lambda: [make_target("flaky_one")], graphsval_memory_hierarchy=bad_hierarchy
+    )
+    fake_entry_points(make_entry_point("flaky", lambda: flaky, "flaky-dist", "2.0"))
+    registry = build_registry()
+    with pytest.raises(HookError) as err:
+        registry.memory_hierarchy(registry.target("flaky_one"))
+    assert str(err.value) == (
+        "plugin 'flaky' (flaky-dist 2.0) failed in hook graphsval_memory_hierarchy: "
+        "RuntimeError: tier table corrupt"
+    )
+    result = CliRunner().invoke(cli, ["targets"])
+    assert result.exit_code == 2
+    assert "failed in hook graphsval_memory_hierarchy" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_memory_hierarchy_override_wins_over_builtin(
+    fake_entry_points, make_entry_point, make_plugin, make_target
+):
+    spec = make_target("custom")
+
+    def only_dram(target):
+        return [target.tiers[-1]] if target.key == "custom" else None
+
+    custom = make_plugin("custom", lambda: [spec], graphsval_memory_hierarchy=only_dram)
+    fake_entry_points(make_entry_point("custom", lambda: custom, "custom-dist"))
+    registry = build_registry()
+    assert [t.name for t in registry.memory_hierarchy(spec)] == ["dram"]
+
+
+def test_unknown_target_suggests_and_names_distribution(
+    fake_entry_points, make_entry_point, make_plugin, make_target
+):
+    plugin = make_plugin("p", lambda: [make_target("toy_target")])
+    fake_entry_points(make_entry_point("p", lambda: plugin, "p-dist"))
+    registry = build_registry()
+    with pytest.raises(UnknownNameError, match="did you mean toy_target"):
+        registry.target("toy_targt")
+    with pytest.raises(UnknownNameError, match="install graphsval-jetson"):
+        registry.target("jetson_orin_nano_8gb")

@@ -1,0 +1,315 @@
+"""The frozen sweeps: disjoint sets, labels equal to the classifier's answer,
+overlays, relabelling, malformed files, shapes from a model config."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from graphsval_core.cli.main import cli
+from graphsval_core.datamodel.provenance import datasheet
+from graphsval_core.files.sweep import SweepFileError, load_sweep
+from graphsval_core.plugins.manager import build_registry
+from graphsval_core.sweep.generator import ground_truth_shapes
+from graphsval_core.sweep.labels import (
+    classify_entries,
+    label_inline,
+    load_shipped,
+    merge_overlay,
+    overlay_for,
+)
+
+FIXTURES = Path(__file__).parents[1] / "fixtures"
+OPS = ("matmul", "linear", "vector_add")
+
+
+@pytest.fixture(scope="module")
+def registry():
+    return build_registry()
+
+
+@pytest.fixture(scope="module")
+def shipped(registry):
+    return load_shipped(registry, overlays=False)
+
+
+def test_every_op_has_both_frozen_sets(shipped):
+    for op in OPS:
+        for purpose in ("calibration", "validation"):
+            sweep = shipped[f"{op}_{purpose}.json"]
+            assert sweep.op == op and sweep.purpose == purpose
+            assert (
+                sweep.meta["seed"]
+                and "graphsval sweep generate" in sweep.meta["generator"]["command"]
+            )
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_calibration_and_validation_are_disjoint(shipped, op):
+    cal = {(e.shape, e.dtype) for e in shipped[f"{op}_calibration.json"].entries}
+    val = {(e.shape, e.dtype) for e in shipped[f"{op}_validation.json"].entries}
+    assert cal and val and not (cal & val)
+
+
+def test_ground_truth_shapes_are_calibration_only(registry, shipped):
+    truth = ground_truth_shapes(registry)
+    assert truth, "the vendored calibration baselines are found"
+    for (op, dtype), shapes in truth.items():
+        cal = {e.shape for e in shipped[f"{op}_calibration.json"].entries if e.dtype == dtype}
+        val = {e.shape for e in shipped[f"{op}_validation.json"].entries if e.dtype == dtype}
+        assert shapes <= cal
+        assert not shapes & val
+
+
+def test_every_recorded_label_equals_the_classifier(registry, shipped):
+    for name, sweep in shipped.items():
+        for hw in sorted({hw for e in sweep.entries for hw in e.regime_per_hw}):
+            if hw not in registry.targets():
+                continue
+            expected = classify_entries(registry, sweep, hw)
+            recorded = [e.regime_per_hw.get(hw) for e in sweep.entries]
+            moved = [
+                (e.key, r, x)
+                for e, r, x in zip(sweep.entries, recorded, expected, strict=True)
+                if r != x
+            ]
+            assert not moved, (
+                f"{name} {hw}: labels out of date ({len(moved)}), e.g. {moved[:3]}; "
+                "run `graphsval sweep label --update`"
+            )
+
+
+@pytest.mark.parametrize("hw", ["i7_12700k", "h100_sxm5_80gb", "jetson_orin_nano_8gb"])
+def test_validation_sets_cover_several_regimes_per_measured_target(shipped, hw):
+    for op in OPS:
+        regimes: dict[str, int] = {}
+        for e in shipped[f"{op}_validation.json"].entries:
+            label = e.regime_per_hw.get(hw)
+            if label not in (None, "ambiguous", "unsupported"):
+                regimes[label] = regimes.get(label, 0) + 1
+        # the shapes are frozen, their labels follow the calibrated model: after a
+        # recalibration a regime may keep only a few shapes (i7 matmul dram_bound: 3
+        # after the write-allocate and packing terms), so what must hold is that at
+        # least two regimes are each stressed by five shapes or more
+        assert sum(1 for count in regimes.values() if count >= 5) >= 2, (op, regimes)
+
+
+def _toy_registry(make_target, make_plugin, fake_entry_points, key="acme_new"):
+    spec = make_target(
+        key,
+        peak_ops_per_s={d: datasheet(1e12, "t") for d in ("fp32", "fp16", "bf16", "int8")},
+        energy_per_op_j={d: datasheet(1e-12, "t") for d in ("fp32", "fp16", "bf16", "int8")},
+    )
+    return build_registry(extra_plugins=[("acme", make_plugin("acme", lambda: [spec]))])
+
+
+def test_labelling_a_new_target_leaves_existing_labels_identical(registry, shipped, tmp_path):
+    # relabel a copy of the shipped sweeps for one more (installed) target: the
+    # new key appears, every other target's label is unchanged
+    folder = tmp_path / "sweeps"
+    folder.mkdir()
+    for name, sweep in shipped.items():
+        from graphsval_core.files.sweep import write_sweep
+
+        stripped = [e for e in sweep.entries]
+        write_sweep(
+            sweep.__class__(sweep.path, sweep.op, sweep.purpose, tuple(stripped), sweep.meta),
+            folder / name,
+        )
+    before = {p.name: p.read_text() for p in folder.glob("*.json")}
+    # drop kpu_t64 labels, then label it again: files must come back byte-identical
+    dropped, _ = label_inline(registry, load_shipped(registry, folder, overlays=False), [])
+    for name, sweep in dropped.items():
+        for e in sweep.entries:
+            e.regime_per_hw.pop("kpu_t64", None)
+        from graphsval_core.files.sweep import write_sweep
+
+        write_sweep(sweep, folder / name)
+    result = CliRunner().invoke(
+        cli, ["sweep", "label", "--hw", "kpu_t64", "--sweeps-dir", str(folder)]
+    )
+    assert result.exit_code == 0, result.output
+    after = {p.name: p.read_text() for p in folder.glob("*.json")}
+    assert after == before
+
+
+def test_overlay_from_a_third_party_plugin_is_merged(
+    make_target, make_plugin, fake_entry_points, shipped, tmp_path
+):
+    reg = _toy_registry(make_target, make_plugin, fake_entry_points)
+    overlay = overlay_for(reg, shipped, ["acme_new"])
+    merged = merge_overlay(shipped, overlay, "test overlay")
+    for name, sweep in merged.items():
+        for new, old in zip(sweep.entries, shipped[name].entries, strict=True):
+            assert "acme_new" in new.regime_per_hw
+            assert {
+                k: v for k, v in new.regime_per_hw.items() if k != "acme_new"
+            } == old.regime_per_hw
+
+
+def test_overlay_shipped_by_a_plugin_is_loaded(
+    make_target, make_plugin, fake_entry_points, shipped, tmp_path
+):
+    reg = _toy_registry(make_target, make_plugin, fake_entry_points)
+    out = tmp_path / "labels.json"
+    result = CliRunner().invoke(cli, ["sweep", "label", "--hw", "i7_12700k", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    data = json.loads(out.read_text())
+    assert data["kind"] == "graphsval-sweep-labels" and data["targets"] == ["i7_12700k"]
+
+    overlay = overlay_for(reg, shipped, ["acme_new"])
+    path = tmp_path / "acme_labels.json"
+    path.write_text(json.dumps(overlay))
+    plugin = make_plugin("acme2", lambda: [])
+
+    def graphsval_sweep_overlays():
+        return [path]
+
+    from graphsval_core import hookimpl
+
+    plugin.graphsval_sweep_overlays = hookimpl(graphsval_sweep_overlays)
+    reg2 = build_registry(extra_plugins=[("acme2", plugin)])
+    loaded = load_shipped(reg2)
+    assert all("acme_new" in e.regime_per_hw for s in loaded.values() for e in s.entries)
+
+
+def test_overlay_cannot_label_undeclared_targets(shipped):
+    bad = {
+        "kind": "graphsval-sweep-labels",
+        "targets": ["acme"],
+        "labels": {
+            "matmul_calibration.json": {
+                shipped["matmul_calibration.json"].entries[0].key: {"i7_12700k": "alu_bound"}
+            }
+        },
+    }
+    with pytest.raises(SweepFileError, match="does not declare"):
+        merge_overlay(shipped, bad, "bad overlay")
+
+
+@pytest.mark.parametrize(
+    ("content", "fragment"),
+    [
+        ({"shapes": []}, "missing key 'op'"),
+        ({"op": "matmul", "shapes": [{"dtype": "fp32"}]}, "shapes[0]: missing key 'shape'"),
+        ({"op": "matmul", "shapes": [{"shape": [1, 2, 3], "dtype": "fp13"}]}, "unknown dtype"),
+        (
+            {"op": "matmul", "shapes": [{"shape": [1, 2.5, 3], "dtype": "fp32"}]},
+            "must hold positive integers",
+        ),
+        (
+            {
+                "op": "matmul",
+                "shapes": [
+                    {"shape": [1, 2, 3], "dtype": "fp32"},
+                    {"shape": [1, 2, 3], "dtype": "fp32"},
+                ],
+            },
+            "shapes[1]: duplicate of shapes[0]",
+        ),
+    ],
+)
+def test_malformed_sweep_files_name_file_and_entry(tmp_path, content, fragment):
+    path = tmp_path / "bad_sweep.json"
+    path.write_text(json.dumps(content))
+    with pytest.raises(SweepFileError) as err:
+        load_sweep(path)
+    assert str(path) in str(err.value) and fragment in str(err.value)
+    result = CliRunner().invoke(cli, ["predict", "--hw", "i7_12700k", "--sweep", str(path)])
+    assert result.exit_code == 2
+    assert fragment in result.output
+
+
+def test_sweep_show_counts(registry):
+    result = CliRunner().invoke(cli, ["sweep", "show", "--hw", "i7_12700k", "--json"])
+    assert result.exit_code == 0, result.output
+    rows = {r["sweep"]: r["counts"] for r in json.loads(result.output)}
+    total = sum(rows["matmul_validation"].values())
+    assert total == len(load_shipped(registry)["matmul_validation.json"].entries)
+    assert rows["matmul_validation"].get("unsupported", 0) > 0  # int8 / fp16 on the i7
+
+
+def test_from_config_llama_shapes_and_counts(tmp_path):
+    out = tmp_path / "llama.json"
+    result = CliRunner().invoke(
+        cli,
+        [
+            "sweep",
+            "from-config",
+            str(FIXTURES / "llama-3.2-1b-config.json"),
+            "--tokens",
+            "1,128",
+            "--dtype",
+            "bf16",
+            "--out",
+            str(out),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    sweep = load_sweep(out)
+    entries = {(e.op, e.shape): e for e in sweep.entries}
+    layers, heads = 16, 32
+    # prefill of 128 tokens: q/o projections 128 x 2048 x 2048, once per layer each
+    q = entries[("linear", (128, 2048, 2048))]
+    assert q.extra["count"] == 2 * layers  # q_proj and o_proj share the shape
+    assert {s["site"] for s in q.extra["used_in"]} == {"q_proj", "o_proj"}
+    # k/v: 8 kv heads x 64 = 512 outputs, k and v per layer
+    assert entries[("linear", (128, 2048, 512))].extra["count"] == 2 * layers
+    # MLP: gate and up 2048 -> 8192, down 8192 -> 2048
+    assert entries[("linear", (128, 2048, 8192))].extra["count"] == 2 * layers
+    assert entries[("linear", (128, 8192, 2048))].extra["count"] == layers
+    # attention per head: scores (128, 64, 128) and values (128, 128, 64)
+    assert entries[("matmul", (128, 64, 128))].extra["count"] == heads * layers
+    assert entries[("matmul", (128, 128, 64))].extra["count"] == heads * layers
+    # lm_head on every position: 128 x 2048 x 128256, once
+    assert entries[("linear", (128, 2048, 128256))].extra["count"] == 1
+    # decode at context 128: one token, scores (1, 64, 128); T=1 prefill has the same q shapes
+    assert entries[("matmul", (1, 64, 128))].extra["count"] == heads * layers
+    assert entries[("linear", (1, 2048, 2048))].extra["count"] == 2 * 2 * layers
+    assert entries[("linear", (1, 2048, 128256))].extra["count"] == 2
+
+
+def test_predict_rollup_sums_count_times_prediction(tmp_path):
+    out = tmp_path / "llama.json"
+    CliRunner().invoke(
+        cli,
+        [
+            "sweep",
+            "from-config",
+            str(FIXTURES / "llama-3.2-1b-config.json"),
+            "--tokens",
+            "128",
+            "--out",
+            str(out),
+        ],
+    )
+    detail = CliRunner().invoke(
+        cli, ["predict", "--hw", "i7_12700k", "--sweep", str(out), "--format", "json"]
+    )
+    rows = json.loads(detail.output)
+    sweep = load_sweep(out)
+    expected = {}
+    for e, row in zip(sweep.entries, rows, strict=True):
+        for site in e.extra["used_in"]:
+            expected[site["phase"]] = (
+                expected.get(site["phase"], 0) + site["count"] * row["latency_s"]
+            )
+    rolled = CliRunner().invoke(
+        cli, ["predict", "--hw", "i7_12700k", "--sweep", str(out), "--rollup", "--format", "json"]
+    )
+    assert rolled.exit_code == 0, rolled.output
+    got = {r["phase"]: r["latency_s"] for r in json.loads(rolled.output)}
+    assert got.keys() == {"prefill T=128", "decode ctx=128"}
+    for phase, value in expected.items():
+        assert got[phase] == pytest.approx(value)
+
+
+def test_from_config_bad_config(tmp_path):
+    path = tmp_path / "cfg.json"
+    path.write_text(json.dumps({"hidden_size": 2048}))
+    result = CliRunner().invoke(cli, ["sweep", "from-config", str(path)])
+    assert result.exit_code == 2
+    assert "'intermediate_size' must be a positive integer" in result.output
