@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from graphsval_core.cli.main import InputError, pass_app
+from graphsval_core.cli.context import InputError, pass_app
 
 
 def _validation_shapes() -> set[tuple[str, tuple[int, ...], str]]:

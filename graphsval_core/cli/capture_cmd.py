@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from graphsval_core.cli.main import AppContext, InputError, pass_app
+from graphsval_core.cli.context import AppContext, InputError, pass_app
 
 
 def _percent(value: str) -> float:

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from graphsval_core.cli.main import InputError, pass_app
+from graphsval_core.cli.context import InputError, pass_app
 
 
 @click.command()
@@ -43,6 +43,7 @@ def check(
     check fails, 2 on bad input.
     """
     from graphsval_core.consistency import snapshot as snap
+    from graphsval_core.consistency.report import report_lines
     from graphsval_core.consistency.runner import run_consistency
     from graphsval_core.plugins.manager import UnknownNameError
 
@@ -82,31 +83,3 @@ def check(
             click.echo(line)
     if failed:
         raise SystemExit(1)
-
-
-def report_lines(results: list[Any], verbose: bool = False) -> list[str]:
-    """Per target its headline, then every outcome that is not a plain pass
-    (every outcome with ``verbose``), then a total."""
-    from graphsval_core.consistency.runner import PASS, SKIP, STATUSES
-
-    lines = []
-    for result in results:
-        lines.append(result.headline())
-        for o in result.outcomes:
-            if o.status == PASS and not verbose:
-                continue
-            lines.append("  " + o.line(reason=False))
-            if o.status != PASS and (o.workload or o.coefficient):
-                lines.append(
-                    f"    workload: {o.workload or '-'}; coefficient: {o.coefficient or '-'}"
-                )
-            if o.reason and o.status != SKIP:
-                lines.append(f"    reason: {o.reason}")
-    counts = {s: sum(r.count(s) for r in results) for s in STATUSES}
-    skipped = sum(1 for r in results if r.skip_reason)
-    lines.append(
-        f"{len(results)} targets ({skipped} skipped): {counts['pass']} checks pass, "
-        f"{counts['fail']} fail, {counts['expected_failure']} expected failures, "
-        f"{counts['unexpected_pass']} unexpected passes, {counts['skip']} skipped"
-    )
-    return lines

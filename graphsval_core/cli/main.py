@@ -1,4 +1,4 @@
-"""The ``graphsval`` command group and its shared plumbing.
+"""The ``graphsval`` command group: global options and the commands.
 
 The registry of plugins is built lazily, the first time a command asks for it,
 so ``graphsval --help`` and ``--version`` load no plugin and import no torch.
@@ -7,61 +7,14 @@ so ``graphsval --help`` and ``--version`` load no plugin and import no torch.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
-from typing import Any, TypeVar
 
 import click
 
 from graphsval_core import __version__
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-#: Exit code for a usage or input error (DESIGN.md section 8).
-EXIT_USAGE = 2
+from graphsval_core.cli.context import AppContext, Group
 
 
-class InputError(click.ClickException):
-    """An input or environment error: one line on stderr, exit code 2."""
-
-    exit_code = EXIT_USAGE
-
-
-class AppContext:
-    """Per-invocation state: options of the group and the lazily built registry."""
-
-    def __init__(self, strict: bool | None, plugin_args: tuple[str, ...]) -> None:
-        self.strict = strict
-        self.plugin_args = plugin_args
-        self._registry: Any = None
-
-    @property
-    def registry(self) -> Any:
-        if self._registry is None:
-            from graphsval_core.plugins.manager import PluginLoadError, build_registry
-
-            try:
-                self._registry = build_registry(strict=self.strict, plugin_args=self.plugin_args)
-            except PluginLoadError as exc:
-                raise InputError(str(exc)) from exc
-        return self._registry
-
-
-pass_app = click.make_pass_decorator(AppContext)
-
-
-class _Group(click.Group):
-    """Turns a plugin's hook failure into one line and exit code 2."""
-
-    def invoke(self, ctx: click.Context) -> Any:
-        from graphsval_core.plugins.manager import HookError
-
-        try:
-            return super().invoke(ctx)
-        except HookError as exc:
-            raise InputError(str(exc)) from exc
-
-
-@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", prog_name="graphsval")
 @click.option(
     "--strict-plugins",

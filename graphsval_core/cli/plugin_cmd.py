@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from graphsval_core.cli.main import InputError
+from graphsval_core.cli.context import InputError
 
 
 @click.group()

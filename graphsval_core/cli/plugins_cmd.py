@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import click
 
-from graphsval_core.cli.main import AppContext, pass_app
-from graphsval_core.cli.output import echo_json, format_table
+from graphsval_core.cli.context import AppContext, pass_app
+from graphsval_core.cli.output import echo_json
+from graphsval_core.datamodel.tables import format_table
 
 
 @click.command()

@@ -11,8 +11,9 @@ from typing import Any
 
 import click
 
-from graphsval_core.cli.main import AppContext, InputError, pass_app
-from graphsval_core.cli.output import echo_json, format_table
+from graphsval_core.cli.context import AppContext, InputError, pass_app
+from graphsval_core.cli.output import echo_json
+from graphsval_core.datamodel.tables import format_table
 
 
 def _resolve(app: AppContext, hw: str, op: str) -> tuple[Any, Any]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from graphsval_core.cli.main import AppContext, InputError, pass_app
+from graphsval_core.cli.context import AppContext, InputError, pass_app
 from graphsval_core.cli.output import echo_json
 
 

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import click
 
-from graphsval_core.cli.main import AppContext, InputError, pass_app
-from graphsval_core.cli.output import echo_json, format_table
+from graphsval_core.cli.context import AppContext, InputError, pass_app
+from graphsval_core.cli.output import echo_json
+from graphsval_core.datamodel.tables import format_table
 
 
 def _shipped_dir(sweeps_dir: str | None) -> Path:
@@ -135,19 +136,12 @@ def show(app: AppContext, hws: tuple[str, ...], sweeps_dir: str | None, as_json:
             [{"sweep": s, "hardware": hw, "counts": dict(c)} for (s, hw), c in counts.items()]
         )
         return
-    regimes = [
-        "launch_bound",
-        "alu_bound",
-        "l1_bound",
-        "l2_bound",
-        "l3_bound",
-        "dram_bound",
-        "ambiguous",
-        "unsupported",
-    ]
-    rows = [[s, hw, *[c.get(r, 0) or "." for r in regimes]] for (s, hw), c in counts.items()]
-    short = ["launch", "alu", "l1", "l2", "l3", "dram", "ambig", "unsup"]
-    click.echo(format_table(["SWEEP", "TARGET", *short], rows))
+    from graphsval_core.datamodel.regimes import AMBIGUOUS, LABELS, UNSUPPORTED, short
+
+    rows = [[s, hw, *[c.get(r, 0) or "." for r in LABELS]] for (s, hw), c in counts.items()]
+    abbreviated = {AMBIGUOUS: "ambig", UNSUPPORTED: "unsup"}
+    headings = [abbreviated.get(r, short(r)) for r in LABELS]
+    click.echo(format_table(["SWEEP", "TARGET", *headings], rows))
 
 
 @sweep.command("from-config")

@@ -6,8 +6,9 @@ from typing import Any
 
 import click
 
-from graphsval_core.cli.main import AppContext, pass_app
-from graphsval_core.cli.output import echo_json, format_table
+from graphsval_core.cli.context import AppContext, pass_app
+from graphsval_core.cli.output import echo_json
+from graphsval_core.datamodel.tables import format_table
 from graphsval_core.datamodel.target import MemoryTier, TargetSpec
 from graphsval_core.datamodel.units import fmt_bytes, fmt_joules, fmt_seconds, fmt_si
 from graphsval_core.plugins.manager import Registry, UnknownNameError

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from graphsval_core.cli.main import InputError, pass_app
+from graphsval_core.cli.context import InputError, pass_app
 
 
 def _sha256(item: Any) -> str:
@@ -191,7 +191,7 @@ def validate(
             "note: the installed plugins ship no baselines; nothing to validate "
             "(see `graphsval plugins`); running the consistency checks only"
         )
-        from graphsval_core.cli.check_cmd import report_lines
+        from graphsval_core.consistency.report import report_lines
         from graphsval_core.consistency.runner import run_consistency
 
         results = run_consistency(registry)

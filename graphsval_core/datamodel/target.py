@@ -20,9 +20,7 @@ from attrs import field, frozen
 
 from graphsval_core.datamodel.dtypes import KNOWN_DTYPES
 from graphsval_core.datamodel.provenance import Provenance, Sourced
-
-#: Tier names, innermost first. A tier's regime is ``f"{name}_bound"``.
-TIER_NAMES: tuple[str, ...] = ("l1", "l2", "l3", "dram")
+from graphsval_core.datamodel.regimes import TIER_NAMES, tier_regime
 
 #: Architecture classes (used by cross-architecture consistency checks).
 ARCHITECTURES: tuple[str, ...] = ("cpu", "gpu", "systolic", "domain_flow")
@@ -179,7 +177,7 @@ class MemoryTier:
     @property
     def regime(self) -> str:
         """The regime this tier validates, e.g. ``l2_bound``."""
-        return f"{self.name}_bound"
+        return tier_regime(self.name)
 
     @property
     def total_capacity_bytes(self) -> float:

@@ -6,7 +6,7 @@ import json
 from importlib import resources
 from pathlib import Path
 
-REGIMES = ("launch_bound", "alu_bound", "l1_bound", "l2_bound", "l3_bound", "dram_bound")
+from graphsval_core.datamodel.regimes import REGIMES
 
 
 class TolerancesError(ValueError):

@@ -28,14 +28,20 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from attrs import frozen
 
+from graphsval_core.datamodel.regimes import (
+    ALU_BOUND,
+    AMBIGUOUS,
+    LAUNCH_BOUND,
+    UNSUPPORTED,
+    tier_regime,
+)
+
 if TYPE_CHECKING:
     from graphsval_core.datamodel.op import OpSpec
     from graphsval_core.datamodel.target import TargetSpec
     from graphsval_core.model.prediction import Prediction
     from graphsval_core.plugins.manager import Registry
 
-AMBIGUOUS = "ambiguous"
-UNSUPPORTED = "unsupported"
 
 #: Two terms within this ratio of each other make a shape ambiguous.
 TERM_MARGIN = 1.2
@@ -117,12 +123,12 @@ def measured_regime(
     achievable = prediction.achievable_ops_per_s or 0.0
     scores = []
     if prediction.flops is not None and achievable > 0:
-        scores.append(("alu_bound", prediction.flops / np.where(valid, t, np.inf) / achievable))
+        scores.append((ALU_BOUND, prediction.flops / np.where(valid, t, np.inf) / achievable))
     if prediction.bytes_per_tier is not None:
         for k, name in enumerate(prediction.tier_names):
             bw = prediction.tier_bandwidth_bps[k]
             achieved = prediction.bytes_per_tier[:, k] / np.where(valid, t, np.inf)
-            scores.append((f"{name}_bound", achieved / bw))
+            scores.append((tier_regime(name), achieved / bw))
     if scores:
         names = np.array([s[0] for s in scores], dtype=object)
         matrix = np.stack([s[1] for s in scores], axis=1)
@@ -133,6 +139,6 @@ def measured_regime(
     if per_call is None:
         per_call = np.full(n, target.launch_for(prediction.dtype))
     launch = valid & (t <= LAUNCH_MULTIPLE * np.asarray(per_call, dtype=np.float64))
-    out[launch] = "launch_bound"
+    out[launch] = LAUNCH_BOUND
     out[~valid] = AMBIGUOUS
     return out

@@ -61,6 +61,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from graphsval_core.datamodel.dtypes import bytes_per_element
+from graphsval_core.datamodel.regimes import ALU_BOUND, LAUNCH_BOUND, tier_regime
 from graphsval_core.model.prediction import Prediction
 
 if TYPE_CHECKING:
@@ -278,9 +279,9 @@ def predict(
     latency = launch_s + exposed_compute + exposed_memory + first_touch + pack
 
     names = tuple(t.name for t in tiers)
-    regimes = np.array([f"{name}_bound" for name in names])[binding]
+    regimes = np.array([tier_regime(name) for name in names])[binding]
     which = np.argmax(np.stack([launch_s, compute_s, memory_s]), axis=0)
-    regime = np.where(which == 0, "launch_bound", np.where(which == 1, "alu_bound", regimes))
+    regime = np.where(which == 0, LAUNCH_BOUND, np.where(which == 1, ALU_BOUND, regimes))
     binding_tier = np.array(names)[binding]
     residency = np.array([REGISTERS, *names[:-1]])[binding]
 

@@ -19,9 +19,10 @@ import numpy as np
 
 from graphsval_core import __version__
 from graphsval_core.datamodel.dtypes import bytes_per_element
+from graphsval_core.datamodel.regimes import AMBIGUOUS, UNSUPPORTED
 from graphsval_core.files.baseline import read_many
 from graphsval_core.files.sweep import Sweep, SweepEntry
-from graphsval_core.model.classifier import AMBIGUOUS, UNSUPPORTED, classify
+from graphsval_core.model.classifier import classify
 
 if TYPE_CHECKING:
     from graphsval_core.datamodel.op import OpSpec

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from attrs import evolve, frozen
 
+from graphsval_core.datamodel.regimes import LABELS
 from graphsval_core.files.sweep import (
     SCHEMA_VERSION,
     Sweep,
@@ -37,17 +38,6 @@ if TYPE_CHECKING:
     from graphsval_core.plugins.manager import Registry
 
 OVERLAY_KIND = "graphsval-sweep-labels"
-#: Every label a sweep entry may carry.
-LABELS = (
-    "launch_bound",
-    "alu_bound",
-    "l1_bound",
-    "l2_bound",
-    "l3_bound",
-    "dram_bound",
-    "ambiguous",
-    "unsupported",
-)
 
 
 @frozen

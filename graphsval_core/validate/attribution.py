@@ -21,9 +21,8 @@ from typing import Any
 import numpy as np
 from attrs import define, field
 
+from graphsval_core.datamodel.regimes import ALU_BOUND, LAUNCH_BOUND, regime_tier
 from graphsval_core.datamodel.units import fmt_seconds, fmt_si
-
-REGIME_ORDER = ("launch_bound", "alu_bound", "l1_bound", "l2_bound", "l3_bound", "dram_bound")
 
 
 @define
@@ -127,7 +126,7 @@ def attribute(cell: Cell) -> list[Drift]:
     drifts: list[Drift] = []
     recs = cell.records
     if cell.fails("latency") or cell.fails("regime"):
-        if cell.regime == "alu_bound":
+        if cell.regime == ALU_BOUND:
             for dtype in sorted({r["dtype"] for r in recs}):
                 sub = [r for r in recs if r["dtype"] == dtype]
                 implied = [
@@ -149,7 +148,7 @@ def attribute(cell: Cell) -> list[Drift]:
                             _median([r["latency_error"] for r in sub]),
                         )
                     )
-        elif cell.regime == "launch_bound":
+        elif cell.regime == LAUNCH_BOUND:
             implied = [
                 max(
                     0.0,
@@ -170,7 +169,7 @@ def attribute(cell: Cell) -> list[Drift]:
                 )
             )
         else:
-            tier = cell.regime.removesuffix("_bound")
+            tier = regime_tier(cell.regime) or cell.regime
             implied = [
                 r["_terms"]["tier_bandwidth_bps"]
                 * r["_terms"]["memory_s"]

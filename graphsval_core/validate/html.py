@@ -9,17 +9,14 @@ import html
 import io
 from typing import Any
 
+from graphsval_core.datamodel.regimes import REGIMES
 from graphsval_core.validate.harness import Validation
 from graphsval_core.validate.report import heatmap_rows, render
 
-REGIME_COLOURS = {
-    "launch_bound": "#7f7f7f",
-    "alu_bound": "#d62728",
-    "l1_bound": "#2ca02c",
-    "l2_bound": "#17becf",
-    "l3_bound": "#1f77b4",
-    "dram_bound": "#9467bd",
-}
+#: One colour per regime, in the order of :data:`REGIMES`.
+REGIME_COLOURS = dict(
+    zip(REGIMES, ("#7f7f7f", "#d62728", "#2ca02c", "#17becf", "#1f77b4", "#9467bd"), strict=True)
+)
 
 
 def _png(fig: Any) -> str:

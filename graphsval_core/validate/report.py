@@ -16,8 +16,10 @@ from typing import Any
 
 import numpy as np
 
+from graphsval_core.datamodel.regimes import AMBIGUOUS, order, short
+from graphsval_core.datamodel.tables import format_table, markdown_table
 from graphsval_core.datamodel.units import fmt_joules, fmt_seconds
-from graphsval_core.validate.attribution import REGIME_ORDER, attribute, build_cells
+from graphsval_core.validate.attribution import attribute, build_cells
 from graphsval_core.validate.harness import Validation
 
 SCHEMA_VERSION = 1
@@ -77,7 +79,7 @@ def build_summary(
                 "failed": sum(1 for r in checked if not r["passed"]),
                 "excluded": len(recs) - len(checked),
                 "near_boundary": sum(1 for r in checked if r["near_boundary"]),
-                "unplaced": sum(1 for r in checked if r["regime_measured"] == "ambiguous"),
+                "unplaced": sum(1 for r in checked if r["regime_measured"] == AMBIGUOUS),
                 "in_sample": any(r["in_sample"] for r in recs),
                 "median_abs_latency_error": float(np.median(errors)) if errors else None,
                 "recapture": rec_agree,
@@ -89,11 +91,7 @@ def build_summary(
     drift = []
     for cell in sorted(
         cells.values(),
-        key=lambda c: (
-            c.hardware,
-            c.op,
-            REGIME_ORDER.index(c.regime) if c.regime in REGIME_ORDER else 99,
-        ),
+        key=lambda c: (c.hardware, c.op, order(c.regime)),
     ):
         for d in attribute(cell):
             drift.append(
@@ -117,7 +115,7 @@ def build_summary(
         "failed": sum(1 for r in checked if not r["passed"]),
         "excluded": [_brief(r) for r in records if r["status"] == "excluded"],
         "near_boundary": [_brief(r) for r in checked if r["near_boundary"]],
-        "unplaced": [_brief(r) for r in checked if r["regime_measured"] == "ambiguous"],
+        "unplaced": [_brief(r) for r in checked if r["regime_measured"] == AMBIGUOUS],
         "targets": rows,
         "drift": drift,
         "warnings": list(validation.warnings),
@@ -167,12 +165,12 @@ def records_csv(validation: Validation) -> str:
 
 def _regimes_present(summary: dict[str, Any]) -> list[str]:
     seen = {reg for t in summary["targets"] for reg in t["cells"]}
-    return [r for r in REGIME_ORDER if r in seen] + sorted(seen - set(REGIME_ORDER))
+    return sorted(seen, key=lambda r: (order(r), r))
 
 
 def heatmap_rows(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     regimes = _regimes_present(summary)
-    header = ["target / op", *[r.removesuffix("_bound") for r in regimes]]
+    header = ["target / op", *[short(r) for r in regimes]]
     rows = []
     for t in summary["targets"]:
         label = f"{t['hardware']} / {t['op']}" + (" (in-sample only)" if t["in_sample"] else "")
@@ -191,13 +189,7 @@ def heatmap_rows(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[Any]], markdown: bool) -> str:
-    if markdown:
-        lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-        lines += ["| " + " | ".join(str(c).replace("|", "\\|") for c in row) + " |" for row in rows]
-        return "\n".join(lines)
-    from graphsval_core.cli.output import format_table
-
-    return format_table(header, rows)
+    return markdown_table(header, rows) if markdown else format_table(header, rows)
 
 
 def _target_lines(summary: dict[str, Any]) -> list[list[str]]:

@@ -1,0 +1,57 @@
+"""What every command shares: the input error (exit 2), the per-invocation
+application context with its lazily built registry, and the decorator that
+hands it to a command. Commands import this module, never each other or
+:mod:`graphsval_core.cli.main`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+#: Exit code for a usage or input error (DESIGN.md section 8).
+EXIT_USAGE = 2
+
+
+class InputError(click.ClickException):
+    """An input or environment error: one line on stderr, exit code 2."""
+
+    exit_code = EXIT_USAGE
+
+
+class AppContext:
+    """Per-invocation state: options of the group and the lazily built registry."""
+
+    def __init__(self, strict: bool | None, plugin_args: tuple[str, ...]) -> None:
+        self.strict = strict
+        self.plugin_args = plugin_args
+        self._registry: Any = None
+
+    @property
+    def registry(self) -> Any:
+        if self._registry is None:
+            from graphsval_core.plugins.manager import PluginLoadError, build_registry
+
+            try:
+                self._registry = build_registry(strict=self.strict, plugin_args=self.plugin_args)
+            except PluginLoadError as exc:
+                raise InputError(str(exc)) from exc
+        return self._registry
+
+
+pass_app = click.make_pass_decorator(AppContext)
+
+
+class Group(click.Group):
+    """Turns a plugin's hook failure into one line and exit code 2."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        from graphsval_core.plugins.manager import HookError
+
+        try:
+            return super().invoke(ctx)
+        except HookError as exc:
+            raise InputError(str(exc)) from exc
