@@ -16,7 +16,7 @@ import time
 import numpy as np
 
 from graphsval_core.model.predict import predict_batch
-from graphsval_core.plugins.manager import build_registry
+from graphsval_core.plugins.loader import build_registry
 
 
 def bench_batch(n: int = 100_000, repeats: int = 5) -> None:

@@ -47,7 +47,8 @@ from typing import Any, ClassVar
 import pytest
 
 from graphsval_core import PLUGIN_API_VERSION, PROJECT_NAME
-from graphsval_core.plugins.manager import PluginLoadError, Registry, build_registry
+from graphsval_core.plugins.loader import PluginLoadError, build_registry
+from graphsval_core.plugins.registry import Registry
 
 PluginArg = types.ModuleType | str | tuple[str, Any]
 
@@ -94,7 +95,7 @@ def graphsval_cli(monkeypatch: pytest.MonkeyPatch) -> Callable[..., Any]:
     from click.testing import CliRunner
 
     from graphsval_core.cli.main import cli
-    from graphsval_core.plugins import manager as plugin_manager
+    from graphsval_core.plugins import loader as plugin_manager
 
     real_build = plugin_manager.build_registry
 
@@ -252,7 +253,7 @@ class PluginConformance:
                 return build_registry(
                     strict=True, autoload=False, extra_plugins=[(self.plugin_name(), module)]
                 )
-            from graphsval_core.plugins.manager import _entry_points
+            from graphsval_core.plugins.loader import _entry_points
 
             eps = {ep.name: ep for ep in _entry_points()}
             ep = eps.get(self.entry_point_name)

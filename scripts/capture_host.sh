@@ -16,7 +16,7 @@ OUT=${1:-plugins/graphsval_cpu/graphsval_cpu/baselines}
 PIN=${PIN-}
 GV=${GRAPHSVAL:-graphsval}
 mkdir -p "$OUT/recapture"
-KEY=$(python -c "from graphsval_core.plugins.manager import build_registry as b; r = b(); \
+KEY=$(python -c "from graphsval_core.plugins.loader import build_registry as b; r = b(); \
 print(r.snapshot_target(r.target('host_cpu'), {'threads': 1}).key)")
 echo "host_cpu captures as $KEY"
 common=(--hw host_cpu --threads 1 --rounds 3 --max-time-per-shape 1.5 --dtype fp32 --dtype bf16)

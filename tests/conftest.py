@@ -113,7 +113,7 @@ def fake_entry_points(monkeypatch: pytest.MonkeyPatch) -> Callable[..., None]:
     """Replace the installed entry points with the given fakes."""
 
     def install(*eps: FakeEntryPoint) -> None:
-        monkeypatch.setattr("graphsval_core.plugins.manager._entry_points", lambda: list(eps))
+        monkeypatch.setattr("graphsval_core.plugins.loader._entry_points", lambda: list(eps))
 
     monkeypatch.delenv("GRAPHSVAL_STRICT_PLUGINS", raising=False)
     monkeypatch.delenv("GRAPHSVAL_DISABLE_PLUGIN_AUTOLOAD", raising=False)

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from graphsval_core.plugins.manager import PluginInfo, Registry
+from graphsval_core.plugins.registry import PluginInfo, Registry
 
 
 def _distribution(name: str | None) -> Any:

@@ -16,7 +16,7 @@ from pathlib import Path
 from attrs import frozen
 
 from graphsval_core import PLUGIN_API_VERSION, __version__, hookimpl
-from graphsval_core.plugins.manager import BUILTIN_PLUGINS
+from graphsval_core.plugins.loader import BUILTIN_PLUGINS
 
 #: Plugin names: lowercase words joined by single underscores, starting with a letter.
 NAME_RE = re.compile(r"^[a-z][a-z0-9]*(_[a-z0-9]+)*$")
@@ -102,7 +102,7 @@ def _load_targets(path: Path, names: PluginNames) -> list[object]:
 def write_overlay(folder: Path, names: PluginNames) -> Path:
     """Label the placeholder target in the shipped sweeps as ``graphsval sweep
     label --hw KEY --out FILE`` does, with the package's targets registered in-process."""
-    from graphsval_core.plugins.manager import build_registry
+    from graphsval_core.plugins.loader import build_registry
     from graphsval_core.sweep.labels import load_shipped, overlay_for
     from graphsval_core.sweep.labels import write_overlay as write
 

@@ -19,7 +19,7 @@ from graphsval_core.plugins.records import ConsistencyCheck
 
 if TYPE_CHECKING:
     from graphsval_core.consistency.runner import Outcome
-    from graphsval_core.plugins.manager import Registry
+    from graphsval_core.plugins.registry import Registry
 
 
 def provenance(target: TargetSpec, registry: Registry) -> list[Outcome]:

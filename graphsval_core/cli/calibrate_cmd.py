@@ -73,7 +73,7 @@ def calibrate(
     )
     from graphsval_core.files.baseline import BaselineFileError, read_baseline
     from graphsval_core.files.tolerances import load_tolerances
-    from graphsval_core.plugins.manager import UnknownNameError
+    from graphsval_core.plugins.registry import UnknownNameError
 
     registry = app.registry
     try:

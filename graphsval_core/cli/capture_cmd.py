@@ -97,7 +97,7 @@ def capture(
     from graphsval_core.measure.capture import CaptureItem
     from graphsval_core.measure.capture import capture as run_capture
     from graphsval_core.measure.protocol import CaptureSettings
-    from graphsval_core.plugins.manager import UnknownNameError
+    from graphsval_core.plugins.registry import UnknownNameError
     from graphsval_core.plugins.resources import sweeps_dir
 
     registry = app.registry

@@ -45,7 +45,7 @@ def check(
     from graphsval_core.consistency import snapshot as snap
     from graphsval_core.consistency.report import report_lines
     from graphsval_core.consistency.runner import run_consistency
-    from graphsval_core.plugins.manager import UnknownNameError
+    from graphsval_core.plugins.registry import UnknownNameError
 
     registry = app.registry
     try:

@@ -33,7 +33,7 @@ class AppContext:
     @property
     def registry(self) -> Any:
         if self._registry is None:
-            from graphsval_core.plugins.manager import PluginLoadError, build_registry
+            from graphsval_core.plugins.loader import PluginLoadError, build_registry
 
             try:
                 self._registry = build_registry(strict=self.strict, plugin_args=self.plugin_args)
@@ -49,7 +49,7 @@ class Group(click.Group):
     """Turns a plugin's hook failure into one line and exit code 2."""
 
     def invoke(self, ctx: click.Context) -> Any:
-        from graphsval_core.plugins.manager import HookError
+        from graphsval_core.plugins.registry import HookError
 
         try:
             return super().invoke(ctx)

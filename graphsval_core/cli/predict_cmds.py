@@ -17,7 +17,7 @@ from graphsval_core.datamodel.tables import format_table
 
 
 def _resolve(app: AppContext, hw: str, op: str) -> tuple[Any, Any]:
-    from graphsval_core.plugins.manager import UnknownNameError
+    from graphsval_core.plugins.registry import UnknownNameError
 
     registry = app.registry
     try:
@@ -41,7 +41,7 @@ def _check_dtype(target: Any, dtype: str) -> None:
 
 
 def _predictor(app: AppContext, name: str) -> Any:
-    from graphsval_core.plugins.manager import UnknownNameError
+    from graphsval_core.plugins.registry import UnknownNameError
 
     try:
         return app.registry.predictor(name)
@@ -162,7 +162,7 @@ def predict(
 
     from graphsval_core.datamodel.op import ShapeError
     from graphsval_core.files.sweep import MIXED, SweepFileError, load_sweep
-    from graphsval_core.plugins.manager import UnknownNameError
+    from graphsval_core.plugins.registry import UnknownNameError
 
     sources = [s for s in (shape, shapes_file, sweep_file) if s is not None]
     if len(sources) != 1:

@@ -43,7 +43,7 @@ def lookup(
 ) -> None:
     """Print the measured row (latency, energy, verdict) of one shape."""
     from graphsval_core.files.baseline import BaselineFileError, parse_dims, read_many
-    from graphsval_core.plugins.manager import UnknownNameError
+    from graphsval_core.plugins.registry import UnknownNameError
 
     reg = app.registry
     try:

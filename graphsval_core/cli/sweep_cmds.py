@@ -79,7 +79,7 @@ def label(
     """Label targets in the sweeps: inline (first-party), as an overlay file
     (--out, for a plugin to ship), or refresh every label after a recalibration
     (--update)."""
-    from graphsval_core.plugins.manager import UnknownNameError
+    from graphsval_core.plugins.registry import UnknownNameError
     from graphsval_core.sweep.labels import label_inline, overlay_for, write_all, write_overlay
 
     if not hws and not update:

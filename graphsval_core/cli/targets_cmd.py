@@ -11,8 +11,8 @@ from graphsval_core.cli.output import echo_json
 from graphsval_core.datamodel.tables import format_table
 from graphsval_core.datamodel.target import MemoryTier, TargetSpec
 from graphsval_core.datamodel.units import fmt_bytes, fmt_joules, fmt_seconds, fmt_si
-from graphsval_core.plugins.manager import Registry, UnknownNameError
 from graphsval_core.plugins.records import ProbeResult
+from graphsval_core.plugins.registry import Registry, UnknownNameError
 
 
 def _ops_unit(dtype: str) -> str:

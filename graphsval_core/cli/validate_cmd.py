@@ -150,7 +150,7 @@ def validate(
     from graphsval_core.files.floors import check_floors as run_checks
     from graphsval_core.files.floors import update_floors as raise_floors
     from graphsval_core.files.tolerances import TolerancesError, load_tolerances
-    from graphsval_core.plugins.manager import UnknownNameError
+    from graphsval_core.plugins.registry import UnknownNameError
     from graphsval_core.validate.harness import recapture_agreement
     from graphsval_core.validate.harness import validate as run
     from graphsval_core.validate.report import build_summary, render, report_json

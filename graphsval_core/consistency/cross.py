@@ -30,7 +30,7 @@ from graphsval_core.consistency.runner import (
 
 if TYPE_CHECKING:
     from graphsval_core.datamodel.target import TargetSpec
-    from graphsval_core.plugins.manager import Registry
+    from graphsval_core.plugins.registry import Registry
 
 #: Relative slack of "not slower" (the two may be equal: H200 and H100 share a die).
 SLACK = 1e-9

@@ -30,7 +30,7 @@ from graphsval_core.model.prediction import LATENCY_TERMS
 if TYPE_CHECKING:
     from graphsval_core.datamodel.target import TargetSpec
     from graphsval_core.model.prediction import Prediction
-    from graphsval_core.plugins.manager import Registry
+    from graphsval_core.plugins.registry import Registry
 
 #: Relative tolerance of sums and proportions (the issue's 0.1%).
 REL = 1e-3

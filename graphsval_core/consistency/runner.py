@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
     from graphsval_core.datamodel.target import TargetSpec
     from graphsval_core.model.prediction import Prediction
-    from graphsval_core.plugins.manager import Registry
+    from graphsval_core.plugins.registry import Registry
 
 SCHEMA_VERSION = 1
 

@@ -29,7 +29,7 @@ from graphsval_core.consistency.runner import (
 
 if TYPE_CHECKING:
     from graphsval_core.datamodel.target import TargetSpec
-    from graphsval_core.plugins.manager import Registry
+    from graphsval_core.plugins.registry import Registry
 
 SCHEMA_VERSION = 1
 #: A prediction moving by more than this (relative) fails.

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from graphsval_core.datamodel.op import OpSpec
     from graphsval_core.datamodel.target import TargetSpec
     from graphsval_core.model.prediction import Prediction
-    from graphsval_core.plugins.manager import Registry
+    from graphsval_core.plugins.registry import Registry
 
 
 #: Two terms within this ratio of each other make a shape ambiguous.

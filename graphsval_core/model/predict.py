@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from graphsval_core.model.prediction import Prediction
-from graphsval_core.plugins.manager import Registry
+from graphsval_core.plugins.registry import Registry
 
 
 def predict_batch(

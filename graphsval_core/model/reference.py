@@ -67,7 +67,7 @@ from graphsval_core.model.prediction import Prediction
 if TYPE_CHECKING:
     from graphsval_core.datamodel.op import OpSpec
     from graphsval_core.datamodel.target import MemoryTier, TargetSpec
-    from graphsval_core.plugins.manager import Registry
+    from graphsval_core.plugins.registry import Registry
 
 NAME = "reference"
 

@@ -27,7 +27,7 @@ from graphsval_core.model.classifier import classify
 if TYPE_CHECKING:
     from graphsval_core.datamodel.op import OpSpec
     from graphsval_core.datamodel.target import TargetSpec
-    from graphsval_core.plugins.manager import Registry
+    from graphsval_core.plugins.registry import Registry
 
 DEFAULT_SEED = 20261129
 OPS: tuple[str, ...] = ("matmul", "linear", "vector_add")

@@ -35,7 +35,7 @@ from graphsval_core.model.classifier import classify
 from graphsval_core.plugins.resources import sweep_files
 
 if TYPE_CHECKING:
-    from graphsval_core.plugins.manager import Registry
+    from graphsval_core.plugins.registry import Registry
 
 OVERLAY_KIND = "graphsval-sweep-labels"
 

@@ -25,8 +25,8 @@ from graphsval_core.datamodel.regimes import AMBIGUOUS
 from graphsval_core.files.baseline import Baseline, BaselineRow, short_energy_window
 from graphsval_core.model.classifier import classify_details, measured_regime
 from graphsval_core.model.reference import NAME as REFERENCE
-from graphsval_core.plugins.manager import Registry
 from graphsval_core.plugins.records import PredictorSpec
+from graphsval_core.plugins.registry import Registry
 
 RECAPTURE_DIR = "recapture"
 

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from graphsval_core.authoring.ci_matrix import ci_matrix, requires_torch, source_folder
 from graphsval_core.cli.main import cli
-from graphsval_core.plugins.manager import build_registry
+from graphsval_core.plugins.loader import build_registry
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from graphsval_core.datamodel.op import ShapeError
-from graphsval_core.plugins.manager import build_registry
+from graphsval_core.plugins.loader import build_registry
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from graphsval_core.cli.main import cli
 from graphsval_core.datamodel.provenance import datasheet, estimated
 from graphsval_core.model.predict import predict_batch
-from graphsval_core.plugins.manager import build_registry
+from graphsval_core.plugins.loader import build_registry
 
 HEADER = ["hardware", "op", "shape", "dtype", "latency_s", "energy_j", "trial_count", "notes"]
 # launch-, L2-, DRAM- and compute-bound shapes on the toy target (none is in a project sweep)

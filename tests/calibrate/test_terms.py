@@ -15,7 +15,7 @@ from graphsval_core.calibrate.fit import ENERGY_FLOOR, _hierarchy_penalty
 from graphsval_core.cli.main import cli
 from graphsval_core.datamodel.provenance import estimated
 from graphsval_core.model.predict import predict_batch
-from graphsval_core.plugins.manager import build_registry
+from graphsval_core.plugins.loader import build_registry
 
 HEADER = ["hardware", "op", "shape", "dtype", "latency_s", "energy_j", "trial_count", "notes"]
 # below and above the grain, one and two kernels, one row of A (streamed) and many (packed)

@@ -28,7 +28,7 @@ from graphsval_core.consistency.runner import (
 )
 from graphsval_core.datamodel.provenance import Provenance, datasheet, estimated
 from graphsval_core.model.reference import predict as reference_predict
-from graphsval_core.plugins.manager import build_registry
+from graphsval_core.plugins.loader import build_registry
 from graphsval_core.plugins.records import ConsistencyCheck, PredictorSpec, ProbeResult
 
 # --- helpers ---------------------------------------------------------------------

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from graphsval_core.datamodel.target_json import read_spec, spec_to_json, write_spec
-from graphsval_core.plugins.manager import build_registry
+from graphsval_core.plugins.loader import build_registry
 
 
 def test_every_installed_target_round_trips(tmp_path):

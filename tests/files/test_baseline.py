@@ -7,7 +7,7 @@ from click.testing import CliRunner
 
 from graphsval_core.cli.main import cli
 from graphsval_core.files.baseline import BaselineFileError, read_baseline, read_many
-from graphsval_core.plugins.manager import build_registry
+from graphsval_core.plugins.loader import build_registry
 
 HEADER = "hardware,op,shape,dtype,latency_s,energy_j,trial_count,notes"
 

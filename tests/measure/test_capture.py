@@ -19,7 +19,7 @@ from graphsval_core.files.baseline import read_baseline
 from graphsval_core.measure.capture import COLUMNS, CaptureItem, capture, finalize
 from graphsval_core.measure.protocol import CaptureSettings
 from graphsval_core.measure.workloads import Workload, build_workload
-from graphsval_core.plugins.manager import build_registry
+from graphsval_core.plugins.loader import build_registry
 
 FAST = CaptureSettings(target_ci=0.2, max_time_per_shape_s=0.05, min_block_s=1e-4, threads=1)
 

@@ -10,7 +10,7 @@ import pytest
 
 from graphsval_core.model.classifier import classify, classify_details, measured_regime
 from graphsval_core.model.reference import predict
-from graphsval_core.plugins.manager import build_registry
+from graphsval_core.plugins.loader import build_registry
 
 
 @pytest.fixture(scope="module")

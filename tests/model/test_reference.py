@@ -11,7 +11,7 @@ from graphsval_core import hookimpl
 from graphsval_core.datamodel.provenance import estimated
 from graphsval_core.model.predict import predict_batch, predict_one
 from graphsval_core.model.reference import UnsupportedDtypeError
-from graphsval_core.plugins.manager import build_registry
+from graphsval_core.plugins.loader import build_registry
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from graphsval_core.datamodel.provenance import datasheet, estimated
 from graphsval_core.model.predict import predict_batch
 from graphsval_core.model.reference import predict
-from graphsval_core.plugins.manager import build_registry
+from graphsval_core.plugins.loader import build_registry
 
 SETTINGS = settings(
     max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]

@@ -12,7 +12,7 @@ from graphsval_core.datamodel.target_json import spec_from_json, spec_to_json
 from graphsval_core.model.classifier import measured_regime
 from graphsval_core.model.predict import predict_batch
 from graphsval_core.model.reference import resident_capacity
-from graphsval_core.plugins.manager import build_registry
+from graphsval_core.plugins.loader import build_registry
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ import json
 from click.testing import CliRunner
 
 from graphsval_core.cli.main import cli
-from graphsval_core.plugins.manager import build_registry
+from graphsval_core.plugins.loader import build_registry
 
 FIRST_PARTY = {
     "cpu": ("graphsval-cpu", {"i7_12700k", "host_cpu"}),

@@ -7,12 +7,8 @@ from click.testing import CliRunner
 
 from graphsval_core.cli.main import cli
 from graphsval_core.datamodel.provenance import datasheet
-from graphsval_core.plugins.manager import (
-    HookError,
-    PluginLoadError,
-    UnknownNameError,
-    build_registry,
-)
+from graphsval_core.plugins.loader import PluginLoadError, build_registry
+from graphsval_core.plugins.registry import HookError, UnknownNameError
 
 
 def _boom():

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from graphsval_core.cli.main import cli
 from graphsval_core.datamodel.provenance import datasheet
 from graphsval_core.files.sweep import SweepFileError, load_sweep
-from graphsval_core.plugins.manager import build_registry
+from graphsval_core.plugins.loader import build_registry
 from graphsval_core.sweep.generator import ground_truth_shapes
 from graphsval_core.sweep.labels import (
     classify_entries,

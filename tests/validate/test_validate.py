@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from graphsval_core.cli.main import cli
 from graphsval_core.datamodel.provenance import datasheet, estimated
 from graphsval_core.model.predict import predict_batch
-from graphsval_core.plugins.manager import build_registry
+from graphsval_core.plugins.loader import build_registry
 
 HEADER = ["hardware", "op", "shape", "dtype", "latency_s", "energy_j", "trial_count", "notes"]
 SHAPES = {
@@ -241,7 +241,7 @@ def test_no_baselines_installed_is_a_note_and_exit_0(fake_entry_points):
 
 def test_floors_raise_lower_with_reason_and_check(world, tmp_path, monkeypatch):
     floors = tmp_path / "floors.json"
-    import graphsval_core.plugins.manager as pm
+    import graphsval_core.plugins.registry as pm
 
     monkeypatch.setattr(pm.Registry, "floors_files", lambda self: {"toy": floors})
     world("good.validation.csv", ship=True)

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 import graphsval_cpu.plugin as plugin
 from graphsval_core.cli.main import cli
-from graphsval_core.plugins.manager import build_registry
+from graphsval_core.plugins.loader import build_registry
 from graphsval_cpu.targets import i7_12700k
 
 

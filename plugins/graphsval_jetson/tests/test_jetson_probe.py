@@ -119,7 +119,7 @@ def test_jetson_probe_without_torch(jetson_tree: Tree, monkeypatch: pytest.Monke
 
 def test_jetson_plugin_probe_on_this_machine() -> None:
     """This machine is no Jetson: every Jetson target is listed and unavailable."""
-    from graphsval_core.plugins.manager import build_registry
+    from graphsval_core.plugins.loader import build_registry
 
     registry = build_registry(autoload=False, plugin_args=["jetson"], strict=True)
     targets: dict[str, TargetSpec] = registry.targets()

@@ -38,7 +38,7 @@ from graphsval_core.plugins.records import ConsistencyCheck
 if TYPE_CHECKING:
     from graphsval_core.datamodel.op import OpSpec
     from graphsval_core.datamodel.target import MemoryTier, TargetSpec
-    from graphsval_core.plugins.manager import Registry
+    from graphsval_core.plugins.registry import Registry
 
 FAMILY = "kpu"
 #: Share of on-chip memory the weights may take for the regime to activate.

@@ -7,7 +7,7 @@ import pytest
 from attrs import evolve
 
 from graphsval_core.consistency.runner import FAIL, PASS, XFAIL, predict, run_target
-from graphsval_core.plugins.manager import build_registry
+from graphsval_core.plugins.loader import build_registry
 from graphsval_kpu import consistency
 
 KEYS = ("kpu_t64", "kpu_t256", "kpu_t768")

@@ -29,7 +29,7 @@ from graphsval_core.plugins.records import ConsistencyCheck
 
 if TYPE_CHECKING:
     from graphsval_core.datamodel.target import TargetSpec
-    from graphsval_core.plugins.manager import Registry
+    from graphsval_core.plugins.registry import Registry
 
 CHECK = "tpu.systolic_fill"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from graphsval_core.consistency.runner import FAIL, XFAIL, run_target
-from graphsval_core.plugins.manager import build_registry
+from graphsval_core.plugins.loader import build_registry
 from graphsval_tpu import consistency
 
 

@@ -9,7 +9,7 @@ import attrs
 import pytest
 
 from graphsval_core.datamodel.target import MemoryTier, TargetSpec
-from graphsval_core.plugins.manager import build_registry
+from graphsval_core.plugins.loader import build_registry
 from graphsval_core.plugins.records import ProbeResult
 from graphsval_tpu import plugin
 from graphsval_tpu.targets import coral_edge_tpu, tpu_targets, tpu_v4

@@ -1,0 +1,179 @@
+"""Loading plugins into a registry, one invocation at a time.
+
+A registry is built per invocation (nothing loads at import time). Each entry
+point of the ``graphsval`` group is loaded inside its own guard: a plugin that
+fails to import, declares another plugin API major version, implements an
+unknown hook or registers an invalid target is recorded as a
+:class:`~graphsval_core.plugins.registry.PluginProblem` (plugin name,
+distribution and version, the error) and the others keep working. Strict mode
+turns any problem into :class:`PluginLoadError`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import pluggy
+
+from graphsval_core import PLUGIN_API_VERSION, PROJECT_NAME, __version__
+from graphsval_core.plugins import hookspecs
+from graphsval_core.plugins.registry import PluginInfo, Registry
+
+ENTRY_POINT_GROUP = "graphsval"
+ENV_STRICT = "GRAPHSVAL_STRICT_PLUGINS"
+ENV_DISABLE_AUTOLOAD = "GRAPHSVAL_DISABLE_PLUGIN_AUTOLOAD"
+
+#: Built-in plugins, registered through the same hooks as any other plugin.
+#: Each may be blocked with ``-p no:NAME``, as in pytest.
+BUILTIN_PLUGINS: dict[str, str] = {
+    "builtin_ops": "graphsval_core.builtin.ops",
+    "builtin_defaults": "graphsval_core.builtin.defaults",
+    "builtin_reference": "graphsval_core.builtin.reference",
+    "builtin_checks": "graphsval_core.builtin.checks",
+}
+
+class PluginLoadError(Exception):
+    """Strict mode: a plugin could not be loaded or registered invalid data."""
+
+
+def _env_flag(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() not in ("", "0", "false", "no")
+
+
+def _entry_points() -> Sequence[Any]:
+    """The installed entry points of the ``graphsval`` group (patched in tests)."""
+    from importlib.metadata import entry_points
+
+    return list(entry_points(group=ENTRY_POINT_GROUP))
+
+
+def _api_major(version: str) -> str:
+    return str(version).split(".", 1)[0]
+
+
+def _dist_of(ep: Any) -> tuple[str | None, str | None]:
+    dist = getattr(ep, "dist", None)
+    if dist is None:
+        return None, None
+    try:
+        return dist.metadata["Name"], dist.version
+    except Exception:  # a broken METADATA must not stop loading
+        return None, None
+
+
+def build_registry(
+    *,
+    strict: bool | None = None,
+    plugin_args: Sequence[str] = (),
+    autoload: bool | None = None,
+    extra_plugins: Sequence[tuple[str, Any]] = (),
+    calibrated: bool = True,
+) -> Registry:
+    """Load the built-in and installed plugins and collect their registrations.
+
+    :param strict: turn any plugin problem into :class:`PluginLoadError`
+        (default: the ``GRAPHSVAL_STRICT_PLUGINS`` environment variable).
+    :param plugin_args: pytest-style ``-p`` values: ``no:NAME`` blocks a plugin
+        (built-in or entry point); ``NAME`` loads an entry point, or a module by
+        import path, even when autoload is off.
+    :param autoload: load every installed entry point (default: on unless
+        ``GRAPHSVAL_DISABLE_PLUGIN_AUTOLOAD`` is set).
+    :param extra_plugins: ``(name, module_or_object)`` pairs registered in-process
+        (tests and embedding applications).
+    :param calibrated: apply the calibration files plugins ship (False: every
+        target as its datasheet spec).
+    """
+    if strict is None:
+        strict = _env_flag(ENV_STRICT)
+    if autoload is None:
+        autoload = not _env_flag(ENV_DISABLE_AUTOLOAD)
+    blocked = {arg[3:] for arg in plugin_args if arg.startswith("no:")}
+    requested = [arg for arg in plugin_args if not arg.startswith("no:")]
+
+    pm = pluggy.PluginManager(PROJECT_NAME)
+    pm.add_hookspecs(hookspecs)
+    infos: dict[str, PluginInfo] = {}
+    registry = Registry(pm, infos)
+
+    def register(name: str, obj: Any, info: PluginInfo) -> None:
+        infos[name] = info
+        if not info.builtin:
+            declared = getattr(obj, "graphsval_api_version", None)
+            if declared is None:
+                registry._problem(
+                    name,
+                    f"declares no graphsval_api_version; this graphsval core implements "
+                    f"plugin API {PLUGIN_API_VERSION}",
+                )
+                return
+            if _api_major(declared) != _api_major(PLUGIN_API_VERSION):
+                registry._problem(
+                    name,
+                    f"built for plugin API {declared}, but this graphsval core "
+                    f"({__version__}) implements plugin API {PLUGIN_API_VERSION}",
+                )
+                return
+        try:
+            pm.register(obj, name=name)
+        except Exception as exc:
+            registry._problem(name, f"could not be registered: {type(exc).__name__}: {exc}")
+            return
+        unknown = [hc.name for hc in pm.get_hookcallers(obj) or [] if not hc.has_spec()]
+        if unknown:
+            registry._reject(name, f"implements unknown hook(s): {', '.join(sorted(unknown))}")
+            return
+        info.loaded = True
+
+    for name, module_name in BUILTIN_PLUGINS.items():
+        if name in blocked:
+            continue
+        module = importlib.import_module(module_name)
+        register(
+            name,
+            module,
+            PluginInfo(name, module_name, "graphsval", __version__, builtin=True),
+        )
+
+    eps = {ep.name: ep for ep in _entry_points()}
+    to_load = [n for n in eps if autoload or n in requested]
+    for name in to_load:
+        if name in blocked:
+            continue
+        ep = eps[name]
+        dist, version = _dist_of(ep)
+        info = PluginInfo(name, ep.value, dist, version)
+        infos[name] = info
+        try:
+            module = ep.load()
+        except Exception as exc:
+            registry._problem(name, f"failed to import: {type(exc).__name__}: {exc}")
+            continue
+        register(name, module, info)
+
+    for name in requested:
+        if name in eps or name in blocked or name in infos:
+            continue
+        info = PluginInfo(name, name)
+        infos[name] = info
+        try:
+            module = importlib.import_module(name)
+        except Exception as exc:
+            registry._problem(name, f"failed to import: {type(exc).__name__}: {exc}")
+            continue
+        register(name, module, info)
+
+    for name, obj in extra_plugins:
+        register(name, obj, PluginInfo(name, getattr(obj, "__name__", repr(obj))))
+
+    registry._register_all()
+    if calibrated:
+        registry._apply_calibrations()
+    if strict and registry.problems:
+        first = registry.problems[0]
+        more = len(registry.problems) - 1
+        suffix = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
+        raise PluginLoadError(f"strict plugin loading: {first}{suffix}")
+    return registry
