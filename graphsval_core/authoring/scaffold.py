@@ -16,6 +16,7 @@ from pathlib import Path
 from attrs import frozen
 
 from graphsval_core import PLUGIN_API_VERSION, __version__, hookimpl
+from graphsval_core.datamodel.errors import UserInputError
 from graphsval_core.plugins.loader import BUILTIN_PLUGINS
 
 #: Plugin names: lowercase words joined by single underscores, starting with a letter.
@@ -25,7 +26,7 @@ MAX_NAME_LENGTH = 32
 RESERVED = frozenset({"core", "cpu", "cuda", "jetson", "kpu", "tpu", *BUILTIN_PLUGINS})
 
 
-class ScaffoldError(ValueError):
+class ScaffoldError(UserInputError):
     """The name is invalid or the folder exists; the message is one line."""
 
 

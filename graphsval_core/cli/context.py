@@ -46,12 +46,15 @@ pass_app = click.make_pass_decorator(AppContext)
 
 
 class Group(click.Group):
-    """Turns a plugin's hook failure into one line and exit code 2."""
+    """Turns a plugin's hook failure, and any bad input a workflow reports
+    (:class:`~graphsval_core.datamodel.errors.UserInputError`), into one line
+    and exit code 2."""
 
     def invoke(self, ctx: click.Context) -> Any:
+        from graphsval_core.datamodel.errors import UserInputError
         from graphsval_core.plugins.registry import HookError
 
         try:
             return super().invoke(ctx)
-        except HookError as exc:
+        except (HookError, UserInputError) as exc:
             raise InputError(str(exc)) from exc

@@ -26,6 +26,7 @@ from graphsval_core.consistency.runner import (
     skipped,
     workload_name,
 )
+from graphsval_core.datamodel.errors import UserInputError
 
 if TYPE_CHECKING:
     from graphsval_core.datamodel.target import TargetSpec
@@ -42,7 +43,7 @@ QUANTITIES = ("latency_s", "energy_j")
 _path: contextvars.ContextVar[Path] = contextvars.ContextVar("snapshot_path", default=DEFAULT_PATH)
 
 
-class SnapshotError(ValueError):
+class SnapshotError(UserInputError):
     """The snapshot file is unreadable, malformed or cannot be written."""
 
 

@@ -14,13 +14,15 @@ from typing import TYPE_CHECKING, Any
 
 from attrs import field, frozen
 
+from graphsval_core.datamodel.errors import UserInputError
+
 if TYPE_CHECKING:
     import numpy as np
 
 _NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
-class ShapeError(ValueError):
+class ShapeError(UserInputError):
     """A shape string or array does not fit an op's schema."""
 
 

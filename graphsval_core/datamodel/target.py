@@ -19,6 +19,7 @@ from typing import Any
 from attrs import field, frozen
 
 from graphsval_core.datamodel.dtypes import KNOWN_DTYPES
+from graphsval_core.datamodel.errors import UserInputError
 from graphsval_core.datamodel.provenance import Provenance, Sourced
 from graphsval_core.datamodel.regimes import TIER_NAMES, tier_regime
 
@@ -33,7 +34,7 @@ _KEY_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 _DEFAULT_FRACTION = Provenance("estimated", "default 1.0: not calibrated")
 
 
-class SpecError(ValueError):
+class SpecError(UserInputError):
     """A target spec or memory tier is invalid; ``field`` names the culprit."""
 
     def __init__(self, field_name: str, message: str) -> None:

@@ -22,6 +22,8 @@ from typing import Any
 
 from attrs import field, frozen
 
+from graphsval_core.datamodel.errors import UserInputError
+
 V4_COLUMNS: tuple[str, ...] = (
     "hardware",
     "op",
@@ -35,7 +37,7 @@ V4_COLUMNS: tuple[str, ...] = (
 PURPOSES: tuple[str, ...] = ("calibration", "validation")
 
 
-class BaselineFileError(ValueError):
+class BaselineFileError(UserInputError):
     """A baseline file cannot be read; the message names the file and line."""
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from graphsval_core.datamodel.errors import UserInputError
 from graphsval_core.datamodel.provenance import Provenance, Sourced
 from graphsval_core.datamodel.target import MemoryTier, TargetSpec
 
@@ -16,7 +17,7 @@ from graphsval_core.datamodel.target import MemoryTier, TargetSpec
 FIRST_TOUCH_MIN_BYTES = 32 * 2**20
 
 
-class CalibrationError(ValueError):
+class CalibrationError(UserInputError):
     pass
 
 

@@ -17,10 +17,12 @@ from typing import Any
 
 from attrs import define
 
+from graphsval_core.datamodel.errors import UserInputError
+
 SCHEMA_VERSION = 1
 
 
-class FloorsError(ValueError):
+class FloorsError(UserInputError):
     pass
 
 

@@ -21,9 +21,10 @@ from typing import Any
 from attrs import field, frozen
 
 from graphsval_core.datamodel.dtypes import KNOWN_DTYPES
+from graphsval_core.datamodel.errors import UserInputError
 
 
-class SweepFileError(ValueError):
+class SweepFileError(UserInputError):
     """A sweep file cannot be read; the message names the file and the entry."""
 
 

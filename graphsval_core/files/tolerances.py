@@ -6,10 +6,11 @@ import json
 from importlib import resources
 from pathlib import Path
 
+from graphsval_core.datamodel.errors import UserInputError
 from graphsval_core.datamodel.regimes import REGIMES
 
 
-class TolerancesError(ValueError):
+class TolerancesError(UserInputError):
     pass
 
 

@@ -61,6 +61,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from graphsval_core.datamodel.dtypes import bytes_per_element
+from graphsval_core.datamodel.errors import UserInputError
 from graphsval_core.datamodel.regimes import ALU_BOUND, LAUNCH_BOUND, tier_regime
 from graphsval_core.model.prediction import Prediction
 
@@ -82,7 +83,7 @@ DEFAULT_REGISTER_TILE_BYTES: dict[str, float] = {
 REGISTERS = "registers"
 
 
-class UnsupportedDtypeError(ValueError):
+class UnsupportedDtypeError(UserInputError):
     """The target has no peak for the requested dtype."""
 
 

@@ -16,6 +16,7 @@ from typing import Any
 import pluggy
 from attrs import define, field, frozen
 
+from graphsval_core.datamodel.errors import UserInputError
 from graphsval_core.datamodel.op import OpSpec
 from graphsval_core.datamodel.target import MemoryTier, TargetSpec
 from graphsval_core.plugins.records import (
@@ -55,7 +56,7 @@ class HookError(RuntimeError):
         super().__init__(f"plugin {plugin} failed in hook {hook}: {type(error).__name__}: {error}")
 
 
-class UnknownNameError(LookupError):
+class UnknownNameError(UserInputError, LookupError):
     """An unknown target, op or predictor name; the message suggests close names."""
 
 

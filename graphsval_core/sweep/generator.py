@@ -19,6 +19,7 @@ import numpy as np
 
 from graphsval_core import __version__
 from graphsval_core.datamodel.dtypes import bytes_per_element
+from graphsval_core.datamodel.errors import UserInputError
 from graphsval_core.datamodel.regimes import AMBIGUOUS, UNSUPPORTED
 from graphsval_core.files.baseline import read_many
 from graphsval_core.files.sweep import Sweep, SweepEntry
@@ -50,7 +51,7 @@ FIRST_PARTY_DISTRIBUTIONS = frozenset(
 )
 
 
-class SweepGenerationError(RuntimeError):
+class SweepGenerationError(UserInputError):
     pass
 
 

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from graphsval_core.datamodel.errors import UserInputError
 from graphsval_core.files.sweep import MIXED, Sweep, SweepEntry
 
 REQUIRED = (
@@ -29,7 +30,7 @@ REQUIRED = (
 )
 
 
-class ModelConfigError(ValueError):
+class ModelConfigError(UserInputError):
     pass
 
 

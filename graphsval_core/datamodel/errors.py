@@ -1,0 +1,14 @@
+"""The one base of every error a user's input can cause.
+
+A file that cannot be read or parsed, an unknown name, a malformed shape, a
+flag value that does not fit: each is a :class:`UserInputError` (or a subclass
+named for the format or the record), whose message is one line naming the
+file and line, the flag or the field. Workflows raise them; the command line
+turns any of them into that one line and exit code 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+
+class UserInputError(ValueError):
+    """An input (file, name, shape, flag value) cannot be used; one line says why."""
