@@ -213,8 +213,8 @@ def predict(
             raise InputError(f"{sweep_file}: a {op_name} shape needs {len(op_spec.dims)} dims")
         batch = np.array(dims, dtype=np.int64)
         pred = model.predict(app.registry, target, op_spec, batch, dt)
-        for j, i in enumerate(index):
-            rows[i] = _flat_row(pred, j)
+        for i, row in zip(index, _flat_rows(pred), strict=True):
+            rows[i] = row
     if rollup:
         _emit_rollup(items, rows, sweep_file or "", fmt)  # type: ignore[arg-type]
         return
@@ -254,21 +254,24 @@ def _emit_rollup(
     click.echo(format_table(["PASS", "CALLS", "LATENCY", "ENERGY"], table))
 
 
-def _flat_row(pred: Any, j: int) -> dict[str, Any]:
-    row: dict[str, Any] = {
-        "hardware": pred.target,
-        "op": pred.op,
-        "shape": pred.shape_string(j),
-        "dtype": pred.dtype,
-        "latency_s": float(pred.latency_s[j]),
-        "energy_j": float(pred.energy_j[j]),
-        "regime": str(pred.regime[j]),
-        "binding_tier": str(pred.binding_tier[j]),
-    }
-    for name in CSV_COLUMNS[8:]:
-        value = getattr(pred, name, None)
-        row[name] = float(value[j]) if value is not None else None
-    return row
+def _flat_rows(pred: Any) -> list[dict[str, Any]]:
+    """One row per shape of a batch, the columns of ``predict --format csv`` (a term
+    the predictor does not report is None)."""
+    columns = pred.columns()
+    batch = {"hardware": pred.target, "op": pred.op, "dtype": pred.dtype}
+    out = []
+    for j in range(len(pred)):
+        row: dict[str, Any] = {}
+        for name in CSV_COLUMNS:
+            if name in batch:
+                row[name] = batch[name]
+            elif name not in columns:
+                row[name] = None
+            else:
+                value = columns[name][j]
+                row[name] = value if isinstance(value, str) else float(value)
+        out.append(row)
+    return out
 
 
 def _emit(rows: list[dict[str, Any]], fmt: str) -> None:

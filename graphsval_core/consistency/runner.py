@@ -342,18 +342,12 @@ def heatmap_counts(results: Iterable[TargetResult]) -> dict[str, dict[str, int]]
     }
 
 
-def for_validate(
-    registry: Registry, keys: Iterable[str] | None = None
-) -> tuple[dict[str, dict[str, int]], list[str], bool]:
-    """What ``graphsval validate`` needs: the heatmap counts of the
-    consistency-only targets, one line per failed check or unexpected pass of
-    any target (``keys``, default every target), and whether a check failed."""
-    targets = [registry.target(k) for k in keys] if keys is not None else None
-    results = run_consistency(registry, targets)
-    lines = [
+def failure_lines(results: Iterable[TargetResult]) -> list[str]:
+    """One line per failed check or unexpected pass, for a report of another
+    command (``graphsval validate``)."""
+    return [
         f"consistency {r.target}: {o.line(reason=False)}"
         for r in results
         for o in r.outcomes
         if o.status in (FAIL, XPASS)
     ]
-    return heatmap_counts(results), lines, any(r.failed for r in results)

@@ -26,6 +26,18 @@ LATENCY_TERMS = (
     "pack_s",
 )
 
+#: Every time and energy term a prediction may report, in the order ``explain``
+#: lists them: the latency terms, the overlap hidden and the unexposed compute and
+#: memory times, then the energy of compute and the static energy.
+TERM_COLUMNS = (
+    *LATENCY_TERMS,
+    "hidden_s",
+    "compute_s",
+    "memory_s",
+    "energy_compute_j",
+    "energy_static_j",
+)
+
 
 @frozen(kw_only=True)
 class Prediction:
@@ -83,34 +95,54 @@ class Prediction:
     def shape_string(self, i: int) -> str:
         return "x".join(str(int(d)) for d in self.shapes[i])
 
+    def columns(self) -> dict[str, np.ndarray]:
+        """The per-shape quantities of the batch, one array of length ``n`` per name:
+        the shape string, the totals (``latency_s``, ``energy_j``), ``regime``,
+        ``binding_tier``, then every term this predictor reports (:data:`TERM_COLUMNS`,
+        an energy column per tier, ``flops``). A term the predictor does not report is
+        absent. Every per-shape view of a prediction (``explain``, ``predict``, the
+        validation records) is built from these columns.
+        """
+        out: dict[str, np.ndarray] = {
+            "shape": np.array([self.shape_string(i) for i in range(len(self))], dtype=object),
+            "latency_s": np.asarray(self.latency_s, dtype=np.float64),
+            "energy_j": np.asarray(self.energy_j, dtype=np.float64),
+            "regime": np.asarray(self.regime).astype(str).astype(object),
+            "binding_tier": np.asarray(self.binding_tier).astype(str).astype(object),
+        }
+        if self.residency_tier is not None:
+            out["residency_tier"] = np.asarray(self.residency_tier).astype(str).astype(object)
+        for name in TERM_COLUMNS:
+            value = getattr(self, name)
+            if value is not None:
+                out[name] = np.asarray(value, dtype=np.float64)
+        if self.energy_per_tier_j is not None:
+            per_tier = np.asarray(self.energy_per_tier_j, dtype=np.float64)
+            for k, tier in enumerate(self.tier_names):
+                out[f"energy_{tier}_j"] = per_tier[:, k]
+            out["energy_traffic_j"] = per_tier.sum(axis=1)
+        if self.flops is not None:
+            out["flops"] = np.asarray(self.flops, dtype=np.float64)
+        return out
+
     def row(self, i: int) -> dict[str, Any]:
         """A JSON-ready record of shape ``i``: totals, terms, explanation."""
+        columns = self.columns()
         out: dict[str, Any] = {
             "predictor": self.predictor,
             "hardware": self.target,
             "op": self.op,
-            "shape": self.shape_string(i),
+            "shape": columns["shape"][i],
             "dtype": self.dtype,
-            "latency_s": float(self.latency_s[i]),
-            "energy_j": float(self.energy_j[i]),
-            "regime": str(self.regime[i]),
-            "binding_tier": str(self.binding_tier[i]),
+            "latency_s": float(columns["latency_s"][i]),
+            "energy_j": float(columns["energy_j"][i]),
+            "regime": columns["regime"][i],
+            "binding_tier": columns["binding_tier"][i],
         }
-        if self.residency_tier is not None:
-            out["residency_tier"] = str(self.residency_tier[i])
-        terms: dict[str, Any] = {}
-        for name in (*LATENCY_TERMS, "hidden_s", "compute_s", "memory_s"):
-            value = getattr(self, name)
-            if value is not None:
-                terms[name] = float(value[i])
-        for name in ("energy_compute_j", "energy_static_j"):
-            value = getattr(self, name)
-            if value is not None:
-                terms[name] = float(value[i])
-        if self.energy_per_tier_j is not None:
-            for k, tier in enumerate(self.tier_names):
-                terms[f"energy_{tier}_j"] = float(self.energy_per_tier_j[i, k])
-        out["terms"] = terms
+        if "residency_tier" in columns:
+            out["residency_tier"] = columns["residency_tier"][i]
+        names = [*TERM_COLUMNS, *(f"energy_{tier}_j" for tier in self.tier_names)]
+        out["terms"] = {name: float(columns[name][i]) for name in names if name in columns}
         out["explanation"] = self.sentence(i)
         out["details"] = self.details(i)
         return out

@@ -11,37 +11,45 @@ ratio of the model's term to the measured time less launch):
 - ``launch_bound``: the launch/dispatch overhead;
 - energy failures: the static power (measured energy less the model's dynamic
   energy, over the measured time).
+
+A record whose predictor does not report the term a constant is inferred from
+(a predictor with no compute or memory breakdown) adds nothing to that figure.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from attrs import define, field
+from attrs import frozen
 
 from graphsval_core.datamodel.regimes import ALU_BOUND, LAUNCH_BOUND, regime_tier
 from graphsval_core.datamodel.units import fmt_seconds, fmt_si
+from graphsval_core.validate.records import Records
+
+VERDICTS = ("regime", "latency", "energy")
 
 
-@define
+@frozen
 class Cell:
+    """The checked records of one target, op and predicted regime."""
+
     hardware: str
     op: str
     regime: str
-    records: list[dict[str, Any]] = field(factory=list)
+    records: Records
 
     @property
     def n(self) -> int:
         return len(self.records)
 
     def fails(self, kind: str) -> int:
-        return sum(1 for r in self.records if r[f"pass_{kind}"] is False)
+        """Records whose ``kind`` verdict (regime, latency, energy) failed."""
+        return sum(1 for v in getattr(self.records, f"pass_{kind}") if v is False)
 
     @property
     def passed(self) -> int:
-        return sum(1 for r in self.records if r["passed"])
+        return sum(1 for v in self.records.passed if v)
 
     @property
     def ok(self) -> bool:
@@ -51,26 +59,23 @@ class Cell:
         """``OK 18/18`` or ``FAIL R2 L5 E1 /18`` (R regime, L latency, E energy)."""
         if self.ok:
             return f"OK {self.passed}/{self.n}"
-        parts = [
-            f"{k[0].upper()}{self.fails(k)}"
-            for k in ("regime", "latency", "energy")
-            if self.fails(k)
-        ]
+        parts = [f"{k[0].upper()}{self.fails(k)}" for k in VERDICTS if self.fails(k)]
         return f"FAIL {' '.join(parts)} /{self.n}"
 
 
-def build_cells(records: Sequence[dict[str, Any]]) -> dict[tuple[str, str, str], Cell]:
-    cells: dict[tuple[str, str, str], Cell] = {}
-    for r in records:
-        if r["status"] != "checked":
-            continue
-        key = (r["hardware"], r["op"], r["regime_predicted"])
-        cells.setdefault(key, Cell(*key)).records.append(r)
-    return cells
+def build_cells(records: Records) -> dict[tuple[str, str, str], Cell]:
+    """The cells of the checked records, in order of first appearance."""
+    members: dict[tuple[str, str, str], list[int]] = {}
+    for i in np.flatnonzero(records.checked):
+        key = (records.hardware[i], records.op[i], records.regime_predicted[i])
+        members.setdefault(key, []).append(int(i))
+    return {key: Cell(*key, records.take(np.array(index))) for key, index in members.items()}
 
 
-@define
+@frozen
 class Drift:
+    """The value of one constant that a cell's measurements imply."""
+
     constant: str
     unit: str
     model: float
@@ -95,28 +100,107 @@ class Drift:
             f"{abs(self.median_error):.0%} (median)"
         )
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "constant": self.constant,
-            "unit": self.unit,
-            "model": self.model,
-            "implied": self.implied,
-            "change": self.change,
-            "shapes": self.shapes,
-            "median_error": self.median_error,
-            "error_kind": self.error_kind,
-        }
+
+def _median(values: Any) -> float:
+    values = np.asarray(values, dtype=np.float64)
+    return float(np.median(values)) if values.size else float("nan")
 
 
-def _median(values: list[float]) -> float:
-    return float(np.median(values)) if values else float("nan")
+def _implied_rate(records: Records, rate: np.ndarray, term: np.ndarray) -> np.ndarray:
+    """``rate x term / (measured - fixed)`` where the measured time exceeds the
+    fixed time and the term is known: the rate that would make the term the
+    measured time less launch."""
+    measured = records.latency_measured_s
+    fixed = records.terms.fixed_s
+    usable = (measured > fixed) & np.isfinite(term) & np.isfinite(rate) & (rate != 0)
+    return rate[usable] * term[usable] / (measured[usable] - fixed[usable])
 
 
-def _fixed(record: dict[str, Any]) -> float:
-    """The record's predicted time outside compute and memory: launch (all its
-    kernels and any fork/join), first touch and packing."""
-    terms = record["_terms"]
-    return float(terms.get("fixed_s", terms["launch_s"]))
+def _compute_drifts(cell: Cell) -> list[Drift]:
+    """The achievable peak of each dtype."""
+    out = []
+    recs = cell.records
+    for dtype in sorted(set(recs.dtype)):
+        sub = recs.take(recs.dtype == dtype)
+        implied = _implied_rate(sub, sub.terms.achievable_ops_per_s, sub.terms.compute_s)
+        if implied.size:
+            unit = "OP/s" if dtype.startswith("int") else "FLOP/s"
+            out.append(
+                Drift(
+                    f"achievable peak {dtype}",
+                    unit,
+                    float(sub.terms.achievable_ops_per_s[0]),
+                    _median(implied),
+                    int(implied.size),
+                    _median(sub.latency_error),
+                )
+            )
+    return out
+
+
+def _launch_drifts(cell: Cell) -> list[Drift]:
+    """The launch overhead: the measured time less compute or memory and the
+    rest of the fixed time."""
+    recs = cell.records
+    terms = recs.terms
+    busy = np.maximum(terms.compute_s, terms.memory_s)
+    known = np.isfinite(busy)
+    implied = np.maximum(
+        0.0,
+        recs.latency_measured_s[known] - busy[known] - (terms.fixed_s - terms.launch_s)[known],
+    )
+    if not implied.size:
+        return []
+    return [
+        Drift(
+            "launch overhead",
+            "s",
+            _median(terms.launch_s),
+            _median(implied),
+            int(implied.size),
+            _median(recs.latency_error),
+        )
+    ]
+
+
+def _tier_drifts(cell: Cell) -> list[Drift]:
+    """The binding tier's effective bandwidth."""
+    recs = cell.records
+    tier = regime_tier(cell.regime) or cell.regime
+    implied = _implied_rate(recs, recs.terms.tier_bandwidth_bps, recs.terms.memory_s)
+    if not implied.size:
+        return []
+    return [
+        Drift(
+            f"{tier.upper()} bandwidth",
+            "B/s",
+            float(recs.terms.tier_bandwidth_bps[0]),
+            _median(implied),
+            int(implied.size),
+            _median(recs.latency_error),
+        )
+    ]
+
+
+def _energy_drifts(cell: Cell) -> list[Drift]:
+    """The static power: measured energy less the model's dynamic energy, over
+    the measured time."""
+    judged = np.array([v is not None for v in cell.records.pass_energy], dtype=bool)
+    recs = cell.records.take(judged)
+    terms = recs.terms
+    compute, traffic = np.nan_to_num(terms.energy_compute_j), np.nan_to_num(terms.energy_traffic_j)
+    implied = (recs.energy_measured_j - compute - traffic) / recs.latency_measured_s
+    return [
+        Drift(
+            "static power",
+            "W",
+            float(terms.static_power_w[0]),
+            _median(implied),
+            int(implied.size),
+            _median(recs.energy_error),
+            "energy",
+        )
+    ]
 
 
 def attribute(cell: Cell) -> list[Drift]:
@@ -124,91 +208,13 @@ def attribute(cell: Cell) -> list[Drift]:
     if cell.ok:
         return []
     drifts: list[Drift] = []
-    recs = cell.records
     if cell.fails("latency") or cell.fails("regime"):
         if cell.regime == ALU_BOUND:
-            for dtype in sorted({r["dtype"] for r in recs}):
-                sub = [r for r in recs if r["dtype"] == dtype]
-                implied = [
-                    r["_terms"]["achievable_ops_per_s"]
-                    * r["_terms"]["compute_s"]
-                    / (r["latency_measured_s"] - _fixed(r))
-                    for r in sub
-                    if r["latency_measured_s"] > _fixed(r)
-                ]
-                if implied:
-                    unit = "OP/s" if dtype.startswith("int") else "FLOP/s"
-                    drifts.append(
-                        Drift(
-                            f"achievable peak {dtype}",
-                            unit,
-                            sub[0]["_terms"]["achievable_ops_per_s"],
-                            _median(implied),
-                            len(implied),
-                            _median([r["latency_error"] for r in sub]),
-                        )
-                    )
+            drifts += _compute_drifts(cell)
         elif cell.regime == LAUNCH_BOUND:
-            implied = [
-                max(
-                    0.0,
-                    r["latency_measured_s"]
-                    - max(r["_terms"]["compute_s"], r["_terms"]["memory_s"])
-                    - (_fixed(r) - r["_terms"]["launch_s"]),
-                )
-                for r in recs
-            ]
-            drifts.append(
-                Drift(
-                    "launch overhead",
-                    "s",
-                    _median([r["_terms"]["launch_s"] for r in recs]),
-                    _median(implied),
-                    len(implied),
-                    _median([r["latency_error"] for r in recs]),
-                )
-            )
+            drifts += _launch_drifts(cell)
         else:
-            tier = regime_tier(cell.regime) or cell.regime
-            implied = [
-                r["_terms"]["tier_bandwidth_bps"]
-                * r["_terms"]["memory_s"]
-                / (r["latency_measured_s"] - _fixed(r))
-                for r in recs
-                if r["latency_measured_s"] > _fixed(r)
-                and r["_terms"]["tier_bandwidth_bps"]
-            ]
-            if implied:
-                drifts.append(
-                    Drift(
-                        f"{tier.upper()} bandwidth",
-                        "B/s",
-                        recs[0]["_terms"]["tier_bandwidth_bps"],
-                        _median(implied),
-                        len(implied),
-                        _median([r["latency_error"] for r in recs]),
-                    )
-                )
+            drifts += _tier_drifts(cell)
     if cell.fails("energy"):
-        with_energy = [r for r in recs if r["pass_energy"] is not None]
-        implied = [
-            (
-                r["energy_measured_j"]
-                - r["_terms"].get("energy_compute_j", 0.0)
-                - r["_terms"].get("energy_traffic_j", 0.0)
-            )
-            / r["latency_measured_s"]
-            for r in with_energy
-        ]
-        drifts.append(
-            Drift(
-                "static power",
-                "W",
-                with_energy[0]["_terms"]["static_power_w"],
-                _median(implied),
-                len(implied),
-                _median([r["energy_error"] for r in with_energy]),
-                "energy",
-            )
-        )
+        drifts += _energy_drifts(cell)
     return drifts

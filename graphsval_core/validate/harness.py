@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -27,28 +26,33 @@ from graphsval_core.model.classifier import classify_details, measured_regime
 from graphsval_core.model.reference import NAME as REFERENCE
 from graphsval_core.plugins.records import PredictorSpec
 from graphsval_core.plugins.registry import Registry
-
-RECAPTURE_DIR = "recapture"
+from graphsval_core.validate.records import CHECKED, EXCLUDED, Records, Terms
+from graphsval_core.validate.selection import Selection
 
 
 @define
-class Selection:
-    """The rows of one baseline file that count, and how they were chosen."""
+class Recapture:
+    """Capture vs recapture of one (target, op): the share of shapes whose two
+    captures agree within the tolerance of the record's predicted regime (the
+    ceiling any model's pass rate can reach on that data), and the median
+    difference."""
 
-    baseline: Baseline
-    rows: list[BaselineRow]
-    in_sample: bool = False  # calibration rows validated because no validation rows exist
-    warning: str = ""
+    pairs: int
+    agree: int
+    rate: float
+    median_diff: float
+    file: str
 
 
 @define
 class Validation:
-    """Everything a report needs."""
+    """Everything a report needs: the records, the predictor's name, warnings
+    about the data, and the recapture agreement per (target, op)."""
 
-    records: list[dict[str, Any]]
+    records: Records
     predictor: str
     warnings: list[str] = field(factory=list)
-    recapture: dict[tuple[str, str], dict[str, Any]] = field(factory=dict)
+    recapture: dict[tuple[str, str], Recapture] = field(factory=dict)
 
 
 def _energy_skip(row: BaselineRow) -> str | None:
@@ -89,7 +93,7 @@ def validate(
     tolerances: dict[str, dict[str, float]],
 ) -> Validation:
     """Records for every selected row (see module doc)."""
-    records: list[dict[str, Any]] = []
+    parts: list[Records] = []
     warnings: list[str] = []
     for sel in selections:
         if sel.warning:
@@ -104,39 +108,28 @@ def validate(
             if hw not in checked_targets:
                 warnings += _fingerprint_warnings(sel, target)
                 checked_targets.add(hw)
-            records += _group_records(registry, sel, target, op, dtype, rows, predictor, tolerances)
-    return Validation(records, predictor.name, warnings)
+            parts += _group_records(registry, sel, target, op, dtype, rows, predictor, tolerances)
+    return Validation(Records.concat(parts), predictor.name, warnings)
 
 
-def _base(sel: Selection, row: BaselineRow) -> dict[str, Any]:
-    return {
-        "hardware": row.hardware,
-        "op": row.op,
-        "shape": row.shape,
-        "dtype": row.dtype,
-        "file": sel.baseline.path,
-        "line": row.line,
-        "purpose": row.purpose,
-        "in_sample": sel.in_sample,
-        "latency_measured_s": row.latency_s,
-        "energy_measured_j": row.energy_j,
-        "notes": row.notes,
-    }
-
-
-def _excluded(sel: Selection, row: BaselineRow, reason: str) -> dict[str, Any]:
-    return {
-        **_base(sel, row),
-        "status": "excluded",
-        "excluded_reason": reason,
-        "passed": None,
-        "pass_regime": None,
-        "pass_latency": None,
-        "pass_energy": None,
-        "regime_predicted": None,
-        "regime_measured": None,
-        "near_boundary": None,
-    }
+def _from_rows(sel: Selection, rows: Sequence[BaselineRow], **values: Any) -> Records:
+    """Records of ``rows`` with what the baseline says of them, and ``values``."""
+    return Records.build(
+        len(rows),
+        terms=values.pop("terms", None),
+        hardware=[r.hardware for r in rows],
+        op=[r.op for r in rows],
+        shape=[r.shape for r in rows],
+        dtype=[r.dtype for r in rows],
+        file=sel.baseline.path,
+        line=[r.line for r in rows],
+        purpose=[r.purpose for r in rows],
+        in_sample=sel.in_sample,
+        latency_measured_s=[np.nan if r.latency_s is None else r.latency_s for r in rows],
+        energy_measured_j=[np.nan if r.energy_j is None else r.energy_j for r in rows],
+        notes=[r.notes for r in rows],
+        **values,
+    )
 
 
 def _group_records(
@@ -148,140 +141,164 @@ def _group_records(
     rows: list[BaselineRow],
     predictor: PredictorSpec,
     tolerances: dict[str, dict[str, float]],
-) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
+) -> list[Records]:
+    """The excluded rows of one (target, op, dtype) group, then the checked ones."""
+    excluded: list[tuple[BaselineRow, str]] = []
     keep: list[BaselineRow] = []
     for row in rows:
         if row.latency_s is None:
-            out.append(_excluded(sel, row, f"capture failed: {row.notes or 'no latency'}"))
+            excluded.append((row, f"capture failed: {row.notes or 'no latency'}"))
         elif row.extras.get("verdict", "").strip().upper() == "FAIL":
-            out.append(_excluded(sel, row, "correctness check failed"))
+            excluded.append((row, "correctness check failed"))
         elif dtype not in target.dtypes:
-            out.append(_excluded(sel, row, f"{target.key} has no {dtype}"))
+            excluded.append((row, f"{target.key} has no {dtype}"))
         elif len(row.dims) != len(op.dims):
-            out.append(_excluded(sel, row, f"shape needs {len(op.dims)} dims for {op.name}"))
+            excluded.append((row, f"shape needs {len(op.dims)} dims for {op.name}"))
         else:
             keep.append(row)
-    if not keep:
-        return out
-    shapes = np.array([r.dims for r in keep], dtype=np.int64)
-    pred = predictor.predict(registry, target, op, shapes, dtype)
-    # the classifier is the reference model with margins: reuse its prediction
-    reuse = pred if predictor.name == REFERENCE else None
-    cls = classify_details(registry, target, op, shapes, dtype, prediction=reuse)
-    measured = np.array([r.latency_s for r in keep], dtype=np.float64)
-    regime_meas = (
-        measured_regime(cls.prediction, measured, target)
-        if cls.prediction
-        else (np.full(len(keep), AMBIGUOUS, dtype=object))
-    )
-    for i, row in enumerate(keep):
-        regime = str(pred.regime[i])
-        tol = tolerances.get(regime, tolerances["dram_bound"])
-        lat_pred = float(pred.latency_s[i])
-        lat_err = (lat_pred - row.latency_s) / row.latency_s
-        e_pred = float(pred.energy_j[i])
-        skip = _energy_skip(row)
-        e_err = None if skip or not row.energy_j else (e_pred - row.energy_j) / row.energy_j
-        near = bool(cls.near_boundary[i])
-        measured_r = str(regime_meas[i])
-        pass_regime = None if (near or measured_r == AMBIGUOUS) else (measured_r == regime)
-        pass_latency = abs(lat_err) <= tol["latency"]
-        pass_energy = None if e_err is None else abs(e_err) <= tol["energy"]
-        verdicts = [v for v in (pass_regime, pass_latency, pass_energy) if v is not None]
-        record = {
-            **_base(sel, row),
-            "status": "checked",
-            "excluded_reason": None,
-            "regime_predicted": regime,
-            "near_boundary": near,
-            "regime_measured": measured_r,
-            "latency_predicted_s": lat_pred,
-            "latency_error": lat_err,
-            "energy_predicted_j": e_pred,
-            "energy_error": e_err,
-            "energy_skip_reason": skip,
-            "pass_regime": pass_regime,
-            "pass_latency": pass_latency,
-            "pass_energy": pass_energy,
-            "passed": all(verdicts),
-            "tolerance_latency": tol["latency"],
-            "tolerance_energy": tol["energy"],
-            "binding_tier": str(pred.binding_tier[i]),
-            "explanation": pred.sentence(i),
-        }
-        record["_terms"] = _terms(pred, i, target, dtype)
-        out.append(record)
+    out = []
+    if excluded:
+        out.append(
+            _from_rows(
+                sel,
+                [row for row, _ in excluded],
+                status=EXCLUDED,
+                excluded_reason=[why for _, why in excluded],
+            )
+        )
+    if keep:
+        out.append(_checked(registry, sel, target, op, dtype, keep, predictor, tolerances))
     return out
 
 
-def _terms(pred: Any, i: int, target: Any, dtype: str) -> dict[str, Any]:
-    """What attribution needs to infer the constant a measurement implies."""
-    launch = getattr(pred, "launch_s", None)
-    terms: dict[str, Any] = {
-        "launch_s": float(launch[i]) if launch is not None else target.launch_for(dtype)
-    }
-    terms["fixed_s"] = terms["launch_s"] + sum(
-        float(getattr(pred, name)[i])
-        for name in ("first_touch_s", "pack_s")
-        if getattr(pred, name, None) is not None
+def _checked(
+    registry: Registry,
+    sel: Selection,
+    target: Any,
+    op: Any,
+    dtype: str,
+    rows: list[BaselineRow],
+    predictor: PredictorSpec,
+    tolerances: dict[str, dict[str, float]],
+) -> Records:
+    """Predict, classify and judge the rows of one group."""
+    shapes = np.array([r.dims for r in rows], dtype=np.int64)
+    pred = predictor.predict(registry, target, op, shapes, dtype)
+    columns = pred.columns()
+    # the classifier is the reference model with margins: reuse its prediction
+    reuse = pred if predictor.name == REFERENCE else None
+    cls = classify_details(registry, target, op, shapes, dtype, prediction=reuse)
+    measured = np.array([r.latency_s for r in rows], dtype=np.float64)
+    regime_measured = (
+        measured_regime(cls.prediction, measured, target)
+        if cls.prediction
+        else np.full(len(rows), AMBIGUOUS, dtype=object)
     )
-    for name in ("compute_s", "memory_s", "energy_compute_j", "energy_static_j"):
-        value = getattr(pred, name, None)
-        if value is not None:
-            terms[name] = float(value[i])
-    if getattr(pred, "energy_per_tier_j", None) is not None:
-        terms["energy_traffic_j"] = float(pred.energy_per_tier_j[i].sum())
-    if getattr(pred, "flops", None) is not None:
-        terms["flops"] = float(pred.flops[i])
-    tier = str(pred.binding_tier[i])
-    terms["binding_tier"] = tier
-    terms["tier_bandwidth_bps"] = next(
-        (t.effective_bandwidth_bps for t in target.tiers if t.name == tier), None
+    regime = columns["regime"]
+    band = [tolerances.get(r, tolerances["dram_bound"]) for r in regime]
+    tolerance_latency = np.array([b["latency"] for b in band])
+    tolerance_energy = np.array([b["energy"] for b in band])
+    latency_error = (columns["latency_s"] - measured) / measured
+    skip = [_energy_skip(r) for r in rows]
+    energy_measured = np.array([r.energy_j or np.nan for r in rows], dtype=np.float64)
+    judged = np.array([reason is None for reason in skip]) & (energy_measured > 0)
+    energy_error = (columns["energy_j"] - energy_measured) / energy_measured
+    energy_error = np.where(judged, energy_error, np.nan)
+    near = cls.near_boundary.astype(bool)
+    placed = ~near & (regime_measured != AMBIGUOUS)
+    pass_regime = _verdict(placed, regime_measured == regime)
+    pass_latency = _verdict(np.ones(len(rows), bool), np.abs(latency_error) <= tolerance_latency)
+    pass_energy = _verdict(judged, np.abs(energy_error) <= tolerance_energy)
+    passed = [
+        all(v for v in verdicts if v is not None)
+        for verdicts in zip(pass_regime, pass_latency, pass_energy, strict=True)
+    ]
+    return _from_rows(
+        sel,
+        rows,
+        status=CHECKED,
+        regime_predicted=regime,
+        near_boundary=near,
+        regime_measured=regime_measured,
+        latency_predicted_s=columns["latency_s"],
+        latency_error=latency_error,
+        energy_predicted_j=columns["energy_j"],
+        energy_error=energy_error,
+        energy_skip_reason=skip,
+        pass_regime=pass_regime,
+        pass_latency=pass_latency,
+        pass_energy=pass_energy,
+        passed=passed,
+        tolerance_latency=tolerance_latency,
+        tolerance_energy=tolerance_energy,
+        binding_tier=columns["binding_tier"],
+        explanation=[pred.sentence(i) for i in range(len(rows))],
+        terms=_terms(columns, target, dtype),
     )
-    terms["achievable_ops_per_s"] = target.peak_ops_per_s[dtype] * target.compute_fraction[dtype]
-    terms["static_power_w"] = target.idle_power_w
-    return terms
+
+
+def _verdict(made: np.ndarray, ok: np.ndarray) -> list[bool | None]:
+    """True or False where a verdict was made, None where it was not."""
+    return [bool(o) if m else None for m, o in zip(made, ok, strict=True)]
+
+
+def _terms(columns: dict[str, np.ndarray], target: Any, dtype: str) -> Terms:
+    """What attribution needs to infer the constant a measurement implies; a
+    term the predictor does not report is NaN (the launch falls back on the
+    target's launch overhead, first touch and packing on nothing)."""
+    n = len(columns["latency_s"])
+    absent = np.full(n, np.nan)
+    launch = columns.get("launch_s", np.full(n, target.launch_for(dtype)))
+    zero = np.zeros(n)
+    fixed = launch + (columns.get("first_touch_s", zero) + columns.get("pack_s", zero))
+    bandwidth = {t.name: t.effective_bandwidth_bps for t in target.tiers}
+    return Terms(
+        launch_s=launch,
+        fixed_s=fixed,
+        compute_s=columns.get("compute_s", absent),
+        memory_s=columns.get("memory_s", absent),
+        energy_compute_j=columns.get("energy_compute_j", absent),
+        energy_static_j=columns.get("energy_static_j", absent),
+        energy_traffic_j=columns.get("energy_traffic_j", absent),
+        flops=columns.get("flops", absent),
+        tier_bandwidth_bps=np.array(
+            [bandwidth.get(tier, np.nan) for tier in columns["binding_tier"]], dtype=np.float64
+        ),
+        achievable_ops_per_s=np.full(
+            n, target.peak_ops_per_s[dtype] * target.compute_fraction[dtype]
+        ),
+        static_power_w=np.full(n, target.idle_power_w),
+    )
 
 
 def recapture_agreement(
     validation: Validation, pairs: Sequence[tuple[Baseline, Baseline]]
-) -> dict[tuple[str, str], dict[str, Any]]:
-    """Capture vs recapture per (target, op): the share of shapes whose two
-    captures agree within the tolerance of the record's predicted regime (the
-    ceiling any model's pass rate can reach), and the median difference."""
-    tol_of = {
-        (r["file"], r["shape"], r["dtype"]): r
-        for r in validation.records
-        if r["status"] == "checked"
+) -> dict[tuple[str, str], Recapture]:
+    """Capture vs recapture per (target, op) (see :class:`Recapture`)."""
+    records = validation.records
+    tolerance_of = {
+        (records.file[i], records.shape[i], records.dtype[i]): float(records.tolerance_latency[i])
+        for i in np.flatnonzero(records.checked)
     }
-    out: dict[tuple[str, str], dict[str, Any]] = {}
+    out: dict[tuple[str, str], Recapture] = {}
     for main, again in pairs:
         other = {(r.shape, r.dtype): r for r in again.rows if r.latency_s}
         agree, diffs = 0, []
         for row in main.rows:
-            rec = tol_of.get((main.path, row.shape, row.dtype))
+            tolerance = tolerance_of.get((main.path, row.shape, row.dtype))
             twin = other.get((row.shape, row.dtype))
-            if rec is None or twin is None:
+            if tolerance is None or twin is None:
                 continue
             diff = abs(row.latency_s - twin.latency_s) / twin.latency_s
             diffs.append(diff)
-            agree += diff <= rec["tolerance_latency"]
+            agree += diff <= tolerance
         if diffs:
             key = (main.rows[0].hardware, main.rows[0].op)
-            out[key] = {
-                "pairs": len(diffs),
-                "agree": agree,
-                "rate": agree / len(diffs),
-                "median_diff": float(np.median(diffs)),
-                "file": again.path,
-            }
+            out[key] = Recapture(
+                pairs=len(diffs),
+                agree=agree,
+                rate=agree / len(diffs),
+                median_diff=float(np.median(diffs)),
+                file=again.path,
+            )
     return out
-
-
-def recapture_of(path: str, candidates: Sequence[str]) -> str | None:
-    """The recapture of baseline ``path``: a file of the same name in a
-    ``recapture/`` folder beside it."""
-    p = Path(path)
-    twin = str(p.parent / RECAPTURE_DIR / p.name)
-    return twin if twin in candidates else None

@@ -12,6 +12,7 @@ from typing import Any
 from graphsval_core.datamodel.regimes import REGIMES
 from graphsval_core.validate.harness import Validation
 from graphsval_core.validate.report import heatmap_rows, render
+from graphsval_core.validate.summary import Summary
 
 #: One colour per regime, in the order of :data:`REGIMES`.
 REGIME_COLOURS = dict(
@@ -28,7 +29,7 @@ def _png(fig: Any) -> str:
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
 
 
-def _heatmap(summary: dict[str, Any]) -> str:
+def _heatmap(summary: Summary) -> str:
     import matplotlib.pyplot as plt
 
     header, rows = heatmap_rows(summary)
@@ -61,21 +62,16 @@ def _heatmap(summary: dict[str, Any]) -> str:
 def _scatter(validation: Validation) -> str:
     import matplotlib.pyplot as plt
 
-    recs = [r for r in validation.records if r["status"] == "checked"]
+    recs = validation.records.take(validation.records.checked)
+    measured, predicted = recs.latency_measured_s, recs.latency_predicted_s
     fig, ax = plt.subplots(figsize=(6, 5))
     for regime, colour in REGIME_COLOURS.items():
-        sub = [r for r in recs if r["regime_predicted"] == regime]
-        if sub:
-            ax.scatter(
-                [r["latency_measured_s"] for r in sub],
-                [r["latency_predicted_s"] for r in sub],
-                s=12,
-                c=colour,
-                label=regime,
-            )
-    if recs:
-        lo = min(min(r["latency_measured_s"], r["latency_predicted_s"]) for r in recs) / 2
-        hi = max(max(r["latency_measured_s"], r["latency_predicted_s"]) for r in recs) * 2
+        sub = recs.regime_predicted == regime
+        if sub.any():
+            ax.scatter(measured[sub], predicted[sub], s=12, c=colour, label=regime)
+    if len(recs):
+        lo = float(min(measured.min(), predicted.min())) / 2
+        hi = float(max(measured.max(), predicted.max())) * 2
         ax.plot([lo, hi], [lo, hi], "k-", lw=0.8)
         ax.fill_between(
             [lo, hi],
@@ -103,25 +99,22 @@ def _roofline(registry: Any, hw: str, validation: Validation) -> str:
     import matplotlib.pyplot as plt
     import numpy as np
 
+    from graphsval_core.datamodel.dtypes import bytes_per_element
+
     target = registry.target(hw)
-    recs = [r for r in validation.records if r["status"] == "checked" and r["hardware"] == hw]
+    records = validation.records
+    recs = records.take(records.checked & (records.hardware == hw))
     fig, ax = plt.subplots(figsize=(6, 4.5))
     xs = []
     for regime, colour in REGIME_COLOURS.items():
-        sub = [r for r in recs if r["regime_predicted"] == regime and r["_terms"].get("flops")]
+        index = np.flatnonzero((recs.regime_predicted == regime) & (recs.terms.flops > 0))
         pts = []
-        for r in sub:
-            op = registry.op(r["op"])
-            from graphsval_core.datamodel.dtypes import bytes_per_element
-
-            ws = float(
-                op.working_set_bytes(
-                    np.array([[int(d) for d in r["shape"].split("x")]]),
-                    bytes_per_element(r["dtype"]),
-                )[0]
-            )
-            flops = r["_terms"]["flops"]
-            pts.append((flops / ws, flops / r["latency_measured_s"]))
+        for i in index:
+            op = registry.op(recs.op[i])
+            dims = np.array([[int(d) for d in recs.shape[i].split("x")]])
+            ws = float(op.working_set_bytes(dims, bytes_per_element(recs.dtype[i]))[0])
+            flops = float(recs.terms.flops[i])
+            pts.append((flops / ws, flops / float(recs.latency_measured_s[i])))
         if pts:
             xs += [p[0] for p in pts]
             ax.scatter(*zip(*pts, strict=True), s=12, c=colour, label=regime)
@@ -153,7 +146,7 @@ def _roofline(registry: Any, hw: str, validation: Validation) -> str:
     return _png(fig)
 
 
-def render_html(summary: dict[str, Any], validation: Validation, registry: Any) -> str:
+def render_html(summary: Summary, validation: Validation, registry: Any) -> str:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -162,7 +155,8 @@ def render_html(summary: dict[str, Any], validation: Validation, registry: Any) 
         ("Heatmap", _heatmap(summary)),
         ("Predicted vs measured latency", _scatter(validation)),
     ]
-    for hw in sorted({r["hardware"] for r in validation.records if r["status"] == "checked"}):
+    records = validation.records
+    for hw in sorted(set(records.hardware[records.checked])):
         images.append((f"Roofline {hw}", _roofline(registry, hw, validation)))
     body = ["<h1>graphsval validation report</h1>"]
     for title, data in images:

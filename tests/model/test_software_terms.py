@@ -217,14 +217,16 @@ def test_an_op_runs_at_least_one_kernel():
 
 
 def test_attribution_takes_first_touch_and_packing_out_with_the_launch(registry_of):
-    from graphsval_core.validate.attribution import _fixed
     from graphsval_core.validate.harness import _terms
 
     registry = registry_of(pack_bps=estimated(1e9, "test"), pack_min_rows=estimated(3, "test"))
     target = registry.target("t")
     p = predict_batch(registry, "t", "matmul", [[64, 512, 512]], "fp32")
-    terms = _terms(p, 0, target, "fp32")
-    assert terms["fixed_s"] == pytest.approx(p.launch_s[0] + p.pack_s[0])
+    terms = _terms(p.columns(), target, "fp32")
+    assert terms.fixed_s[0] == pytest.approx(p.launch_s[0] + p.pack_s[0])
     assert p.pack_s[0] == pytest.approx(512 * 512 * 4 / 1e9)
-    assert _fixed({"_terms": terms}) == terms["fixed_s"]
-    assert _fixed({"_terms": {"launch_s": 2e-6}}) == 2e-6  # records without it
+    # a predictor that reports no launch, first touch or packing: the target's launch
+    bare = {k: v for k, v in p.columns().items() if k not in ("launch_s", "pack_s")}
+    fallback = _terms(bare, target, "fp32")
+    assert fallback.fixed_s[0] == fallback.launch_s[0] == target.launch_for("fp32")
+    assert fallback.fixed_s[0] != terms.fixed_s[0]

@@ -1,0 +1,124 @@
+"""Which baseline rows a validation counts, file by file.
+
+With no file named, every baseline the installed plugins ship; a file in a
+``recapture/`` folder beside a baseline is that baseline captured a second time
+and is paired with it (the capture-vs-recapture agreement), not validated.
+Which rows of a file count (DESIGN.md section 6): its ``purpose`` column, else
+its name's suffix, else every row with a warning. A target that ships only
+calibration rows is validated on them, marked in-sample only, when the
+shipped baselines are validated (never for a file named explicitly).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from attrs import define, frozen
+
+from graphsval_core.files.baseline import Baseline, BaselineRow, read_baseline
+from graphsval_core.plugins.registry import Registry
+
+RECAPTURE_DIR = "recapture"
+
+
+@define
+class Selection:
+    """The rows of one baseline file that count, and how they were chosen."""
+
+    baseline: Baseline
+    rows: list[BaselineRow]
+    in_sample: bool = False  # calibration rows validated because no validation rows exist
+    warning: str = ""
+
+
+@frozen
+class Baselines:
+    """The selections of a run, the (baseline, recapture) pairs, and every file's sha256."""
+
+    selections: list[Selection]
+    pairs: list[tuple[Baseline, Baseline]]
+    sha256: dict[str, str]
+
+
+def recapture_of(path: str, candidates: Sequence[str]) -> str | None:
+    """The recapture of baseline ``path``: a file of the same name in a
+    ``recapture/`` folder beside it."""
+    p = Path(path)
+    twin = str(p.parent / RECAPTURE_DIR / p.name)
+    return twin if twin in candidates else None
+
+
+def _sha256(item: Any) -> str:
+    data = item.read_bytes() if hasattr(item, "read_bytes") else Path(item).read_bytes()
+    return hashlib.sha256(data).hexdigest()
+
+
+def select(
+    registry: Registry,
+    explicit: Sequence[str],
+    hws: set[str] | None,
+    ops: set[str] | None,
+    purpose: str,
+    hw_override: str | None = None,
+) -> Baselines:
+    """The rows of ``explicit`` files (or of every shipped baseline) for the
+    targets ``hws`` and ops ``ops`` (None: all) and ``purpose``; with
+    ``hw_override``, every row is taken as that target's."""
+    from attrs import evolve
+
+    items = list(explicit) if explicit else [item for _, item in registry.baseline_files()]
+    parsed: dict[str, Baseline] = {}
+    hashes: dict[str, str] = {}
+    for item in items:
+        text = None if isinstance(item, str | Path) else item.read_text(encoding="utf-8")
+        baseline = read_baseline(str(item), text)
+        if hw_override:
+            baseline = evolve(
+                baseline, rows=tuple(evolve(r, hardware=hw_override) for r in baseline.rows)
+            )
+        parsed[str(item)] = baseline
+        hashes[str(item)] = _sha256(item)
+    recaptures = (
+        {p for p in parsed if Path(p).parent.name == RECAPTURE_DIR} if not explicit else set()
+    )
+    pairs = []
+    for path in parsed:
+        twin = recapture_of(path, list(recaptures))
+        if twin:
+            pairs.append((parsed[path], parsed[twin]))
+    # which targets have rows of the requested purpose at all (installed baselines)
+    has_purpose: set[tuple[str, str]] = set()
+    for path, b in parsed.items():
+        if path in recaptures:
+            continue
+        for r in b.select(purpose):
+            has_purpose.add((r.hardware, r.op))
+
+    def wanted(r: BaselineRow) -> bool:
+        return (hws is None or r.hardware in hws) and (ops is None or r.op in ops)
+
+    selections = []
+    for path, b in parsed.items():
+        if path in recaptures:
+            continue
+        if b.purpose_source == "none":
+            rows = [r for r in b.rows if wanted(r)]
+            warning = f"{path}: no purpose column or suffix: every row counts"
+            selections.append(Selection(b, rows, False, warning if rows else ""))
+            continue
+        rows = [r for r in b.select(purpose) if wanted(r)]
+        in_sample = False
+        if not rows and purpose == "validation" and not explicit:
+            other = [
+                r
+                for r in b.select("calibration")
+                if wanted(r) and (r.hardware, r.op) not in has_purpose
+            ]
+            if other:
+                rows, in_sample = other, True
+        if rows:
+            selections.append(Selection(b, rows, in_sample))
+    return Baselines(selections, pairs, hashes)

@@ -1,0 +1,248 @@
+"""The report's summary, typed: what a validation found, per target and op.
+
+:func:`build_summary` turns a :class:`~graphsval_core.validate.harness.Validation`
+into a :class:`Summary`: the header (versions, plugins, baselines and their
+hashes, tolerances), the totals, the flagged and excluded records, one
+:class:`TargetOpSummary` per target and op (with its heatmap cells and the
+capture-vs-recapture agreement), the drift attribution of every failing cell,
+warnings, and the consistency counts of consistency-only targets. Every record
+class here is serialised by :func:`summary_dict` in field order, the order
+``report.json`` has always had; the renderers in :mod:`graphsval_core.validate.report`
+read the same records.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import attrs
+import numpy as np
+from attrs import field, frozen
+
+from graphsval_core.datamodel.regimes import AMBIGUOUS, order
+from graphsval_core.validate.attribution import Drift, attribute, build_cells
+from graphsval_core.validate.harness import Recapture, Validation
+from graphsval_core.validate.records import Records
+
+SCHEMA_VERSION = 1
+
+
+@frozen
+class PluginVersion:
+    """A loaded plugin of the run, as the header lists it."""
+
+    name: str
+    distribution: str | None
+    version: str | None
+
+
+@frozen
+class BaselineInfo:
+    """One baseline file of the run: its hash, the rows counted and how they were chosen."""
+
+    path: str
+    sha256: str
+    rows: int
+    selection: str
+
+
+@frozen
+class Header:
+    """What a reader needs to reproduce the run."""
+
+    graphsval_version: str
+    plugins: tuple[PluginVersion, ...] = field(converter=tuple)
+    baselines: tuple[BaselineInfo, ...] = field(converter=tuple)
+    tolerances: Mapping[str, Mapping[str, float]]
+
+
+@frozen
+class Flagged:
+    """A record listed apart: excluded (with its reason), near a regime
+    boundary, or whose measured regime could not be placed."""
+
+    hardware: str
+    op: str
+    shape: str
+    dtype: str
+    reason: str | None
+    file: str
+    line: int
+
+
+@frozen
+class TargetOpSummary:
+    """The figures of one target and op: counts, the median latency error,
+    the recapture agreement and the heatmap cells (``regime -> text``)."""
+
+    hardware: str
+    op: str
+    records: int
+    checked: int
+    passed: int
+    failed: int
+    excluded: int
+    near_boundary: int
+    unplaced: int
+    in_sample: bool
+    median_abs_latency_error: float | None
+    recapture: Recapture | None
+    cells: Mapping[str, str]
+
+
+@frozen
+class DriftEntry:
+    """The drift attribution of one failing cell: the constant, the model's
+    value, the value the measurements imply, and the sentence that says so."""
+
+    hardware: str
+    op: str
+    regime: str
+    cell: str
+    constant: str
+    unit: str
+    model: float
+    implied: float
+    change: float
+    shapes: int
+    median_error: float
+    error_kind: str
+    text: str
+
+    @classmethod
+    def of(cls, hardware: str, op: str, regime: str, cell: str, drift: Drift) -> DriftEntry:
+        return cls(
+            hardware,
+            op,
+            regime,
+            cell,
+            drift.constant,
+            drift.unit,
+            drift.model,
+            drift.implied,
+            drift.change,
+            drift.shapes,
+            drift.median_error,
+            drift.error_kind,
+            drift.text(),
+        )
+
+
+@frozen(kw_only=True)
+class Summary:
+    """Everything the report says about a validation (see module doc)."""
+
+    schema_version: int = SCHEMA_VERSION
+    header: Header
+    predictor: str
+    records: int
+    checked: int
+    passed: int
+    failed: int
+    excluded: tuple[Flagged, ...] = field(converter=tuple)
+    near_boundary: tuple[Flagged, ...] = field(converter=tuple)
+    unplaced: tuple[Flagged, ...] = field(converter=tuple)
+    targets: tuple[TargetOpSummary, ...] = field(converter=tuple)
+    drift: tuple[DriftEntry, ...] = field(converter=tuple)
+    warnings: tuple[str, ...] = field(converter=tuple)
+    #: ``hardware -> counts`` of the consistency-only targets (``graphsval check``)
+    consistency: Mapping[str, Mapping[str, int]] = field(factory=dict)
+
+
+def summary_dict(summary: Summary) -> dict[str, Any]:
+    """The summary as ``report.json`` holds it (every record in field order)."""
+    return attrs.asdict(summary)
+
+
+def _flagged(records: Records, mask: np.ndarray, reason: str) -> list[Flagged]:
+    return [
+        Flagged(
+            records.hardware[i],
+            records.op[i],
+            records.shape[i],
+            records.dtype[i],
+            getattr(records, reason)[i],
+            records.file[i],
+            int(records.line[i]),
+        )
+        for i in np.flatnonzero(mask)
+    ]
+
+
+def _count(flags: Any) -> int:
+    """How many of a flag column's verdicts are True."""
+    return sum(1 for v in flags if v)
+
+
+def _true(flags: np.ndarray) -> np.ndarray:
+    """Mask of a flag column's True verdicts (None and False are not)."""
+    return np.array([v is True for v in flags], dtype=bool)
+
+
+def _target_op(
+    records: Records, hardware: str, op: str, cells: Sequence[Any], recapture: Recapture | None
+) -> TargetOpSummary:
+    checked = records.take(records.checked)
+    errors = np.abs(checked.latency_error)
+    return TargetOpSummary(
+        hardware=hardware,
+        op=op,
+        records=len(records),
+        checked=len(checked),
+        passed=_count(checked.passed),
+        failed=sum(1 for v in checked.passed if not v),
+        excluded=len(records) - len(checked),
+        near_boundary=_count(checked.near_boundary),
+        unplaced=int(np.sum(checked.regime_measured == AMBIGUOUS)),
+        in_sample=any(records.in_sample),
+        median_abs_latency_error=float(np.median(errors)) if errors.size else None,
+        recapture=recapture,
+        cells={c.regime: c.text() for c in cells},
+    )
+
+
+def build_summary(
+    validation: Validation,
+    header: Header,
+    consistency: Mapping[str, Mapping[str, int]] | None = None,
+) -> Summary:
+    """The summary of ``validation`` (see module doc)."""
+    records = validation.records
+    cells = build_cells(records)
+    groups: dict[tuple[str, str], list[int]] = {}
+    for i in range(len(records)):
+        groups.setdefault((records.hardware[i], records.op[i]), []).append(i)
+    targets = [
+        _target_op(
+            records.take(np.array(index)),
+            hw,
+            op,
+            [c for c in cells.values() if (c.hardware, c.op) == (hw, op)],
+            validation.recapture.get((hw, op)),
+        )
+        for (hw, op), index in sorted(groups.items())
+    ]
+    drift = [
+        DriftEntry.of(cell.hardware, cell.op, cell.regime, cell.text(), d)
+        for cell in sorted(cells.values(), key=lambda c: (c.hardware, c.op, order(c.regime)))
+        for d in attribute(cell)
+    ]
+    checked = records.checked
+    return Summary(
+        header=header,
+        predictor=validation.predictor,
+        records=len(records),
+        checked=int(np.sum(checked)),
+        passed=_count(records.passed[checked]),
+        failed=sum(1 for v in records.passed[checked] if not v),
+        excluded=_flagged(records, ~checked, "excluded_reason"),
+        near_boundary=_flagged(records, checked & _true(records.near_boundary), "regime_measured"),
+        unplaced=_flagged(
+            records, checked & (records.regime_measured == AMBIGUOUS), "regime_measured"
+        ),
+        targets=targets,
+        drift=drift,
+        warnings=validation.warnings,
+        consistency=dict(consistency or {}),
+    )

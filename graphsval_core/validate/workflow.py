@@ -1,0 +1,253 @@
+"""``graphsval validate`` as a function: options in, a typed result out.
+
+:func:`validate` selects the baseline rows (:mod:`graphsval_core.validate.selection`),
+predicts and judges every row (:mod:`graphsval_core.validate.harness`), pairs
+recaptures, summarises (:mod:`graphsval_core.validate.summary`), runs the
+consistency checks of the targets concerned, and checks or raises the
+pass-count floors. It prints nothing: the command renders the result.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from attrs import field, frozen
+
+from graphsval_core import __version__
+from graphsval_core.consistency.runner import (
+    TargetResult,
+    failure_lines,
+    heatmap_counts,
+    run_consistency,
+)
+from graphsval_core.datamodel.errors import UserInputError
+from graphsval_core.files.floors import (
+    FloorCheck,
+    FloorsError,
+    check_floors,
+    read_floors,
+    update_floors,
+    write_floors,
+)
+from graphsval_core.files.tolerances import load_tolerances
+from graphsval_core.plugins.registry import Registry
+from graphsval_core.validate.harness import Validation, recapture_agreement
+from graphsval_core.validate.harness import validate as judge
+from graphsval_core.validate.selection import Baselines, select
+from graphsval_core.validate.summary import (
+    BaselineInfo,
+    Header,
+    PluginVersion,
+    Summary,
+    build_summary,
+)
+
+PURPOSES = ("validation", "calibration")
+
+FLOORS_SCOPE = (
+    "floors hold for the shipped baselines' validation rows under the reference "
+    "predictor and the shipped tolerances: drop --baseline, --purpose, --tolerances "
+    "and --predictor to check or update them (--hw and --op may narrow the run)"
+)
+
+
+@frozen(kw_only=True)
+class ValidateOptions:
+    """What to validate, against what, and what to do with the floors."""
+
+    hws: tuple[str, ...] = field(default=(), converter=tuple)
+    ops: tuple[str, ...] = field(default=(), converter=tuple)
+    purpose: str = "validation"
+    baselines: tuple[str, ...] = field(default=(), converter=tuple)
+    predictor: str = "reference"
+    tolerances_file: str | None = None
+    check_floors: bool = False
+    update_floors: bool = False
+    #: why a floor is lowered (with ``update_floors``)
+    reason: str | None = None
+
+    def __attrs_post_init__(self) -> None:
+        if self.purpose not in PURPOSES:
+            raise UserInputError(f"purpose {self.purpose!r} is not one of {', '.join(PURPOSES)}")
+        if (self.check_floors or self.update_floors) and (
+            self.baselines
+            or self.purpose != "validation"
+            or self.tolerances_file
+            or self.predictor != "reference"
+        ):
+            raise UserInputError(FLOORS_SCOPE)
+
+    @property
+    def explicit(self) -> bool:
+        """Whether the user narrowed the selection (an empty one is then an error)."""
+        return bool(self.hws or self.ops or self.baselines)
+
+
+@frozen
+class PluginFloors:
+    """The floors of one plugin's target/op pairs: what ``--update-floors``
+    changed in its file, and each pair's check."""
+
+    plugin: str
+    path: str
+    changes: tuple[str, ...]
+    checks: tuple[FloorCheck, ...]
+
+
+@frozen
+class FloorsVerdict:
+    """Every plugin's floors, the pairs whose plugin ships no floors file, and
+    the error that stopped the floors (a malformed file, a floor lowered without
+    a reason), reported after the report."""
+
+    plugins: tuple[PluginFloors, ...]
+    unfloored: tuple[str, ...]
+    error: str | None = None
+
+    @property
+    def failed(self) -> bool:
+        """A floor is not met."""
+        return any(not c.ok for p in self.plugins for c in p.checks)
+
+
+@frozen
+class ValidateResult:
+    """What a validation found: the rows it counted, the records and their
+    summary, the consistency checks, and the floors (when asked for)."""
+
+    options: ValidateOptions
+    baselines: Baselines
+    validation: Validation | None
+    summary: Summary | None
+    consistency: tuple[TargetResult, ...]
+    floors: FloorsVerdict | None = None
+
+    @property
+    def consistency_failed(self) -> bool:
+        return any(r.failed for r in self.consistency)
+
+    @property
+    def consistency_lines(self) -> list[str]:
+        """One line per failed check or unexpected pass."""
+        return failure_lines(self.consistency)
+
+    @property
+    def failed(self) -> bool:
+        """The run fails: a record fails (with ``check_floors``: a floor is not
+        met), or a consistency check fails."""
+        if self.consistency_failed:
+            return True
+        if self.summary is None:
+            return False
+        if self.options.check_floors:
+            return self.floors is not None and self.floors.failed
+        return self.summary.failed > 0
+
+
+def validate(registry: Registry, options: ValidateOptions) -> ValidateResult:
+    """Validate the selected baselines against the predictor (see module doc).
+
+    Bad input (an unknown name, an unreadable or malformed file, a selection
+    that matches no row) raises :class:`~graphsval_core.datamodel.errors.UserInputError`.
+    """
+    tolerances = load_tolerances(options.tolerances_file)
+    model = registry.predictor(options.predictor)
+    wanted = {registry.resolve(h).key for h in options.hws} if options.hws else None
+    for op in options.ops:
+        registry.op(op)
+    hw_override = next(iter(wanted or [])) if options.baselines and len(options.hws) == 1 else None
+    baselines = select(
+        registry,
+        options.baselines,
+        wanted,
+        set(options.ops) if options.ops else None,
+        options.purpose,
+        hw_override,
+    )
+    if not baselines.selections:
+        if options.explicit:
+            raise UserInputError(
+                "the selection (--hw/--op/--baseline/--purpose) matches no baseline rows"
+            )
+        # nothing ships baselines: the consistency checks are all there is to run
+        return ValidateResult(options, baselines, None, None, tuple(run_consistency(registry)))
+    validation = judge(registry, baselines.selections, model, tolerances)
+    validation.recapture = recapture_agreement(validation, baselines.pairs)
+    consistency = tuple(
+        run_consistency(registry, [registry.target(k) for k in wanted] if wanted else None)
+    )
+    summary = build_summary(
+        validation, _header(registry, baselines, tolerances), heatmap_counts(consistency)
+    )
+    floors = None
+    if options.check_floors or options.update_floors:
+        floors = _floors(registry, summary, options)
+    return ValidateResult(options, baselines, validation, summary, consistency, floors)
+
+
+def _header(
+    registry: Registry, baselines: Baselines, tolerances: dict[str, dict[str, float]]
+) -> Header:
+    return Header(
+        graphsval_version=__version__,
+        plugins=[
+            PluginVersion(i.name, i.distribution, i.version)
+            for i in registry.plugins
+            if i.loaded and not i.builtin
+        ],
+        baselines=[
+            BaselineInfo(
+                path=s.baseline.path,
+                sha256=baselines.sha256[s.baseline.path],
+                rows=len(s.rows),
+                selection="in-sample only (calibration rows)"
+                if s.in_sample
+                else s.baseline.purpose_source,
+            )
+            for s in baselines.selections
+        ],
+        tolerances=tolerances,
+    )
+
+
+def _floors(registry: Registry, summary: Summary, options: ValidateOptions) -> FloorsVerdict:
+    """Check (and with ``update_floors`` raise) each plugin's floors."""
+    counts = {f"{t.hardware}/{t.op}": (t.passed, t.checked) for t in summary.targets}
+    files = registry.floors_files()
+    owner = {key: registry.target_plugin(key.split("/")[0]).name for key in counts}
+    done: list[PluginFloors] = []
+    error = None
+    try:
+        for plugin, path in sorted(files.items()):
+            keys = [k for k in counts if owner[k] == plugin]
+            if not keys:
+                continue
+            floors = read_floors(path)
+            changes: list[str] = []
+            if options.update_floors:
+                floors, changes = update_floors(counts, floors, keys, options.reason)
+                write_floors(Path(path), floors)
+            checks = check_floors({k: counts[k] for k in keys}, floors)
+            done.append(PluginFloors(plugin, str(path), tuple(changes), tuple(checks)))
+    except FloorsError as exc:
+        error = str(exc)
+    unfloored = tuple(key for key in counts if owner[key] not in files)
+    return FloorsVerdict(tuple(done), unfloored, error)
+
+
+def reports(result: ValidateResult, registry: Any) -> dict[str, str]:
+    """The report files of a validation, ``name -> text``: report.json,
+    report.md, records.csv and report.html."""
+    from graphsval_core.validate.html import render_html
+    from graphsval_core.validate.report import records_csv, render, report_json
+
+    summary, validation = result.summary, result.validation
+    if summary is None or validation is None:
+        return {}
+    return {
+        "report.json": report_json(summary, validation),
+        "report.md": render(summary, validation, markdown=True, per_shape="all"),
+        "records.csv": records_csv(validation),
+        "report.html": render_html(summary, validation, registry),
+    }

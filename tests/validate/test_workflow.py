@@ -1,0 +1,70 @@
+"""The validate workflow called as a function: typed options in, a typed result out."""
+
+from __future__ import annotations
+
+import csv
+
+import pytest
+
+from graphsval_core.datamodel.errors import UserInputError
+from graphsval_core.plugins.loader import build_registry
+from graphsval_core.validate.summary import Summary, summary_dict
+from graphsval_core.validate.workflow import ValidateOptions, validate
+
+HEADER = ["hardware", "op", "shape", "dtype", "latency_s", "energy_j", "trial_count", "notes"]
+
+
+@pytest.fixture
+def registry(make_target, make_plugin):
+    return build_registry(
+        strict=True,
+        autoload=False,
+        extra_plugins=[("toy", make_plugin("toy", lambda: [make_target("toy")]))],
+    )
+
+
+def _baseline(path, rows):
+    with path.open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(HEADER)
+        writer.writerows(rows)
+    return str(path)
+
+
+def test_result_is_typed_and_judges_each_row(registry, tmp_path):
+    path = _baseline(
+        tmp_path / "toy.validation.csv",
+        [
+            ["toy", "vector_add", "1000", "fp32", "1e-9", "", 5, ""],  # absurdly fast: fails
+            ["toy", "vector_add", "2000", "fp32", "", "", 0, "failed: oom"],  # excluded
+        ],
+    )
+    result = validate(registry, ValidateOptions(baselines=[path]))
+    assert isinstance(result.summary, Summary)
+    assert result.summary.records == 2 and result.summary.checked == 1
+    assert result.summary.failed == 1 and result.failed
+    (excluded,) = result.summary.excluded
+    assert excluded.shape == "2000" and excluded.reason.startswith("capture failed")
+    records = result.validation.records
+    assert list(records.status) == ["excluded", "checked"]
+    assert records.row(1)["pass_latency"] is False
+    assert summary_dict(result.summary)["targets"][0]["hardware"] == "toy"
+    assert result.floors is None
+
+
+def test_an_empty_explicit_selection_is_bad_input(registry, tmp_path):
+    path = _baseline(
+        tmp_path / "toy.validation.csv", [["toy", "matmul", "8x8x8", "fp32", "1e-5", "", 1, ""]]
+    )
+    with pytest.raises(UserInputError, match="matches no baseline rows"):
+        validate(registry, ValidateOptions(baselines=[path], ops=["vector_add"]))
+
+
+def test_floors_only_for_the_shipped_validation_rows():
+    with pytest.raises(UserInputError, match="floors hold for the shipped baselines"):
+        ValidateOptions(check_floors=True, purpose="calibration")
+
+
+def test_unknown_predictor_is_bad_input(registry):
+    with pytest.raises(UserInputError, match="unknown predictor 'naive'"):
+        validate(registry, ValidateOptions(predictor="naive"))
