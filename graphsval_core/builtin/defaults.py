@@ -30,6 +30,6 @@ def graphsval_residency_window(
     Ops with no reuse (no ``gemm_dims``) get no tile."""
     if op.gemm_dims is None:
         return None
-    from graphsval_core.model.reference import square_tile, tile_capacity_bytes
+    from graphsval_core.model.terms.traffic import square_tile, tile_capacity_bytes
 
     return square_tile(op.gemm_dims(shapes), tile_capacity_bytes(tier), bytes_per_element(dtype))

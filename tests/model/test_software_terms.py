@@ -11,7 +11,7 @@ from graphsval_core.datamodel.target import SpecError
 from graphsval_core.datamodel.target_json import spec_from_json, spec_to_json
 from graphsval_core.model.classifier import measured_regime
 from graphsval_core.model.predict import predict_batch
-from graphsval_core.model.reference import resident_capacity
+from graphsval_core.model.terms.residency import resident_capacity
 from graphsval_core.plugins.loader import build_registry
 
 

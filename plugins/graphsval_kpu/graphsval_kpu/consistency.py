@@ -67,7 +67,7 @@ def residency_window(
     on_chip = [t for t in target.tiers if t.name != "dram"]
     if not on_chip or tier.name != on_chip[-1].name:
         return None
-    from graphsval_core.model.reference import square_tile, tile_capacity_bytes
+    from graphsval_core.model.terms.traffic import square_tile, tile_capacity_bytes
 
     bpe = bytes_per_element(dtype)
     gemm = np.asarray(op.gemm_dims(shapes), dtype=np.float64).reshape(-1, 3)
@@ -82,7 +82,11 @@ def _once_ratio(
     """Traffic of the whole product (every operand once) over that of the
     default square tile: what the regime must scale DRAM traffic by (the
     output crossing ``passes`` times, as the model counts it)."""
-    from graphsval_core.model.reference import gemm_traffic_bytes, square_tile, tile_capacity_bytes
+    from graphsval_core.model.terms.traffic import (
+        gemm_traffic_bytes,
+        square_tile,
+        tile_capacity_bytes,
+    )
 
     gemm = np.asarray(op_spec.gemm_dims(np.asarray([shape])), dtype=np.float64)
     elements = op_spec.operand_elements(np.asarray([shape]))
@@ -101,7 +105,7 @@ def weight_stationary(target: TargetSpec, registry: Registry) -> list[Outcome]:
     traffic falls to every operand crossing once; outside, nothing changes."""
     from attrs import evolve
 
-    from graphsval_core.model.reference import write_allocates
+    from graphsval_core.model.terms.traffic import write_allocates
 
     threshold = WEIGHT_SHARE * on_chip_bytes(target)
     tiers = registry.memory_hierarchy(target)

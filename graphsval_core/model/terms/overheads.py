@@ -1,0 +1,58 @@
+"""Costs of a call beyond its compute and memory time: launch, first touch of
+a fresh output, and the packing of B by a CPU GEMM library."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def launch_time(
+    first_kernel_s: float,
+    kernels: int,
+    per_kernel_s: float,
+    team: np.ndarray,
+    fork_join_s: float | None,
+) -> np.ndarray:
+    """The launch of a call: its first kernel (a framework dispatch, or for a
+    matrix product the dtype's GEMM-library call), every further kernel of the
+    op at ``per_kernel_s`` (linear broadcasts its bias, then accumulates the
+    product onto it), and ``fork_join_s`` where the op wakes and joins the
+    thread team: ``first + (kernels - 1) * per_kernel [+ fork_join]``."""
+    launch = np.full(team.shape, first_kernel_s + (kernels - 1) * per_kernel_s)
+    if fork_join_s is not None:
+        launch = launch + np.where(team, fork_join_s, 0.0)
+    return launch
+
+
+def fresh_output(
+    out_bytes: np.ndarray, first_touch_bps: float | None, min_bytes: float | None
+) -> np.ndarray:
+    """Per row: whether the output is allocated afresh on every call and large
+    enough (``>= min_bytes``) to be mapped anew by the OS (a CPU's malloc hands
+    such sizes to mmap). Never where the target has no first-touch rate (a
+    caching GPU allocator)."""
+    if not first_touch_bps or min_bytes is None:
+        return np.zeros(out_bytes.shape, dtype=bool)
+    return out_bytes >= min_bytes
+
+
+def first_touch_time(
+    out_bytes: np.ndarray, fresh: np.ndarray, first_touch_bps: float | None
+) -> np.ndarray:
+    """The OS zeroing a fresh output's pages, serially, before the kernel
+    writes them: ``out_bytes / first_touch_bps`` where ``fresh``, else 0."""
+    if not first_touch_bps:
+        return np.zeros(out_bytes.shape)
+    return np.where(fresh, out_bytes / first_touch_bps, 0.0)
+
+
+def pack_time(
+    gemm: np.ndarray, bpe: float, pack_bps: float | None, min_rows: float | None
+) -> np.ndarray:
+    """A CPU GEMM library copying B (``K*N*bpe`` bytes, read once and written
+    once before the product reads it) into its panel layout on every call at
+    ``pack_bps``, once A has ``min_rows`` rows or more; with fewer rows a
+    GEMV-like kernel streams B as it is. 0 where the target does not pack."""
+    if pack_bps is None or min_rows is None:
+        return np.zeros(gemm.shape[0])
+    return np.where(gemm[:, 0] >= min_rows, gemm[:, 1] * gemm[:, 2] * bpe / pack_bps, 0.0)

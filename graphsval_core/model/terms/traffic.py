@@ -1,0 +1,102 @@
+"""Traffic per tier: the bytes each tier serves to the level inside it before
+residency is counted (:mod:`.residency` scales them by the miss fraction).
+
+A matrix product ``C[M,N] = A[M,K] B[K,N]`` reuses its operands within a
+C-tile ``(Mt, Nt)`` sized for the inner level: C crosses once per pass, A once
+per column block of C, B once per row block. Any other op has no reuse and
+moves every operand once. An output crosses twice where the caches
+write-allocate (a CPU's read a line before a store fills it), except a freshly
+mapped output, which the kernel has just zeroed into the cache.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from graphsval_core.datamodel.target import MemoryTier, TargetSpec
+
+
+def tile_capacity_bytes(tier: MemoryTier) -> float:
+    """Capacity one tile may use: a unit's share of a per-unit tier, the usable
+    capacity of a shared one."""
+    return tier.capacity_bytes if tier.is_per_unit else tier.effective_capacity_bytes
+
+
+def square_tile(gemm: np.ndarray, capacity_bytes: float, bpe: float) -> np.ndarray:
+    """The square C-tile that keeps a tile of A, B and C in ``capacity_bytes``:
+    ``Mt = Nt = max(1, floor(sqrt(C / (3 * bpe))))`` clamped to the shape; K is
+    not tiled. ``gemm`` is ``(n, 3)`` of (M, K, N); so is the result."""
+    side = max(1.0, float(np.floor(np.sqrt(capacity_bytes / (3.0 * bpe)))))
+    tile = np.array(gemm, dtype=np.float64, copy=True)
+    tile[:, 0] = np.minimum(tile[:, 0], side)
+    tile[:, 2] = np.minimum(tile[:, 2], side)
+    return tile
+
+
+def gemm_traffic_bytes(
+    gemm: np.ndarray, tile: np.ndarray, bpe: float, output_passes: float | np.ndarray = 2.0
+) -> np.ndarray:
+    """Bytes crossing a boundary for ``C[M,N] = A[M,K] B[K,N]`` with C-tile
+    ``(Mt, Nt)``: ``(p*M*N + M*K*ceil(N/Nt) + K*N*ceil(M/Mt)) * bpe``, where C
+    crosses ``p = output_passes`` times (written, and read first by a
+    write-allocate cache). ``gemm`` and ``tile`` are ``(n, 3)`` of (M, K, N)."""
+    m, k, n = (gemm[:, i].astype(np.float64) for i in range(3))
+    mt, nt = tile[:, 0], tile[:, 2]
+    return (output_passes * m * n + m * k * np.ceil(n / nt) + k * n * np.ceil(m / mt)) * bpe
+
+
+def write_allocates(target: TargetSpec) -> bool:
+    """Whether the target's caches read a line before a store fills it (a CPU's
+    write-allocate caches); a GPU's L2 and a spatial accelerator's scratchpads
+    take writes without reading."""
+    return target.architecture == "cpu"
+
+
+def output_read_first(write_allocate: bool, fresh: np.ndarray) -> np.ndarray:
+    """Per row: whether the output's lines are read before they are written.
+    True on a write-allocate target unless the output is freshly mapped
+    (``fresh``): the kernel has just zeroed those pages into the cache."""
+    return write_allocate & ~fresh
+
+
+def operand_bytes(elements: Mapping[str, np.ndarray], bpe: float) -> np.ndarray:
+    """Bytes of all operands of each row: their elements times ``bpe``."""
+    return sum(np.asarray(v, dtype=np.float64) for v in elements.values()) * bpe
+
+
+def outside_product_bytes(operands: np.ndarray, gemm: np.ndarray, bpe: float) -> np.ndarray:
+    """Operand bytes outside a product's A, B and C (a bias):
+    ``operands - (M*K + K*N + M*N) * bpe``; they cross every boundary once."""
+    m, k, n = gemm[:, 0], gemm[:, 1], gemm[:, 2]
+    return operands - (m * k + k * n + m * n) * bpe
+
+
+def reuse_traffic(
+    gemm: np.ndarray,
+    tiles: np.ndarray,
+    bpe: float,
+    outside: np.ndarray,
+    read_first: np.ndarray,
+) -> np.ndarray:
+    """Traffic of a matrix product at every tier: column ``k`` is
+    :func:`gemm_traffic_bytes` with tier ``k``'s tile ``tiles[:, k]`` (``(n, T, 3)``),
+    the output crossing twice where ``read_first``, plus the ``outside`` bytes.
+    Returns ``(n, T)``."""
+    passes = 1.0 + read_first
+    traffic = np.zeros(tiles.shape[:2])
+    for k in range(tiles.shape[1]):
+        traffic[:, k] = gemm_traffic_bytes(gemm, tiles[:, k, :], bpe, passes) + outside
+    return traffic
+
+
+def streamed_traffic(
+    operands: np.ndarray, out_bytes: np.ndarray, read_first: np.ndarray, n_tiers: int
+) -> np.ndarray:
+    """Traffic of an op with no reuse at every tier: every operand once, plus
+    the output again where ``read_first``. Returns ``(n, n_tiers)``."""
+    moved = operands + np.where(read_first, out_bytes, 0.0)
+    return np.repeat(moved[:, None], n_tiers, axis=1)
