@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from graphsval_core.consistency.runner import outcome
+from graphsval_core.consistency.outcome import outcome
 from graphsval_core.datamodel.provenance import Provenance, Sourced
 from graphsval_core.plugins.records import ConsistencyCheck, ProbeResult
 from graphsval_core.sweep.labels import load_shipped, overlay_for, write_overlay

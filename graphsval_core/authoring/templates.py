@@ -66,7 +66,8 @@ INIT = '''\
 PLUGIN = '''\
 """Entry-point module of $distribution: hook implementations only; nothing runs
 at import time (no torch import, no device query). The hooks are documented in
-graphsval_core.plugins.hookspecs."""
+graphsval_core.plugins.hookspecs (docs/hooks.md); everything it imports comes
+from graphsval_core.plugin_api, the stable surface for plugins."""
 
 from __future__ import annotations
 
@@ -76,11 +77,14 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
-from graphsval_core import hookimpl
-from graphsval_core.datamodel.op import OpSpec
-from graphsval_core.plugins.records import Measurement, ProbeResult
-from graphsval_core.plugins.resources import packaged_files
-from graphsval_core.datamodel.target import TargetSpec
+from graphsval_core.plugin_api import (
+    Measurement,
+    OpSpec,
+    ProbeResult,
+    TargetSpec,
+    hookimpl,
+    packaged_files,
+)
 
 graphsval_api_version = "$api_version"
 
@@ -151,8 +155,7 @@ with their sources.
 
 from __future__ import annotations
 
-from graphsval_core.datamodel.provenance import datasheet, derived, estimated
-from graphsval_core.datamodel.target import MemoryTier, TargetSpec
+from graphsval_core.plugin_api import MemoryTier, TargetSpec, datasheet, derived, estimated
 
 KiB = 1024
 MiB = 1024**2
@@ -227,9 +230,9 @@ MEASURE = '''\
 Until it is, the probe says the target cannot be measured here and measuring
 raises :class:`NotImplementedForHardware`. To write it, build the op's workload
 (``op.build(shape, dtype, device)``) and hand it to
-``graphsval_core.measure.protocol.measure_workload`` with a block timer
+``graphsval_core.plugin_api.measure_workload`` with a block timer
 (``wall_clock_block`` for host-synchronous kernels) and an energy meter
-(``graphsval_core.measure.energy.NoEnergy(reason)`` when there is none): the core does
+(``graphsval_core.plugin_api.NoEnergy(reason)`` when there is none): the core does
 the correctness check, the adaptive timing and the energy window, so your rows
 mean what every other plugin's rows mean. Import heavy libraries (torch, a
 vendor SDK) inside :func:`measure`, never at module level, and keep
@@ -241,9 +244,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from graphsval_core.datamodel.op import OpSpec
-from graphsval_core.plugins.records import Measurement, ProbeResult
-from graphsval_core.datamodel.target import TargetSpec
+from graphsval_core.plugin_api import Measurement, OpSpec, ProbeResult, TargetSpec
 
 NOT_WRITTEN = (
     "measuring is not implemented for this hardware yet "

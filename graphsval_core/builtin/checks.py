@@ -18,22 +18,21 @@ from graphsval_core.datamodel.target import TargetSpec
 from graphsval_core.plugins.records import ConsistencyCheck
 
 if TYPE_CHECKING:
-    from graphsval_core.consistency.runner import Outcome
-    from graphsval_core.plugins.registry import Registry
+    from graphsval_core.consistency.context import CheckContext
+    from graphsval_core.consistency.outcome import Outcome
 
 
-def provenance(target: TargetSpec, registry: Registry) -> list[Outcome]:
+def provenance(target: TargetSpec, ctx: CheckContext) -> list[Outcome]:
     """Every peak, bandwidth, energy per op and energy per byte carries
     provenance of a known kind with a source."""
-    from graphsval_core.consistency.expected import expected
-    from graphsval_core.consistency.runner import outcome
+    from graphsval_core.consistency.outcome import outcome
     from graphsval_core.datamodel.provenance import PROVENANCE_KINDS, Provenance
 
     fields: list[tuple[str, Any]] = []
     for dtype in target.dtypes:
         for name in (f"peak_ops_per_s.{dtype}", f"energy_per_op_j.{dtype}"):
             fields.append((name, target.provenance.get(name)))
-    for tier in registry.memory_hierarchy(target):
+    for tier in ctx.memory_hierarchy(target):
         for name in ("peak_bandwidth_bps", "energy_per_byte_j"):
             fields.append((f"tiers.{tier.name}.{name}", tier.provenance.get(name)))
     kinds: dict[str, int] = {}
@@ -57,16 +56,19 @@ def provenance(target: TargetSpec, registry: Registry) -> list[Outcome]:
             message,
             numbers={"kinds": kinds, "missing": missing},
             coefficient=missing[0] if missing else None,
-            expected=expected("provenance", target.key),
+            expected=ctx.expected("provenance", target),
         )
     ]
 
 
 def _lazy(module: str, name: str) -> Any:
-    def run(target: TargetSpec, registry: Registry) -> Any:
+    """A check's ``run`` that imports its module on first use (loading the
+    built-in plugins stays cheap)."""
+
+    def run(target: TargetSpec, ctx: CheckContext) -> Any:
         import importlib
 
-        return getattr(importlib.import_module(module), name)(target, registry)
+        return getattr(importlib.import_module(module), name)(target, ctx)
 
     return run
 

@@ -1,13 +1,12 @@
 """``graphsval check``: the consistency checks (invariants) of every target,
-the only checks of targets with no silicon (KPU, TPU)."""
+the only checks of targets with no silicon (KPU, TPU). Parses options, runs
+:func:`graphsval_core.consistency.workflow.check` and renders its result."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import click
 
-from graphsval_core.cli.context import InputError, pass_app
+from graphsval_core.cli.context import AppContext, pass_app
 
 
 @click.command()
@@ -22,12 +21,12 @@ from graphsval_core.cli.context import InputError, pass_app
     "--snapshot",
     "snapshot_file",
     metavar="FILE",
-    help="Snapshot file to compare with (default: the committed one).",
+    help="Snapshot file to compare with (default: each plugin's own).",
 )
 @click.option("-v", "--verbose", is_flag=True, help="Print every outcome, passes included.")
 @pass_app
 def check(
-    app: Any,
+    app: AppContext,
     hws: tuple[str, ...],
     as_json: bool,
     update_snapshot: bool,
@@ -42,44 +41,40 @@ def check(
     or skip. Exit 0 when nothing fails (expected failures do not), 1 when a
     check fails, 2 on bad input.
     """
-    from graphsval_core.consistency import snapshot as snap
     from graphsval_core.consistency.report import report_lines
-    from graphsval_core.consistency.runner import run_consistency
+    from graphsval_core.consistency.runner import SCHEMA_VERSION
+    from graphsval_core.consistency.workflow import CheckOptions
+    from graphsval_core.consistency.workflow import check as run
     from graphsval_core.plugins.registry import UnknownNameError
 
-    registry = app.registry
+    options = CheckOptions(hws=hws, update_snapshot=update_snapshot, snapshot_file=snapshot_file)
     try:
-        targets = [registry.target(h) for h in hws] if hws else None
+        result = run(app.registry, options)
     except UnknownNameError as exc:
         raise click.BadParameter(str(exc), param_hint="'--hw'") from None
-    moved: list[str] = []
-    try:
-        with snap.using(snapshot_file) as path:
-            snap.read()  # a malformed file is an input error, not a failed check
-            if update_snapshot:
-                moved = snap.update(registry, targets or registry.targets().values())
-            results = run_consistency(registry, targets)
-    except snap.SnapshotError as exc:
-        raise InputError(str(exc)) from None
-    failed = any(r.failed for r in results)
     if as_json:
         from graphsval_core.cli.output import echo_json
-        from graphsval_core.consistency.runner import SCHEMA_VERSION
 
+        moved = [line for lines in result.moved.values() for line in lines]
         echo_json(
             {
                 "schema_version": SCHEMA_VERSION,
-                "passed": not failed,
-                "snapshot": {"file": str(path), "updated": update_snapshot, "moved": moved},
-                "targets": [r.to_dict() for r in results],
+                "passed": not result.failed,
+                "snapshot": {
+                    "file": result.snapshot_file,
+                    "files": result.plugin_files,
+                    "updated": result.updated,
+                    "moved": moved,
+                },
+                "targets": [r.to_dict() for r in result.results],
             }
         )
     else:
-        if update_snapshot:
-            click.echo(f"snapshot {path}: {len(moved)} change(s)")
-            for line in moved:
+        for path, lines in result.moved.items():
+            click.echo(f"snapshot {path}: {len(lines)} change(s)")
+            for line in lines:
                 click.echo(f"  {line}")
-        for line in report_lines(results, verbose):
+        for line in report_lines(list(result.results), verbose):
             click.echo(line)
-    if failed:
+    if result.failed:
         raise SystemExit(1)

@@ -3,7 +3,7 @@ decomposition, monotonicity, precision scaling, coefficient sensitivity and
 physical bounds, over the reference workload set of
 :mod:`graphsval_core.consistency.runner`.
 
-Each function takes ``(target, registry)`` and returns
+Each function takes ``(target, context)`` and returns
 :class:`~graphsval_core.consistency.runner.Outcome` records, one per aspect of the
 check, deciding over every workload and dtype of the target and naming the
 worst case on failure.
@@ -16,21 +16,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from attrs import evolve
 
-from graphsval_core.consistency.expected import expected
-from graphsval_core.consistency.runner import (
-    Outcome,
-    outcome,
-    predict,
-    reference_shapes,
-    skipped,
-    workload_name,
-)
+from graphsval_core.consistency.context import Batches, CheckContext
+from graphsval_core.consistency.outcome import Outcome, outcome, skipped
+from graphsval_core.consistency.workloads import workload_name
 from graphsval_core.model.prediction import LATENCY_TERMS
 
 if TYPE_CHECKING:
     from graphsval_core.datamodel.target import TargetSpec
     from graphsval_core.model.prediction import Prediction
-    from graphsval_core.plugins.registry import Registry
 
 #: Relative tolerance of sums and proportions (the issue's 0.1%).
 REL = 1e-3
@@ -38,46 +31,6 @@ REL = 1e-3
 EXACT = 1e-9
 #: How much the sensitivity check raises a coefficient.
 RAISE = 1.1
-
-#: ``(op, dtype) -> (shapes, prediction)``
-Batches = dict[tuple[str, str], tuple[np.ndarray, "Prediction"]]
-
-
-#: The last base predictions, ``(registry, target, batches)``: every check of
-#: one target starts from the same ones.
-_last: list[tuple[Any, Any, Batches]] = []
-
-
-def predict_all(
-    registry: Registry,
-    target: TargetSpec,
-    shapes: dict[str, dict[str, list[Any]]] | None = None,
-    dtypes: tuple[str, ...] | None = None,
-) -> Batches:
-    """Predict every op and dtype (or ``dtypes``) of ``target`` over the
-    reference workloads (or ``shapes``: ``dtype -> op -> shapes``)."""
-    if shapes is None and dtypes is None:
-        for reg, tgt, batches in _last:
-            if reg is registry and tgt is target:
-                return batches
-        batches = predict_all(registry, target, reference_shapes_by_dtype(registry, target))
-        _last[:] = [(registry, target, batches)]
-        return batches
-    out: Batches = {}
-    for dtype in dtypes or target.dtypes:
-        per_op = shapes[dtype] if shapes else reference_shapes(registry, target, dtype)
-        for op, rows in per_op.items():
-            array = np.asarray(rows, dtype=np.int64)
-            out[(op, dtype)] = (array, predict(registry, target, op, array, dtype))
-    return out
-
-
-def reference_shapes_by_dtype(
-    registry: Registry, target: TargetSpec
-) -> dict[str, dict[str, list[Any]]]:
-    """``dtype -> op -> shapes`` of the reference workload set."""
-    return {d: reference_shapes(registry, target, d) for d in target.dtypes}
-
 
 def shapes_of(batches: Batches) -> dict[str, dict[str, list[Any]]]:
     """The ``dtype -> op -> shapes`` a set of batches was predicted on."""
@@ -110,9 +63,10 @@ def rows(batches: Batches, dtypes: tuple[str, ...] | None = None) -> Any:
 class Verdict:
     """Collects the cases of one invariant and keeps the worst violation."""
 
-    def __init__(self, check: str, target: TargetSpec) -> None:
+    def __init__(self, check: str, target: TargetSpec, ctx: CheckContext) -> None:
         self.check = check
         self.target = target
+        self.ctx = ctx
         self.cases = 0
         self.violations = 0
         self.worst: dict[str, Any] | None = None
@@ -141,7 +95,7 @@ class Verdict:
                 True,
                 passed,
                 numbers=numbers,
-                expected=expected(self.check, self.target.key),
+                expected=self.ctx.expected(self.check, self.target.key),
             )
         worst = dict(self.worst)
         text = worst.pop("text")
@@ -154,7 +108,7 @@ class Verdict:
             numbers=numbers,
             workload=worst.get("workload"),
             coefficient=worst.get("coefficient"),
-            expected=expected(self.check, self.target.key),
+            expected=self.ctx.expected(self.check, self.target.key),
         )
 
 
@@ -167,17 +121,17 @@ def rel(a: float, b: float) -> float:
 # --- 1. decomposition -------------------------------------------------------------
 
 
-def decomposition(target: TargetSpec, registry: Registry) -> list[Outcome]:
+def decomposition(target: TargetSpec, ctx: CheckContext) -> list[Outcome]:
     """Energy terms sum to the energy within 0.1%; the latency terms sum to the
     latency, and compute + memory = exposed compute + exposed memory + hidden
     overlap (which is reported)."""
-    batches = predict_all(registry, target)
+    batches = ctx.predict_all(target)
     first = next(iter(batches.values()))[1]
     if first.energy_compute_j is None or first.exposed_compute_s is None:
         reason = f"predictor {first.predictor!r} reports no terms"
         return [skipped("decomposition", target.key, reason)]
-    energy = Verdict("decomposition.energy", target)
-    latency = Verdict("decomposition.latency", target)
+    energy = Verdict("decomposition.energy", target, ctx)
+    latency = Verdict("decomposition.latency", target, ctx)
     hidden = 0.0
     for _, _, i, name, p in rows(batches):
         parts = float(p.energy_compute_j[i] + p.energy_per_tier_j[i].sum() + p.energy_static_j[i])
@@ -229,17 +183,17 @@ def _grown(op: str, shape: list[int]) -> list[tuple[int, list[int]]]:
     return out
 
 
-def monotonicity(target: TargetSpec, registry: Registry) -> list[Outcome]:
+def monotonicity(target: TargetSpec, ctx: CheckContext) -> list[Outcome]:
     """Latency and energy never fall as a dimension grows; memory time is
     linear in bytes above the latency floor at a fixed tier; adding a tier's
     traffic never lowers energy."""
-    batches = predict_all(registry, target)
-    grow_latency = Verdict("monotonicity.latency", target)
-    grow_energy = Verdict("monotonicity.energy", target)
+    batches = ctx.predict_all(target)
+    grow_latency = Verdict("monotonicity.latency", target, ctx)
+    grow_energy = Verdict("monotonicity.energy", target, ctx)
     for (op, dtype), (shapes, p) in batches.items():
         pairs = [(i, axis, g) for i, s in enumerate(shapes.tolist()) for axis, g in _grown(op, s)]
-        q = predict(registry, target, op, [g for _, _, g in pairs], dtype)
-        dims = registry.op(op).dims
+        q = ctx.predict(target, op, [g for _, _, g in pairs], dtype)
+        dims = ctx.op(op).dims
         for j, (i, axis, g) in enumerate(pairs):
             name = workload_name(op, shapes[i], dtype)
             to = f"{name} -> {'x'.join(map(str, g))} ({dims[axis]} grown)"
@@ -260,16 +214,16 @@ def monotonicity(target: TargetSpec, registry: Registry) -> list[Outcome]:
     return [
         grow_latency.outcome("latency never falls as M, K, N, B, IN, OUT or N grows"),
         grow_energy.outcome("energy never falls as any dimension grows"),
-        _memory_linear(target, registry, batches),
-        _tier_traffic(target, registry, batches),
+        _memory_linear(target, ctx, batches),
+        _tier_traffic(target, ctx, batches),
     ]
 
 
-def _memory_linear(target: TargetSpec, registry: Registry, batches: Batches) -> Outcome:
+def _memory_linear(target: TargetSpec, ctx: CheckContext, batches: Batches) -> Outcome:
     """At a fixed tier, time / bytes is one constant wherever the time is above
     the tier's access-latency floor."""
-    verdict = Verdict("monotonicity.memory_linear", target)
-    tiers = registry.memory_hierarchy(target)
+    verdict = Verdict("monotonicity.memory_linear", target, ctx)
+    tiers = ctx.memory_hierarchy(target)
     per_byte: dict[str, list[tuple[float, str]]] = {}
     for _, _, i, name, p in rows(batches):
         for k, tier in enumerate(tiers):
@@ -294,16 +248,16 @@ def _memory_linear(target: TargetSpec, registry: Registry, batches: Batches) -> 
     return verdict.outcome("memory time is bytes / effective bandwidth at every tier")
 
 
-def _tier_traffic(target: TargetSpec, registry: Registry, batches: Batches) -> Outcome:
+def _tier_traffic(target: TargetSpec, ctx: CheckContext, batches: Batches) -> Outcome:
     """Each tier's traffic adds energy: its term is >= 0, and predicting with
     that tier's traffic free of charge never gives more energy."""
-    verdict = Verdict("monotonicity.tier_traffic", target)
+    verdict = Verdict("monotonicity.tier_traffic", target, ctx)
     shapes = shapes_of(batches)
     sizes = one_dtype_per_size(target)
     for k, tier in enumerate(target.tiers):
         free = list(target.tiers)
         free[k] = evolve(tier, energy_per_byte_j=0.0)
-        without = predict_all(registry, evolve(target, tiers=free), shapes, sizes)
+        without = ctx.predict_all(evolve(target, tiers=free), shapes, sizes)
         for op, dtype, i, name, p in rows(batches, sizes):
             term = float(p.energy_per_tier_j[i, k])
             less = float(without[(op, dtype)][1].energy_j[i])
@@ -325,7 +279,7 @@ def _tier_traffic(target: TargetSpec, registry: Registry, batches: Batches) -> O
 PRECISION_LADDER: tuple[tuple[str, ...], ...] = (("int8",), ("fp16", "bf16"), ("fp32",))
 
 
-def precision(target: TargetSpec, registry: Registry) -> list[Outcome]:
+def precision(target: TargetSpec, ctx: CheckContext) -> list[Outcome]:
     """For the same shape, int8 energy < fp16/bf16 < fp32 where the target has them."""
     levels = [[d for d in level if d in target.dtypes] for level in PRECISION_LADDER]
     levels = [level for level in levels if level]
@@ -339,16 +293,16 @@ def precision(target: TargetSpec, registry: Registry) -> list[Outcome]:
         ]
     union: dict[str, list[Any]] = {}
     for dtype in target.dtypes:
-        for op, shapes in reference_shapes(registry, target, dtype).items():
+        for op, shapes in ctx.reference_shapes(target, dtype).items():
             union.setdefault(op, [])
             union[op] += [s for s in shapes if s not in union[op]]
     energy = {
-        (op, dtype): predict(registry, target, op, shapes, dtype).energy_j
+        (op, dtype): ctx.predict(target, op, shapes, dtype).energy_j
         for op, shapes in union.items()
         for level in levels
         for dtype in level
     }
-    verdict = Verdict("precision", target)
+    verdict = Verdict("precision", target, ctx)
     for cheap_level, dear_level in zip(levels, levels[1:], strict=False):
         for cheap in cheap_level:
             for dear in dear_level:
@@ -387,12 +341,12 @@ def _energy_term(p: Prediction, what: str, i: int) -> float:
     return float(p.energy_per_tier_j[i, int(what)])
 
 
-def sensitivity(target: TargetSpec, registry: Registry) -> list[Outcome]:
+def sensitivity(target: TargetSpec, ctx: CheckContext) -> list[Outcome]:
     """An energy coefficient raised by 10% raises its own term by 10% (within
     0.1%) and the total by no more than that; a peak or bandwidth raised by 10%
     divides its own time term by 1.1 where the term is above its latency floor,
     and the latency moves by no more than the term did."""
-    base = predict_all(registry, target)
+    base = ctx.predict_all(target)
     shapes = shapes_of(base)
     passed = {
         "sensitivity.energy_per_op": "each dtype's energy per op",
@@ -439,10 +393,10 @@ def sensitivity(target: TargetSpec, registry: Registry) -> list[Outcome]:
     }
     out = []
     for check, cases in energy_checks.items():
-        verdict = Verdict(check, target)
+        verdict = Verdict(check, target, ctx)
         for coefficient, only_dtype, term_name, raised in cases:
             dtypes = (only_dtype,) if only_dtype else one_dtype_per_size(target)
-            moved = predict_all(registry, raised, shapes, dtypes)
+            moved = ctx.predict_all(raised, shapes, dtypes)
             for op, dtype, i, name, p in rows(base, dtypes):
                 q = moved[(op, dtype)][1]
                 before, after = _energy_term(p, term_name, i), _energy_term(q, term_name, i)
@@ -466,20 +420,20 @@ def sensitivity(target: TargetSpec, registry: Registry) -> list[Outcome]:
                 f"{passed[check]} x1.1 raises its own term by 10% and the total by that much"
             )
         )
-    out += _throughput_sensitivity(target, registry, base, shapes)
+    out += _throughput_sensitivity(target, ctx, base, shapes)
     return out
 
 
 def _throughput_sensitivity(
-    target: TargetSpec, registry: Registry, base: Batches, shapes: dict
+    target: TargetSpec, ctx: CheckContext, base: Batches, shapes: dict
 ) -> list[Outcome]:
-    tiers = registry.memory_hierarchy(target)
-    peak = Verdict("sensitivity.peak", target)
+    tiers = ctx.memory_hierarchy(target)
+    peak = Verdict("sensitivity.peak", target, ctx)
     for d in target.dtypes:
         raised = evolve(
             target, peak_ops_per_s={**target.peak_ops_per_s, d: target.peak_ops_per_s[d] * RAISE}
         )
-        moved = predict_all(registry, raised, shapes, (d,))
+        moved = ctx.predict_all(raised, shapes, (d,))
         for op, dtype, i, name, p in rows(base, (d,)):
             q = moved[(op, dtype)][1]
             _time_case(
@@ -492,10 +446,10 @@ def _throughput_sensitivity(
                 p.latency_s[i],
                 q.latency_s[i],
             )
-    bandwidth = Verdict("sensitivity.bandwidth", target)
+    bandwidth = Verdict("sensitivity.bandwidth", target, ctx)
     for k, tier in enumerate(target.tiers):
         sizes = one_dtype_per_size(target)
-        moved = predict_all(registry, _raise_tier(target, k, "peak_bandwidth_bps"), shapes, sizes)
+        moved = ctx.predict_all(_raise_tier(target, k, "peak_bandwidth_bps"), shapes, sizes)
         floor = tiers[k].access_latency_ns * 1e-9
         for op, dtype, i, name, p in rows(base, sizes):
             q = moved[(op, dtype)][1]
@@ -574,15 +528,15 @@ _ARRAYS = (
 )
 
 
-def bounds(target: TargetSpec, registry: Registry) -> list[Outcome]:
+def bounds(target: TargetSpec, ctx: CheckContext) -> list[Outcome]:
     """Achieved FLOP/s and per-tier bandwidth never above peak, average power
     never above TDP, no negative, NaN or infinite output."""
-    batches = predict_all(registry, target)
-    tiers = registry.memory_hierarchy(target)
-    flops = Verdict("bounds.flops", target)
-    bandwidth = Verdict("bounds.bandwidth", target)
-    power = Verdict("bounds.power", target)
-    finite = Verdict("bounds.finite", target)
+    batches = ctx.predict_all(target)
+    tiers = ctx.memory_hierarchy(target)
+    flops = Verdict("bounds.flops", target, ctx)
+    bandwidth = Verdict("bounds.bandwidth", target, ctx)
+    power = Verdict("bounds.power", target, ctx)
+    finite = Verdict("bounds.finite", target, ctx)
     highest = 0.0
     for _, p in batches.values():
         _finite(finite, p)

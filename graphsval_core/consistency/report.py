@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from graphsval_core.consistency.runner import PASS, SKIP, STATUSES, TargetResult
+from graphsval_core.consistency.outcome import PASS, SKIP, STATUSES
+from graphsval_core.consistency.runner import TargetResult
 
 
 def report_lines(results: Sequence[TargetResult], verbose: bool = False) -> list[str]:

@@ -258,6 +258,15 @@ class TargetSpec:
     innermost first and must grow in capacity outward. ``ground_truth`` is
     ``measured`` for targets with silicon baselines, ``consistency_only`` for
     targets checked only by invariants.
+
+    What the cross-target consistency checks compare a part with, written by
+    its plugin: ``family_rank`` is the part's place in its ``family``, slowest
+    first (a ranked part must not be slower than the ranked part just below it,
+    when both run in power modes of the same class); ``power_mode_class`` says
+    which of the family's power modes compare (each Orin part's top mode, say;
+    None: the mode itself); ``power_class`` names the process node and power
+    class it is compared within for energy per operation across architectures
+    (systolic and domain-flow below GPU below CPU).
     """
 
     key: str
@@ -275,6 +284,9 @@ class TargetSpec:
     tiers: tuple[MemoryTier, ...] = field(converter=tuple)
     ground_truth: str
     power_mode: str | None = None
+    power_mode_class: str | None = None
+    family_rank: int | None = None
+    power_class: str | None = None
     process_node_nm: float | None = None
     compute_fraction: Mapping[str, float] = field(factory=dict)
     dispatch_overhead_s: Mapping[str, float] = field(factory=dict)
@@ -319,6 +331,12 @@ class TargetSpec:
             raise SpecError(
                 "architecture", f"{self.architecture!r} is not one of {', '.join(ARCHITECTURES)}"
             )
+        if self.family_rank is not None:
+            _set(self, "family_rank", _count("family_rank", self.family_rank))
+        for name in ("power_mode_class", "power_class"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, str) or not value):
+                raise SpecError(name, f"must be a non-empty string or None, got {value!r}")
         if self.ground_truth not in GROUND_TRUTH_KINDS:
             raise SpecError(
                 "ground_truth",
@@ -455,6 +473,9 @@ class TargetSpec:
             "ground_truth": self.ground_truth,
             "detected": self.detected,
             "power_mode": self.power_mode,
+            "power_mode_class": self.power_mode_class,
+            "family_rank": self.family_rank,
+            "power_class": self.power_class,
             "process_node_nm": self.process_node_nm,
             "description": self.description,
             "compute_units": self.compute_units,

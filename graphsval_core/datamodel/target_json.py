@@ -25,6 +25,8 @@ _TIER_FIELDS = (
     "usable_capacity_bytes",
 )
 _SCALARS = (*TargetSpec.PROVENANCED, *TargetSpec.OPTIONAL_NUMBERS)
+#: What the cross-target checks compare a part with (written only when set).
+_COMPARISON = ("power_mode_class", "family_rank", "power_class")
 _MAPS = ("peak_ops_per_s", "energy_per_op_j", "compute_fraction", "dispatch_overhead_s")
 
 
@@ -63,6 +65,7 @@ def spec_to_json(spec: TargetSpec) -> dict[str, Any]:
         "compute_unit_name": spec.compute_unit_name,
         "ground_truth": spec.ground_truth,
         "power_mode": spec.power_mode,
+        **{f: getattr(spec, f) for f in _COMPARISON if getattr(spec, f) is not None},
         "detected": spec.detected,
         "description": spec.description,
         "fingerprint": dict(spec.fingerprint),
@@ -107,6 +110,7 @@ def spec_from_json(data: dict[str, Any]) -> TargetSpec:
         compute_unit_name=data.get("compute_unit_name", "core"),
         ground_truth=data["ground_truth"],
         power_mode=data.get("power_mode"),
+        **{f: data[f] for f in _COMPARISON if data.get(f) is not None},
         detected=data.get("detected", False),
         description=data.get("description", ""),
         fingerprint=data.get("fingerprint", {}),

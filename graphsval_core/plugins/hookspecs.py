@@ -123,8 +123,26 @@ def graphsval_floors() -> Any:
     Collecting hook: every plugin contributes at most one path. ``graphsval
     validate --check-floors`` fails when a target/op passes fewer records than
     its floor; ``--update-floors`` raises floors in this file (lowering one
-    needs ``--reason``, stored next to it). A plugin installed editable gets
-    its source file updated; ship the file with the plugin.
+    needs ``--reason``, stored next to it) when it lies in a source tree (a
+    plugin installed editable), never in an installed package: there,
+    ``--floors FILE`` names the file to write. Ship the file with the plugin.
+
+    :returns: a :class:`pathlib.Path` (it may not exist yet), or None.
+    """
+
+
+@hookspec
+def graphsval_prediction_snapshot() -> Any:
+    """Return the prediction snapshot file of this plugin's targets.
+
+    Collecting hook: every plugin contributes at most one path. The snapshot
+    holds the reference model's predictions of the reference workload set for
+    each of the plugin's fixed (not detected) targets; the consistency check
+    ``snapshot`` fails when a prediction moves by more than 1% from it.
+    ``graphsval check --update-snapshot`` rewrites the entries of the checked
+    targets in this file when it lies in a source tree, never in an installed
+    package (``--snapshot FILE`` names another file). Ship the file with the
+    plugin.
 
     :returns: a :class:`pathlib.Path` (it may not exist yet), or None.
     """
@@ -257,9 +275,30 @@ def graphsval_consistency_checks(target: TargetSpec) -> Iterable[ConsistencyChec
 
     :param target: the target spec.
     :returns: an iterable of :class:`~graphsval_core.plugins.records.ConsistencyCheck`,
-        whose ``run(target, registry)`` returns
-        :class:`~graphsval_core.consistency.runner.Outcome` records: pass or fail with the
-        numbers that decided it and, on failure, the workload and coefficient; a
-        known finding passes ``expected=REASON`` to
-        :func:`~graphsval_core.consistency.runner.outcome` (an expected failure).
+        whose ``run(target, context)`` returns
+        :class:`~graphsval_core.consistency.outcome.Outcome` records (build them with
+        :func:`~graphsval_core.consistency.outcome.outcome`): pass or fail with the
+        numbers that decided it and, on failure, the workload and coefficient. The
+        :class:`~graphsval_core.consistency.context.CheckContext` gives the check the
+        registry's lookups (``target``, ``targets``, ``op``, ``memory_hierarchy``),
+        the checked predictor's predictions (``predict``) and the known findings
+        (``expected(check, target)``, to pass as ``expected=``).
+    """
+
+
+@hookspec
+def graphsval_expected_failures(target: TargetSpec) -> Mapping[str, str] | None:
+    """Return the known findings about ``target``: consistency checks expected to fail on it.
+
+    Collecting hook: every plugin contributes; the answers are merged. Each
+    entry maps a check's name as its outcome prints it (``bounds.power``,
+    ``energy_ranking:a100_sxm4_80gb``) to the reason, a real finding that is
+    not fixed by bending a coefficient (a datasheet figure that contradicts an
+    expectation). A failure of that check on that target reads *expected
+    failure* with the reason and does not fail the run; a pass reads
+    *unexpected pass*, so that the entry can be removed. Never declare one to
+    silence a failure you have not explained.
+
+    :param target: the target spec.
+    :returns: a mapping ``check -> reason``, or None.
     """

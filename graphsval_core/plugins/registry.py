@@ -399,16 +399,31 @@ class Registry:
         """``(plugin, path_or_traversable)`` of every shipped baseline."""
         return self._collect("graphsval_baselines")
 
+    def _per_plugin(self, hook_name: str, **kwargs: Any) -> dict[str, Any]:
+        """``plugin -> answer`` of every plugin that answers ``hook_name``."""
+        out = {}
+        for impl in self._impls(hook_name):
+            try:
+                answer = self._invoke(impl, kwargs)
+            except Exception as exc:
+                raise HookError(self._label(impl.plugin_name), hook_name, exc) from exc
+            if answer is not None:
+                out[impl.plugin_name] = answer
+        return out
+
     def floors_files(self) -> dict[str, Any]:
         """``plugin -> floors path`` of every plugin that has one."""
-        out = {}
-        for impl in self._impls("graphsval_floors"):
-            try:
-                path = self._invoke(impl, {})
-            except Exception as exc:
-                raise HookError(self._label(impl.plugin_name), "graphsval_floors", exc) from exc
-            if path is not None:
-                out[impl.plugin_name] = path
+        return self._per_plugin("graphsval_floors")
+
+    def prediction_snapshots(self) -> dict[str, Any]:
+        """``plugin -> prediction snapshot path`` of every plugin that has one."""
+        return self._per_plugin("graphsval_prediction_snapshot")
+
+    def expected_failures(self, target: TargetSpec) -> dict[str, str]:
+        """The known findings about ``target``, ``check -> reason``, every plugin's merged."""
+        out: dict[str, str] = {}
+        for answer in self._per_plugin("graphsval_expected_failures", target=target).values():
+            out.update({str(check): str(reason) for check, reason in dict(answer).items()})
         return out
 
     def sweep_overlays(self) -> list[tuple[str, Any]]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from importlib import resources
 from importlib.resources.abc import Traversable
+from pathlib import Path
 
 SWEEPS_PACKAGE = "graphsval_core.sweeps"
 
@@ -27,3 +28,21 @@ def packaged_files(package: str, folder: str, suffix: str) -> list[Traversable]:
     if not base.is_dir():
         return []
     return sorted((f for f in base.iterdir() if f.name.endswith(suffix)), key=lambda f: f.name)
+
+
+def installed_paths() -> list[Path]:
+    """The folders installed distributions live in (site-packages and the like)."""
+    import site
+    import sysconfig
+
+    found = {sysconfig.get_paths()[name] for name in ("purelib", "platlib")}
+    found.update(site.getsitepackages())
+    found.add(site.getusersitepackages())
+    return [Path(p).resolve() for p in sorted(found)]
+
+
+def in_installed_package(path: Path | str) -> bool:
+    """Whether ``path`` lies inside an installed distribution (site-packages),
+    not in a source tree: graphsval never writes there unasked."""
+    where = Path(path).resolve()
+    return any(where.is_relative_to(folder) for folder in installed_paths())

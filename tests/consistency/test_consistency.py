@@ -12,10 +12,9 @@ from attrs import evolve
 from click.testing import CliRunner
 
 from graphsval_core.cli.main import cli
-from graphsval_core.consistency import cross as consistency_cross
-from graphsval_core.consistency import expected as consistency_expected
 from graphsval_core.consistency import snapshot as snap
-from graphsval_core.consistency.runner import (
+from graphsval_core.consistency.context import CheckContext, Snapshots
+from graphsval_core.consistency.outcome import (
     FAIL,
     PASS,
     SKIP,
@@ -23,9 +22,8 @@ from graphsval_core.consistency.runner import (
     XPASS,
     Outcome,
     outcome,
-    run_consistency,
-    run_target,
 )
+from graphsval_core.consistency.runner import run_consistency
 from graphsval_core.datamodel.provenance import Provenance, datasheet, estimated
 from graphsval_core.model.reference import predict as reference_predict
 from graphsval_core.plugins.loader import build_registry
@@ -56,8 +54,8 @@ def _registry(make_plugin, targets, *, predictor=None, **hooks):
     return build_registry(autoload=False, plugin_args=blocked, extra_plugins=[("toy", plugin)])
 
 
-def _outcomes(registry, key="toy_target") -> dict[str, Outcome]:
-    result = run_target(registry, registry.target(key))
+def _outcomes(registry, key="toy_target", context=None) -> dict[str, Outcome]:
+    (result,) = run_consistency(registry, [registry.target(key)], context)
     return {o.check: o for o in result.outcomes}
 
 
@@ -98,7 +96,8 @@ def test_a_consistent_target_passes_every_check(make_plugin, make_target):
     } <= set(outcomes)
     bad = {k: o.line() for k, o in outcomes.items() if o.status not in (PASS, SKIP)}
     assert not bad
-    assert outcomes["snapshot"].status == SKIP and "update-snapshot" in outcomes["snapshot"].reason
+    assert outcomes["snapshot"].status == SKIP
+    assert "ships no prediction snapshot" in outcomes["snapshot"].reason
     assert outcomes["decomposition.latency"].numbers["hidden_overlap_max_share"] >= 0
 
 
@@ -232,10 +231,11 @@ def test_missing_provenance_fails_the_audit(make_plugin, make_target):
     assert set(audit.numbers["missing"]) == {"energy_per_op_j.fp32", "peak_ops_per_s.fp32"}
 
 
-def test_inverted_family_ranking_fails(make_plugin, make_target, monkeypatch):
-    small = make_target("toy_small")
-    big = make_target("toy_big", peak_ops_per_s={"fp32": datasheet(128e9, "slower part")})
-    monkeypatch.setattr(consistency_cross, "FAMILY_LADDERS", (("toy_small", "toy_big"),))
+def test_inverted_family_ranking_fails(make_plugin, make_target):
+    small = make_target("toy_small", family_rank=1)
+    big = make_target(
+        "toy_big", family_rank=2, peak_ops_per_s={"fp32": datasheet(128e9, "slower part")}
+    )
     registry = _registry(make_plugin, [small, big])
     ranking = _outcomes(registry, "toy_big")["ranking:toy_small"]
     assert ranking.status == FAIL
@@ -246,25 +246,26 @@ def test_inverted_family_ranking_fails(make_plugin, make_target, monkeypatch):
     skipped = _outcomes(_registry(make_plugin, [small, other_mode]), "toy_big")
     assert skipped["ranking:toy_small"].status == SKIP
     assert "power modes differ" in skipped["ranking:toy_small"].reason
+    same_class = evolve(other_mode, power_mode_class="top")
+    compared = _outcomes(
+        _registry(make_plugin, [evolve(small, power_mode_class="top"), same_class]), "toy_big"
+    )
+    assert compared["ranking:toy_small"].status == PASS
+    unranked = _outcomes(_registry(make_plugin, [small, evolve(big, family_rank=None)]), "toy_big")
+    assert not any(name.startswith("ranking:") for name in unranked)
 
 
-def test_cross_architecture_energy_expected_failure_and_unexpected_pass(
-    make_plugin, make_target, monkeypatch
-):
-    def arch(key, architecture, pj):
+def test_cross_architecture_energy_expected_failure_and_unexpected_pass(make_plugin, make_target):
+    def arch(key, architecture, pj, power_class="toy class"):
         return _two_dtypes(
             make_target,
             key,
             architecture=architecture,
+            power_class=power_class,
             energy_per_op_j={"fp32": estimated(4e-12, "t"), "int8": estimated(pj * 1e-12, "t")},
         )
 
     systolic, gpu = arch("toy_systolic", "systolic", 2.0), arch("toy_gpu", "gpu", 0.5)
-    monkeypatch.setattr(
-        consistency_cross,
-        "POWER_CLASSES",
-        (consistency_cross.PowerClass("toy class", ("toy_systolic", "toy_gpu")),),
-    )
     registry = _registry(make_plugin, [systolic, gpu])
     check = "energy_ranking:toy_gpu"
     inverted = _outcomes(registry, "toy_systolic")[check]
@@ -273,34 +274,78 @@ def test_cross_architecture_energy_expected_failure_and_unexpected_pass(
         inverted.numbers["joules_per_op"]["toy_systolic"]
         > inverted.numbers["joules_per_op"]["toy_gpu"]
     )
-    table = {(check, "toy_systolic"): "datasheet figures say so"}
-    monkeypatch.setattr(consistency_expected, "EXPECTED_FAILURES", table)
-    expected = _outcomes(registry, "toy_systolic")[check]
+    assert inverted.numbers["power_class"] == "toy class"
+    elsewhere = arch("toy_gpu", "gpu", 0.5, power_class="another class")
+    assert check not in _outcomes(_registry(make_plugin, [systolic, elsewhere]), "toy_systolic")
+
+    def findings(target):
+        return {check: "datasheet figures say so"} if target.key == "toy_systolic" else None
+
+    known = _registry(make_plugin, [systolic, gpu], graphsval_expected_failures=findings)
+    expected = _outcomes(known, "toy_systolic")[check]
     assert expected.status == XFAIL and expected.reason == "datasheet figures say so"
     fixed = evolve(systolic, energy_per_op_j={"fp32": 4e-12, "int8": 0.1e-12})
-    unexpected = _outcomes(_registry(make_plugin, [fixed, gpu]), "toy_systolic")[check]
+    fixed_registry = _registry(make_plugin, [fixed, gpu], graphsval_expected_failures=findings)
+    unexpected = _outcomes(fixed_registry, "toy_systolic")[check]
     assert unexpected.status == XPASS and "remove the expectation" in unexpected.line()
 
 
 def test_snapshot_regression_and_update(make_plugin, make_target, tmp_path):
     target = make_target()
     registry = _registry(make_plugin, [target])
-    with snap.using(tmp_path / "snapshot.json") as path:
-        assert snap.update(registry, [target]) == ["toy_target: added (7 workloads)"]
-        assert _outcomes(registry)["snapshot"].status == PASS
-        drifted = evolve(target, peak_ops_per_s={"fp32": datasheet(200e9, "t")})
-        moved_registry = _registry(make_plugin, [drifted])
-        regression = _outcomes(moved_registry)["snapshot"]
-        assert regression.status == FAIL
-        assert regression.workload.startswith("matmul 8192x8192x8192 fp32")
-        assert "--update-snapshot" in regression.message
-        lines = snap.update(moved_registry, [drifted])
-        assert any("matmul 8192x8192x8192 fp32 latency_s" in line for line in lines)
-        assert _outcomes(moved_registry)["snapshot"].status == PASS
-        data = json.loads(path.read_text())
-        assert set(data["targets"]) == {"toy_target"} and data["tolerance"] == 0.01
-        small = evolve(target, peak_ops_per_s={"fp32": datasheet(200e9 * 1.005, "t")})
-        assert _outcomes(_registry(make_plugin, [small]))["snapshot"].status == PASS
+    path = tmp_path / "snapshot.json"
+
+    def context(reg):
+        return CheckContext(reg, Snapshots(reg, path))
+
+    assert snap.update(context(registry), [target]) == {
+        str(path): ["toy_target: added (7 workloads)"]
+    }
+    assert _outcomes(registry, context=context(registry))["snapshot"].status == PASS
+    drifted = evolve(target, peak_ops_per_s={"fp32": datasheet(200e9, "t")})
+    moved_registry = _registry(make_plugin, [drifted])
+    regression = _outcomes(moved_registry, context=context(moved_registry))["snapshot"]
+    assert regression.status == FAIL
+    assert regression.workload.startswith("matmul 8192x8192x8192 fp32")
+    assert "--update-snapshot" in regression.message
+    (lines,) = snap.update(context(moved_registry), [drifted]).values()
+    assert any("matmul 8192x8192x8192 fp32 latency_s" in line for line in lines)
+    assert _outcomes(moved_registry, context=context(moved_registry))["snapshot"].status == PASS
+    data = json.loads(path.read_text())
+    assert set(data["targets"]) == {"toy_target"} and data["tolerance"] == 0.01
+    small = evolve(target, peak_ops_per_s={"fp32": datasheet(200e9 * 1.005, "t")})
+    small_registry = _registry(make_plugin, [small])
+    assert _outcomes(small_registry, context=context(small_registry))["snapshot"].status == PASS
+
+
+def test_each_plugin_compares_with_its_own_snapshot(make_plugin, make_target, tmp_path):
+    """Without a named file, a target's snapshot is the one its plugin ships; a
+    plugin with none skips the check with the reason."""
+    target = make_target()
+    own = tmp_path / "toy_snapshot.json"
+    registry = _registry(make_plugin, [target], graphsval_prediction_snapshot=lambda: own)
+    assert _outcomes(registry)["snapshot"].status == SKIP  # shipped but empty
+    context = CheckContext(registry)
+    assert snap.update(context, [target]) == {str(own): ["toy_target: added (7 workloads)"]}
+    assert _outcomes(registry)["snapshot"].status == PASS
+    assert _outcomes(registry)["snapshot"].numbers["file"] == "toy_snapshot.json"
+    bare = _registry(make_plugin, [target])
+    assert "ships no prediction snapshot" in _outcomes(bare)["snapshot"].reason
+
+
+def test_a_snapshot_in_an_installed_package_is_never_written(
+    make_plugin, make_target, tmp_path, monkeypatch
+):
+    target = make_target()
+    own = tmp_path / "toy_snapshot.json"
+    registry = _registry(make_plugin, [target], graphsval_prediction_snapshot=lambda: own)
+    monkeypatch.setattr(snap, "in_installed_package", lambda path: True)
+    with pytest.raises(snap.SnapshotError, match="installed package.*--snapshot FILE"):
+        snap.update(CheckContext(registry), [target])
+    assert not own.exists()
+    named = tmp_path / "named.json"  # a file the user names is written wherever it is
+    snap.update(CheckContext(registry, Snapshots(registry, named)), [target])
+    assert "toy_target" in json.loads(named.read_text())["targets"]
 
 
 def test_detected_targets_are_not_snapshotted_and_unprobeable_ones_skipped(
@@ -365,14 +410,17 @@ def test_shipped_targets_pass_or_list_expected_failures_with_reasons(shipped):
 
 
 def test_every_expected_failure_entry_is_used(shipped):
-    _, results = shipped
+    registry, results = shipped
     seen = {(o.check, r.target) for r in results for o in r.outcomes if o.status == XFAIL}
     # targets skipped here (host_gpu without a GPU) cannot use their entries
-    checked = {r.target for r in results if not r.skip_reason}
-    stale = [
-        k for k in consistency_expected.EXPECTED_FAILURES if k[1] in checked and k not in seen
-    ]
-    assert not stale
+    declared = {
+        (check, r.target)
+        for r in results
+        if not r.skip_reason
+        for check in registry.expected_failures(registry.target(r.target))
+    }
+    assert declared, "the shipped plugins declare known findings"
+    assert not declared - seen
 
 
 def test_spatial_targets_get_their_plugin_checks(shipped):

@@ -15,9 +15,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from graphsval_core.datamodel.provenance import Sourced, derived, detected, estimated
-from graphsval_core.datamodel.target import MemoryTier, TargetSpec
-from graphsval_core.datamodel.units import fmt_bytes
+from graphsval_core.plugin_api import (
+    MemoryTier,
+    Sourced,
+    TargetSpec,
+    derived,
+    detected,
+    estimated,
+    fmt_bytes,
+)
 from graphsval_cpu import library
 from graphsval_cpu.machine import (
     CacheInstance,

@@ -7,7 +7,7 @@ chip; each is estimated here and calibrated per target from its rows.
 
 from __future__ import annotations
 
-from graphsval_core.datamodel.provenance import Sourced, estimated
+from graphsval_core.plugin_api import Sourced, estimated
 
 #: PyTorch's at::internal::GRAIN_SIZE: an op with fewer elements (here: ops)
 #: runs on the calling thread alone.

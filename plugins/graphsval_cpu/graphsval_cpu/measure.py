@@ -11,10 +11,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from graphsval_core.datamodel.op import OpSpec
-from graphsval_core.datamodel.target import TargetSpec
-from graphsval_core.measure.protocol import CaptureSettings, measure_workload, wall_clock_block
-from graphsval_core.plugins.records import Measurement
+from graphsval_core.plugin_api import (
+    CaptureSettings,
+    Measurement,
+    OpSpec,
+    TargetSpec,
+    measure_workload,
+    wall_clock_block,
+)
 
 
 def numerics(torch: Any) -> str:

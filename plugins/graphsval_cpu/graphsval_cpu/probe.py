@@ -10,8 +10,7 @@ import importlib.util
 from collections.abc import Callable
 from pathlib import Path
 
-from graphsval_core.datamodel.target import TargetSpec
-from graphsval_core.plugins.records import ProbeResult
+from graphsval_core.plugin_api import ProbeResult, TargetSpec
 from graphsval_cpu.machine import model_name
 from graphsval_cpu.rapl import rapl_package_domains, read_some, unreadable_reason
 

@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from graphsval_core.measure.energy import EnergyReading
+from graphsval_core.plugin_api import EnergyReading
 from graphsval_cpu.machine import read_text
 
 POWERCAP_DIR = "sys/class/powercap"

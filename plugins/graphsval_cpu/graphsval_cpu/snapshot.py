@@ -14,8 +14,7 @@ from __future__ import annotations
 
 import re
 
-from graphsval_core.datamodel.provenance import Provenance, Sourced
-from graphsval_core.datamodel.target import MemoryTier, TargetSpec
+from graphsval_core.plugin_api import MemoryTier, Provenance, Sourced, TargetSpec
 
 _NOISE = re.compile(r"\((r|tm)\)|\bcpu\b|\bprocessor\b|\bwith\b.*$|@.*$|\bgen\b")
 

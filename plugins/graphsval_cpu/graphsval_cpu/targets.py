@@ -8,8 +8,7 @@ all-core: the P-cores at 4.7 GHz and the E-cores at 3.6 GHz.
 
 from __future__ import annotations
 
-from graphsval_core.datamodel.provenance import datasheet, derived, estimated
-from graphsval_core.datamodel.target import MemoryTier, TargetSpec
+from graphsval_core.plugin_api import MemoryTier, TargetSpec, datasheet, derived, estimated
 from graphsval_cpu import library
 
 KiB = 1024
@@ -131,6 +130,8 @@ def i7_12700k() -> TargetSpec:
         idle_power_w=estimated(10.0, "desktop Alder Lake package power at idle"),
         tdp_w=datasheet(190.0, f"{SOURCE}: maximum turbo power 190 W (base power 125 W)"),
         process_node_nm=datasheet(10, "Intel ARK i7-12700K: lithography Intel 7 (10 nm class)"),
+        # compared with a Jetson AGX Orin and a KPU T256 for energy per op (hardware-facts.md)
+        power_class="edge, tens of watts",
         ground_truth="measured",
         tiers=_tiers(),
         description=(

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from graphsval_core.datamodel.target import TargetSpec
+from graphsval_core.plugin_api import TargetSpec
 from graphsval_cpu.host import detect_host_cpu, isa_rates
 from graphsval_cpu.machine import parse_cpu_list, parse_size
 

@@ -8,12 +8,12 @@ from importlib import metadata
 
 import attrs
 import pytest
-from click.testing import CliRunner
 
 import graphsval_cpu.plugin as plugin
-from graphsval_core.cli.main import cli
-from graphsval_core.plugins.loader import build_registry
+from graphsval_core.plugin_api import PLUGIN_API_VERSION, build_registry
 from graphsval_cpu.targets import i7_12700k
+
+pytest_plugins = ["graphsval_core.testing"]
 
 
 def test_cpu_plugin_import_is_cheap() -> None:
@@ -26,7 +26,7 @@ def test_cpu_plugin_import_is_cheap() -> None:
 
 
 def test_cpu_plugin_api_version() -> None:
-    assert plugin.graphsval_api_version == "1.0"
+    assert plugin.graphsval_api_version == PLUGIN_API_VERSION
 
 
 def test_cpu_plugin_registers_targets() -> None:
@@ -52,10 +52,9 @@ def test_cpu_plugin_entry_point() -> None:
     assert eps == {"cpu": "graphsval_cpu.plugin"}
 
 
-def test_cpu_plugin_cli_targets() -> None:
-    runner = CliRunner()
+def test_cpu_plugin_cli_targets(graphsval_cli) -> None:
     for key in ("host_cpu", "i7_12700k"):
-        result = runner.invoke(cli, ["targets", "--hw", key])
+        result = graphsval_cli("targets", "--hw", key)
         if "unknown target" in result.output:
             pytest.skip("graphsval-cpu is not installed")
         assert result.exit_code == 0, result.output

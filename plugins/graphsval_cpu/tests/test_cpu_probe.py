@@ -9,7 +9,7 @@ import attrs
 import pytest
 
 import graphsval_cpu.probe as probe_module
-from graphsval_core.datamodel.target import TargetSpec
+from graphsval_core.plugin_api import TargetSpec
 from graphsval_cpu.probe import probe_cpu, rapl_energy
 from graphsval_cpu.targets import i7_12700k
 

@@ -7,7 +7,7 @@ import os
 import time
 from pathlib import Path
 
-from graphsval_core.measure.energy import EnergyMeter
+from graphsval_core.plugin_api import EnergyMeter
 from graphsval_cpu.rapl import NO_RAPL, NOT_READABLE, RaplMeter
 
 PC = "sys/class/powercap"

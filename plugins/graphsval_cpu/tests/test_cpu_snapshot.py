@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from graphsval_core.plugins.loader import build_registry
+from graphsval_core.plugin_api import build_registry
 from graphsval_cpu.host import detect_host_cpu
 from graphsval_cpu.snapshot import model_slug, snapshot_host
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from graphsval_core.datamodel.provenance import Provenance
-from graphsval_core.datamodel.target import MemoryTier, TargetSpec
+from graphsval_core.plugin_api import MemoryTier, Provenance, TargetSpec
 from graphsval_cpu.targets import i7_12700k
 
 MiB = 1024**2

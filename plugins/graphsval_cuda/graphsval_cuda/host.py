@@ -19,9 +19,17 @@ from collections.abc import Mapping
 import attrs
 from attrs import frozen
 
-from graphsval_core.datamodel.provenance import Provenance, Sourced, derived, detected, estimated
-from graphsval_core.datamodel.target import MemoryTier, TargetSpec
-from graphsval_core.datamodel.units import fmt_bytes, fmt_si
+from graphsval_core.plugin_api import (
+    MemoryTier,
+    Provenance,
+    Sourced,
+    TargetSpec,
+    derived,
+    detected,
+    estimated,
+    fmt_bytes,
+    fmt_si,
+)
 from graphsval_cuda import rules
 from graphsval_cuda.nvml import GpuInfo, NvmlUnavailable
 from graphsval_cuda.targets import datacenter_targets

@@ -25,8 +25,7 @@ from typing import Any
 
 from attrs import frozen
 
-from graphsval_core.measure.energy import EnergyReading
-from graphsval_core.measure.power_sampler import PowerSampler
+from graphsval_core.plugin_api import EnergyReading, PowerSampler
 from graphsval_cuda.nvml import NO_COUNTER_IN_BINDING, load_nvml
 
 COUNTER_SOURCE = "NVML total energy (whole device)"

@@ -5,15 +5,19 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from importlib.resources.abc import Traversable
+from pathlib import Path
 from typing import Any
 
-from graphsval_core import hookimpl
-from graphsval_core.datamodel.op import OpSpec
-from graphsval_core.datamodel.target import TargetSpec
-from graphsval_core.plugins.records import Measurement, ProbeResult
-from graphsval_core.plugins.resources import packaged_files
+from graphsval_core.plugin_api import (
+    Measurement,
+    OpSpec,
+    ProbeResult,
+    TargetSpec,
+    hookimpl,
+    packaged_files,
+)
 
-graphsval_api_version = "1.0"
+graphsval_api_version = "1.1"
 
 
 @hookimpl
@@ -55,3 +59,17 @@ def graphsval_measure(
     from graphsval_cuda.measure import measure_cuda
 
     return measure_cuda(target, op, shape, dtype, settings)
+
+
+@hookimpl
+def graphsval_expected_failures(target: TargetSpec) -> dict[str, str]:
+    """Known findings about this plugin's targets (findings.py)."""
+    from graphsval_cuda.findings import expected_failures
+
+    return expected_failures(target)
+
+
+@hookimpl
+def graphsval_prediction_snapshot() -> Path:
+    """The committed predictions of this plugin's targets (``graphsval check``)."""
+    return Path(__file__).with_name("consistency_snapshot.json")

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 
-from graphsval_core.datamodel.target import TargetSpec
-from graphsval_core.plugins.records import ProbeResult
+from graphsval_core.plugin_api import ProbeResult, TargetSpec
 from graphsval_cuda import host, targets
 from graphsval_cuda.nvml import GpuInfo, NvmlUnavailable
 

@@ -6,9 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from graphsval_core.datamodel.provenance import Sourced, derived, estimated
-from graphsval_core.datamodel.target import MemoryTier
-from graphsval_core.datamodel.units import fmt_si
+from graphsval_core.plugin_api import MemoryTier, Sourced, derived, estimated, fmt_si
 
 #: L1/shared-memory load width per SM per clock (NVIDIA Volta to Hopper tuning
 #: guides: 128 B/clk/SM).

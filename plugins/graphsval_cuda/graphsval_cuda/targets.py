@@ -6,9 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from graphsval_core.datamodel.provenance import Sourced, datasheet, derived, estimated
-from graphsval_core.datamodel.target import TargetSpec
-from graphsval_core.datamodel.units import fmt_si
+from graphsval_core.plugin_api import Sourced, TargetSpec, datasheet, derived, estimated, fmt_si
 from graphsval_cuda import rules
 
 KiB = 1024
@@ -17,6 +15,10 @@ GiB = 1024**3
 
 #: Family of the datasheet parts (and of host_gpu when it is one of them).
 FAMILY = "nvidia_datacenter"
+
+
+#: The process node and power class A100 shares with TPU v4 (hardware-facts.md).
+POWER_CLASS_7NM = "7 nm datacenter"
 
 
 def _datacenter_gpu(
@@ -39,6 +41,8 @@ def _datacenter_gpu(
     dram_label: str,
     sram_pj: tuple[float, float],
     note: str,
+    family_rank: int,
+    power_class: str | None = None,
 ) -> TargetSpec:
     peaks = {
         dtype: datasheet(tflops * 1e12, f"{source}: dense {dtype.upper()} {tflops:g} TFLOPS")
@@ -60,6 +64,8 @@ def _datacenter_gpu(
         idle_power_w=estimated(idle_w, "an idle SXM board draws about 10-15% of its TDP"),
         tdp_w=datasheet(tdp_w, f"{source}: up to {tdp_w:g} W"),
         ground_truth="measured",
+        family_rank=family_rank,
+        power_class=power_class,
         process_node_nm=datasheet(node_nm, f"{source}: TSMC {node_nm:g} nm class process"),
         tiers=[
             rules.l1_tier(
@@ -105,6 +111,7 @@ def _hopper_sxm(
     dram_bps: float,
     dram_label: str,
     note: str,
+    family_rank: int,
 ) -> TargetSpec:
     """The GH100 die of the H100 and H200 SXM parts: the same SMs, clocks, peaks,
     power and L2; only the memory differs."""
@@ -136,6 +143,7 @@ def _hopper_sxm(
         dram_label=dram_label,
         sram_pj=(0.5, 3.0),
         note=note,
+        family_rank=family_rank,
     )
 
 
@@ -150,6 +158,7 @@ def h100_sxm5_80gb() -> TargetSpec:
         dram_bps=3.35e12,
         dram_label="HBM3",
         note="Tensor peaks assume the datasheet's clocks (the FP16 figure implies 1.83 GHz).",
+        family_rank=2,
     )
 
 
@@ -164,6 +173,7 @@ def h200_sxm_141gb() -> TargetSpec:
         dram_bps=4.8e12,
         dram_label="HBM3e",
         note="Same compute and L2 as H100 SXM (same die); more and faster memory.",
+        family_rank=3,
     )
 
 
@@ -194,6 +204,10 @@ def a100_sxm4_80gb() -> TargetSpec:
         dram_label="HBM2e",
         sram_pj=(0.75, 4.0),
         note="The 40 GB part (1.555 TB/s) is a different target.",
+        # the family's slowest part, and the 7 nm datacenter part TPU v4 is
+        # compared with for energy per op (hardware-facts.md)
+        family_rank=1,
+        power_class=POWER_CLASS_7NM,
     )
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from graphsval_core.plugins.loader import build_registry
+from graphsval_core.plugin_api import build_registry
 from graphsval_cuda import nvml
 from graphsval_cuda.host import PLACEHOLDER, host_gpu_spec
 from graphsval_cuda.nvml import (

@@ -12,8 +12,7 @@ from typing import Any
 import attrs
 import pytest
 
-from graphsval_core.builtin.ops import MATMUL, VECTOR_ADD
-from graphsval_core.measure.capture import CaptureItem, measurement_row
+from graphsval_core.plugin_api import CaptureItem, build_registry, measurement_row
 from graphsval_cuda import plugin
 from graphsval_cuda.host import host_gpu_spec
 from graphsval_cuda.measure import measure_cuda, numerics, nvml_index
@@ -25,6 +24,11 @@ from graphsval_cuda.nvml_energy import (
     NvmlEnergyMeter,
 )
 from graphsval_cuda.targets import a100_sxm4_80gb, h100_sxm5_80gb
+
+#: The built-in ops, as every registry has them.
+_OPS = build_registry(autoload=False).ops()
+MATMUL = _OPS["matmul"]
+VECTOR_ADD = _OPS["vector_add"]
 
 Factory = Callable[..., Any]
 H100_NAME = "NVIDIA H100 80GB HBM3"

@@ -7,8 +7,7 @@ from typing import Any
 
 import pytest
 
-from graphsval_core.measure.energy import EnergyMeter
-from graphsval_core.measure.power_sampler import PowerIntegrator
+from graphsval_core.plugin_api import EnergyMeter, PowerIntegrator
 from graphsval_cuda.nvml import query_gpu
 from graphsval_cuda.nvml_energy import (
     COUNTER_SOURCE,

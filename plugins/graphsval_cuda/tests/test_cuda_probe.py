@@ -5,9 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from graphsval_core.datamodel.provenance import datasheet, estimated
-from graphsval_core.datamodel.target import MemoryTier, TargetSpec
-from graphsval_core.plugins.records import ProbeResult
+from graphsval_core.plugin_api import MemoryTier, ProbeResult, TargetSpec, datasheet, estimated
 from graphsval_cuda import plugin
 from graphsval_cuda.host import host_gpu_spec
 from graphsval_cuda.nvml import NvmlUnavailable, query_gpu

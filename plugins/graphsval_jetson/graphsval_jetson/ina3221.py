@@ -25,8 +25,7 @@ from pathlib import Path
 
 from attrs import frozen
 
-from graphsval_core.measure.energy import EnergyReading
-from graphsval_core.measure.power_sampler import PowerSampler
+from graphsval_core.plugin_api import EnergyReading, PowerSampler
 
 HWMON_DRIVER = "sys/bus/i2c/drivers/ina3221"
 IIO_DRIVER = "sys/bus/i2c/drivers/ina3221x"

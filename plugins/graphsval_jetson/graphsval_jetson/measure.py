@@ -23,18 +23,19 @@ from typing import Any
 
 import attrs
 
-from graphsval_core.datamodel.op import OpSpec
-from graphsval_core.datamodel.target import TargetSpec
-from graphsval_core.measure.cuda_timing import (
+from graphsval_core.plugin_api import (
     FLUSH_L2_FACTOR,
     LAUNCH_IN_TIMING,
+    CaptureSettings,
+    EnergyMeter,
+    Measurement,
+    OpSpec,
+    TargetSpec,
     cuda_event_block,
+    measure_workload,
     numerics,
     setting,
 )
-from graphsval_core.measure.energy import EnergyMeter
-from graphsval_core.measure.protocol import CaptureSettings, measure_workload
-from graphsval_core.plugins.records import Measurement
 
 
 def power_mode_note(current: str | None, wanted: str | None, key: str) -> str:

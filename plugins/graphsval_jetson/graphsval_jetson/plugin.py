@@ -8,13 +8,16 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
-from graphsval_core import hookimpl
-from graphsval_core.datamodel.op import OpSpec
-from graphsval_core.datamodel.target import TargetSpec
-from graphsval_core.plugins.records import Measurement, ProbeResult
-from graphsval_core.plugins.resources import packaged_files
+from graphsval_core.plugin_api import (
+    Measurement,
+    OpSpec,
+    ProbeResult,
+    TargetSpec,
+    hookimpl,
+    packaged_files,
+)
 
-graphsval_api_version = "1.0"
+graphsval_api_version = "1.1"
 
 
 @hookimpl
@@ -63,3 +66,17 @@ def graphsval_measure(
     from graphsval_jetson.measure import measure_jetson
 
     return measure_jetson(target, op, shape, dtype, settings)
+
+
+@hookimpl
+def graphsval_expected_failures(target: TargetSpec) -> dict[str, str]:
+    """Known findings about this plugin's targets (findings.py)."""
+    from graphsval_jetson.findings import expected_failures
+
+    return expected_failures(target)
+
+
+@hookimpl
+def graphsval_prediction_snapshot() -> Path:
+    """The committed predictions of this plugin's targets (``graphsval check``)."""
+    return Path(__file__).with_name("consistency_snapshot.json")

@@ -21,8 +21,7 @@ import importlib.util
 import re
 from pathlib import Path
 
-from graphsval_core.datamodel.target import TargetSpec
-from graphsval_core.plugins.records import ProbeResult
+from graphsval_core.plugin_api import ProbeResult, TargetSpec
 from graphsval_jetson.ina3221 import (
     HWMON_DRIVER,
     IIO_DRIVER,

@@ -21,9 +21,15 @@ from __future__ import annotations
 
 from attrs import frozen
 
-from graphsval_core.datamodel.provenance import Sourced, datasheet, derived, estimated
-from graphsval_core.datamodel.target import MemoryTier, TargetSpec
-from graphsval_core.datamodel.units import fmt_si
+from graphsval_core.plugin_api import (
+    MemoryTier,
+    Sourced,
+    TargetSpec,
+    datasheet,
+    derived,
+    estimated,
+    fmt_si,
+)
 
 KiB = 1024
 MiB = 1024**2
@@ -90,6 +96,14 @@ def _int8_derived(sms: int, clock_hz: float, datasheet_note: str) -> Sourced:
     )
 
 
+#: The class of each part's top power mode: MAXN_SUPER on the Nano and NX, MAXN
+#: on the AGX, which has no Super mode (hardware-facts.md compares them there).
+TOP_MODE = "max"
+#: The process node and power class of the AGX, shared with a KPU T256 and a
+#: desktop CPU (hardware-facts.md).
+POWER_CLASS_EDGE = "edge, tens of watts"
+
+
 def _orin(
     key: str,
     *,
@@ -106,6 +120,8 @@ def _orin(
     dram_bps: float,
     l2_mib: int,
     model: str,
+    family_rank: int,
+    power_class: str | None = None,
 ) -> TargetSpec:
     peaks = _peaks(sms, clock_hz, int8)
     l1_bw = L1_BYTES_PER_CLK_PER_SM * sms * clock_hz
@@ -144,6 +160,10 @@ def _orin(
         tdp_w=tdp_w,
         ground_truth="measured",
         power_mode=power_mode,
+        # every part is targeted in its top mode: those compare across the family
+        power_mode_class=TOP_MODE,
+        family_rank=family_rank,
+        power_class=power_class,
         process_node_nm=datasheet(8, "NVIDIA Orin SoC: Samsung 8N (8 nm) process"),
         tiers=[
             MemoryTier(
@@ -222,6 +242,7 @@ def orin_nano_8gb() -> TargetSpec:
         dram_bps=102e9,
         l2_mib=2,
         model="NVIDIA Jetson Orin Nano Engineering Reference Developer Kit Super",
+        family_rank=1,
     )
 
 
@@ -248,6 +269,7 @@ def orin_nx_16gb() -> TargetSpec:
         dram_bps=102e9,
         l2_mib=2,
         model="NVIDIA Jetson Orin NX Engineering Reference Developer Kit Super",
+        family_rank=2,
     )
 
 
@@ -274,6 +296,9 @@ def orin_agx_64gb() -> TargetSpec:
         dram_bps=204.8e9,
         l2_mib=4,
         model="NVIDIA Jetson AGX Orin Developer Kit",
+        family_rank=3,
+        # the edge part compared with a KPU and a desktop CPU for energy per op
+        power_class=POWER_CLASS_EDGE,
     )
 
 

@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from graphsval_core.measure.energy import EnergyMeter
-from graphsval_core.measure.power_sampler import PowerIntegrator
+from graphsval_core.plugin_api import EnergyMeter, PowerIntegrator
 from graphsval_jetson.ina3221 import SOURCE, Ina3221Meter, find_rails
 
 Tree = Callable[..., Path]

@@ -14,13 +14,18 @@ from typing import Any
 import attrs
 import pytest
 
-from graphsval_core.builtin.ops import LINEAR, MATMUL, VECTOR_ADD
-from graphsval_core.measure.capture import CaptureItem, measurement_row
+from graphsval_core.plugin_api import CaptureItem, build_registry, measurement_row
 from graphsval_jetson import plugin
 from graphsval_jetson.gpu_sysfs import GpuState, gpu_state, l4t_release
 from graphsval_jetson.ina3221 import SOURCE, Ina3221Meter
 from graphsval_jetson.measure import measure_jetson, power_mode_note
 from graphsval_jetson.targets import orin_nano_8gb
+
+#: The built-in ops, as every registry has them.
+_OPS = build_registry(autoload=False).ops()
+LINEAR = _OPS["linear"]
+MATMUL = _OPS["matmul"]
+VECTOR_ADD = _OPS["vector_add"]
 
 Tree = Callable[..., Path]
 NANO_MODEL = "NVIDIA Jetson Orin Nano Engineering Reference Developer Kit Super"

@@ -8,8 +8,7 @@ from pathlib import Path
 import attrs
 import pytest
 
-from graphsval_core.datamodel.target import TargetSpec
-from graphsval_core.plugins.records import ProbeResult
+from graphsval_core.plugin_api import ProbeResult, TargetSpec
 from graphsval_jetson import plugin, probe
 from graphsval_jetson.probe import find_rails, probe_target, read_model
 from graphsval_jetson.targets import orin_agx_64gb, orin_nano_8gb
@@ -119,7 +118,7 @@ def test_jetson_probe_without_torch(jetson_tree: Tree, monkeypatch: pytest.Monke
 
 def test_jetson_plugin_probe_on_this_machine() -> None:
     """This machine is no Jetson: every Jetson target is listed and unavailable."""
-    from graphsval_core.plugins.loader import build_registry
+    from graphsval_core.plugin_api import build_registry
 
     registry = build_registry(autoload=False, plugin_args=["jetson"], strict=True)
     targets: dict[str, TargetSpec] = registry.targets()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from graphsval_core.datamodel.target import MemoryTier, TargetSpec
+from graphsval_core.plugin_api import MemoryTier, TargetSpec
 from graphsval_jetson.targets import BOARDS, jetson_targets
 
 

@@ -20,25 +20,27 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from graphsval_core.consistency.runner import (
+from graphsval_core.plugin_api import (
     LINEAR,
     MATMULS,
+    CheckContext,
+    ConsistencyCheck,
+    MemoryTier,
+    OpSpec,
     Outcome,
+    TargetSpec,
+    bytes_per_element,
+    gemm_traffic_bytes,
     outcome,
-    predict,
+    square_tile,
+    tile_capacity_bytes,
     workload_name,
+    write_allocates,
 )
-from graphsval_core.datamodel.dtypes import bytes_per_element
-from graphsval_core.plugins.records import ConsistencyCheck
-
-if TYPE_CHECKING:
-    from graphsval_core.datamodel.op import OpSpec
-    from graphsval_core.datamodel.target import MemoryTier, TargetSpec
-    from graphsval_core.plugins.registry import Registry
 
 FAMILY = "kpu"
 #: Share of on-chip memory the weights may take for the regime to activate.
@@ -67,8 +69,6 @@ def residency_window(
     on_chip = [t for t in target.tiers if t.name != "dram"]
     if not on_chip or tier.name != on_chip[-1].name:
         return None
-    from graphsval_core.model.terms.traffic import square_tile, tile_capacity_bytes
-
     bpe = bytes_per_element(dtype)
     gemm = np.asarray(op.gemm_dims(shapes), dtype=np.float64).reshape(-1, 3)
     stationary = weight_bytes(gemm, bpe) <= WEIGHT_SHARE * on_chip_bytes(target)
@@ -82,12 +82,6 @@ def _once_ratio(
     """Traffic of the whole product (every operand once) over that of the
     default square tile: what the regime must scale DRAM traffic by (the
     output crossing ``passes`` times, as the model counts it)."""
-    from graphsval_core.model.terms.traffic import (
-        gemm_traffic_bytes,
-        square_tile,
-        tile_capacity_bytes,
-    )
-
     gemm = np.asarray(op_spec.gemm_dims(np.asarray([shape])), dtype=np.float64)
     elements = op_spec.operand_elements(np.asarray([shape]))
     extra = float(sum(np.asarray(v, dtype=np.float64)[0] for v in elements.values())) * bpe
@@ -99,16 +93,14 @@ def _once_ratio(
     return once / (float(gemm_traffic_bytes(gemm, tiled, bpe, passes)[0]) + extra)
 
 
-def weight_stationary(target: TargetSpec, registry: Registry) -> list[Outcome]:
+def weight_stationary(target: TargetSpec, ctx: CheckContext) -> list[Outcome]:
     """Probes just inside and outside the 80% threshold, for every dtype and
     both matrix ops, predicted with and without the KPU's rule: inside, DRAM
     traffic falls to every operand crossing once; outside, nothing changes."""
     from attrs import evolve
 
-    from graphsval_core.model.terms.traffic import write_allocates
-
     threshold = WEIGHT_SHARE * on_chip_bytes(target)
-    tiers = registry.memory_hierarchy(target)
+    tiers = ctx.memory_hierarchy(target)
     names = [t.name for t in tiers]
     dram = names.index("dram")
     without = evolve(target, family=f"{FAMILY}_without_weight_stationary")
@@ -124,11 +116,9 @@ def weight_stationary(target: TargetSpec, registry: Registry) -> list[Outcome]:
             rows = int(math.ceil(4 * on_chip_bytes(target) / (side * bpe)))
             for op in ("matmul", "linear"):
                 shape = [rows, side, side]
-                moved = float(predict(registry, target, op, [shape], dtype).bytes_per_tier[0, dram])
-                default = float(
-                    predict(registry, without, op, [shape], dtype).bytes_per_tier[0, dram]
-                )
-                ratio = _once_ratio(registry.op(op), shape, tiers[dram - 1], bpe, passes)
+                moved = float(ctx.predict(target, op, [shape], dtype).bytes_per_tier[0, dram])
+                default = float(ctx.predict(without, op, [shape], dtype).bytes_per_tier[0, dram])
+                ratio = _once_ratio(ctx.op(op), shape, tiers[dram - 1], bpe, passes)
                 want = default * (ratio if inside else 1.0)
                 ok = abs(moved - want) <= 1e-9 * want and (moved < default) == inside
                 case = {
@@ -169,14 +159,14 @@ def weight_stationary(target: TargetSpec, registry: Registry) -> list[Outcome]:
     ]
 
 
-def tile_utilisation(target: TargetSpec, registry: Registry) -> list[Outcome]:
+def tile_utilisation(target: TargetSpec, ctx: CheckContext) -> list[Outcome]:
     """Per-tile utilisation and waves of the reference matrix workloads."""
     shapes = {"matmul": [list(s) for s in MATMULS.values()], "linear": [list(LINEAR)]}
     report: dict[str, dict[str, float]] = {}
     bad = []
     for dtype in target.dtypes:
         for op, rows in shapes.items():
-            p = predict(registry, target, op, rows, dtype)
+            p = ctx.predict(target, op, rows, dtype)
             for i, shape in enumerate(rows):
                 name = workload_name(op, shape, dtype)
                 u = float(p.utilisation[i])

@@ -4,19 +4,22 @@ runs at import time."""
 from __future__ import annotations
 
 from collections.abc import Iterable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from graphsval_core import hookimpl
-from graphsval_core.datamodel.target import TargetSpec
-from graphsval_core.plugins.records import ConsistencyCheck, ProbeResult
+from graphsval_core.plugin_api import (
+    ConsistencyCheck,
+    MemoryTier,
+    OpSpec,
+    ProbeResult,
+    TargetSpec,
+    hookimpl,
+)
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from graphsval_core.datamodel.op import OpSpec
-    from graphsval_core.datamodel.target import MemoryTier
-
-graphsval_api_version = "1.0"
+graphsval_api_version = "1.1"
 
 
 @hookimpl
@@ -49,3 +52,17 @@ def graphsval_consistency_checks(target: TargetSpec) -> Iterable[ConsistencyChec
     from graphsval_kpu.consistency import checks
 
     return checks(target)
+
+
+@hookimpl
+def graphsval_expected_failures(target: TargetSpec) -> dict[str, str]:
+    """Known findings about this plugin's targets (findings.py)."""
+    from graphsval_kpu.findings import expected_failures
+
+    return expected_failures(target)
+
+
+@hookimpl
+def graphsval_prediction_snapshot() -> Path:
+    """The committed predictions of this plugin's targets (``graphsval check``)."""
+    return Path(__file__).with_name("consistency_snapshot.json")

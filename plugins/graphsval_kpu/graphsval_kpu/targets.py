@@ -4,8 +4,7 @@ consistency-only and every figure is datasheet-level or derived from one."""
 
 from __future__ import annotations
 
-from graphsval_core.datamodel.provenance import datasheet, derived, estimated
-from graphsval_core.datamodel.target import MemoryTier, TargetSpec
+from graphsval_core.plugin_api import MemoryTier, TargetSpec, datasheet, derived, estimated
 
 KiB = 1024
 GiB = 1024**3
@@ -37,6 +36,8 @@ def _kpu(
     dram_bytes: float,
     dram_pj_per_byte: float,
     power_w: float,
+    family_rank: int,
+    power_class: str | None = None,
 ) -> TargetSpec:
     rows, cols = (int(x) for x in pe_shape.split("x"))
     feed = 2 * (rows + cols)
@@ -73,6 +74,8 @@ def _kpu(
         tdp_w=datasheet(power_w, f"{SOURCE}: power of the default profile"),
         ground_truth="consistency_only",
         power_mode="default",
+        family_rank=family_rank,
+        power_class=power_class,
         tiers=[
             MemoryTier(
                 "l1",
@@ -123,6 +126,7 @@ def kpu_targets() -> list[TargetSpec]:
             dram_bytes=8 * GiB,
             dram_pj_per_byte=20,
             power_w=6.0,
+            family_rank=1,
         ),
         _kpu(
             "kpu_t256",
@@ -136,6 +140,10 @@ def kpu_targets() -> list[TargetSpec]:
             dram_bytes=32 * GiB,
             dram_pj_per_byte=20,
             power_w=30.0,
+            family_rank=2,
+            # the edge part compared with a Jetson AGX Orin and a desktop CPU for
+            # energy per op (hardware-facts.md)
+            power_class="edge, tens of watts",
         ),
         _kpu(
             "kpu_t768",
@@ -149,5 +157,6 @@ def kpu_targets() -> list[TargetSpec]:
             dram_bytes=64 * GiB,
             dram_pj_per_byte=7,
             power_w=60.0,
+            family_rank=3,
         ),
     ]

@@ -6,8 +6,14 @@ import numpy as np
 import pytest
 from attrs import evolve
 
-from graphsval_core.consistency.runner import FAIL, PASS, XFAIL, predict, run_target
-from graphsval_core.plugins.loader import build_registry
+from graphsval_core.plugin_api import (
+    FAIL,
+    PASS,
+    XFAIL,
+    CheckContext,
+    build_registry,
+    run_consistency,
+)
 from graphsval_kpu import consistency
 
 KEYS = ("kpu_t64", "kpu_t256", "kpu_t768")
@@ -18,13 +24,18 @@ def registry():
     return build_registry(strict=True)
 
 
+def _result(registry, key):
+    (result,) = run_consistency(registry, [registry.target(key)])
+    return result
+
+
 def _outcomes(registry, key):
-    return {o.check: o for o in run_target(registry, registry.target(key)).outcomes}
+    return {o.check: o for o in _result(registry, key).outcomes}
 
 
 @pytest.mark.parametrize("key", KEYS)
 def test_kpu_targets_are_consistency_only_and_pass_their_checks(registry, key):
-    result = run_target(registry, registry.target(key))
+    result = _result(registry, key)
     assert result.ground_truth == "consistency_only"
     outcomes = {o.check: o for o in result.outcomes}
     assert outcomes["kpu.weight_stationary"].status == PASS
@@ -60,7 +71,7 @@ def test_weight_stationary_check_fails_when_the_rule_is_missing(registry, monkey
 def test_weights_read_once_lower_dram_traffic_of_a_resident_layer(registry):
     t256 = registry.target("kpu_t256")
     # 4096 x 4096 int8 weights (16 MiB) fit in 80% of 64 MiB; activations do not fit
-    p = predict(registry, t256, "matmul", [[65536, 4096, 4096]], "int8")
+    p = CheckContext(registry).predict(t256, "matmul", [[65536, 4096, 4096]], "int8")
     m, k, n = 65536, 4096, 4096
     assert p.tiles[0, -1].tolist() == [m, k, n]
     assert p.bytes_per_tier[0, -1] < (m * k + k * n + 2 * m * n)

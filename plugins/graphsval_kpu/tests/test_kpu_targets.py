@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from graphsval_core.plugins.loader import build_registry
+from graphsval_core.plugin_api import build_registry
 
 KEYS = ("kpu_t64", "kpu_t256", "kpu_t768")
 

@@ -14,22 +14,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from graphsval_core.consistency.expected import expected
-from graphsval_core.consistency.runner import (
+from graphsval_core.plugin_api import (
     LINEAR,
     MATMULS,
+    CheckContext,
+    ConsistencyCheck,
     Outcome,
+    TargetSpec,
     outcome,
-    predict,
     workload_name,
 )
-from graphsval_core.plugins.records import ConsistencyCheck
-
-if TYPE_CHECKING:
-    from graphsval_core.datamodel.target import TargetSpec
-    from graphsval_core.plugins.registry import Registry
 
 CHECK = "tpu.systolic_fill"
 
@@ -37,18 +33,6 @@ CHECK = "tpu.systolic_fill"
 #: has 2 TensorCores x 4 MXUs of 128x128; the Edge TPU one array, commonly
 #: reported as 64x64 (the figure its clock is derived from in targets.py).
 ARRAYS: dict[str, tuple[int, int]] = {"tpu_v4": (128, 8), "coral_edge_tpu": (64, 1)}
-
-#: Reasons a target's fill check is expected to fail (a finding, not a fix).
-SUB_ARRAY = (
-    "the reference model clamps a unit's output tile to the shape, so a product smaller "
-    "than one array is predicted at a whole unit's rate ({rate}) although it fills only "
-    "K x N / S^2 of one array; the model has no sub-array fill term (a model limitation, "
-    "not a spec figure; only launch-bound shapes are affected)"
-)
-EXPECTED: dict[str, str] = {
-    "tpu_v4": SUB_ARRAY.format(rate="half the chip: one of 2 TensorCores"),
-    "coral_edge_tpu": SUB_ARRAY.format(rate="the whole array"),
-}
 
 #: The K of the probes: long enough that compute, not the launch, is what is probed.
 PROBE_K = 4096
@@ -61,7 +45,7 @@ def fill(shape: list[int], side: int, arrays: int) -> float:
     return k * n / (arrays * side * side * math.ceil(passes / arrays))
 
 
-def systolic_fill(target: TargetSpec, registry: Registry) -> list[Outcome]:
+def systolic_fill(target: TargetSpec, ctx: CheckContext) -> list[Outcome]:
     """The model never computes faster than the systolic arrays' fill allows."""
     side, arrays = ARRAYS[target.key]
     probes = [[d, PROBE_K, d] for d in (side // 2, side, side + 1, 4 * side)]
@@ -74,7 +58,7 @@ def systolic_fill(target: TargetSpec, registry: Registry) -> list[Outcome]:
     for dtype in target.dtypes:
         peak = target.peak_ops_per_s[dtype]
         for op, shapes in workloads.items():
-            p = predict(registry, target, op, shapes, dtype)
+            p = ctx.predict(target, op, shapes, dtype)
             for i, shape in enumerate(shapes):
                 name = workload_name(op, shape, dtype)
                 rate = float(p.flops[i] / p.compute_s[i]) / peak
@@ -103,7 +87,7 @@ def systolic_fill(target: TargetSpec, registry: Registry) -> list[Outcome]:
             numbers={"array_side": side, "arrays": arrays, "workloads": cases},
             workload=worst if bad else None,
             coefficient="compute_units / register_tile_bytes" if bad else None,
-            expected=EXPECTED.get(target.key) or expected(CHECK, target.key),
+            expected=ctx.expected(CHECK, target),
         )
     ]
 

@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import math
 
-from graphsval_core.datamodel.provenance import datasheet, derived, estimated
-from graphsval_core.datamodel.target import MemoryTier, TargetSpec
-from graphsval_core.datamodel.units import fmt_si
+from graphsval_core.plugin_api import MemoryTier, TargetSpec, datasheet, derived, estimated, fmt_si
 
 KiB = 1024
 MiB = 1024**2
@@ -62,6 +60,9 @@ def tpu_v4() -> TargetSpec:
         tdp_w=datasheet(tdp, f"{source}: 192 W TDP (170 W mean)"),
         ground_truth="consistency_only",
         power_mode="default",
+        # compared with A100, the other 7 nm datacenter part, for energy per op
+        # (hardware-facts.md; not with H100: 7 nm vs 4 nm)
+        power_class="7 nm datacenter",
         process_node_nm=datasheet(7, f"{source}: 7 nm"),
         tiers=[
             MemoryTier(

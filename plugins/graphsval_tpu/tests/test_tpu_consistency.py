@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from graphsval_core.consistency.runner import FAIL, XFAIL, run_target
-from graphsval_core.plugins.loader import build_registry
-from graphsval_tpu import consistency
+from graphsval_core.plugin_api import FAIL, XFAIL, build_registry, run_consistency
+from graphsval_tpu import consistency, findings
 
 
 @pytest.fixture(scope="module")
@@ -14,8 +13,13 @@ def registry():
     return build_registry(strict=True)
 
 
+def _result(registry, key):
+    (result,) = run_consistency(registry, [registry.target(key)])
+    return result
+
+
 def _outcomes(registry, key):
-    return {o.check: o for o in run_target(registry, registry.target(key)).outcomes}
+    return {o.check: o for o in _result(registry, key).outcomes}
 
 
 def test_fill_of_the_arrays():
@@ -29,7 +33,7 @@ def test_fill_of_the_arrays():
 
 @pytest.mark.parametrize("key", ["tpu_v4", "coral_edge_tpu"])
 def test_tpu_targets_are_consistency_only_and_only_sub_array_shapes_break_the_fill(registry, key):
-    result = run_target(registry, registry.target(key))
+    result = _result(registry, key)
     assert result.ground_truth == "consistency_only"
     assert not [o.line() for o in result.outcomes if o.status == FAIL]
     check = {o.check: o for o in result.outcomes}["tpu.systolic_fill"]
@@ -42,7 +46,8 @@ def test_tpu_targets_are_consistency_only_and_only_sub_array_shapes_break_the_fi
 
 
 def test_fill_check_fails_when_not_expected(registry, monkeypatch):
-    monkeypatch.setattr(consistency, "EXPECTED", {})
+    known = {k: v for k, v in findings.FINDINGS["tpu_v4"].items() if k != "tpu.systolic_fill"}
+    monkeypatch.setitem(findings.FINDINGS, "tpu_v4", known)
     check = _outcomes(registry, "tpu_v4")["tpu.systolic_fill"]
     assert check.status == FAIL
     assert check.workload.startswith("matmul 32x32x32")

@@ -8,9 +8,7 @@ import sys
 import attrs
 import pytest
 
-from graphsval_core.datamodel.target import MemoryTier, TargetSpec
-from graphsval_core.plugins.loader import build_registry
-from graphsval_core.plugins.records import ProbeResult
+from graphsval_core.plugin_api import MemoryTier, ProbeResult, TargetSpec, build_registry
 from graphsval_tpu import plugin
 from graphsval_tpu.targets import coral_edge_tpu, tpu_targets, tpu_v4
 
@@ -84,7 +82,7 @@ def test_tpu_probe_is_consistency_only_and_ignores_others() -> None:
 def test_tpu_plugin_import_is_side_effect_free() -> None:
     code = (
         "import graphsval_tpu.plugin, sys; "
-        "assert graphsval_tpu.plugin.graphsval_api_version == '1.0'; "
+        "assert graphsval_tpu.plugin.graphsval_api_version == '1.1'; "
         "assert 'torch' not in sys.modules and 'pynvml' not in sys.modules; "
         "assert 'graphsval_tpu.targets' not in sys.modules"
     )

@@ -1,0 +1,88 @@
+"""Prediction snapshot files: the committed predictions the ``snapshot``
+consistency check compares with.
+
+A snapshot holds, per target, ``"op shape dtype": [latency_s, energy_j]`` with 7
+significant digits, one workload per line so that a diff shows what moved::
+
+    {"schema_version": 1, "predictor": "reference", "tolerance": 0.01,
+     "columns": ["latency_s", "energy_j"],
+     "targets": {"i7_12700k": {"matmul 32x32x32 fp32": [4.3e-06, 0.00037], ...}}}
+
+Each plugin ships the snapshot of its own targets (the
+``graphsval_prediction_snapshot`` hook); ``graphsval check --snapshot FILE``
+names one file for every target instead.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from graphsval_core.datamodel.errors import UserInputError
+
+SCHEMA_VERSION = 1
+#: A prediction moving by more than this (relative) fails the check.
+TOLERANCE = 0.01
+QUANTITIES = ("latency_s", "energy_j")
+#: The predictor a snapshot holds the predictions of.
+PREDICTOR = "reference"
+
+Entries = dict[str, dict[str, list[float]]]
+
+
+class SnapshotError(UserInputError):
+    """The snapshot file is unreadable, malformed or cannot be written."""
+
+
+def read_snapshot(path: Path | Any) -> Entries:
+    """``target -> workload -> values`` of a snapshot file (empty if absent)."""
+    try:
+        if isinstance(path, Path) and not path.exists():
+            return {}
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as exc:
+        raise SnapshotError(f"{path}: cannot read the snapshot: {exc}") from None
+    targets = data.get("targets") if isinstance(data, dict) else None
+    if not isinstance(targets, dict) or not all(
+        isinstance(v, dict)
+        and all(isinstance(x, list) and len(x) == len(QUANTITIES) for x in v.values())
+        for v in targets.values()
+    ):
+        raise SnapshotError(
+            f"{path}: not a consistency snapshot (expected "
+            '{"targets": {KEY: {WORKLOAD: [latency_s, energy_j]}}})'
+        )
+    return targets
+
+
+def dump_snapshot(targets: Entries) -> str:
+    """The text of a snapshot file: targets sorted, one workload per line."""
+    lines = [
+        "{",
+        f'  "schema_version": {SCHEMA_VERSION},',
+        f'  "predictor": "{PREDICTOR}",',
+        f'  "tolerance": {TOLERANCE},',
+        f'  "columns": {json.dumps(list(QUANTITIES))},',
+        '  "targets": {',
+    ]
+    keys = sorted(targets)
+    for n, key in enumerate(keys):
+        lines.append(f"    {json.dumps(key)}: {{")
+        items = sorted(targets[key].items())
+        for m, (workload, values) in enumerate(items):
+            comma = "," if m < len(items) - 1 else ""
+            lines.append(f"      {json.dumps(workload)}: {json.dumps(values)}{comma}")
+        lines.append("    }" + ("," if n < len(keys) - 1 else ""))
+    lines += ["  }", "}", ""]
+    return "\n".join(lines)
+
+
+def write_snapshot(path: Path, targets: Entries) -> None:
+    """Write ``targets`` to ``path`` (see :func:`dump_snapshot`)."""
+    try:
+        path.write_text(dump_snapshot(targets), encoding="utf-8")
+    except OSError as exc:
+        raise SnapshotError(f"{path}: cannot write the snapshot: {exc}") from None

@@ -1,0 +1,307 @@
+"""The stable surface for plugins: everything a plugin, and its tests, import from graphsval.
+
+A plugin imports from this module only (and, in its tests, the pytest plugin
+:mod:`graphsval_core.testing`); the core's own layout may change under it
+without breaking it. The names, by what a plugin does with them:
+
+- **declare itself**: :data:`hookimpl` (the hook marker), :data:`PLUGIN_API_VERSION`;
+- **describe targets and ops**: :class:`TargetSpec`, :class:`MemoryTier`,
+  :class:`OpSpec`, :class:`SpecError`, the provenance helpers :func:`datasheet`,
+  :func:`derived`, :func:`estimated`, :func:`detected`, :func:`calibrated`
+  (with :class:`Provenance`, :class:`Sourced`), :func:`bytes_per_element`,
+  :data:`KNOWN_DTYPES`, target spec files :func:`read_spec` / :func:`write_spec`,
+  and the plugin's packaged files :func:`packaged_files`;
+- **answer hooks** with records: :class:`ProbeResult`, :class:`Measurement`,
+  :class:`PredictorSpec`, :class:`ConsistencyCheck`;
+- **measure** as every measurer does: :class:`CaptureSettings`,
+  :func:`measure_workload`, :func:`wall_clock_block`, the energy meter contract
+  (:class:`EnergyMeter`, :class:`EnergyReading`, :class:`NoEnergy`),
+  :class:`PowerSampler` and :class:`PowerIntegrator`, CUDA-event timing
+  (:func:`cuda_event_block`, :func:`cuda_sync`, :func:`numerics`,
+  :func:`setting`, :data:`LAUNCH_IN_TIMING`, :data:`FLUSH_L2_FACTOR`), and
+  how a capture writes a measurement (:class:`CaptureItem`, :func:`measurement_row`);
+- **model** a residency window on the reference model's tiles:
+  :func:`square_tile`, :func:`tile_capacity_bytes`, :func:`gemm_traffic_bytes`,
+  :func:`write_allocates`, :class:`Prediction`;
+- **check** invariants: :class:`CheckContext` (handed to every check),
+  :class:`Outcome`, :func:`outcome`, :func:`skipped`, the statuses
+  (:data:`PASS`, :data:`FAIL`, :data:`XFAIL`, :data:`XPASS`, :data:`SKIP`),
+  the reference workloads (:data:`MATMULS`, :data:`LINEAR`,
+  :func:`workload_name`), :func:`run_consistency` and :class:`TargetResult`;
+- **format** numbers for people: :func:`fmt_si`, :func:`fmt_bytes`,
+  :func:`fmt_seconds`, :func:`fmt_joules`;
+- **build a registry** (tools and tests): :func:`build_registry`, :class:`Registry`.
+
+Importing this module is cheap: every name is loaded on first use, so a
+plugin's entry-point module may import it at module level.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from graphsval_core import PLUGIN_API_VERSION, hookimpl
+
+#: name -> the module that defines it
+_WHERE: dict[str, str] = {
+    **dict.fromkeys(
+        ("TargetSpec", "MemoryTier", "SpecError", "TIER_NAMES"), "graphsval_core.datamodel.target"
+    ),
+    **dict.fromkeys(("OpSpec", "ShapeError"), "graphsval_core.datamodel.op"),
+    **dict.fromkeys(
+        ("Provenance", "Sourced", "datasheet", "derived", "estimated", "detected", "calibrated"),
+        "graphsval_core.datamodel.provenance",
+    ),
+    **dict.fromkeys(("bytes_per_element", "KNOWN_DTYPES"), "graphsval_core.datamodel.dtypes"),
+    **dict.fromkeys(
+        ("fmt_si", "fmt_bytes", "fmt_seconds", "fmt_joules"), "graphsval_core.datamodel.units"
+    ),
+    **dict.fromkeys(("read_spec", "write_spec"), "graphsval_core.datamodel.target_json"),
+    **dict.fromkeys(
+        ("ProbeResult", "Measurement", "PredictorSpec", "ConsistencyCheck"),
+        "graphsval_core.plugins.records",
+    ),
+    "packaged_files": "graphsval_core.plugins.resources",
+    **dict.fromkeys(
+        ("CaptureSettings", "measure_workload", "wall_clock_block"),
+        "graphsval_core.measure.protocol",
+    ),
+    **dict.fromkeys(("EnergyMeter", "EnergyReading", "NoEnergy"), "graphsval_core.measure.energy"),
+    **dict.fromkeys(("PowerSampler", "PowerIntegrator"), "graphsval_core.measure.power_sampler"),
+    **dict.fromkeys(
+        (
+            "cuda_event_block",
+            "cuda_sync",
+            "numerics",
+            "setting",
+            "LAUNCH_IN_TIMING",
+            "FLUSH_L2_FACTOR",
+        ),
+        "graphsval_core.measure.cuda_timing",
+    ),
+    **dict.fromkeys(("CaptureItem", "measurement_row"), "graphsval_core.measure.capture"),
+    **dict.fromkeys(
+        ("square_tile", "tile_capacity_bytes", "gemm_traffic_bytes", "write_allocates"),
+        "graphsval_core.model.terms.traffic",
+    ),
+    "Prediction": "graphsval_core.model.prediction",
+    "CheckContext": "graphsval_core.consistency.context",
+    **dict.fromkeys(
+        ("Outcome", "outcome", "skipped", "PASS", "FAIL", "XFAIL", "XPASS", "SKIP"),
+        "graphsval_core.consistency.outcome",
+    ),
+    **dict.fromkeys(("MATMULS", "LINEAR", "workload_name"), "graphsval_core.consistency.workloads"),
+    **dict.fromkeys(("run_consistency", "TargetResult"), "graphsval_core.consistency.runner"),
+    "build_registry": "graphsval_core.plugins.loader",
+    "Registry": "graphsval_core.plugins.registry",
+}
+
+__all__ = ["PLUGIN_API_VERSION", "hookimpl", *sorted(_WHERE)]
+
+
+def __getattr__(name: str) -> Any:
+    """Load ``name`` from the module that defines it, on first use."""
+    try:
+        module = _WHERE[name]
+    except KeyError:
+        raise AttributeError(f"graphsval_core.plugin_api has no {name!r}") from None
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
+
+if TYPE_CHECKING:  # what type checkers and editors see (names re-exported as X as X)
+    from graphsval_core.consistency.context import (
+        CheckContext as CheckContext,
+    )
+    from graphsval_core.consistency.outcome import (
+        FAIL as FAIL,
+    )
+    from graphsval_core.consistency.outcome import (
+        PASS as PASS,
+    )
+    from graphsval_core.consistency.outcome import (
+        SKIP as SKIP,
+    )
+    from graphsval_core.consistency.outcome import (
+        XFAIL as XFAIL,
+    )
+    from graphsval_core.consistency.outcome import (
+        XPASS as XPASS,
+    )
+    from graphsval_core.consistency.outcome import (
+        Outcome as Outcome,
+    )
+    from graphsval_core.consistency.outcome import (
+        outcome as outcome,
+    )
+    from graphsval_core.consistency.outcome import (
+        skipped as skipped,
+    )
+    from graphsval_core.consistency.runner import (
+        TargetResult as TargetResult,
+    )
+    from graphsval_core.consistency.runner import (
+        run_consistency as run_consistency,
+    )
+    from graphsval_core.consistency.workloads import (
+        LINEAR as LINEAR,
+    )
+    from graphsval_core.consistency.workloads import (
+        MATMULS as MATMULS,
+    )
+    from graphsval_core.consistency.workloads import (
+        workload_name as workload_name,
+    )
+    from graphsval_core.datamodel.dtypes import (
+        KNOWN_DTYPES as KNOWN_DTYPES,
+    )
+    from graphsval_core.datamodel.dtypes import (
+        bytes_per_element as bytes_per_element,
+    )
+    from graphsval_core.datamodel.op import (
+        OpSpec as OpSpec,
+    )
+    from graphsval_core.datamodel.op import (
+        ShapeError as ShapeError,
+    )
+    from graphsval_core.datamodel.provenance import (
+        Provenance as Provenance,
+    )
+    from graphsval_core.datamodel.provenance import (
+        Sourced as Sourced,
+    )
+    from graphsval_core.datamodel.provenance import (
+        calibrated as calibrated,
+    )
+    from graphsval_core.datamodel.provenance import (
+        datasheet as datasheet,
+    )
+    from graphsval_core.datamodel.provenance import (
+        derived as derived,
+    )
+    from graphsval_core.datamodel.provenance import (
+        detected as detected,
+    )
+    from graphsval_core.datamodel.provenance import (
+        estimated as estimated,
+    )
+    from graphsval_core.datamodel.target import (
+        TIER_NAMES as TIER_NAMES,
+    )
+    from graphsval_core.datamodel.target import (
+        MemoryTier as MemoryTier,
+    )
+    from graphsval_core.datamodel.target import (
+        SpecError as SpecError,
+    )
+    from graphsval_core.datamodel.target import (
+        TargetSpec as TargetSpec,
+    )
+    from graphsval_core.datamodel.target_json import (
+        read_spec as read_spec,
+    )
+    from graphsval_core.datamodel.target_json import (
+        write_spec as write_spec,
+    )
+    from graphsval_core.datamodel.units import (
+        fmt_bytes as fmt_bytes,
+    )
+    from graphsval_core.datamodel.units import (
+        fmt_joules as fmt_joules,
+    )
+    from graphsval_core.datamodel.units import (
+        fmt_seconds as fmt_seconds,
+    )
+    from graphsval_core.datamodel.units import (
+        fmt_si as fmt_si,
+    )
+    from graphsval_core.measure.capture import (
+        CaptureItem as CaptureItem,
+    )
+    from graphsval_core.measure.capture import (
+        measurement_row as measurement_row,
+    )
+    from graphsval_core.measure.cuda_timing import (
+        FLUSH_L2_FACTOR as FLUSH_L2_FACTOR,
+    )
+    from graphsval_core.measure.cuda_timing import (
+        LAUNCH_IN_TIMING as LAUNCH_IN_TIMING,
+    )
+    from graphsval_core.measure.cuda_timing import (
+        cuda_event_block as cuda_event_block,
+    )
+    from graphsval_core.measure.cuda_timing import (
+        cuda_sync as cuda_sync,
+    )
+    from graphsval_core.measure.cuda_timing import (
+        numerics as numerics,
+    )
+    from graphsval_core.measure.cuda_timing import (
+        setting as setting,
+    )
+    from graphsval_core.measure.energy import (
+        EnergyMeter as EnergyMeter,
+    )
+    from graphsval_core.measure.energy import (
+        EnergyReading as EnergyReading,
+    )
+    from graphsval_core.measure.energy import (
+        NoEnergy as NoEnergy,
+    )
+    from graphsval_core.measure.power_sampler import (
+        PowerIntegrator as PowerIntegrator,
+    )
+    from graphsval_core.measure.power_sampler import (
+        PowerSampler as PowerSampler,
+    )
+    from graphsval_core.measure.protocol import (
+        CaptureSettings as CaptureSettings,
+    )
+    from graphsval_core.measure.protocol import (
+        measure_workload as measure_workload,
+    )
+    from graphsval_core.measure.protocol import (
+        wall_clock_block as wall_clock_block,
+    )
+    from graphsval_core.model.prediction import (
+        Prediction as Prediction,
+    )
+    from graphsval_core.model.terms.traffic import (
+        gemm_traffic_bytes as gemm_traffic_bytes,
+    )
+    from graphsval_core.model.terms.traffic import (
+        square_tile as square_tile,
+    )
+    from graphsval_core.model.terms.traffic import (
+        tile_capacity_bytes as tile_capacity_bytes,
+    )
+    from graphsval_core.model.terms.traffic import (
+        write_allocates as write_allocates,
+    )
+    from graphsval_core.plugins.loader import (
+        build_registry as build_registry,
+    )
+    from graphsval_core.plugins.records import (
+        ConsistencyCheck as ConsistencyCheck,
+    )
+    from graphsval_core.plugins.records import (
+        Measurement as Measurement,
+    )
+    from graphsval_core.plugins.records import (
+        PredictorSpec as PredictorSpec,
+    )
+    from graphsval_core.plugins.records import (
+        ProbeResult as ProbeResult,
+    )
+    from graphsval_core.plugins.registry import (
+        Registry as Registry,
+    )
+    from graphsval_core.plugins.resources import (
+        packaged_files as packaged_files,
+    )
