@@ -44,6 +44,12 @@ from graphsval_core.cli.context import AppContext, InputError, pass_app
 @click.option("--check-floors", is_flag=True, help="Exit by the pass-count floors.")
 @click.option("--update-floors", is_flag=True, help="Raise the floors to the current counts.")
 @click.option("--reason", metavar="TEXT", help="Why a floor is lowered (with --update-floors).")
+@click.option(
+    "--floors",
+    "floors_file",
+    metavar="FILE",
+    help="Floors file to check and update (default: each plugin's own).",
+)
 @pass_app
 def validate(
     app: AppContext,
@@ -58,6 +64,7 @@ def validate(
     check_floors: bool,
     update_floors: bool,
     reason: str | None,
+    floors_file: str | None,
 ) -> None:
     """Compare predictions with baselines shape by shape; for every failing cell,
     say which hardware assumption drifted.
@@ -84,6 +91,7 @@ def validate(
             check_floors=check_floors,
             update_floors=update_floors,
             reason=reason,
+            floors_file=floors_file,
         )
     except UserInputError as exc:
         raise click.UsageError(str(exc)) from None

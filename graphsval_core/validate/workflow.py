@@ -32,6 +32,7 @@ from graphsval_core.files.floors import (
 )
 from graphsval_core.files.tolerances import load_tolerances
 from graphsval_core.plugins.registry import Registry
+from graphsval_core.plugins.resources import in_installed_package
 from graphsval_core.validate.harness import Validation, recapture_agreement
 from graphsval_core.validate.harness import validate as judge
 from graphsval_core.validate.selection import Baselines, select
@@ -66,6 +67,8 @@ class ValidateOptions:
     update_floors: bool = False
     #: why a floor is lowered (with ``update_floors``)
     reason: str | None = None
+    #: one floors file for every target/op instead of each plugin's own
+    floors_file: str | None = None
 
     def __attrs_post_init__(self) -> None:
         if self.purpose not in PURPOSES:
@@ -212,10 +215,16 @@ def _header(
 
 
 def _floors(registry: Registry, summary: Summary, options: ValidateOptions) -> FloorsVerdict:
-    """Check (and with ``update_floors`` raise) each plugin's floors."""
+    """Check (and with ``update_floors`` raise) each plugin's floors, or those
+    of the file the options name. A plugin's file is only written in a source
+    tree, never inside an installed package."""
     counts = {f"{t.hardware}/{t.op}": (t.passed, t.checked) for t in summary.targets}
-    files = registry.floors_files()
-    owner = {key: registry.target_plugin(key.split("/")[0]).name for key in counts}
+    if options.floors_file:
+        files: dict[str, Any] = {"": Path(options.floors_file)}
+        owner = dict.fromkeys(counts, "")
+    else:
+        files = registry.floors_files()
+        owner = {key: registry.target_plugin(key.split("/")[0]).name for key in counts}
     done: list[PluginFloors] = []
     error = None
     try:
@@ -223,6 +232,11 @@ def _floors(registry: Registry, summary: Summary, options: ValidateOptions) -> F
             keys = [k for k in counts if owner[k] == plugin]
             if not keys:
                 continue
+            if options.update_floors and plugin and in_installed_package(path):
+                raise FloorsError(
+                    f"{path} lies in an installed package; graphsval writes there only from a "
+                    "source tree (pip install -e): name a file to write with --floors FILE"
+                )
             floors = read_floors(path)
             changes: list[str] = []
             if options.update_floors:

@@ -261,6 +261,28 @@ def test_floors_raise_lower_with_reason_and_check(world, tmp_path, monkeypatch):
     assert _run("--check-floors").exit_code == 0
 
 
+def test_floors_in_an_installed_package_are_never_written(world, tmp_path, monkeypatch):
+    import graphsval_core.plugins.registry as pm
+    from graphsval_core.validate import workflow
+
+    floors = tmp_path / "floors.json"
+    monkeypatch.setattr(pm.Registry, "floors_files", lambda self: {"toy": floors})
+    monkeypatch.setattr(workflow, "in_installed_package", lambda path: True)
+    world("good.validation.csv", ship=True)
+    refused = _run("--update-floors")
+    assert refused.exit_code == 2
+    assert "lies in an installed package" in refused.output and "--floors FILE" in refused.output
+    assert not floors.exists()
+    assert _run("--check-floors").exit_code == 0  # reading them is fine
+    named = tmp_path / "mine.json"
+    raised = _run("--update-floors", "--floors", str(named))
+    assert raised.exit_code == 0, raised.output
+    assert f"floors ({named}): toy/vector_add: floor - -> 9" in raised.output
+    assert json.loads(named.read_text())["floors"]["toy/vector_add"]["pass"] == 9
+    assert not floors.exists()
+    assert "floor 9: ok" in _run("--check-floors", "--floors", str(named)).output
+
+
 @pytest.mark.parametrize(
     "extra",
     [
