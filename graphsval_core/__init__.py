@@ -4,7 +4,7 @@ This package is the core: the hook specifications, the plugin manager, the data
 model, and the ``graphsval`` command. Everything hardware-specific lives in
 plugins discovered through the ``graphsval`` entry-point group.
 
-Importing this package is cheap: it never imports torch, numpy or pandas.
+Importing this package is cheap: it never imports torch or numpy.
 """
 
 from __future__ import annotations

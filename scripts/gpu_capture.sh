@@ -2,7 +2,7 @@
 # Capture NVIDIA GPU baselines for graphsval-cuda in under 5 minutes (docs/runbook-nvidia.md).
 #
 # On a machine with an NVIDIA GPU, python3 with a CUDA build of torch, and no network:
-#  1. checks that python3 imports what graphsval needs (pluggy, click, attrs, numpy, pandas,
+#  1. checks that python3 imports what graphsval needs (pluggy, click, attrs, numpy,
 #     pynvml from nvidia-ml-py, torch) and says which are missing and how to bring them;
 #  2. installs graphsval and graphsval-cuda without dependencies or build isolation: into
 #     python3's site-packages when writable, else into a private folder put on PYTHONPATH,
@@ -60,12 +60,12 @@ if [ -n "${WHEELS:-}" ]; then
         "$WHEELS"/*.whl
     export PYTHONPATH="$WORK/deps${PYTHONPATH:+:$PYTHONPATH}"
 fi
-if ! "$PY" -c "import pluggy, click, attrs, numpy, pandas, pynvml" 2>/dev/null; then
+if ! "$PY" -c "import pluggy, click, attrs, numpy, pynvml" 2>/dev/null; then
     missing=$("$PY" - <<'EOF'
 import importlib
 
 wanted = {"pluggy": "pluggy", "click": "click", "attrs": "attrs", "numpy": "numpy",
-          "pandas": "pandas", "pynvml": "nvidia-ml-py"}
+          "pynvml": "nvidia-ml-py"}
 missing = []
 for module, dist in wanted.items():
     try:
@@ -82,8 +82,8 @@ Bring them as wheels: on a machine with network (any OS), for Python $pyver on x
   python3 -m pip download --no-deps --only-binary=:all: --python-version $pyver \\
       --implementation cp --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 \\
       --platform manylinux2014_x86_64 -d wheels $missing
-(--no-deps fetches none of their own needs: pandas also needs python-dateutil, pytz, tzdata
-and six; add those that are missing here too.) Bring the folder here, then:
+(--no-deps fetches none of their own needs: add any of theirs that is missing here too.)
+Bring the folder here, then:
   WHEELS=wheels scripts/gpu_capture.sh ${1:-}
 EOF
     exit 1
@@ -152,7 +152,7 @@ echo "== target: $TARGET"
 # --- 4. the captures ----------------------------------------------------------------------
 # Each shipped sweep, restricted to DTYPES, reordered: per dtype in bit-reversed index order
 # (any prefix spreads over the sweep's sizes), the dtypes interleaved.
-"$PY" - "$REPO/sweeps" "$WORK" "${dtypes[*]}" "${ops[@]}" <<'EOF'
+"$PY" - "$REPO/graphsval_core/sweeps" "$WORK" "${dtypes[*]}" "${ops[@]}" <<'EOF'
 import itertools
 import json
 import sys
