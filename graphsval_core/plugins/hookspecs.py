@@ -69,8 +69,10 @@ def graphsval_register_targets() -> Iterable[TargetSpec]:
 
     :returns: an iterable of :class:`~graphsval_core.datamodel.target.TargetSpec`.
         A spec that fails validation makes the whole plugin be reported (name,
-        version, the field at fault) and skipped. Two plugins registering the
-        same key: the key is withdrawn and the error names both plugins.
+        version, the field at fault) and skipped. A key registered by a
+        first-party plugin and by a plugin of another distribution stays with
+        the first-party one; two plugins of the same standing registering the
+        same key: the key is withdrawn. Either way the error names both plugins.
         Detected targets (``host_cpu``) read the machine here, not at import.
     """
 

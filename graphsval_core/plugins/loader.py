@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from graphsval_core import PLUGIN_API_VERSION, __version__
+from graphsval_core.plugins.first_party import CORE_DISTRIBUTION
 from graphsval_core.plugins.registry import PluginInfo, Registry
 
 ENTRY_POINT_GROUP = "graphsval"
@@ -133,7 +134,7 @@ def build_registry(
         register(
             name,
             module,
-            PluginInfo(name, module_name, "graphsval", __version__, builtin=True),
+            PluginInfo(name, module_name, CORE_DISTRIBUTION, __version__, builtin=True),
         )
 
     eps = {ep.name: ep for ep in _entry_points()}

@@ -27,6 +27,7 @@ from graphsval_core.datamodel.op import OpSpec
 from graphsval_core.datamodel.target import MemoryTier, TargetSpec
 from graphsval_core.plugins import hookspecs
 from graphsval_core.plugins.answers import file_ref_name, read_file_ref
+from graphsval_core.plugins.first_party import is_first_party
 from graphsval_core.plugins.guards import GuardedPluginManager
 from graphsval_core.plugins.records import (
     ConsistencyCheck,
@@ -42,22 +43,6 @@ REGISTRATION_HOOKS: dict[str, str] = {
     "graphsval_register_ops": "op",
     "graphsval_register_predictors": "predictor",
 }
-
-#: Known first-party plugins: which distribution provides which target keys'
-#: family, so an error about a missing target can say what to install.
-KNOWN_DISTRIBUTIONS: dict[str, str] = {
-    "i7_": "graphsval-cpu",
-    "host_cpu": "graphsval-cpu",
-    "h100": "graphsval-cuda",
-    "h200": "graphsval-cuda",
-    "a100": "graphsval-cuda",
-    "host_gpu": "graphsval-cuda",
-    "jetson_": "graphsval-jetson",
-    "kpu_": "graphsval-kpu",
-    "tpu_": "graphsval-tpu",
-    "coral_": "graphsval-tpu",
-}
-
 
 #: Fingerprint keys that describe a snapshot, not the machine.
 _SNAPSHOT_ONLY = frozenset({"snapshot_of", "threads", "captured_at"})
@@ -225,6 +210,10 @@ class Registry:
             (plugin, item) for plugin, answer in self._answers(hook, results) for item in answer
         ]
 
+    def _is_first_party(self, plugin: str) -> bool:
+        info = self.infos.get(plugin)
+        return info is not None and is_first_party(info.distribution)
+
     def _live(self, plugin: str) -> bool:
         info = self.infos.get(plugin)
         return info is None or info.loaded
@@ -236,7 +225,10 @@ class Registry:
     ) -> dict[str, tuple[str, Any]]:
         """The records of a registration hook's answers: ``key -> (plugin, record)``.
 
-        A key registered more than once is withdrawn, naming every registrant.
+        A key registered by a first-party plugin and by a plugin of another
+        distribution stays with the first-party one (the other's registration
+        of it is dropped, naming both); a key registered more than once by
+        plugins of the same standing is withdrawn, naming every registrant.
         """
         what = REGISTRATION_HOOKS[hook]
         owners: dict[str, list[tuple[str, Any]]] = {}
@@ -245,6 +237,17 @@ class Registry:
                 owners.setdefault(key_of(item), []).append((plugin, item))
         out: dict[str, tuple[str, Any]] = {}
         for key, entries in owners.items():
+            first = [(p, item) for p, item in entries if self._is_first_party(p)]
+            if first and len(first) < len(entries):
+                names = self._names(entries)
+                others = {p for p, _ in entries} - {p for p, _ in first}
+                for plugin in sorted(others, key=self._load_order):
+                    self._problem(
+                        plugin,
+                        f"{what} {key!r} is registered by {names}; first-party plugins take "
+                        f"precedence, so the registration of {plugin!r} is dropped",
+                    )
+                entries = first
             if len(entries) > 1:
                 names = self._names(entries)
                 for plugin in sorted({p for p, _ in entries}, key=self._load_order):
@@ -323,18 +326,10 @@ class Registry:
         return dict(self._targets)
 
     def target(self, key: str) -> TargetSpec:
-        """The target ``key``; :class:`UnknownNameError` names close keys and,
-        for a first-party key, the distribution to install."""
+        """The target ``key``; :class:`UnknownNameError` names close keys."""
         if key in self._targets:
             return self._targets[key]
-        hint = _suggest(key, self._targets)
-        for prefix, dist in KNOWN_DISTRIBUTIONS.items():
-            if key.startswith(prefix) and not any(
-                (i.distribution == dist and i.loaded) for i in self.infos.values()
-            ):
-                hint += f" (install {dist} to get it)"
-                break
-        raise UnknownNameError(f"unknown target {key!r}{hint}")
+        raise UnknownNameError(f"unknown target {key!r}{_suggest(key, self._targets)}")
 
     def datasheet_target(self, key: str) -> TargetSpec:
         """The target's spec as its plugin wrote it, before any calibration."""
