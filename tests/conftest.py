@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from graphsval_core import hookimpl
+from graphsval_core import PROJECT_NAME, hookimpl
 from graphsval_core.datamodel.provenance import datasheet, estimated
 from graphsval_core.datamodel.target import MemoryTier, TargetSpec
 
@@ -74,7 +74,8 @@ def make_target() -> Callable[..., TargetSpec]:
 
 
 def plugin_module(name: str, targets: Callable[[], list[TargetSpec]] | None = None, **hooks: Any):
-    """An in-memory plugin module declaring API 1.0 with the given hooks."""
+    """An in-memory plugin module declaring API 1.0 with the given hooks (a
+    function already marked with ``hookimpl(...)`` keeps its options)."""
     module = types.ModuleType(name)
     module.graphsval_api_version = "1.0"  # type: ignore[attr-defined]
     if targets is not None:
@@ -85,7 +86,8 @@ def plugin_module(name: str, targets: Callable[[], list[TargetSpec]] | None = No
 
         module.graphsval_register_targets = graphsval_register_targets  # type: ignore[attr-defined]
     for hook_name, fn in hooks.items():
-        setattr(module, hook_name, hookimpl(fn))
+        marked = hasattr(fn, f"{PROJECT_NAME}_impl")  # already marked: keep its options
+        setattr(module, hook_name, fn if marked else hookimpl(fn))
     return module
 
 

@@ -1,7 +1,7 @@
 """What every command shares: the input error (exit 2), the per-invocation
-application context with its lazily built registry, and the decorator that
-hands it to a command. Commands import this module, never each other or
-:mod:`graphsval_core.cli.main`."""
+application context with its lazily built registry, the decorator that hands
+it to a command, and the command group that reports plugin failures. Commands
+import this module, never each other or :mod:`graphsval_core.cli.main`."""
 
 from __future__ import annotations
 
@@ -41,6 +41,13 @@ class AppContext:
                 raise InputError(str(exc)) from exc
         return self._registry
 
+    def runtime_problems(self) -> list[Any]:
+        """The plugin problems recorded after the registry was built (none if
+        no command asked for it)."""
+        if self._registry is None:
+            return []
+        return list(self._registry.runtime_problems)
+
 
 pass_app = click.make_pass_decorator(AppContext)
 
@@ -48,13 +55,24 @@ pass_app = click.make_pass_decorator(AppContext)
 class Group(click.Group):
     """Turns a plugin's hook failure, and any bad input a workflow reports
     (:class:`~graphsval_core.datamodel.errors.UserInputError`), into one line
-    and exit code 2."""
+    and exit code 2. At the end of a command that did not fail in a hook, each
+    plugin problem recorded while it ran (a hook implementation that raised or
+    answered garbage, and so gave no answer) is one ``warning:`` line on
+    stderr."""
 
     def invoke(self, ctx: click.Context) -> Any:
         from graphsval_core.datamodel.errors import UserInputError
         from graphsval_core.plugins.registry import HookError
 
+        failed_in_hook = False
         try:
             return super().invoke(ctx)
-        except (HookError, UserInputError) as exc:
+        except HookError as exc:
+            failed_in_hook = True
             raise InputError(str(exc)) from exc
+        except UserInputError as exc:
+            raise InputError(str(exc)) from exc
+        finally:
+            if not failed_in_hook and isinstance(ctx.obj, AppContext):
+                for problem in ctx.obj.runtime_problems():
+                    click.echo(f"warning: {problem}", err=True)

@@ -25,7 +25,7 @@ def plugins(app: AppContext, as_json: bool) -> None:
         return
     rows = []
     for info in registry.plugins:
-        status = "ok" if info.loaded else "FAILED"
+        status = "FAILED" if not info.loaded else "problem" if info.errors else "ok"
         dist = f"{info.distribution} {info.version}" if info.distribution else "-"
         rows.append(
             [

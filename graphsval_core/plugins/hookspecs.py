@@ -13,6 +13,16 @@ Two kinds of hook:
   non-None result. Built-in defaults are registered ``trylast`` so any plugin
   can override them.
 
+Hooks are called through pluggy's own call loop, so ``tryfirst``/``trylast``,
+wrappers (``wrapper=True``, or old-style ``hookwrapper=True``) and tracing
+work as pluggy defines them. An implementation that raises, calls
+``sys.exit``, or returns something other than what its spec promises gives no
+answer (a first-result hook asks the next plugin); the failure is reported in
+one line naming the plugin and the hook, and ``graphsval plugins`` shows the
+plugin's status as ``problem``. A registration hook that fails rejects the
+whole plugin. In strict mode (``--strict-plugins``) any such failure stops the
+command (exit 2).
+
 The plugin's module must also declare the API version it was written for::
 
     graphsval_api_version = "1.0"
@@ -59,8 +69,10 @@ def graphsval_register_targets() -> Iterable[TargetSpec]:
 
     :returns: an iterable of :class:`~graphsval_core.datamodel.target.TargetSpec`.
         A spec that fails validation makes the whole plugin be reported (name,
-        version, the field at fault) and skipped. Two plugins registering the
-        same key: the key is withdrawn and the error names both plugins.
+        version, the field at fault) and skipped. A key registered by a
+        first-party plugin and by a plugin of another distribution stays with
+        the first-party one; two plugins of the same standing registering the
+        same key: the key is withdrawn. Either way the error names both plugins.
         Detected targets (``host_cpu``) read the machine here, not at import.
     """
 

@@ -6,7 +6,9 @@ fails to import, declares another plugin API major version, implements an
 unknown hook or registers an invalid target is recorded as a
 :class:`~graphsval_core.plugins.registry.PluginProblem` (plugin name,
 distribution and version, the error) and the others keep working. Strict mode
-turns any problem into :class:`PluginLoadError`.
+turns any problem into :class:`PluginLoadError`, and, once loading is over,
+any failing hook implementation into
+:class:`~graphsval_core.plugins.registry.HookError`.
 """
 
 from __future__ import annotations
@@ -16,10 +18,8 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-import pluggy
-
-from graphsval_core import PLUGIN_API_VERSION, PROJECT_NAME, __version__
-from graphsval_core.plugins import hookspecs
+from graphsval_core import PLUGIN_API_VERSION, __version__
+from graphsval_core.plugins.first_party import CORE_DISTRIBUTION
 from graphsval_core.plugins.registry import PluginInfo, Registry
 
 ENTRY_POINT_GROUP = "graphsval"
@@ -34,6 +34,7 @@ BUILTIN_PLUGINS: dict[str, str] = {
     "builtin_reference": "graphsval_core.builtin.reference",
     "builtin_checks": "graphsval_core.builtin.checks",
 }
+
 
 class PluginLoadError(Exception):
     """Strict mode: a plugin could not be loaded or registered invalid data."""
@@ -93,10 +94,9 @@ def build_registry(
     blocked = {arg[3:] for arg in plugin_args if arg.startswith("no:")}
     requested = [arg for arg in plugin_args if not arg.startswith("no:")]
 
-    pm = pluggy.PluginManager(PROJECT_NAME)
-    pm.add_hookspecs(hookspecs)
     infos: dict[str, PluginInfo] = {}
-    registry = Registry(pm, infos)
+    registry = Registry(infos)
+    pm = registry.pm
 
     def register(name: str, obj: Any, info: PluginInfo) -> None:
         infos[name] = info
@@ -134,7 +134,7 @@ def build_registry(
         register(
             name,
             module,
-            PluginInfo(name, module_name, "graphsval", __version__, builtin=True),
+            PluginInfo(name, module_name, CORE_DISTRIBUTION, __version__, builtin=True),
         )
 
     eps = {ep.name: ep for ep in _entry_points()}
@@ -176,4 +176,5 @@ def build_registry(
         more = len(registry.problems) - 1
         suffix = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
         raise PluginLoadError(f"strict plugin loading: {first}{suffix}")
+    registry._loading_done(strict)
     return registry

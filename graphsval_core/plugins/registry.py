@@ -1,24 +1,34 @@
 """The registry: the typed facade over the plugins' hooks.
 
 A :class:`Registry` holds what the installed plugins registered (targets, ops,
-predictors), the calibrated specs, and the problems met while loading; the
-rest of the code asks it, never ``pm.hook`` directly, and it names the plugin
-and the hook when an implementation fails. Build one with
+predictors), the calibrated specs, and the problems met; the rest of the code
+asks it, never ``pm.hook`` directly. Every method calls the hook through
+pluggy's own call loop (``pm.hook.<name>(...)``) on a
+:class:`~graphsval_core.plugins.guards.GuardedPluginManager`, whose guards turn
+an implementation that raises or answers garbage into "no answer" from that
+plugin and tell the registry, which records the problem once per plugin, hook
+and message (or, in strict mode once loading is over, raises
+:class:`HookError`). Build one with
 :func:`graphsval_core.plugins.loader.build_registry`.
 """
 
 from __future__ import annotations
 
 import difflib
+import json
 from collections.abc import Callable, Iterable
 from typing import Any
 
-import pluggy
 from attrs import define, field, frozen
 
+from graphsval_core import PROJECT_NAME
 from graphsval_core.datamodel.errors import UserInputError
 from graphsval_core.datamodel.op import OpSpec
 from graphsval_core.datamodel.target import MemoryTier, TargetSpec
+from graphsval_core.plugins import hookspecs
+from graphsval_core.plugins.answers import file_ref_name, read_file_ref
+from graphsval_core.plugins.first_party import is_first_party
+from graphsval_core.plugins.guards import GuardedPluginManager
 from graphsval_core.plugins.records import (
     ConsistencyCheck,
     Measurement,
@@ -26,28 +36,22 @@ from graphsval_core.plugins.records import (
     ProbeResult,
 )
 
-#: Known first-party plugins: which distribution provides which target keys'
-#: family, so an error about a missing target can say what to install.
-KNOWN_DISTRIBUTIONS: dict[str, str] = {
-    "i7_": "graphsval-cpu",
-    "host_cpu": "graphsval-cpu",
-    "h100": "graphsval-cuda",
-    "h200": "graphsval-cuda",
-    "a100": "graphsval-cuda",
-    "host_gpu": "graphsval-cuda",
-    "jetson_": "graphsval-jetson",
-    "kpu_": "graphsval-kpu",
-    "tpu_": "graphsval-tpu",
-    "coral_": "graphsval-tpu",
+#: The registration hooks and what each registers: a plugin whose
+#: implementation of one raises or answers garbage is rejected whole.
+REGISTRATION_HOOKS: dict[str, str] = {
+    "graphsval_register_targets": "target",
+    "graphsval_register_ops": "op",
+    "graphsval_register_predictors": "predictor",
 }
-
 
 #: Fingerprint keys that describe a snapshot, not the machine.
 _SNAPSHOT_ONLY = frozenset({"snapshot_of", "threads", "captured_at"})
 
 
 class HookError(RuntimeError):
-    """A hook implementation raised; the message names the plugin and the hook."""
+    """A hook failed: in strict mode, an implementation raised or answered
+    garbage; in any mode, a hook nobody answered where an answer is required.
+    The message names the plugin and the hook."""
 
     def __init__(self, plugin: str, hook: str, error: BaseException) -> None:
         self.plugin = plugin
@@ -112,12 +116,14 @@ class Registry:
     """The installed plugins and everything they registered.
 
     Build one with :func:`build_registry`. Lookups raise
-    :class:`UnknownNameError` with close matches; hook calls raise
-    :class:`HookError` naming the plugin and the hook.
+    :class:`UnknownNameError` with close matches; a hook that nobody answers
+    where an answer is required, or (strict mode) a failing implementation,
+    raises :class:`HookError` naming the plugin and the hook.
     """
 
-    def __init__(self, pm: pluggy.PluginManager, infos: dict[str, PluginInfo]) -> None:
-        self.pm = pm
+    def __init__(self, infos: dict[str, PluginInfo]) -> None:
+        self.pm = GuardedPluginManager(PROJECT_NAME, self._hook_failed)
+        self.pm.add_hookspecs(hookspecs)
         self.infos = infos
         self.problems: list[PluginProblem] = []
         self._targets: dict[str, TargetSpec] = {}
@@ -126,6 +132,9 @@ class Registry:
         self._predictors: dict[str, PredictorSpec] = {}
         self._datasheet: dict[str, TargetSpec] = {}
         self.calibration_files: dict[str, str] = {}
+        self._failures: set[tuple[str, str, str]] = set()
+        self._raise_hook_errors = False
+        self._loaded_problems: int | None = None
 
     # --- problems -------------------------------------------------------------
 
@@ -150,92 +159,98 @@ class Registry:
             info.ops.clear()
             info.predictors.clear()
 
-    # --- calling hooks ----------------------------------------------------------
+    def _hook_failed(self, plugin: str, hook: str, error: BaseException, malformed: bool) -> None:
+        """A guarded implementation raised or answered garbage (``malformed``).
 
-    def _impls(self, hook_name: str) -> list[Any]:
-        """Hook implementations in call order (tryfirst first, trylast last)."""
-        return list(reversed(getattr(self.pm.hook, hook_name).get_hookimpls()))
-
-    @staticmethod
-    def _invoke(impl: Any, kwargs: dict[str, Any]) -> Any:
-        return impl.function(**{name: kwargs[name] for name in impl.argnames})
-
-    def _collect(self, hook_name: str, **kwargs: Any) -> list[tuple[str, Any]]:
-        """Call every implementation; a raising one is a :class:`HookError`."""
-        out = []
-        for impl in self._impls(hook_name):
-            try:
-                result = self._invoke(impl, kwargs)
-                items = list(result) if result is not None else []
-            except Exception as exc:
-                raise HookError(self._label(impl.plugin_name), hook_name, exc) from exc
-            out.extend((impl.plugin_name, item) for item in items)
-        return out
-
-    def _collect_guarded(self, hook_name: str, **kwargs: Any) -> list[tuple[str, Any]]:
-        """Like :meth:`_collect`, but a raising plugin is recorded as a problem and
-        skipped, so one broken plugin cannot stop the others (used at start-up)."""
-        out = []
-        for impl in self._impls(hook_name):
-            try:
-                result = self._invoke(impl, kwargs)
-                items = list(result) if result is not None else []
-            except Exception as exc:
-                self._problem(
-                    impl.plugin_name, f"hook {hook_name} raised {type(exc).__name__}: {exc}"
-                )
-                continue
-            out.extend((impl.plugin_name, item) for item in items)
-        return out
-
-    def _first(self, hook_name: str, **kwargs: Any) -> Any:
-        """Ask implementations in turn; stop at the first non-None result."""
-        for impl in self._impls(hook_name):
-            try:
-                result = self._invoke(impl, kwargs)
-            except Exception as exc:
-                raise HookError(self._label(impl.plugin_name), hook_name, exc) from exc
-            if result is not None:
-                return result
-        return None
+        A registration hook rejects the plugin whole. Any other hook records
+        one problem per (plugin, hook, message); in strict mode, once loading
+        is over, it raises :class:`HookError`.
+        """
+        what = REGISTRATION_HOOKS.get(hook)
+        if what is not None:
+            self._reject(plugin, f"invalid {what}: {type(error).__name__}: {error}")
+            return
+        if malformed:
+            message = f"hook {error}"
+        else:
+            message = f"hook {hook} raised {type(error).__name__}: {error}"
+        if (plugin, hook, message) not in self._failures:
+            self._failures.add((plugin, hook, message))
+            self._problem(plugin, message)
+        if self._raise_hook_errors:
+            raise HookError(self._label(plugin), hook, error)
 
     def _label(self, plugin: str) -> str:
         info = self.infos.get(plugin)
         return info.label if info else repr(plugin)
 
+    def _loading_done(self, strict: bool) -> None:
+        """Loading is over: later problems are run-time problems, and in strict
+        mode a failing hook implementation raises :class:`HookError`."""
+        self._loaded_problems = len(self.problems)
+        self._raise_hook_errors = strict
+
+    @property
+    def runtime_problems(self) -> list[PluginProblem]:
+        """The problems recorded after loading was over (hook failures at run time)."""
+        if self._loaded_problems is None:
+            return []
+        return self.problems[self._loaded_problems :]
+
+    # --- answers and who gave them ------------------------------------------------
+
+    def _answers(self, hook: str, results: list[Any]) -> list[tuple[str, Any]]:
+        """``(plugin, answer)`` for each answer of the call of ``hook`` that just
+        returned ``results``."""
+        return self.pm.calls.attribute(hook, results)
+
+    def _items(self, hook: str, results: list[Any]) -> list[tuple[str, Any]]:
+        """``(plugin, item)`` for each item of a collecting hook's answers."""
+        return [
+            (plugin, item) for plugin, answer in self._answers(hook, results) for item in answer
+        ]
+
+    def _is_first_party(self, plugin: str) -> bool:
+        info = self.infos.get(plugin)
+        return info is not None and is_first_party(info.distribution)
+
+    def _live(self, plugin: str) -> bool:
+        info = self.infos.get(plugin)
+        return info is None or info.loaded
+
     # --- registration -----------------------------------------------------------
 
     def _gather(
-        self, hook_name: str, record_type: type, key_of: Callable[[Any], str], what: str
+        self, hook: str, results: list[Any], key_of: Callable[[Any], str]
     ) -> dict[str, tuple[str, Any]]:
-        """Collect records plugin by plugin: ``key -> (plugin, record)``.
+        """The records of a registration hook's answers: ``key -> (plugin, record)``.
 
-        A plugin whose hook raises or returns a wrong type is rejected whole;
-        a key registered more than once is withdrawn, naming every registrant.
+        A key registered by a first-party plugin and by a plugin of another
+        distribution stays with the first-party one (the other's registration
+        of it is dropped, naming both); a key registered more than once by
+        plugins of the same standing is withdrawn, naming every registrant.
         """
+        what = REGISTRATION_HOOKS[hook]
         owners: dict[str, list[tuple[str, Any]]] = {}
-        for impl in self._impls(hook_name):
-            plugin = impl.plugin_name
-            try:
-                items = list(self._invoke(impl, {}) or [])
-                for item in items:
-                    if not isinstance(item, record_type):
-                        raise TypeError(
-                            f"{hook_name} returned {type(item).__name__}, "
-                            f"expected {record_type.__name__}"
-                        )
-            except Exception as exc:
-                self._reject(plugin, f"invalid {what}: {type(exc).__name__}: {exc}")
-                continue
-            for item in items:
+        for plugin, item in self._items(hook, results):
+            if self._live(plugin):
                 owners.setdefault(key_of(item), []).append((plugin, item))
         out: dict[str, tuple[str, Any]] = {}
         for key, entries in owners.items():
+            first = [(p, item) for p, item in entries if self._is_first_party(p)]
+            if first and len(first) < len(entries):
+                names = self._names(entries)
+                others = {p for p, _ in entries} - {p for p, _ in first}
+                for plugin in sorted(others, key=self._load_order):
+                    self._problem(
+                        plugin,
+                        f"{what} {key!r} is registered by {names}; first-party plugins take "
+                        f"precedence, so the registration of {plugin!r} is dropped",
+                    )
+                entries = first
             if len(entries) > 1:
-                order = list(self.infos)
-                plugins = sorted({plugin for plugin, _ in entries}, key=order.index)
-                names = " and ".join(repr(p) for p in plugins)
-                for plugin in plugins:
+                names = self._names(entries)
+                for plugin in sorted({p for p, _ in entries}, key=self._load_order):
                     self._problem(
                         plugin, f"{what} {key!r} is registered by {names}; the key is withdrawn"
                     )
@@ -243,36 +258,51 @@ class Registry:
             out[key] = entries[0]
         return out
 
+    def _load_order(self, plugin: str) -> int:
+        order = list(self.infos)
+        return order.index(plugin) if plugin in order else len(order)
+
+    def _names(self, entries: list[tuple[str, Any]]) -> str:
+        """``'a' and 'b'``: the plugins of ``entries`` in load order."""
+        return " and ".join(repr(p) for p in sorted({p for p, _ in entries}, key=self._load_order))
+
     def _register_all(self) -> None:
-        targets = self._gather("graphsval_register_targets", TargetSpec, lambda t: t.key, "target")
-        ops = self._gather("graphsval_register_ops", OpSpec, lambda o: o.name, "op")
+        targets = self._gather(
+            "graphsval_register_targets",
+            self.pm.hook.graphsval_register_targets(),
+            lambda t: t.key,
+        )
+        ops = self._gather(
+            "graphsval_register_ops", self.pm.hook.graphsval_register_ops(), lambda o: o.name
+        )
         predictors = self._gather(
-            "graphsval_register_predictors", PredictorSpec, lambda p: p.name, "predictor"
+            "graphsval_register_predictors",
+            self.pm.hook.graphsval_register_predictors(),
+            lambda p: p.name,
         )
         # a plugin rejected while gathering a later hook loses everything it registered
-        live = {name for name, info in self.infos.items() if info.loaded}
         for gathered, store, listing in (
             (targets, self._targets, "targets"),
             (ops, self._ops, "ops"),
             (predictors, self._predictors, "predictors"),
         ):
             for key, (plugin, record) in gathered.items():
-                if plugin in live:
+                if self._live(plugin):
                     store[key] = record
-                    getattr(self.infos[plugin], listing).append(key)
+                    if plugin in self.infos:
+                        getattr(self.infos[plugin], listing).append(key)
                     if listing == "targets":
                         self._target_plugin[key] = plugin
 
     def _apply_calibrations(self) -> None:
         """Replace each calibrated target's spec by its calibrated copy."""
-        import json
-
         from graphsval_core.files.calibration import apply_file
 
-        for plugin, item in self._collect_guarded("graphsval_calibrations"):
-            name = getattr(item, "name", str(item))
+        results = self.pm.hook.graphsval_calibrations()
+        for plugin, item in self._items("graphsval_calibrations", results):
+            name = file_ref_name(item)
             try:
-                data = json.loads(item.read_text())
+                data = json.loads(read_file_ref(item))
                 key = data.get("target")
                 if key not in self._targets:
                     continue
@@ -296,18 +326,10 @@ class Registry:
         return dict(self._targets)
 
     def target(self, key: str) -> TargetSpec:
-        """The target ``key``; :class:`UnknownNameError` names close keys and,
-        for a first-party key, the distribution to install."""
+        """The target ``key``; :class:`UnknownNameError` names close keys."""
         if key in self._targets:
             return self._targets[key]
-        hint = _suggest(key, self._targets)
-        for prefix, dist in KNOWN_DISTRIBUTIONS.items():
-            if key.startswith(prefix) and not any(
-                (i.distribution == dist and i.loaded) for i in self.infos.values()
-            ):
-                hint += f" (install {dist} to get it)"
-                break
-        raise UnknownNameError(f"unknown target {key!r}{hint}")
+        raise UnknownNameError(f"unknown target {key!r}{_suggest(key, self._targets)}")
 
     def datasheet_target(self, key: str) -> TargetSpec:
         """The target's spec as its plugin wrote it, before any calibration."""
@@ -335,7 +357,7 @@ class Registry:
 
     def memory_hierarchy(self, target: TargetSpec) -> tuple[MemoryTier, ...]:
         """The target's tiers, innermost first (first-result hook)."""
-        tiers = self._first("graphsval_memory_hierarchy", target=target)
+        tiers = self.pm.hook.graphsval_memory_hierarchy(target=target)
         if tiers is None:
             raise HookError("'graphsval'", "graphsval_memory_hierarchy", LookupError("no answer"))
         return tuple(tiers)
@@ -344,19 +366,14 @@ class Registry:
         self, target: TargetSpec, op: OpSpec, shapes: Any, dtype: str, tier: MemoryTier
     ) -> Any:
         """The tile each shape keeps alive in ``tier`` (first-result hook)."""
-        return self._first(
-            "graphsval_residency_window",
-            target=target,
-            op=op,
-            shapes=shapes,
-            dtype=dtype,
-            tier=tier,
+        return self.pm.hook.graphsval_residency_window(
+            target=target, op=op, shapes=shapes, dtype=dtype, tier=tier
         )
 
     def measurer_probe(self, target: TargetSpec) -> ProbeResult:
         """Whether ``target`` can be measured here; never raises for a plugin bug."""
         try:
-            result = self._first("graphsval_measurer_probe", target=target)
+            result: ProbeResult | None = self.pm.hook.graphsval_measurer_probe(target=target)
         except HookError as exc:
             return ProbeResult(False, str(exc))
         if result is None:
@@ -366,13 +383,18 @@ class Registry:
     def measure(
         self, target: TargetSpec, op: OpSpec, shape: tuple[int, ...], dtype: str, settings: Any
     ) -> Measurement | None:
-        return self._first(
-            "graphsval_measure", target=target, op=op, shape=shape, dtype=dtype, settings=settings
+        """One measurement of ``shape`` on this machine (first-result hook)."""
+        result: Measurement | None = self.pm.hook.graphsval_measure(
+            target=target, op=op, shape=shape, dtype=dtype, settings=settings
         )
+        return result
 
     def snapshot_target(self, target: TargetSpec, settings: Any) -> TargetSpec | None:
         """The named target a capture of detected ``target`` records under."""
-        return self._first("graphsval_snapshot_target", target=target, settings=settings)
+        result: TargetSpec | None = self.pm.hook.graphsval_snapshot_target(
+            target=target, settings=settings
+        )
+        return result
 
     def resolve(self, key: str) -> TargetSpec:
         """The target ``key``; for a detected target (``host_cpu``), the named
@@ -397,42 +419,33 @@ class Registry:
 
     def baseline_files(self) -> list[tuple[str, Any]]:
         """``(plugin, path_or_traversable)`` of every shipped baseline."""
-        return self._collect("graphsval_baselines")
-
-    def _per_plugin(self, hook_name: str, **kwargs: Any) -> dict[str, Any]:
-        """``plugin -> answer`` of every plugin that answers ``hook_name``."""
-        out = {}
-        for impl in self._impls(hook_name):
-            try:
-                answer = self._invoke(impl, kwargs)
-            except Exception as exc:
-                raise HookError(self._label(impl.plugin_name), hook_name, exc) from exc
-            if answer is not None:
-                out[impl.plugin_name] = answer
-        return out
+        return self._items("graphsval_baselines", self.pm.hook.graphsval_baselines())
 
     def floors_files(self) -> dict[str, Any]:
         """``plugin -> floors path`` of every plugin that has one."""
-        return self._per_plugin("graphsval_floors")
+        return dict(self._answers("graphsval_floors", self.pm.hook.graphsval_floors()))
 
     def prediction_snapshots(self) -> dict[str, Any]:
         """``plugin -> prediction snapshot path`` of every plugin that has one."""
-        return self._per_plugin("graphsval_prediction_snapshot")
+        results = self.pm.hook.graphsval_prediction_snapshot()
+        return dict(self._answers("graphsval_prediction_snapshot", results))
 
     def expected_failures(self, target: TargetSpec) -> dict[str, str]:
         """The known findings about ``target``, ``check -> reason``, every plugin's merged."""
+        results = self.pm.hook.graphsval_expected_failures(target=target)
         out: dict[str, str] = {}
-        for answer in self._per_plugin("graphsval_expected_failures", target=target).values():
-            out.update({str(check): str(reason) for check, reason in dict(answer).items()})
+        for _, answer in self._answers("graphsval_expected_failures", results):
+            out.update(answer)
         return out
 
     def sweep_overlays(self) -> list[tuple[str, Any]]:
         """``(plugin, path_or_traversable)`` of every shipped sweep-label overlay."""
-        return self._collect("graphsval_sweep_overlays")
+        return self._items("graphsval_sweep_overlays", self.pm.hook.graphsval_sweep_overlays())
 
     def consistency_checks(self, target: TargetSpec) -> list[tuple[str, ConsistencyCheck]]:
         """``(plugin, check)`` pairs for ``target``."""
-        return self._collect("graphsval_consistency_checks", target=target)
+        results = self.pm.hook.graphsval_consistency_checks(target=target)
+        return self._items("graphsval_consistency_checks", results)
 
 
 def _suggest(name: str, known: Iterable[str]) -> str:

@@ -1,0 +1,29 @@
+"""The one list of first-party distributions.
+
+It serves two purposes only: a first-party plugin keeps a target, op or
+predictor key that a plugin of another distribution registers too, and the
+targets of first-party plugins are the ones labelled inline in the shipped
+sweeps. It holds no hardware knowledge (no key prefixes, no target lists).
+"""
+
+from __future__ import annotations
+
+#: The core's own distribution; its built-in plugins are first-party.
+CORE_DISTRIBUTION = "graphsval"
+
+#: Every first-party distribution: the core and the five hardware plugins.
+FIRST_PARTY_DISTRIBUTIONS: frozenset[str] = frozenset(
+    {
+        CORE_DISTRIBUTION,
+        "graphsval-cpu",
+        "graphsval-cuda",
+        "graphsval-jetson",
+        "graphsval-kpu",
+        "graphsval-tpu",
+    }
+)
+
+
+def is_first_party(distribution: str | None) -> bool:
+    """Whether a plugin of ``distribution`` (None: not from a distribution) is first-party."""
+    return distribution in FIRST_PARTY_DISTRIBUTIONS

@@ -1,0 +1,108 @@
+"""Key clashes: first-party plugins keep their keys; plugins of the same
+standing lose a shared key; the one first-party list serves the sweeps too."""
+
+from __future__ import annotations
+
+import pytest
+
+from graphsval_core.builtin.ops import MATMUL
+from graphsval_core.plugins import first_party
+from graphsval_core.plugins.loader import build_registry
+from graphsval_core.plugins.records import PredictorSpec
+from graphsval_core.sweep import generator
+
+
+@pytest.fixture
+def install(fake_entry_points, make_entry_point, make_plugin, make_target):
+    """Install toy plugins: ``(name, distribution, target keys, extra hooks)``."""
+
+    def build(*plugins):
+        eps = []
+        for name, dist, keys, hooks in plugins:
+            module = make_plugin(name, lambda keys=keys: [make_target(k) for k in keys], **hooks)
+            eps.append(make_entry_point(name, lambda m=module: m, dist, "1.0"))
+        fake_entry_points(*eps)
+        return build_registry()
+
+    return build
+
+
+@pytest.mark.parametrize("third_party_first", [True, False])
+def test_a_first_party_plugin_keeps_a_target_key(install, third_party_first):
+    cpu = ("cpu", "graphsval-cpu", ["i7_12700k"], {})
+    acme = ("acme", "acme-dist", ["i7_12700k", "acme_one"], {})
+    registry = install(*([acme, cpu] if third_party_first else [cpu, acme]))
+    assert registry.target_plugin("i7_12700k").name == "cpu"
+    assert registry.target_plugin("acme_one").name == "acme"
+    infos = registry.infos
+    assert infos["cpu"].targets == ["i7_12700k"] and infos["cpu"].errors == []
+    assert infos["acme"].loaded and infos["acme"].targets == ["acme_one"]
+    names = "'acme' and 'cpu'" if third_party_first else "'cpu' and 'acme'"
+    assert [str(p) for p in registry.problems] == [
+        f"plugin 'acme' (acme-dist 1.0): target 'i7_12700k' is registered by {names}; "
+        "first-party plugins take precedence, so the registration of 'acme' is dropped"
+    ]
+
+
+def test_the_core_keeps_its_ops_and_predictors(install):
+    reference = PredictorSpec(name="reference", description="mine", predict=lambda *a: None)
+    hooks = {
+        "graphsval_register_ops": lambda: [MATMUL],
+        "graphsval_register_predictors": lambda: [reference],
+    }
+    registry = install(("acme", "acme-dist", ["acme_one"], hooks))
+    assert registry.predictor("reference") is not reference
+    assert registry.infos["builtin_ops"].ops == ["matmul", "linear", "vector_add"]
+    messages = registry.infos["acme"].errors
+    assert len(messages) == 2
+    assert messages[0].startswith("op 'matmul' is registered by 'builtin_ops' and 'acme'")
+    assert messages[1].startswith("predictor 'reference' is registered by 'builtin_reference'")
+    assert registry.infos["builtin_ops"].errors == []
+
+
+def test_two_third_party_plugins_both_lose_a_shared_key(install):
+    registry = install(
+        ("acme", "acme-dist", ["shared", "acme_one"], {}),
+        ("zeta", "zeta-dist", ["shared"], {}),
+    )
+    assert "shared" not in registry.targets()
+    for name in ("acme", "zeta"):
+        assert registry.infos[name].errors == [
+            "target 'shared' is registered by 'acme' and 'zeta'; the key is withdrawn"
+        ]
+
+
+def test_two_first_party_plugins_both_lose_a_shared_key_and_a_third_party_too(install):
+    registry = install(
+        ("cpu", "graphsval-cpu", ["shared"], {}),
+        ("cuda", "graphsval-cuda", ["shared"], {}),
+        ("acme", "acme-dist", ["shared"], {}),
+    )
+    assert "shared" not in registry.targets()
+    assert registry.infos["acme"].errors == [
+        "target 'shared' is registered by 'cpu' and 'cuda' and 'acme'; first-party "
+        "plugins take precedence, so the registration of 'acme' is dropped"
+    ]
+    assert registry.infos["cpu"].errors == [
+        "target 'shared' is registered by 'cpu' and 'cuda'; the key is withdrawn"
+    ]
+
+
+def test_one_first_party_list_names_the_core_and_the_five_plugins():
+    assert {
+        "graphsval",
+        "graphsval-cpu",
+        "graphsval-cuda",
+        "graphsval-jetson",
+        "graphsval-kpu",
+        "graphsval-tpu",
+    } == first_party.FIRST_PARTY_DISTRIBUTIONS
+    assert generator.FIRST_PARTY_DISTRIBUTIONS is first_party.FIRST_PARTY_DISTRIBUTIONS
+
+
+def test_the_sweeps_label_inline_the_targets_of_first_party_plugins_only(install):
+    registry = install(
+        ("kpu", "graphsval-kpu", ["kpu_like"], {}),
+        ("acme", "acme-dist", ["acme_one"], {}),
+    )
+    assert [t.key for t in generator.first_party_targets(registry)] == ["kpu_like"]
