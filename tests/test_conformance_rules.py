@@ -201,3 +201,24 @@ def test_fails_a_failing_consistency_check(toy):
 def test_fails_a_target_without_sweep_labels(toy):
     with pytest.raises(AssertionError, match="toy_target: .* sweep entries have no label"):
         conformance(toy(graphsval_sweep_overlays=None)).test_sweep_labels_present()
+
+
+def test_fails_known_findings_that_are_not_a_mapping_of_reasons(toy):
+    module = toy(graphsval_expected_failures=lambda target: ["bounds.power"])
+    with pytest.raises(AssertionError, match="graphsval_expected_failures.*returned"):
+        conformance(module).test_hooks_return_right_types()
+
+
+def test_fails_a_stale_known_finding(toy):
+    """A finding whose check passes is an unexpected pass: the plugin must drop it."""
+    stale = toy(graphsval_expected_failures=lambda target: {"bounds.power": "was too hot once"})
+    with pytest.raises(AssertionError, match="UNEXPECTED PASS bounds.power"):
+        conformance(stale).test_consistency_checks_pass()
+
+
+def test_fails_a_prediction_snapshot_that_does_not_parse(toy, tmp_path: Path):
+    broken = tmp_path / "snapshot.json"
+    broken.write_text('{"targets": [1, 2]}')
+    module = toy(graphsval_prediction_snapshot=lambda: broken)
+    with pytest.raises(AssertionError, match="not a consistency snapshot"):
+        conformance(module).test_baselines_parse()

@@ -591,7 +591,7 @@ def bounds(target: TargetSpec, ctx: CheckContext) -> list[Outcome]:
 def _finite(verdict: Verdict, p: Prediction) -> None:
     """One case per output array of a batch: every value finite and >= 0."""
     for array in _ARRAYS:
-        values = getattr(p, array, None)
+        values = getattr(p, array)
         if values is None:
             continue
         v = np.asarray(values, dtype=np.float64).reshape(len(p), -1)

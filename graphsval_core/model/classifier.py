@@ -135,7 +135,7 @@ def measured_regime(
         best = np.argmax(matrix, axis=1)
         best_score = matrix[np.arange(n), best]
         out = np.where(best_score >= ACHIEVED_FRACTION, names[best], AMBIGUOUS).astype(object)
-    per_call = getattr(prediction, "launch_s", None)
+    per_call = prediction.launch_s
     if per_call is None:
         per_call = np.full(n, target.launch_for(prediction.dtype))
     launch = valid & (t <= LAUNCH_MULTIPLE * np.asarray(per_call, dtype=np.float64))
