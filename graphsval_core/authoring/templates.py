@@ -32,7 +32,13 @@ $name = "$package.plugin"
 packages = ["$package"]
 
 [tool.setuptools.package-data]
-$package = ["baselines/*.csv", "baselines/README.md", "sweep_labels.json", "floors.json"]
+$package = [
+    "baselines/*.csv",
+    "baselines/README.md",
+    "sweep_labels.json",
+    "floors.json",
+    "consistency_snapshot.json",
+]
 
 [tool.pytest.ini_options]
 testpaths = ["tests"]
@@ -118,6 +124,13 @@ def graphsval_sweep_overlays() -> Iterable[Traversable]:
 def graphsval_floors() -> Path:
     """Pass-count floors (`graphsval validate --update-floors` writes the file)."""
     return Path(__file__).with_name("floors.json")
+
+
+@hookimpl
+def graphsval_prediction_snapshot() -> Path:
+    """The committed predictions of this plugin's targets
+    (`graphsval check --update-snapshot --hw $target_key` writes the file)."""
+    return Path(__file__).with_name("consistency_snapshot.json")
 
 
 @hookimpl

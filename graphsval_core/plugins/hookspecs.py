@@ -1,10 +1,12 @@
 """Every hook of the graphsval plugin contract, in one module.
 
 A plugin is a module (named by an entry point in the ``graphsval`` group) whose
-functions are marked with :data:`graphsval_core.hookimpl` and named after these
-specs. The docstring of each spec is its reference documentation. Hooks are
-always called with keyword arguments, so an implementation may accept any
-subset of a spec's parameters.
+functions are marked with ``hookimpl`` and named after these specs; a plugin
+imports ``hookimpl`` and everything else it needs from
+:mod:`graphsval_core.plugin_api`, the stable surface for plugins. The
+docstring of each spec is its reference documentation. Hooks are always
+called with keyword arguments, so an implementation may accept any subset of
+a spec's parameters.
 
 Two kinds of hook:
 
@@ -25,10 +27,13 @@ command (exit 2).
 
 The plugin's module must also declare the API version it was written for::
 
-    graphsval_api_version = "1.0"
+    graphsval_api_version = "1.1"
 
 A plugin built for another major version than the core's
-(:data:`graphsval_core.PLUGIN_API_VERSION`) is refused.
+(:data:`graphsval_core.PLUGIN_API_VERSION`) is refused. Version 1.1 added the
+``graphsval_prediction_snapshot`` and ``graphsval_expected_failures`` hooks and
+hands consistency checks a context instead of the registry (the context
+answers the registry's lookups a 1.0 check used).
 
 Entry-point modules do nothing at import time: no torch import, no NVML
 initialisation, no sysfs reads. Work happens inside the hooks.
