@@ -16,7 +16,7 @@ measurer checks the GPU's name once more (another GPU is measured as
 An optional cold-cache mode zeroes a buffer twice the L2 size before every
 timed block (the first call of each block then starts from a cold L2). It is
 asked for with ``flush_l2`` in the settings mapping (or attribute);
-:class:`~graphsval_core.measure.protocol.CaptureSettings` has no such field, so
+:class:`~graphsval_core.plugin_api.CaptureSettings` has no such field, so
 ``graphsval capture`` always measures warm-cache.
 """
 

@@ -19,7 +19,7 @@ def test_cuda_plugin_import_loads_neither_torch_nor_pynvml() -> None:
 def test_cuda_listing_targets_does_not_import_torch() -> None:
     """Listing and probing import no torch; with no NVIDIA driver, no pynvml either."""
     code = (
-        "import sys; from graphsval_core.plugins.loader import build_registry; "
+        "import sys; from graphsval_core.plugin_api import build_registry; "
         "from graphsval_cuda.nvml import missing_driver_reason; "
         "r = build_registry(autoload=False, plugin_args=['cuda'], strict=True); "
         "[r.measurer_probe(t) for t in r.targets().values()]; "
