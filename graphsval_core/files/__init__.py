@@ -1,1 +1,1 @@
-"""The file formats: baselines, calibration files, sweeps, floors, tolerances."""
+"""The file formats: baselines, calibration files, sweeps, floors, tolerances, prediction snapshots."""
