@@ -1,1 +1,2 @@
-"""The file formats: baselines, calibration files, sweeps, floors, tolerances, prediction snapshots."""
+"""The file formats: baselines, calibration files, sweeps, floors, tolerances,
+prediction snapshots."""
