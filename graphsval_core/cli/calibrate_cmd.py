@@ -59,19 +59,13 @@ def calibrate(
     file-name suffix) and rows whose (op, shape, dtype) is in one of the
     project's validation sweeps, unless --allow-validation-rows REASON.
     """
-    from graphsval_core.calibrate.fit import (
-        CalibrationError,
-        apply_constants,
-        build_file,
-        dump,
-        fit_energy,
-        fit_latency,
-        leave_one_out,
-        model_regime,
-        predict_rows,
-        sha256_of,
-    )
+    from graphsval_core.calibrate.energy import fit_energy
+    from graphsval_core.calibrate.evaluate import leave_one_out, model_regime
+    from graphsval_core.calibrate.file import build_file, dump, sha256_of
+    from graphsval_core.calibrate.fit import fit_latency
+    from graphsval_core.calibrate.rows import predict_rows
     from graphsval_core.files.baseline import BaselineFileError, read_baseline
+    from graphsval_core.files.calibration import CalibrationError, apply_constants
     from graphsval_core.files.tolerances import load_tolerances
     from graphsval_core.plugins.registry import UnknownNameError
 
@@ -134,22 +128,22 @@ def calibrate(
         loo = None if no_loo else leave_one_out(registry, spec, rows, fit.params, tolerances)
     except CalibrationError as exc:
         raise InputError(str(exc)) from None
-    calibrated = apply_constants(spec, {**fit.values, **energy.get("values", {})}, "fit")
+    calibrated = apply_constants(spec, {**fit.values, **energy.values}, "fit")
     predicted, _ = predict_rows(registry, calibrated, rows)
     inside = sum(
         abs(p - r.latency_s) / r.latency_s
         <= tolerances[model_regime(registry, calibrated, r)]["latency"]
         for p, r in zip(predicted, rows, strict=True)
     )
-    data = build_file(spec, used, fit, energy, loo, override, tolerances, inside / len(rows))
+    data = build_file(spec, used, fit, energy, loo, override, inside / len(rows))
     path = Path(out or f"{spec.key}.calibration.json")
     path.write_text(dump(data))
     click.echo(
         f"wrote {path}: {len(fit.params)} latency constants from {len(rows)} rows"
         + (
-            f", energy from {energy['rows']} rows"
-            if "values" in energy
-            else f"; energy not fitted ({energy.get('skipped', 'no rows')})"
+            f", energy from {energy.rows} rows"
+            if energy.fitted
+            else f"; energy not fitted ({energy.skipped})"
         )
     )
 
@@ -170,10 +164,10 @@ def calibrate(
         f"  in sample: median |error| {f['median_abs_error']:.1%}, "
         f"{f['within_band']:.0%} within the regime's band"
     )
-    if loo:
+    if loo is not None:
         click.echo(
-            f"  leave-one-out: median |error| {loo['median_abs_error']:.1%}, "
-            f"{loo['within_band']:.0%} within the band, p90 {loo['p90_abs_error']:.1%}"
+            f"  leave-one-out: median |error| {loo.median_abs_error:.1%}, "
+            f"{loo.within_band:.0%} within the band, p90 {loo.p90_abs_error:.1%}"
         )
     if override:
         click.echo(f"  WARNING: validation rows used ({len(refused)}): {override}")
