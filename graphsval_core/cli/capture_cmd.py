@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import time
-from pathlib import Path
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from graphsval_core.cli.context import AppContext, InputError, pass_app
+from graphsval_core.cli.context import AppContext, pass_app
+
+if TYPE_CHECKING:
+    from graphsval_core.measure.workflow import CapturePlan, Visit
 
 
 def _percent(value: str) -> float:
@@ -91,116 +94,54 @@ def capture(
     and a note. Capturing a detected target (host_cpu) records the rows under a
     named snapshot target and writes its spec beside the CSV.
     """
-    from graphsval_core.datamodel.target_json import write_spec
-    from graphsval_core.files.baseline import BaselineFileError
-    from graphsval_core.files.sweep import SweepFileError, load_sweep
-    from graphsval_core.measure.capture import CaptureItem
-    from graphsval_core.measure.capture import capture as run_capture
     from graphsval_core.measure.protocol import CaptureSettings
+    from graphsval_core.measure.workflow import CaptureOptions, capture_sweep
+    from graphsval_core.model.reference import UnsupportedDtypeError
     from graphsval_core.plugins.registry import UnknownNameError
-    from graphsval_core.plugins.resources import sweeps_dir
 
-    registry = app.registry
+    options = CaptureOptions(
+        target=hw,
+        op=op,
+        purpose=purpose,
+        sweep_file=sweep_file,
+        limit=limit,
+        out=out,
+        dtypes=dtypes,
+        settings=CaptureSettings(
+            target_ci=_percent(target_ci),
+            max_time_per_shape_s=max_time_per_shape,
+            threads=threads,
+            preallocate=preallocate,
+        ),
+        max_total_time_s=max_total_time,
+        rounds=rounds,
+        seed=seed,
+        force=force,
+    )
+
+    def announce(plan: CapturePlan) -> None:
+        if plan.spec_path is not None:
+            click.echo(
+                f"{hw} is detected: recording as {plan.record_as.key} (spec: {plan.spec_path})"
+            )
+
     try:
-        target = registry.target(hw)
-        op_spec = registry.op(op)
+        result = capture_sweep(
+            app.registry,
+            options,
+            progress=_progress_bar,
+            echo=lambda s: click.echo(s, err=True),
+            on_plan=announce,
+        )
     except UnknownNameError as exc:
         raise click.BadParameter(str(exc)) from None
-    for dtype in dtypes:
-        if dtype not in target.dtypes:
-            raise click.BadParameter(
-                f"{hw} has no {dtype} (it has {', '.join(target.dtypes)})", param_hint="'--dtype'"
-            )
-    probe = registry.measurer_probe(target)
-    if not probe.available:
-        raise InputError(f"cannot measure {hw} on this machine: {probe.reason}")
-    settings = CaptureSettings(
-        target_ci=_percent(target_ci),
-        max_time_per_shape_s=max_time_per_shape,
-        threads=threads,
-        preallocate=preallocate,
-    )
-    try:
-        if sweep_file is None:
-            item = sweeps_dir().joinpath(f"{op}_{purpose}.json")
-            sweep = load_sweep(item.name, len(op_spec.dims), text=item.read_text())
-        else:
-            sweep = load_sweep(sweep_file, len(op_spec.dims))
-    except (SweepFileError, FileNotFoundError) as exc:
-        raise InputError(str(exc)) from None
-    items = [
-        CaptureItem(e.shape, e.dtype)
-        for e in sweep.entries
-        if (e.op or sweep.op) == op
-        and e.dtype in target.dtypes
-        and (not dtypes or e.dtype in dtypes)
-    ]
-    if limit is not None:
-        items = items[:limit]
-    if not items:
-        at = f" at {', '.join(dtypes)}" if dtypes else ""
-        raise InputError(f"no entry of {sweep.path} runs on {hw}{at}")
-
-    record_as = target
-    if target.detected:
-        snap = registry.snapshot_target(target, {"threads": threads})
-        if snap is not None:
-            record_as = snap
-    path = Path(out) if out else Path(f"{record_as.key}_{op}.csv")
-    if record_as is not target:
-        spec_path = path.with_name(f"{record_as.key}.target.json")
-        write_spec(record_as, spec_path)
-        click.echo(f"{hw} is detected: recording as {record_as.key} (spec: {spec_path})")
-
-    def measure(item: CaptureItem, opts: CaptureSettings) -> Any:
-        return registry.measure(record_as, op_spec, item.dims, item.dtype, opts)
-
-    started = time.monotonic()
-
-    def progress(visits: Any) -> Any:
-        def show(visit: Any) -> str:
-            if visit is None:
-                return ""
-            it, r = visit
-            elapsed = time.monotonic() - started
-            rnd = f" round {r + 1}/{rounds}" if rounds > 1 else ""
-            return f"{it.shape} {it.dtype}{rnd} ({elapsed:.0f}s elapsed)"
-
-        return click.progressbar(
-            visits,
-            label=f"{record_as.key} {op}",
-            item_show_func=show,
-            show_eta=True,
-            show_pos=True,
-            file=click.get_text_stream("stderr"),
-        )
-
-    try:
-        with_bar = _BarAdapter(progress)
-        summary = run_capture(
-            hardware=record_as.key,
-            op=op,
-            purpose=purpose,
-            items=items,
-            out=path,
-            measure=measure,
-            settings=settings,
-            force=force,
-            rounds=rounds,
-            seed=seed,
-            max_total_time_s=max_total_time,
-            progress=with_bar,
-            echo=lambda s: click.echo(s, err=True),
-        )
-    except BaselineFileError as exc:
-        raise InputError(str(exc)) from None
-    finally:
-        _BarAdapter.close_all()
-    elapsed = time.monotonic() - started
+    except UnsupportedDtypeError as exc:
+        raise click.BadParameter(str(exc), param_hint="'--dtype'") from None
+    summary = result.summary
     click.echo(
-        f"{path}: {summary.rows} rows; this run measured {summary.measured}, failed "
+        f"{result.out}: {summary.rows} rows; this run measured {summary.measured}, failed "
         f"{summary.failed}, incorrect {summary.incorrect}, skipped {summary.skipped} already "
-        f"measured, in {elapsed:.0f} s"
+        f"measured, in {result.elapsed_s:.0f} s"
     )
     for failure in summary.failures:
         click.echo(f"  failed: {failure}")
@@ -215,21 +156,24 @@ def capture(
         raise SystemExit(130)
 
 
-class _BarAdapter:
-    """Opens a click progress bar around the visit list and closes it at the end."""
+def _progress_bar(plan: CapturePlan, visits: Sequence[Visit]) -> Any:
+    """A click progress bar on stderr over the visits, naming each as it runs."""
+    started = time.monotonic()
+    rounds = plan.options.rounds
 
-    _open: list[Any] = []
+    def show(visit: Visit | None) -> str:
+        if visit is None:
+            return ""
+        it, r = visit
+        elapsed = time.monotonic() - started
+        rnd = f" round {r + 1}/{rounds}" if rounds > 1 else ""
+        return f"{it.shape} {it.dtype}{rnd} ({elapsed:.0f}s elapsed)"
 
-    def __init__(self, factory: Any) -> None:
-        self.factory = factory
-
-    def __call__(self, visits: Any) -> Any:
-        bar = self.factory(visits)
-        bar.__enter__()
-        _BarAdapter._open.append(bar)
-        return bar
-
-    @classmethod
-    def close_all(cls) -> None:
-        while cls._open:
-            cls._open.pop().__exit__(None, None, None)
+    return click.progressbar(
+        visits,
+        label=f"{plan.record_as.key} {plan.options.op}",
+        item_show_func=show,
+        show_eta=True,
+        show_pos=True,
+        file=click.get_text_stream("stderr"),
+    )

@@ -1,6 +1,6 @@
 """Calibration files and applying calibrated constants to a spec.
 
-Kept apart from the fitting (:mod:`graphsval_core.calibrate.fit`, which needs
+Kept apart from the fitting (:mod:`graphsval_core.calibrate`, which needs
 numpy and scipy) so that the registry can apply shipped calibration files on
 every start-up without importing either.
 """

@@ -3,99 +3,23 @@ and the shipped calibration files load."""
 
 from __future__ import annotations
 
-import csv
 import json
 
-import numpy as np
 import pytest
-from attrs import evolve
 from click.testing import CliRunner
 
 from graphsval_core.cli.main import cli
-from graphsval_core.datamodel.provenance import datasheet, estimated
-from graphsval_core.model.predict import predict_batch
 from graphsval_core.plugins.loader import build_registry
 
 HEADER = ["hardware", "op", "shape", "dtype", "latency_s", "energy_j", "trial_count", "notes"]
-# launch-, L2-, DRAM- and compute-bound shapes on the toy target (none is in a project sweep)
-SHAPES = {
-    "vector_add": [
-        [300],
-        [700],
-        [1500],
-        [130_000],
-        [170_000],
-        [210_000],
-        [260_000],
-        [1_100_000],
-        [2_300_000],
-        [4_700_000],
-    ],
-    "matmul": [[520, 520, 520], [776, 776, 776], [1040, 1040, 1040], [1300, 700, 900]],
-}
-TRUE = {"launch_overhead_s": 3.1e-6, "fp32": 0.62, "l2": 0.55, "dram": 0.81}
-
-
-def _toy(make_target, make_tier, launch=2e-6, fp32=1.0, l2=1.0, dram=1.0):
-    return make_target(
-        "toy",
-        launch_overhead_s=estimated(launch, "t"),
-        compute_fraction={"fp32": estimated(fp32, "t")},
-        tiers=[
-            make_tier("l1", 32 * 1024),
-            make_tier(
-                "l2",
-                1024 * 1024,
-                peak_bandwidth_bps=datasheet(5e11, "t"),
-                achievable_fraction=estimated(l2, "t"),
-            ),
-            make_tier(
-                "dram",
-                16 * 1024**3,
-                is_per_unit=False,
-                num_units=1,
-                peak_bandwidth_bps=datasheet(5e10, "t"),
-                achievable_fraction=estimated(dram, "t"),
-            ),
-        ],
-    )
-
-
-@pytest.fixture
-def setup(make_target, make_tier, make_plugin, fake_entry_points, make_entry_point, tmp_path):
-    model = _toy(make_target, make_tier)
-    plugin = make_plugin("toy", lambda: [model])
-    fake_entry_points(make_entry_point("toy", lambda: plugin, "graphsval-toy"))
-    silicon = _toy(
-        make_target,
-        make_tier,
-        launch=TRUE["launch_overhead_s"],
-        fp32=TRUE["fp32"],
-        l2=TRUE["l2"],
-        dram=TRUE["dram"],
-    )
-    reg = build_registry(
-        extra_plugins=[("s", make_plugin("s", lambda: [evolve(silicon, key="silicon")]))],
-        plugin_args=["no:toy"],
-    )
-
-    def write(name: str, purpose_column: str | None = None):
-        path = tmp_path / name
-        with path.open("w", newline="") as handle:
-            writer = csv.writer(handle)
-            writer.writerow(HEADER + (["purpose"] if purpose_column else []))
-            for op, shapes in SHAPES.items():
-                truth = predict_batch(reg, "silicon", op, np.array(shapes), "fp32")
-                for dims, lat in zip(shapes, truth.latency_s, strict=True):
-                    row = ["toy", op, "x".join(map(str, dims)), "fp32", f"{lat:.9e}", "", 11, ""]
-                    writer.writerow(row + ([purpose_column] if purpose_column else []))
-        return path
-
-    return write
 
 
 def _calibrate(*args):
-    return CliRunner().invoke(cli, ["calibrate", "--hw", "toy", "--no-loo", *args])
+    return _calibrate_hw("toy", *args)
+
+
+def _calibrate_hw(hw, *args):
+    return CliRunner().invoke(cli, ["calibrate", "--hw", hw, "--no-loo", *args])
 
 
 def test_recovers_known_constants_within_2_percent(setup, tmp_path):
@@ -109,6 +33,12 @@ def test_recovers_known_constants_within_2_percent(setup, tmp_path):
     assert constants["tiers.dram.achievable_fraction"]["value"] == pytest.approx(0.81, rel=0.02)
     fit = json.loads(out.read_text())["fit"]
     assert fit["median_abs_error"] < 0.01 and fit["within_band"] == 1.0
+
+
+def test_an_unknown_target_is_a_bad_hw_value(setup):
+    result = _calibrate_hw("nope", "--baseline", str(setup("toy.calibration.csv")))
+    assert result.exit_code == 2
+    assert "Invalid value for '--hw': unknown target 'nope'" in result.output
 
 
 def test_refuses_validation_rows_unless_overridden(setup, tmp_path):

@@ -11,7 +11,8 @@ import pytest
 from attrs import evolve
 from click.testing import CliRunner
 
-from graphsval_core.calibrate.fit import ENERGY_FLOOR, _hierarchy_penalty
+from graphsval_core.calibrate.energy import ENERGY_FLOOR
+from graphsval_core.calibrate.fit import _hierarchy_penalty
 from graphsval_core.cli.main import cli
 from graphsval_core.datamodel.provenance import estimated
 from graphsval_core.model.predict import predict_batch

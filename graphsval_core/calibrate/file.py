@@ -1,0 +1,181 @@
+"""The calibration file's content: the fitted constants beside the spec's
+values, where each came from, the energy fit, the fit's quality (in sample
+and leave-one-out), every row's residual, and the baselines it was fitted on
+(file name, SHA-256, rows used).
+
+The file holds no wall-clock time: the same inputs give the same bytes.
+Reading a calibration file and applying it to a spec is
+:mod:`graphsval_core.files.calibration`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+import numpy as np
+
+from graphsval_core import __version__
+from graphsval_core.calibrate.energy import ALL_TIERS_PER_BYTE, ENERGY_FLOOR, EnergyFit
+from graphsval_core.calibrate.evaluate import LeaveOneOut
+from graphsval_core.calibrate.fit import Fit
+from graphsval_core.datamodel.target import TargetSpec
+from graphsval_core.files.baseline import Baseline
+from graphsval_core.files.calibration import is_fraction
+
+SCHEMA_VERSION = 1
+
+
+def _sig(x: float) -> float | None:
+    """6 significant digits; None for a value that is not a number (strict JSON)."""
+    return None if not math.isfinite(x) else float(f"{x:.6g}")
+
+
+def sha256_of(text: str) -> str:
+    """The hex SHA-256 of ``text`` encoded as UTF-8 (a baseline's digest)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def build_file(
+    spec: TargetSpec,
+    baselines: Sequence[tuple[Baseline, str]],
+    fit: Fit,
+    energy: EnergyFit,
+    loo: LeaveOneOut | None,
+    override: str | None,
+    in_band: float,
+) -> dict[str, Any]:
+    """The calibration file's content for ``spec`` (the datasheet spec), from
+    ``baselines`` (each with its SHA-256), the latency and energy fits, the
+    leave-one-out figures (None when skipped), the reason validation rows
+    were allowed (None when they were not) and the in-sample band share."""
+    constants: dict[str, Any] = {}
+    datasheet = _current_values(spec)
+    for name, why in fit.held.items():
+        tier = spec.tier(name.split(".")[1])
+        constants[name] = {
+            "value": _sig(fit.values[name] * tier.achievable_fraction),
+            "datasheet": _sig(tier.achievable_fraction),
+            "from": why,
+        }
+    for p in fit.params:
+        if p.name not in fit.values or p.name in fit.held:
+            continue
+        constants[p.name] = {
+            "value": _sig(_resolved(spec, p.name, fit.values[p.name])),
+            "datasheet": _sig(datasheet.get(p.name, float("nan"))),
+            "relative_uncertainty": _sig(fit.uncertainty[p.name]),
+            "from": p.exercised_by,
+        }
+    floored = set(energy.at_floor)
+    for name, value in energy.values.items():
+        at_floor = name in floored or (
+            name.endswith(".energy_per_byte_j") and ALL_TIERS_PER_BYTE in floored
+        )
+        constants[name] = {
+            "value": _sig(value),
+            "datasheet": _sig(datasheet.get(name, 0.0)),
+            "from": f"{energy.rows} rows with a trustworthy energy window"
+            + (
+                f"; at its floor ({ENERGY_FLOOR:g} of the spec's value): the rows leave "
+                "it no share beside the other terms"
+                if at_floor
+                else ""
+            ),
+        }
+    residuals = [
+        {
+            "op": r.op,
+            "shape": r.shape,
+            "dtype": r.dtype,
+            "measured_s": _sig(r.latency_s),
+            "predicted_s": _sig(float(pr)),
+            "error": _sig(float(e)),
+        }
+        for r, pr, e in zip(fit.rows, fit.predicted, fit.residuals, strict=True)
+    ]
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "target": spec.key,
+        "provenance": {
+            "kind": "calibrated",
+            "graphsval_version": __version__,
+            "sources": [
+                {
+                    "file": b.path.rsplit("/", 1)[-1],
+                    "sha256": digest,
+                    "rows": sum(1 for r in fit.rows if any(r is x for x in b.rows)),
+                }
+                for b, digest in baselines
+            ],
+            "validation_rows_override": override,
+        },
+        "constants": constants,
+        "energy": _energy_section(energy),
+        "fit": {
+            "rows": len(fit.rows),
+            "not_identifiable": {
+                name: "the rows do not move it (zero Jacobian column): the spec's value stays"
+                for name in fit.not_identifiable
+            },
+            "median_abs_error": _sig(float(np.median(np.abs(fit.residuals)))),
+            "within_band": _sig(in_band),
+            "leave_one_out": {
+                k: _sig(v) if isinstance(v, float) else v
+                for k, v in (attrs.asdict(loo) if loo is not None else {}).items()
+            },
+        },
+        "residuals": residuals,
+    }
+
+
+def _energy_section(energy: EnergyFit) -> dict[str, Any]:
+    """The file's ``energy`` entry: what the fit rests on and how well it did
+    (the values themselves are among the constants)."""
+    if not energy.fitted:
+        return {"rows": energy.rows, "skipped": energy.skipped}
+    out: dict[str, Any] = {
+        "rows": energy.rows,
+        "measured_as": list(energy.measured_as),
+        "traffic_scale": energy.traffic_scale,
+        "median_abs_error": energy.median_abs_error,
+    }
+    if energy.at_floor:
+        out["at_floor"] = list(energy.at_floor)
+    return out
+
+
+def _current_values(spec: TargetSpec) -> dict[str, float]:
+    """The spec's value of every constant a calibration may set."""
+    out: dict[str, float] = {
+        **{f"dispatch_overhead_s.{d}": spec.launch_for(d) for d in spec.dtypes},
+        "launch_overhead_s": spec.launch_overhead_s,
+        "idle_power_w": spec.idle_power_w,
+    }
+    for d in spec.dtypes:
+        out[f"compute_fraction.{d}"] = spec.compute_fraction[d]
+        out[f"energy_per_op_j.{d}"] = spec.energy_per_op_j[d]
+    for t in spec.tiers:
+        out[f"tiers.{t.name}.achievable_fraction"] = t.achievable_fraction
+        out[f"tiers.{t.name}.energy_per_byte_j"] = t.energy_per_byte_j
+        out[f"tiers.{t.name}.usable_capacity_bytes"] = t.effective_capacity_bytes
+    for name in ("first_touch_bps", "fork_join_s", "kernel_overhead_s", "pack_bps"):
+        if getattr(spec, name) is not None:
+            out[name] = getattr(spec, name)
+    return out
+
+
+def _resolved(spec: TargetSpec, name: str, multiplier_or_value: float) -> float:
+    """Fractions are fitted as multipliers of the spec's value; report the value."""
+    if is_fraction(name):
+        return multiplier_or_value * _current_values(spec)[name]
+    return multiplier_or_value
+
+
+def dump(data: dict[str, Any]) -> str:
+    """The file's text: JSON indented by two, keys in the order built, one final newline."""
+    return json.dumps(data, indent=2, sort_keys=False) + "\n"

@@ -1,0 +1,87 @@
+"""The rows a calibration reads: every row of the target in the given
+baselines, checked against the registry's ops, and the rows it must refuse.
+
+A row is refused when its file says it is validation data (purpose column or
+file-name suffix), or when its (op, shape, dtype) is in one of the project's
+validation sweeps. Usable rows have a latency, did not fail their
+correctness check and are of a dtype the target has.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from attrs import frozen
+
+from graphsval_core.calibrate.file import sha256_of
+from graphsval_core.datamodel.target import TargetSpec
+from graphsval_core.files.baseline import Baseline, BaselineFileError, BaselineRow, read_baseline
+from graphsval_core.plugins.registry import UnknownNameError
+
+
+@frozen
+class CalibrationRows:
+    """What the baselines give a calibration of one target: the usable rows
+    (in file order), each baseline with its SHA-256, and one line per row
+    refused as validation data (``file:line: why``)."""
+
+    rows: tuple[BaselineRow, ...]
+    sources: tuple[tuple[Baseline, str], ...]
+    refused: tuple[str, ...]
+
+
+def validation_shapes() -> set[tuple[str, tuple[int, ...], str]]:
+    """(op, shape, dtype) of every entry of the project's validation sweeps."""
+    from graphsval_core.sweep.labels import load_shipped
+
+    out = set()
+    for sweep in load_shipped(None).values():
+        if sweep.purpose == "validation":
+            out |= {(e.op or sweep.op, e.shape, e.dtype) for e in sweep.entries}
+    return out
+
+
+def read_rows(registry: Any, spec: TargetSpec, paths: Sequence[str]) -> CalibrationRows:
+    """The rows of ``spec``'s target in the baselines at ``paths``.
+
+    Raises :class:`BaselineFileError` for a file that cannot be read or
+    parsed, and for a row of an unknown op or with the wrong number of dims
+    (naming file and line)."""
+    held_out = validation_shapes()
+    rows: list[BaselineRow] = []
+    sources: list[tuple[Baseline, str]] = []
+    refused: list[str] = []
+    for path in paths:
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise BaselineFileError(f"{path}: cannot read: {exc}") from None
+        baseline = read_baseline(path, text)
+        mine = [r for r in baseline.rows if r.hardware == spec.key]
+        for r in mine:
+            try:
+                op_spec = registry.op(r.op)
+            except UnknownNameError as exc:
+                raise BaselineFileError(f"{path}:{r.line}: {exc}") from None
+            if len(r.dims) != len(op_spec.dims):
+                raise BaselineFileError(
+                    f"{path}:{r.line}: shape {r.shape} has {len(r.dims)} dims; "
+                    f"{r.op} takes {len(op_spec.dims)} ({'x'.join(op_spec.dims)})"
+                )
+        for r in mine:
+            if r.purpose == "validation":
+                refused.append(f"{path}:{r.line}: a validation row ({baseline.purpose_source})")
+            elif (r.op, r.dims, r.dtype) in held_out:
+                refused.append(
+                    f"{path}:{r.line}: {r.op} {r.shape} {r.dtype} is in a validation "
+                    "sweep of the project"
+                )
+        rows += [
+            r
+            for r in mine
+            if r.latency_s and r.extras.get("verdict", "") != "FAIL" and r.dtype in spec.dtypes
+        ]
+        sources.append((baseline, sha256_of(text)))
+    return CalibrationRows(tuple(rows), tuple(sources), tuple(refused))

@@ -1,0 +1,226 @@
+"""The latency constants a calibration fits, chosen by what the rows exercise.
+
+Each constant has a physical meaning and is included only when the rows
+exercise it:
+
+- ``launch_overhead_s``: the dispatch/launch cost of one call (with rows of
+  several dtypes, ``dispatch_overhead_s.<dtype>`` as well: each dtype's GEMM
+  library call for matrix products, e.g. MKL for fp32 and oneDNN with its
+  reorders for bf16 on a CPU);
+- ``kernel_overhead_s``: each further kernel of a multi-kernel op (linear's
+  bias), for targets whose spec sets it (a GPU queues it behind the first);
+- ``fork_join_s``: waking and joining the thread team, on multi-unit CPU
+  targets (rows at or below the grain run on one thread and do not pay it);
+- ``pack_bps``: the rate at which a CPU GEMM library packs B, from the rows
+  whose A has at least ``pack_min_rows`` rows;
+- ``compute_fraction.<dtype>``: the achievable fraction of each dtype's peak
+  (when the data say more than the spec's peak, the peak itself is calibrated
+  and the fraction is 1: the clock under load is above the one the spec read);
+- ``tiers.<tier>.achievable_fraction``: the achievable fraction of a tier's
+  bandwidth, for every tier that binds rows (vector_add rows give one plateau
+  per tier, as the ERT method does; matmul/linear rows otherwise);
+- ``tiers.<tier>.usable_capacity_bytes``: the usable capacity of a tier shared
+  with other tenants (a VM's L3);
+- ``first_touch_bps``: the page-zeroing rate that a freshly allocated output of
+  at least ``first_touch_min_bytes`` (glibc's largest mmap threshold, 32 MiB)
+  pays on every call, for CPU targets whose rows have such outputs.
+
+Each comes with a starting value, bounds, and a line saying which rows
+exercise it (recorded in the calibration file). Fractions are fitted as
+multipliers of the spec's value; a rate may go above the spec's peak only
+where that peak is an estimate or was detected on the machine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from attrs import define
+
+from graphsval_core.calibrate.rows import predict_rows
+from graphsval_core.datamodel.dtypes import bytes_per_element
+from graphsval_core.datamodel.provenance import Provenance
+from graphsval_core.datamodel.target import TargetSpec
+from graphsval_core.files.baseline import BaselineRow
+from graphsval_core.files.calibration import FIRST_TOUCH_MIN_BYTES
+
+
+@define
+class Param:
+    """One constant to fit: its name (as in the calibration file), initial
+    value, bounds, and which rows exercise it."""
+
+    name: str
+    value: float  # initial
+    lower: float
+    upper: float
+    exercised_by: str
+
+
+def _headroom(spec: TargetSpec, provenance: Provenance | None) -> float:
+    """How far above the spec's peak a calibrated rate may go: not at all for a
+    datasheet figure (silicon never beats its datasheet peak), up to 4x for an
+    estimated or machine-detected one (a VM reports its base clock)."""
+    if provenance is None:
+        return 1.0
+    loose = provenance.kind in ("estimated", "detected") or "detected" in provenance.source
+    return 4.0 if loose or "snapshot_of" in spec.fingerprint else 1.0
+
+
+def choose_params(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) -> list[Param]:
+    """The constants these rows exercise (see module doc)."""
+    latency, terms = predict_rows(registry, spec, rows)
+    row_dtypes = sorted({r.dtype for r in rows})
+    if len(row_dtypes) == 1:
+        params = [
+            Param(
+                "launch_overhead_s",
+                spec.launch_overhead_s,
+                1e-8,
+                1e-2,
+                f"{len(rows)} rows (mostly the launch-bound ones)",
+            )
+        ]
+    else:  # each dtype's GEMM library (e.g. MKL for fp32, oneDNN for bf16) on its own
+        params = []
+        # the framework's own dispatch: ops outside the GEMM library, and the
+        # further kernels of a multi-kernel op (linear's bias) on a CPU
+        own = [
+            r
+            for r in rows
+            if registry.op(r.op).gemm_dims is None
+            or (registry.op(r.op).kernels > 1 and spec.kernel_overhead_s is None)
+        ]
+        if own:
+            params.append(
+                Param(
+                    "launch_overhead_s",
+                    spec.launch_overhead_s,
+                    1e-8,
+                    1e-2,
+                    f"{len(own)} rows of ops outside the GEMM library or with a kernel "
+                    "besides it (mostly the launch-bound ones)",
+                )
+            )
+        params += [
+            Param(
+                f"dispatch_overhead_s.{d}",
+                spec.launch_for(d),
+                1e-8,
+                1e-2,
+                f"{sum(1 for r in rows if r.dtype == d and registry.op(r.op).gemm_dims)} "
+                f"{d} matmul/linear rows (mostly the launch-bound ones)",
+            )
+            for d in row_dtypes
+        ]
+    for dtype in sorted({r.dtype for r in rows}):
+        n = sum(1 for r in rows if r.dtype == dtype)
+        cap = _headroom(spec, spec.provenance.get(f"peak_ops_per_s.{dtype}"))
+        params.append(
+            Param(
+                f"compute_fraction.{dtype}",
+                min(1.0, cap),
+                1e-3,
+                cap / spec.compute_fraction[dtype],
+                f"{n} {dtype} rows (the compute-bound ones)",
+            )
+        )
+    # a tier is exercised by a row when its time is a real share of the row's
+    # latency (launch included): tiny launch-bound rows exercise no tier
+    busy = latency
+    for k, tier in enumerate(spec.tiers):
+        exercised = terms["tier_time"][:, k] >= 0.3 * busy
+        binding = int(np.sum(exercised))
+        n_vadd = sum(1 for i, r in enumerate(rows) if r.op == "vector_add" and exercised[i])
+        # the innermost tier feeds the registers: for a matrix product its traffic
+        # grows with the ops exactly as compute time does, so only vector_add rows
+        # can tell its bandwidth from the compute fraction
+        if k == 0 and n_vadd < 2:
+            binding = 0
+        if binding >= 2:
+            src = (
+                f"{n_vadd} vector_add rows (one plateau per tier)"
+                if n_vadd >= 2
+                else f"{binding} matmul/linear rows whose time this tier bounds"
+            )
+            cap = _headroom(spec, tier.provenance.get("peak_bandwidth_bps"))
+            params.append(
+                Param(
+                    f"tiers.{tier.name}.achievable_fraction",
+                    1.0,
+                    1e-3,
+                    cap / tier.achievable_fraction,
+                    src,
+                )
+            )
+        if tier.shared_with_tenants and tier is not spec.tiers[-1]:
+            cap = tier.effective_capacity_bytes
+            params.append(
+                Param(
+                    f"tiers.{tier.name}.usable_capacity_bytes",
+                    cap / 4,
+                    spec.tiers[0].total_capacity_bytes,
+                    cap,
+                    "rows whose working set straddles the shared tier",
+                )
+            )
+    multi = [r for r in rows if registry.op(r.op).kernels > 1]
+    if spec.kernel_overhead_s is not None and multi:
+        params.append(
+            Param(
+                "kernel_overhead_s",
+                spec.kernel_overhead_s,
+                1e-8,
+                1e-2,
+                f"{len(multi)} rows of ops that run more than one kernel (mostly the small ones)",
+            )
+        )
+    packed = int(np.sum(terms["pack_s"] > 0))  # the model's own rule for who packs
+    if packed >= 2:
+        params.append(
+            Param(
+                "pack_bps",
+                spec.pack_bps,
+                1e8,
+                1e13,
+                f"{packed} matmul/linear rows of {spec.pack_min_rows:g} rows of A or more",
+            )
+        )
+    if (
+        spec.fork_join_s is not None
+        and spec.parallel_grain_ops is not None
+        and spec.compute_units > 1
+    ):  # without a grain every row would pay it: collinear with the launch
+        params.append(
+            Param(
+                "fork_join_s",
+                spec.fork_join_s,
+                1e-8,
+                1e-3,
+                "rows small enough to run on one thread against ones just above the grain",
+            )
+        )
+    if spec.architecture == "cpu":
+        big = [r for r in rows if _output_bytes(registry, r) >= FIRST_TOUCH_MIN_BYTES]
+        if len(big) >= 2:
+            params.append(
+                Param(
+                    "first_touch_bps",
+                    10e9,
+                    1e8,
+                    1e12,
+                    f"{len(big)} rows with a fresh output of 32 MiB or more",
+                )
+            )
+    return params
+
+
+def _output_bytes(registry: Any, row: BaselineRow) -> float:
+    """Bytes of the row's output operand (0 for an op without one)."""
+    op = registry.op(row.op)
+    if not op.output_operand:
+        return 0.0
+    elements = op.operand_elements(np.array([row.dims]))
+    return float(elements[op.output_operand][0]) * bytes_per_element(row.dtype)

@@ -1,0 +1,128 @@
+"""The calibrate workflow (``graphsval calibrate``): fit a target's constants
+on calibration rows only and write the calibration file its plugin can ship.
+
+:func:`calibrate` reads the baselines, refuses validation rows unless given a
+reason, fits the latency constants and then the energy ones, cross-validates
+(leave-one-out), writes the file and, when asked, plots of the fit; its
+:class:`CalibrateResult` holds everything there is to report.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from attrs import frozen
+
+from graphsval_core.calibrate.energy import EnergyFit, fit_energy
+from graphsval_core.calibrate.evaluate import LeaveOneOut, leave_one_out, within_band
+from graphsval_core.calibrate.file import build_file, dump
+from graphsval_core.calibrate.fit import Fit, fit_latency
+from graphsval_core.calibrate.inputs import read_rows
+from graphsval_core.calibrate.rows import predict_rows
+from graphsval_core.datamodel.errors import UserInputError
+from graphsval_core.datamodel.target import TargetSpec
+from graphsval_core.files.baseline import BaselineRow
+from graphsval_core.files.calibration import apply_constants
+from graphsval_core.files.tolerances import load_tolerances
+
+#: The fewest usable rows a calibration accepts.
+MIN_ROWS = 3
+
+
+@frozen
+class CalibrateOptions:
+    """What to calibrate: the target's key, its baselines (CSV paths), the
+    calibration file to write (default ``<key>.calibration.json`` here), the
+    reason to use validation rows anyway (None: refuse them), whether to run
+    leave-one-out cross-validation, and a folder for plots (None: no plots)."""
+
+    target: str
+    baselines: tuple[str, ...]
+    out: str | None = None
+    allow_validation_rows: str | None = None
+    leave_one_out: bool = True
+    report_dir: str | None = None
+
+
+@frozen(eq=False)
+class CalibrateResult:
+    """A calibration: the datasheet spec it started from, the rows it used (in
+    file order) and those refused as validation data, the latency and energy
+    fits, the leave-one-out figures (None when skipped), the calibrated
+    model's latency of each row and the share within its regime's band, the
+    file's content, where it was written, the reason validation rows were
+    used (None when they were not) and the folder of the plots (None when
+    none were drawn)."""
+
+    spec: TargetSpec
+    rows: tuple[BaselineRow, ...]
+    refused: tuple[str, ...]
+    fit: Fit
+    energy: EnergyFit
+    loo: LeaveOneOut | None
+    predicted: np.ndarray
+    in_band: float
+    content: dict[str, Any]
+    path: Path
+    override: str | None
+    report_dir: str | None
+
+
+def calibrate(registry: Any, options: CalibrateOptions) -> CalibrateResult:
+    """Calibrate ``options.target`` (see module doc) and write its file.
+
+    Raises :class:`~graphsval_core.plugins.registry.UnknownNameError` for an
+    unknown target, and another
+    :class:`~graphsval_core.datamodel.errors.UserInputError` for any other bad
+    input (a baseline that cannot be read or names an unknown op, validation
+    rows without a reason, fewer than ``MIN_ROWS`` usable rows), each in one
+    line naming the file and line where there is one."""
+    spec = registry.datasheet_target(registry.target(options.target).key)
+    found = read_rows(registry, spec, options.baselines)
+    refused, override = found.refused, options.allow_validation_rows
+    if refused and not override:
+        more = f" (and {len(refused) - 1} more)" if len(refused) > 1 else ""
+        raise UserInputError(
+            f"refusing validation data: {refused[0]}{more}; calibrate on "
+            "calibration rows only, or pass --allow-validation-rows REASON"
+        )
+    rows = list(found.rows)
+    if len(rows) < MIN_ROWS:
+        raise UserInputError(
+            f"{len(rows)} usable {spec.key} rows in the given baselines; "
+            f"calibration needs at least {MIN_ROWS}"
+        )
+    tolerances = load_tolerances()
+    fit = fit_latency(registry, spec, rows)
+    energy = fit_energy(registry, apply_constants(spec, fit.values, "fit"), rows)
+    loo = (
+        leave_one_out(registry, spec, rows, fit.params, tolerances)
+        if options.leave_one_out
+        else None
+    )
+    calibrated = apply_constants(spec, {**fit.values, **energy.values}, "fit")
+    predicted, _ = predict_rows(registry, calibrated, rows)
+    in_band = within_band(registry, calibrated, rows, predicted, tolerances)
+    content = build_file(spec, found.sources, fit, energy, loo, override, in_band)
+    path = Path(options.out or f"{spec.key}.calibration.json")
+    path.write_text(dump(content))
+    if options.report_dir:
+        from graphsval_core.calibrate.plots import plot_fit
+
+        plot_fit(Path(options.report_dir), spec.key, rows, predicted, fit)
+    return CalibrateResult(
+        spec=spec,
+        rows=tuple(rows),
+        refused=refused,
+        fit=fit,
+        energy=energy,
+        loo=loo,
+        predicted=predicted,
+        in_band=in_band,
+        content=content,
+        path=path,
+        override=override,
+        report_dir=options.report_dir or None,
+    )

@@ -1,0 +1,95 @@
+"""The calibrate workflow called directly: a typed result, the file it wrote,
+plots on request, and the refusals as errors (no command line involved)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pytest
+
+from graphsval_core.calibrate.evaluate import LeaveOneOut
+from graphsval_core.calibrate.workflow import CalibrateOptions, CalibrateResult, calibrate
+from graphsval_core.datamodel.errors import UserInputError
+from graphsval_core.plugins.loader import build_registry
+from graphsval_core.plugins.registry import UnknownNameError
+
+
+def _options(tmp_path, *baselines, **kw):
+    return CalibrateOptions(
+        target="toy",
+        baselines=tuple(str(b) for b in baselines),
+        out=str(tmp_path / "toy.json"),
+        **kw,
+    )
+
+
+def test_calibrate_returns_what_it_fitted_and_wrote(setup, tmp_path):
+    base = setup("toy.calibration.csv")
+    result = calibrate(build_registry(), _options(tmp_path, base))
+    assert isinstance(result, CalibrateResult)
+    assert result.spec.key == "toy" and result.spec.launch_overhead_s == 2e-6  # the datasheet
+    assert len(result.rows) == 14 and result.refused == () and result.override is None
+    assert result.fit.values["launch_overhead_s"] == pytest.approx(3.1e-6, rel=0.02)
+    assert result.fit.values["compute_fraction.fp32"] == pytest.approx(0.62, rel=0.02)
+    assert not result.energy.fitted
+    assert result.energy.skipped == "too few rows with a trustworthy energy window"
+    measured = [r.latency_s for r in result.rows]
+    assert list(result.predicted) == pytest.approx(measured, rel=0.01)
+    assert result.in_band == 1.0
+    assert isinstance(result.loo, LeaveOneOut) and result.loo.rows == 14
+    assert result.loo.median_abs_error < 0.02 and result.loo.within_band == 1.0
+    assert result.path == tmp_path / "toy.json"
+    written = json.loads(result.path.read_text())
+    assert written == result.content
+    assert written["fit"]["leave_one_out"]["rows"] == 14
+    digest = hashlib.sha256(base.read_text(encoding="utf-8").encode()).hexdigest()  # as read
+    assert written["provenance"]["sources"] == [{"file": base.name, "sha256": digest, "rows": 14}]
+    assert result.report_dir is None and not (tmp_path / "plots").exists()
+
+
+def test_calibrate_without_leave_one_out_draws_plots_on_request(setup, tmp_path):
+    options = _options(
+        tmp_path,
+        setup("toy.calibration.csv"),
+        leave_one_out=False,
+        report_dir=str(tmp_path / "plots"),
+    )
+    result = calibrate(build_registry(), options)
+    assert result.loo is None and result.content["fit"]["leave_one_out"] == {}
+    assert result.report_dir == str(tmp_path / "plots")
+    assert sorted(p.name for p in (tmp_path / "plots").iterdir()) == [
+        "toy_fit.png",
+        "toy_residuals.png",
+    ]
+
+
+def test_calibrate_refuses_validation_rows_unless_given_a_reason(setup, tmp_path):
+    base = setup("toy.validation.csv")
+    with pytest.raises(UserInputError) as refused:
+        calibrate(build_registry(), _options(tmp_path, base, leave_one_out=False))
+    assert str(refused.value) == (
+        f"refusing validation data: {base}:2: a validation row (suffix) (and 13 more); "
+        "calibrate on calibration rows only, or pass --allow-validation-rows REASON"
+    )
+    assert not (tmp_path / "toy.json").exists()
+    options = _options(tmp_path, base, leave_one_out=False, allow_validation_rows="demo only")
+    result = calibrate(build_registry(), options)
+    assert result.override == "demo only" and len(result.refused) == 14
+    assert result.content["provenance"]["validation_rows_override"] == "demo only"
+
+
+def test_calibrate_names_the_bad_input(setup, tmp_path):
+    registry = build_registry()
+    with pytest.raises(UnknownNameError, match="unknown target 'nope'"):
+        calibrate(registry, CalibrateOptions(target="nope", baselines=("x.csv",)))
+    missing = tmp_path / "missing.csv"
+    with pytest.raises(UserInputError, match=f"^{missing}: cannot read: "):
+        calibrate(registry, _options(tmp_path, missing))
+    other = tmp_path / "other.calibration.csv"
+    other.write_text(setup("toy.calibration.csv").read_text().replace("toy,", "elsewhere,"))
+    with pytest.raises(UserInputError) as few:
+        calibrate(registry, _options(tmp_path, other))
+    assert str(few.value) == (
+        "0 usable toy rows in the given baselines; calibration needs at least 3"
+    )

@@ -1,0 +1,199 @@
+"""The capture workflow called directly with a fake measurer plugin: rows
+written and summarised, a detected target recorded as its snapshot, the
+progress display opened and closed, and the refusals as errors."""
+
+from __future__ import annotations
+
+import ast
+import csv
+import json
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from attrs import evolve
+from click.testing import CliRunner
+
+import graphsval_core.calibrate
+import graphsval_core.measure
+from graphsval_core.cli.main import cli
+from graphsval_core.datamodel.errors import UserInputError
+from graphsval_core.measure.protocol import CaptureSettings
+from graphsval_core.measure.workflow import (
+    CaptureError,
+    CaptureOptions,
+    CaptureResult,
+    capture_sweep,
+)
+from graphsval_core.model.reference import UnsupportedDtypeError
+from graphsval_core.plugins.loader import build_registry
+from graphsval_core.plugins.records import Measurement, ProbeResult
+from graphsval_core.plugins.registry import UnknownNameError
+
+SHAPES = [512, 256, 1024, 2048]
+
+
+@pytest.fixture
+def sweep(tmp_path):
+    path = tmp_path / "toy_sweep.json"
+    entries = [{"shape": [n], "dtype": "fp32", "regime_per_hw": {}} for n in SHAPES]
+    entries.append({"shape": [64], "dtype": "bf16", "regime_per_hw": {}})  # not on the toy
+    path.write_text(json.dumps({"op": "vector_add", "purpose": "calibration", "shapes": entries}))
+    return path
+
+
+@pytest.fixture
+def toy(make_plugin, make_target):
+    """A registry whose one plugin measures ``toy_target`` (and the detected
+    ``toy_host``, recorded as ``toy_snap``) unless told it cannot; the calls
+    it received are in ``calls``."""
+    calls: list[tuple[str, tuple[int, ...], str, CaptureSettings]] = []
+    here = {"available": True}
+
+    def probe(target):
+        return ProbeResult(here["available"], "no toy silicon here")
+
+    def measure(target, op, shape, dtype, settings):
+        calls.append((target.key, shape, dtype, settings))
+        return Measurement(latency_s=1e-9 * shape[0], energy_j=None, trial_count=7, notes="toy")
+
+    def snapshot(target, settings):
+        return evolve(target, key="toy_snap", detected=False)
+
+    targets = [make_target(), make_target("toy_host", detected=True)]
+    plugin = make_plugin(
+        "toy",
+        lambda: targets,
+        graphsval_measurer_probe=probe,
+        graphsval_measure=measure,
+        graphsval_snapshot_target=snapshot,
+    )
+    registry = build_registry(autoload=False, extra_plugins=[("toy", plugin)])
+    return registry, calls, here, plugin
+
+
+def _options(tmp_path, sweep, target="toy_target", **kw):
+    return CaptureOptions(
+        target=target,
+        op="vector_add",
+        purpose="calibration",
+        sweep_file=str(sweep),
+        out=str(tmp_path / "toy.csv"),
+        settings=CaptureSettings(max_time_per_shape_s=0.5, threads=2),
+        **kw,
+    )
+
+
+def _rows(path):
+    with path.open(newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_capture_writes_the_rows_and_returns_the_summary(toy, sweep, tmp_path):
+    registry, calls, *_ = toy
+    opened: list[tuple[str, int]] = []
+    closed: list[bool] = []
+
+    @contextmanager
+    def progress(plan, visits):
+        opened.append((plan.record_as.key, len(visits)))
+        yield visits
+        closed.append(True)
+
+    result = capture_sweep(registry, _options(tmp_path, sweep, limit=3), progress=progress)
+    assert isinstance(result, CaptureResult)
+    assert result.record_as.key == "toy_target" and result.spec_path is None
+    assert result.out == tmp_path / "toy.csv"
+    assert [c[1] for c in calls] == [(512,), (256,), (1024,)]  # sweep order, up to the limit
+    assert {c[3].threads for c in calls} == {2}
+    summary = result.summary
+    assert (summary.planned, summary.measured, summary.failed, summary.rows) == (3, 3, 0, 3)
+    assert opened == [("toy_target", 3)] and closed == [True]
+    rows = _rows(result.out)
+    assert [r["shape"] for r in rows] == ["256", "512", "1024"]
+    assert {r["hardware"] for r in rows} == {"toy_target"}
+    assert {r["purpose"] for r in rows} == {"calibration"}
+    assert float(rows[0]["latency_s"]) == pytest.approx(256e-9)
+    again = capture_sweep(registry, _options(tmp_path, sweep))  # resumes: one shape left
+    assert (again.summary.skipped, again.summary.measured, again.summary.rows) == (3, 1, 4)
+    assert calls[-1][1] == (2048,)
+
+
+def test_a_detected_target_is_recorded_as_its_snapshot(toy, sweep, tmp_path):
+    registry, calls, *_ = toy
+    plans = []
+    result = capture_sweep(
+        registry, _options(tmp_path, sweep, target="toy_host", limit=1), on_plan=plans.append
+    )
+    assert [p.record_as.key for p in plans] == ["toy_snap"] and plans[0].target.key == "toy_host"
+    assert result.spec_path == tmp_path / "toy_snap.target.json"
+    assert json.loads(result.spec_path.read_text())["key"] == "toy_snap"
+    assert calls == [("toy_snap", (512,), "fp32", calls[0][3])]
+    assert {r["hardware"] for r in _rows(result.out)} == {"toy_snap"}
+
+
+def test_capture_refuses_an_unmeasurable_target(toy, sweep, tmp_path):
+    registry, calls, here, _ = toy
+    here["available"] = False
+    with pytest.raises(CaptureError) as refused:
+        capture_sweep(registry, _options(tmp_path, sweep))
+    assert str(refused.value) == "cannot measure toy_target on this machine: no toy silicon here"
+    assert isinstance(refused.value, UserInputError)
+    assert calls == [] and not (tmp_path / "toy.csv").exists()
+
+
+def test_capture_names_the_bad_option(toy, sweep, tmp_path):
+    registry, calls, *_ = toy
+    with pytest.raises(UnknownNameError, match="unknown target 'nope'"):
+        capture_sweep(registry, _options(tmp_path, sweep, target="nope"))
+    with pytest.raises(UnsupportedDtypeError) as dtype:
+        capture_sweep(registry, _options(tmp_path, sweep, dtypes=("bf16",)))
+    assert str(dtype.value) == "toy_target has no bf16 (it has fp32)"
+    empty = tmp_path / "empty.json"
+    empty.write_text(json.dumps({"op": "vector_add", "shapes": []}))
+    with pytest.raises(CaptureError, match=f"^no entry of {empty} runs on toy_target$"):
+        capture_sweep(registry, _options(tmp_path, empty))
+    assert calls == []
+
+
+def test_the_command_renders_the_result_and_flags_the_bad_option(
+    toy, sweep, tmp_path, fake_entry_points, make_entry_point
+):
+    plugin = toy[3]
+    fake_entry_points(make_entry_point("toy", lambda: plugin, "graphsval-toy"))
+    out = tmp_path / "cli.csv"
+    common = ["--op", "vector_add", "--purpose", "calibration", "--sweep", str(sweep)]
+    run = CliRunner().invoke(
+        cli, ["capture", "--hw", "toy_host", *common, "--limit", "2", "--out", str(out)]
+    )
+    assert run.exit_code == 0, run.output
+    lines = run.stdout.splitlines()
+    assert lines[0] == (
+        f"toy_host is detected: recording as toy_snap (spec: {tmp_path / 'toy_snap.target.json'})"
+    )
+    assert lines[1].startswith(
+        f"{out}: 2 rows; this run measured 2, failed 0, incorrect 0, skipped 0 already measured"
+    )
+    bad_dtype = CliRunner().invoke(cli, ["capture", "--hw", "toy_target", *common, "--dtype", "x"])
+    assert bad_dtype.exit_code == 2
+    assert "Invalid value for '--dtype': toy_target has no x (it has fp32)" in bad_dtype.output
+    bad_hw = CliRunner().invoke(cli, ["capture", "--hw", "nope", *common])
+    assert bad_hw.exit_code == 2 and "Invalid value: unknown target 'nope'" in bad_hw.output
+
+
+def _imported(package) -> set[str]:
+    """Every module the files of ``package`` import, at any depth in their code."""
+    names: set[str] = set()
+    for path in Path(package.__file__).parent.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names.add(node.module)
+            elif isinstance(node, ast.Import):
+                names.update(alias.name for alias in node.names)
+    return names
+
+
+@pytest.mark.parametrize("package", [graphsval_core.measure, graphsval_core.calibrate])
+def test_the_workflows_draw_nothing_and_import_no_command(package):
+    imported = _imported(package)
+    assert not {n for n in imported if n == "click" or n.startswith("graphsval_core.cli")}
