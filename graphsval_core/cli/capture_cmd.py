@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -175,5 +176,5 @@ def _progress_bar(plan: CapturePlan, visits: Sequence[Visit]) -> Any:
         item_show_func=show,
         show_eta=True,
         show_pos=True,
-        file=click.get_text_stream("stderr"),
+        file=sys.stderr,
     )
