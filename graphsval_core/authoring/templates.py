@@ -315,7 +315,7 @@ class Test${class_name}Conformance(PluginConformance):
 def test_target_is_listed(graphsval_cli):
     result = graphsval_cli("targets", "--hw", "$target_key", "--json")
     assert result.exit_code == 0, result.output
-    assert json.loads(result.output)["plugin"] == "$name"
+    assert json.loads(result.stdout)["plugin"] == "$name"
 
 
 def test_measurer_says_it_is_not_written(graphsval_registry):

@@ -41,12 +41,12 @@ class AppContext:
                 raise InputError(str(exc)) from exc
         return self._registry
 
-    def runtime_problems(self) -> list[Any]:
-        """The plugin problems recorded after the registry was built (none if
-        no command asked for it)."""
+    def problems(self) -> list[Any]:
+        """Every plugin problem of the run: those met while loading and those
+        recorded since (none if no command asked for the registry)."""
         if self._registry is None:
             return []
-        return list(self._registry.runtime_problems)
+        return list(self._registry.problems)
 
 
 pass_app = click.make_pass_decorator(AppContext)
@@ -56,9 +56,10 @@ class Group(click.Group):
     """Turns a plugin's hook failure, and any bad input a workflow reports
     (:class:`~graphsval_core.datamodel.errors.UserInputError`), into one line
     and exit code 2. At the end of a command that did not fail in a hook, each
-    plugin problem recorded while it ran (a hook implementation that raised or
-    answered garbage, and so gave no answer) is one ``warning:`` line on
-    stderr."""
+    plugin problem of the run (a plugin that did not load, or a hook
+    implementation that raised or answered garbage and so gave no answer) is
+    one ``warning:`` line on stderr; ``graphsval plugins``, which lists them
+    itself, prints none."""
 
     def invoke(self, ctx: click.Context) -> Any:
         from graphsval_core.datamodel.errors import UserInputError
@@ -73,6 +74,7 @@ class Group(click.Group):
         except UserInputError as exc:
             raise InputError(str(exc)) from exc
         finally:
-            if not failed_in_hook and isinstance(ctx.obj, AppContext):
-                for problem in ctx.obj.runtime_problems():
+            listed = ctx.invoked_subcommand == "plugins"
+            if not failed_in_hook and not listed and isinstance(ctx.obj, AppContext):
+                for problem in ctx.obj.problems():
                     click.echo(f"warning: {problem}", err=True)

@@ -20,6 +20,19 @@ def _shipped_dir(sweeps_dir: str | None) -> Path:
     return Path(str(shipped()))
 
 
+def _writable(folder: Path, flag: str) -> Path:
+    """``folder``, unless it lies in an installed package: graphsval writes the
+    shipped sweeps only in a source tree, or where the user names a folder."""
+    from graphsval_core.plugins.resources import in_installed_package
+
+    if in_installed_package(folder):
+        raise InputError(
+            f"{folder} lies in an installed package; graphsval writes the shipped sweeps "
+            f"only from a source tree (pip install -e): name a folder with {flag}"
+        )
+    return folder
+
+
 def _load(app: AppContext, sweeps_dir: str | None, overlays: bool):  # type: ignore[no-untyped-def]
     from graphsval_core.files.sweep import SweepFileError
     from graphsval_core.sweep.labels import load_shipped
@@ -59,7 +72,7 @@ def generate(app: AppContext, ops: tuple[str, ...], seed: int | None, out_dir: s
         sweeps = run(app.registry, ops or OPS, DEFAULT_SEED if seed is None else seed)
     except SweepGenerationError as exc:
         raise InputError(str(exc)) from None
-    folder = _shipped_dir(out_dir)
+    folder = _writable(_shipped_dir(out_dir), "--out-dir DIR")
     folder.mkdir(parents=True, exist_ok=True)
     write_all(sweeps, folder)
     for name, s in sweeps.items():
@@ -79,6 +92,7 @@ def label(
     """Label targets in the sweeps: inline (first-party), as an overlay file
     (--out, for a plugin to ship), or refresh every label after a recalibration
     (--update)."""
+    from graphsval_core.plugins.first_party import is_first_party
     from graphsval_core.plugins.registry import UnknownNameError
     from graphsval_core.sweep.labels import label_inline, overlay_for, write_all, write_overlay
 
@@ -91,6 +105,12 @@ def label(
             app.registry.target(hw)
         except UnknownNameError as exc:
             raise click.BadParameter(str(exc), param_hint="'--hw'") from None
+        plugin = app.registry.target_plugin(hw)
+        if out is None and not is_first_party(plugin.distribution):
+            raise click.UsageError(
+                f"{hw} is a target of {plugin.distribution or plugin.name}, not a first-party "
+                "plugin: its labels live in an overlay its plugin ships (--out FILE)"
+            )
     sweeps = _load(app, sweeps_dir, overlays=False)
     if not sweeps:
         raise InputError(f"no sweep files in {_shipped_dir(sweeps_dir)}")
@@ -98,6 +118,7 @@ def label(
         write_overlay(overlay_for(app.registry, sweeps, hws), out)
         click.echo(f"wrote overlay {out} for {', '.join(hws)}")
         return
+    folder = _writable(_shipped_dir(sweeps_dir), "--sweeps-dir DIR (a copy of them)")
     if update:
         labelled = sorted(
             {hw for s in sweeps.values() for e in s.entries for hw in e.regime_per_hw}
@@ -110,7 +131,7 @@ def label(
             )
         hws = tuple(labelled)
     new, changes = label_inline(app.registry, sweeps, hws, update_only=update)
-    write_all(new, _shipped_dir(sweeps_dir))
+    write_all(new, folder)
     for change in changes:
         click.echo(str(change))
     click.echo(f"{len(changes)} label(s) moved")

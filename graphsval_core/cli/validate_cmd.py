@@ -117,15 +117,16 @@ def validate(
         _write_reports(Path(out_dir), reports(result, registry))
     floors = result.floors
     if floors is not None:
+        aside = fmt == "json"  # stdout holds the JSON document alone
         for plugin in floors.plugins:
             for line in plugin.changes:
-                click.echo(f"floors ({plugin.path}): {line}")
+                click.echo(f"floors ({plugin.path}): {line}", err=aside)
             for check in plugin.checks:
-                click.echo(f"floor {check.text()}")
+                click.echo(f"floor {check.text()}", err=aside)
         if floors.error:
             raise InputError(floors.error)
         for key in floors.unfloored:
-            click.echo(f"floor {key}: its plugin ships no floors file")
+            click.echo(f"floor {key}: its plugin ships no floors file", err=aside)
     if result.failed:
         raise SystemExit(1)
 

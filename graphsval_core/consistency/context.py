@@ -2,8 +2,8 @@
 
 A check runs as ``check.run(target, context)``. The context holds no hidden
 state of the process: it carries the registry's lookups a check needs
-(``target``, ``targets``, ``op``, ``memory_hierarchy``), the checked
-predictor's predictions (``predict``; the reference workload set's are
+(``target``, ``targets``, ``op``, ``memory_hierarchy``), the reference
+model's predictions (``predict``; the reference workload set's are
 computed once per target and shared by every check of that target), the
 committed prediction snapshots (:class:`Snapshots`), and the known findings
 the plugins declare (``expected``). One context serves one run of the checks.
@@ -99,7 +99,8 @@ class CheckContext:
     # --- predictions -------------------------------------------------------------
 
     def predict(self, target: TargetSpec, op: str, shapes: Any, dtype: str) -> Prediction:
-        """The checked predictor's prediction of ``shapes`` (rows of dims)."""
+        """The reference model's prediction of ``shapes`` (rows of dims): the
+        predictor whose invariants the checks hold."""
         op_spec = self.registry.op(op)
         array = np.asarray(shapes, dtype=np.int64).reshape(-1, len(op_spec.dims))
         return self.registry.predictor(PREDICTOR).predict(

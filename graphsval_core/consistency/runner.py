@@ -27,6 +27,7 @@ from graphsval_core.consistency.outcome import (
     Outcome,
     outcome,
 )
+from graphsval_core.plugins.registry import HookError
 
 if TYPE_CHECKING:
     from graphsval_core.datamodel.target import TargetSpec
@@ -132,6 +133,8 @@ def run_target(context: CheckContext, target: TargetSpec) -> TargetResult:
     for owner, check in registry.consistency_checks(target):
         try:
             produced = list(check.run(target, context))
+        except HookError:  # strict mode: a plugin's hook failed under the check
+            raise
         except Exception as exc:  # a broken check fails, naming its plugin
             produced = [
                 outcome(

@@ -96,12 +96,13 @@ def snapshot(target: TargetSpec, ctx: CheckContext) -> list[Outcome]:
         ]
     committed = ctx.snapshots.committed(target.key)
     if committed is None:
+        named = f" --snapshot {path}" if ctx.snapshots.named is not None else ""
         return [
             skipped(
                 CHECK,
                 target.key,
                 f"no committed snapshot in {_name(path)}; "
-                f"`graphsval check --update-snapshot --hw {target.key}` writes one",
+                f"`graphsval check --update-snapshot --hw {target.key}{named}` writes one",
             )
         ]
     diff = compare(committed, predictions(ctx, target))

@@ -13,6 +13,7 @@ from attrs import field, frozen
 from graphsval_core.consistency.context import CheckContext, Snapshots
 from graphsval_core.consistency.runner import TargetResult, run_consistency
 from graphsval_core.consistency.snapshot import update
+from graphsval_core.files.snapshot import SnapshotError
 from graphsval_core.plugins.registry import Registry
 
 
@@ -52,6 +53,10 @@ def check(registry: Registry, options: CheckOptions) -> CheckResult:
     :class:`~graphsval_core.datamodel.errors.UserInputError`."""
     targets = [registry.target(h) for h in options.hws] if options.hws else None
     snapshots = Snapshots(registry, options.snapshot_file)
+    if snapshots.named and not options.update_snapshot and not snapshots.named.is_file():
+        raise SnapshotError(
+            f"{snapshots.named}: no such snapshot file (--update-snapshot writes one)"
+        )
     files = {} if snapshots.named else snapshots.plugin_files()
     # a malformed snapshot is an input error, not a failed check
     for path in [snapshots.named] if snapshots.named else files.values():

@@ -49,10 +49,13 @@ class FloorCheck:
 
 
 def read_floors(path: Path | Any) -> dict[str, dict[str, Any]]:
+    """``target/op -> {"pass": n, ...}`` of a floors file (empty if it does not exist)."""
     try:
         text = path.read_text()
     except FileNotFoundError:
         return {}
+    except OSError as exc:
+        raise FloorsError(f"{path}: cannot read: {exc.strerror or exc}") from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -74,8 +77,12 @@ def write_floors(path: Path, floors: dict[str, dict[str, Any]]) -> None:
         "floors": dict(sorted(floors.items())),
     }
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(body, indent=2) + "\n")
-    tmp.replace(path)
+    try:
+        tmp.write_text(json.dumps(body, indent=2) + "\n")
+        tmp.replace(path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise FloorsError(f"{path}: cannot write: {exc.strerror or exc}") from None
 
 
 def check_floors(

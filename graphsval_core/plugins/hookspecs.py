@@ -20,8 +20,10 @@ wrappers (``wrapper=True``, or old-style ``hookwrapper=True``) and tracing
 work as pluggy defines them. An implementation that raises, calls
 ``sys.exit``, or returns something other than what its spec promises gives no
 answer (a first-result hook asks the next plugin); the failure is reported in
-one line naming the plugin and the hook, and ``graphsval plugins`` shows the
-plugin's status as ``problem``. A registration hook that fails rejects the
+one line naming the plugin and the hook, as a ``warning:`` on stderr at the end
+of the command. A plugin that fails while loading (at import, or in a hook
+called then) is also listed by ``graphsval plugins``: status ``problem``, or
+``FAILED`` when it was not loaded. A registration hook that fails rejects the
 whole plugin. In strict mode (``--strict-plugins``) any such failure stops the
 command (exit 2).
 
@@ -298,7 +300,9 @@ def graphsval_consistency_checks(target: TargetSpec) -> Iterable[ConsistencyChec
         numbers that decided it and, on failure, the workload and coefficient. The
         :class:`~graphsval_core.consistency.context.CheckContext` gives the check the
         registry's lookups (``target``, ``targets``, ``op``, ``memory_hierarchy``),
-        the checked predictor's predictions (``predict``) and the known findings
+        the reference model's predictions (``predict(target, op, shapes, dtype)``;
+        ``predict_all(target)``, the reference workload set's, computed once per
+        run; ``reference_shapes(target, dtype)``) and the known findings
         (``expected(check, target)``, to pass as ``expected=``).
     """
 
@@ -307,8 +311,9 @@ def graphsval_consistency_checks(target: TargetSpec) -> Iterable[ConsistencyChec
 def graphsval_expected_failures(target: TargetSpec) -> Mapping[str, str] | None:
     """Return the known findings about ``target``: consistency checks expected to fail on it.
 
-    Collecting hook: every plugin contributes; the answers are merged. Each
-    entry maps a check's name as its outcome prints it (``bounds.power``,
+    Collecting hook: only the answer of the plugin that registered ``target``
+    counts (another plugin's declarations about it are refused and reported).
+    Each entry maps a check's name as its outcome prints it (``bounds.power``,
     ``energy_ranking:a100_sxm4_80gb``) to the reason, a real finding that is
     not fixed by bending a coefficient (a datasheet figure that contradicts an
     expectation). A failure of that check on that target reads *expected

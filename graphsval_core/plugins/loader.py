@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from graphsval_core import PLUGIN_API_VERSION, __version__
-from graphsval_core.plugins.first_party import CORE_DISTRIBUTION
+from graphsval_core.plugins.first_party import CORE_DISTRIBUTION, is_first_party
 from graphsval_core.plugins.registry import PluginInfo, Registry
 
 ENTRY_POINT_GROUP = "graphsval"
@@ -63,6 +63,40 @@ def _dist_of(ep: Any) -> tuple[str | None, str | None]:
         return dist.metadata["Name"], dist.version
     except Exception:  # a broken METADATA must not stop loading
         return None, None
+
+
+def _unique_entry_points(found: Sequence[Any], registry: Registry) -> dict[str, Any]:
+    """The entry points by name. A name that two distributions use is a clash:
+    a first-party distribution keeps it over a third party; two of the same
+    standing both lose it. Each loser is reported (and listed by ``graphsval
+    plugins``) naming both distributions."""
+    by_name: dict[str, list[Any]] = {}
+    for ep in found:
+        by_name.setdefault(ep.name, []).append(ep)
+    out: dict[str, Any] = {}
+    for name, eps in by_name.items():
+        if len(eps) == 1:
+            out[name] = eps[0]
+            continue
+        first = [ep for ep in eps if is_first_party(_dist_of(ep)[0])]
+        keep = first[0] if len(first) == 1 else None
+        labels = " and ".join(f"{d or '?'} {v or '?'}" for d, v in map(_dist_of, eps))
+        for ep in eps:
+            if ep is keep:
+                out[name] = ep
+                continue
+            dist, version = _dist_of(ep)
+            loser = f"{name} ({dist or ep.value})"
+            registry.infos[loser] = PluginInfo(loser, ep.value, dist, version)
+            why = (
+                f"{_dist_of(keep)[0]}, a first-party plugin, takes precedence"
+                if keep is not None
+                else "neither is loaded"
+            )
+            registry._problem(
+                loser, f"entry point name {name!r} is used by {labels}; {why}: not loaded"
+            )
+    return out
 
 
 def build_registry(
@@ -137,7 +171,7 @@ def build_registry(
             PluginInfo(name, module_name, CORE_DISTRIBUTION, __version__, builtin=True),
         )
 
-    eps = {ep.name: ep for ep in _entry_points()}
+    eps = _unique_entry_points(_entry_points(), registry)
     to_load = [n for n in eps if autoload or n in requested]
     for name in to_load:
         if name in blocked:

@@ -141,7 +141,7 @@ class Registry:
     def _problem(self, plugin: str, message: str) -> None:
         info = self.infos.get(plugin)
         label = info.label if info else repr(plugin)
-        line = f"plugin {label}: {message}"
+        line = " ".join(f"plugin {label}: {message}".split())  # one line, always
         self.problems.append(PluginProblem(plugin, line))
         if info is not None:
             info.errors.append(message)
@@ -431,12 +431,35 @@ class Registry:
         return dict(self._answers("graphsval_prediction_snapshot", results))
 
     def expected_failures(self, target: TargetSpec) -> dict[str, str]:
-        """The known findings about ``target``, ``check -> reason``, every plugin's merged."""
+        """The known findings about ``target``, ``check -> reason``, as the plugin
+        that registered it declares them; another plugin's declarations about it
+        are refused (recorded as a problem), so no plugin silences another's
+        target."""
         results = self.pm.hook.graphsval_expected_failures(target=target)
+        owner = self._target_plugin.get(target.key)
         out: dict[str, str] = {}
-        for _, answer in self._answers("graphsval_expected_failures", results):
+        for plugin, answer in self._answers("graphsval_expected_failures", results):
+            if not answer:
+                continue
+            if plugin != owner:
+                self._refuse_once(
+                    plugin,
+                    "graphsval_expected_failures",
+                    f"declares known findings about {target.key!r}, a target of plugin "
+                    f"{owner!r}; only a target's own plugin may, so they are ignored",
+                )
+                continue
             out.update(answer)
         return out
+
+    def _refuse_once(self, plugin: str, hook: str, message: str) -> None:
+        """Record a problem of ``plugin`` in ``hook`` once, however often it
+        recurs; in strict mode, raise :class:`HookError`."""
+        if (plugin, hook, message) not in self._failures:
+            self._failures.add((plugin, hook, message))
+            self._problem(plugin, message)
+        if self._raise_hook_errors:
+            raise HookError(self._label(plugin), hook, ValueError(message))
 
     def sweep_overlays(self) -> list[tuple[str, Any]]:
         """``(plugin, path_or_traversable)`` of every shipped sweep-label overlay."""

@@ -220,7 +220,12 @@ def _floors(registry: Registry, summary: Summary, options: ValidateOptions) -> F
     tree, never inside an installed package."""
     counts = {f"{t.hardware}/{t.op}": (t.passed, t.checked) for t in summary.targets}
     if options.floors_file:
-        files: dict[str, Any] = {"": Path(options.floors_file)}
+        named = Path(options.floors_file)
+        if not options.update_floors and not named.is_file():
+            return FloorsVerdict(
+                (), (), f"{named}: no such floors file (--update-floors writes one)"
+            )
+        files: dict[str, Any] = {"": named}
         owner = dict.fromkeys(counts, "")
     else:
         files = registry.floors_files()

@@ -469,6 +469,8 @@ def test_check_exit_codes(fake_entry_points, make_entry_point, make_plugin, make
     broken.write_text("{not json")
     result = runner.invoke(cli, ["check", "--snapshot", str(broken)])
     assert result.exit_code == 2 and "cannot read the snapshot" in result.output
+    typo = runner.invoke(cli, ["check", "--hw", "toy_target", "--snapshot", str(tmp_path / "t")])
+    assert typo.exit_code == 2 and "no such snapshot file" in typo.output
     fresh = tmp_path / "fresh.json"
     update = runner.invoke(
         cli, ["check", "--hw", "toy_target", "--snapshot", str(fresh), "--update-snapshot"]

@@ -106,3 +106,41 @@ def test_the_sweeps_label_inline_the_targets_of_first_party_plugins_only(install
         ("acme", "acme-dist", ["acme_one"], {}),
     )
     assert [t.key for t in generator.first_party_targets(registry)] == ["kpu_like"]
+
+
+@pytest.mark.parametrize("third_party_first", [True, False])
+def test_a_first_party_distribution_keeps_its_entry_point_name(
+    fake_entry_points, make_entry_point, make_plugin, make_target, third_party_first
+):
+    """A third-party distribution that names its entry point ``kpu`` neither
+    replaces graphsval-kpu nor vanishes silently, whatever the order."""
+    real = make_plugin("kpu", lambda: [make_target("kpu_real")])
+    evil = make_plugin("kpu", lambda: [make_target("evil_one")])
+    eps = [
+        make_entry_point("kpu", lambda: real, "graphsval-kpu", "0.1.0"),
+        make_entry_point("kpu", lambda: evil, "graphsval-evil", "6.6.6"),
+    ]
+    fake_entry_points(*(reversed(eps) if third_party_first else eps))
+    registry = build_registry()
+    assert "kpu_real" in registry.targets() and "evil_one" not in registry.targets()
+    assert registry.infos["kpu"].distribution == "graphsval-kpu"
+    (problem,) = registry.problems
+    assert "graphsval-kpu 0.1.0" in str(problem) and "graphsval-evil 6.6.6" in str(problem)
+    assert "first-party plugin, takes precedence" in str(problem)
+    loser = next(i for i in registry.plugins if i.distribution == "graphsval-evil")
+    assert not loser.loaded and loser.errors
+
+
+def test_two_third_parties_sharing_an_entry_point_name_both_lose_it(
+    fake_entry_points, make_entry_point, make_plugin, make_target
+):
+    one = make_plugin("x", lambda: [make_target("one_t")])
+    two = make_plugin("x", lambda: [make_target("two_t")])
+    fake_entry_points(
+        make_entry_point("x", lambda: one, "dist-one", "1"),
+        make_entry_point("x", lambda: two, "dist-two", "2"),
+    )
+    registry = build_registry()
+    assert not {"one_t", "two_t"} & set(registry.targets())
+    assert len(registry.problems) == 2
+    assert all("neither is loaded" in str(p) for p in registry.problems)

@@ -66,6 +66,17 @@ def test_strict_mode_from_environment(broken_world, monkeypatch):
         build_registry()
 
 
+def test_every_command_ends_with_the_plugin_problems_on_stderr(broken_world):
+    result = CliRunner().invoke(cli, ["targets"])
+    assert result.exit_code == 0
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("warning: ")]
+    assert any("'explodes' (explodes-dist 0.9): failed to import" in w for w in warnings)
+    assert any("peak_bandwidth_bps" in w for w in warnings)
+    assert "good_one" in result.stdout and "warning" not in result.stdout
+    listing = CliRunner().invoke(cli, ["plugins"])  # lists them itself, once
+    assert "warning: " not in listing.stderr
+
+
 def test_plugins_command_shows_each_problem(broken_world):
     result = CliRunner().invoke(cli, ["plugins"])
     assert result.exit_code == 0, result.output

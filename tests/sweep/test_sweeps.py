@@ -103,7 +103,9 @@ def _toy_registry(make_target, make_plugin, fake_entry_points, key="acme_new"):
         peak_ops_per_s={d: datasheet(1e12, "t") for d in ("fp32", "fp16", "bf16", "int8")},
         energy_per_op_j={d: datasheet(1e-12, "t") for d in ("fp32", "fp16", "bf16", "int8")},
     )
-    return build_registry(extra_plugins=[("acme", make_plugin("acme", lambda: [spec]))])
+    return build_registry(
+        extra_plugins=[("toy_overlay", make_plugin("toy_overlay", lambda: [spec]))]
+    )
 
 
 def test_labelling_a_new_target_leaves_existing_labels_identical(registry, shipped, tmp_path):
@@ -163,7 +165,7 @@ def test_overlay_shipped_by_a_plugin_is_loaded(
     overlay = overlay_for(reg, shipped, ["acme_new"])
     path = tmp_path / "acme_labels.json"
     path.write_text(json.dumps(overlay))
-    plugin = make_plugin("acme2", lambda: [])
+    plugin = make_plugin("toy_overlay2", lambda: [])
 
     def graphsval_sweep_overlays():
         return [path]
@@ -171,7 +173,7 @@ def test_overlay_shipped_by_a_plugin_is_loaded(
     from graphsval_core import hookimpl
 
     plugin.graphsval_sweep_overlays = hookimpl(graphsval_sweep_overlays)
-    reg2 = build_registry(extra_plugins=[("acme2", plugin)])
+    reg2 = build_registry(extra_plugins=[("toy_overlay2", plugin)])
     loaded = load_shipped(reg2)
     assert all("acme_new" in e.regime_per_hw for s in loaded.values() for e in s.entries)
 
@@ -313,3 +315,28 @@ def test_from_config_bad_config(tmp_path):
     result = CliRunner().invoke(cli, ["sweep", "from-config", str(path)])
     assert result.exit_code == 2
     assert "'intermediate_size' must be a positive integer" in result.output
+
+
+def test_inline_labels_are_for_first_party_targets_only(
+    make_target, make_plugin, fake_entry_points, make_entry_point, tmp_path
+):
+    plugin = make_plugin("toy", lambda: [make_target("toy_target")])
+    fake_entry_points(make_entry_point("toy", lambda: plugin, "graphsval-toy", "0.1"))
+    result = CliRunner().invoke(
+        cli, ["sweep", "label", "--hw", "toy_target", "--sweeps-dir", str(tmp_path)]
+    )
+    assert result.exit_code == 2
+    assert (
+        "graphsval-toy, not a first-party plugin" in result.output and "--out FILE" in result.output
+    )
+
+
+def test_the_shipped_sweeps_are_never_rewritten_inside_an_installed_package(monkeypatch):
+    from graphsval_core.plugins import resources
+
+    monkeypatch.setattr(resources, "in_installed_package", lambda path: True)
+    runner = CliRunner()
+    for args in (["sweep", "label", "--update"], ["sweep", "generate", "--op", "vector_add"]):
+        result = runner.invoke(cli, args)
+        assert result.exit_code == 2, result.output
+        assert "lies in an installed package" in result.output

@@ -283,6 +283,27 @@ def test_floors_in_an_installed_package_are_never_written(world, tmp_path, monke
     assert "floor 9: ok" in _run("--check-floors", "--floors", str(named)).output
 
 
+def test_a_named_floors_file_must_exist_and_be_a_file(world, tmp_path):
+    world("good.validation.csv", ship=True)
+    missing = _run("--check-floors", "--floors", str(tmp_path / "typo.json"))
+    assert missing.exit_code == 2 and "no such floors file" in missing.output
+    folder = _run("--update-floors", "--floors", str(tmp_path))
+    assert folder.exit_code == 2 and "Traceback" not in folder.output
+    assert f"{tmp_path}" in folder.output
+
+
+def test_json_output_stays_json_with_the_floors(world, tmp_path):
+    world("good.validation.csv", ship=True)
+    floors = tmp_path / "mine.json"
+    result = CliRunner().invoke(
+        cli, ["validate", "--format", "json", "--update-floors", "--floors", str(floors)]
+    )
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)["summary"]
+    assert summary["passed"] == summary["checked"] == 12
+    assert "floor - -> 9" in result.stderr
+
+
 @pytest.mark.parametrize(
     "extra",
     [
