@@ -152,6 +152,10 @@ def plan_capture(registry: Any, options: CaptureOptions) -> CapturePlan:
         if snap is not None:
             record_as = snap
     out = Path(options.out) if options.out else Path(f"{record_as.key}_{op}.csv")
+    if out.is_dir():
+        raise CaptureError(f"--out {out} is a folder; name the baseline CSV to write")
+    if not out.parent.is_dir():
+        raise CaptureError(f"--out {out}: no such folder {out.parent}")
     spec_path = None
     if record_as is not target:
         spec_path = out.with_name(f"{record_as.key}.target.json")

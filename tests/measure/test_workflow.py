@@ -197,3 +197,16 @@ def _imported(package) -> set[str]:
 def test_the_workflows_draw_nothing_and_import_no_command(package):
     imported = _imported(package)
     assert not {n for n in imported if n == "click" or n.startswith("graphsval_core.cli")}
+
+
+def test_an_output_that_is_a_folder_or_has_no_folder_is_refused_before_anything_is_written(
+    toy, sweep, tmp_path
+):
+    registry, calls, _, _ = toy
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    for out, message in ((out_dir, "is a folder"), (out_dir / "no" / "x.csv", "no such folder")):
+        options = evolve(_options(tmp_path, sweep, target="toy_host"), out=str(out))
+        with pytest.raises(CaptureError, match=message):
+            capture_sweep(registry, options)
+    assert list(out_dir.iterdir()) == [] and calls == []  # no spec, no row, no measurement
