@@ -42,13 +42,16 @@ def _mode(target: TargetSpec) -> str | None:
 
 
 def below_in_family(target: TargetSpec, installed: dict[str, TargetSpec]) -> TargetSpec | None:
-    """The installed ranked part of ``target``'s family just below it, or None."""
-    if target.family_rank is None:
+    """The installed ranked part of ``target``'s family just below it, or None.
+    A detected target (this machine's, which follows the machine) is compared
+    with no part."""
+    if target.family_rank is None or target.detected:
         return None
     lower = [
         t
         for t in installed.values()
         if t.family == target.family
+        and not t.detected
         and t.family_rank is not None
         and t.family_rank < target.family_rank
     ]
@@ -115,12 +118,13 @@ def dearer_in_class(target: TargetSpec, installed: dict[str, TargetSpec]) -> lis
     """The installed parts of ``target``'s power class whose architecture is
     expected to spend more energy per op, cheapest architecture first."""
     mine = ARCHITECTURE_ORDER.get(target.architecture)
-    if target.power_class is None or mine is None:
+    if target.power_class is None or mine is None or target.detected:
         return []
     dearer = [
         t
         for t in installed.values()
         if t.power_class == target.power_class
+        and not t.detected
         and ARCHITECTURE_ORDER.get(t.architecture, -1) > mine
     ]
     return sorted(dearer, key=lambda t: (ARCHITECTURE_ORDER[t.architecture], t.key))

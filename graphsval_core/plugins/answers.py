@@ -143,11 +143,12 @@ def _check_window(hook: str, value: Any, call: Mapping[str, Any]) -> None:
     if tiles.dtype.kind not in "iuf":
         raise TypeError(f"{hook} returned an array of {tiles.dtype}, expected numbers")
     if "shapes" in call:
-        expected = tuple(np.shape(call["shapes"]))
+        # one (Mt, Kt, Nt) tile of the op's matrix product per shape
+        expected = (int(np.shape(call["shapes"])[0]), 3)
         if tiles.shape != expected:
             raise TypeError(
                 f"{hook} returned an array of shape {tiles.shape}, expected {expected} "
-                f"(one tile per shape)"
+                f"(one tile of the matrix product per shape)"
             )
-    elif tiles.ndim != 2:
-        raise TypeError(f"{hook} returned an array of shape {tiles.shape}, expected (n, dims)")
+    elif tiles.ndim != 2 or tiles.shape[1] != 3:
+        raise TypeError(f"{hook} returned an array of shape {tiles.shape}, expected (n, 3)")

@@ -20,11 +20,13 @@ from attrs import define, field
 
 @define
 class Call:
-    """One hook call: its name, its keyword arguments, the answers noted so far."""
+    """One hook call: its name, its keyword arguments, the answers noted so far,
+    and the implementations that failed (raised, or answered garbage)."""
 
     hook: str
     kwargs: Mapping[str, Any]
     answers: list[tuple[str, Any]] = field(factory=list)
+    failures: list[tuple[str, BaseException]] = field(factory=list)
 
 
 class _Thread(threading.local):
@@ -64,6 +66,18 @@ class CallLog:
         call = self.current(hook)
         if call is not None:
             call.answers.append((plugin, answer))
+
+    def fail(self, hook: str, plugin: str, error: BaseException) -> None:
+        """Record that ``plugin`` failed with ``error`` in the current call of ``hook``."""
+        call = self.current(hook)
+        if call is not None:
+            call.failures.append((plugin, error))
+
+    def failures(self, hook: str) -> list[tuple[str, BaseException]]:
+        """``(plugin, error)`` of every implementation that failed in the last
+        call of ``hook`` that returned."""
+        call = self._thread.last
+        return list(call.failures) if call is not None and call.hook == hook else []
 
     def attribute(self, hook: str, results: Sequence[Any]) -> list[tuple[str, Any]]:
         """``(plugin, answer)`` for each of ``results``, the list the last call of

@@ -205,19 +205,21 @@ def graphsval_residency_window(
     dtype: str,
     tier: MemoryTier,
 ) -> np.ndarray | None:
-    """Return the tile each shape keeps alive in ``tier``.
+    """Return the tile of its matrix product each shape keeps alive in ``tier``.
 
-    First-result hook: stops at the first non-None result. Per-op defaults are
-    built in (``trylast``): a square output tile fitting the tier's capacity for
-    matrix products, no reuse for ``vector_add``. A target may override them.
+    First-result hook: stops at the first non-None result. Called for ops with
+    a matrix product (``op.gemm_dims``); the built-in default (``trylast``) is a
+    square output tile fitting the tier's capacity. A target may override it
+    (a KPU keeps a layer's weights resident).
 
     :param target: the target spec.
     :param op: the op.
     :param shapes: integer array ``(n, len(op.dims))``, one shape per row.
     :param dtype: the dtype of every shape in the batch.
     :param tier: the tier whose capacity bounds the tile.
-    :returns: an array ``(n, len(op.dims))`` of tile extents per dimension
-        (an untiled dimension keeps the shape's extent), or None.
+    :returns: an array ``(n, 3)`` of tile extents ``(Mt, Kt, Nt)`` over the op's
+        matrix product ``op.gemm_dims(shapes)`` (an untiled dimension keeps the
+        product's extent), or None.
     """
 
 

@@ -44,6 +44,11 @@ REGISTRATION_HOOKS: dict[str, str] = {
     "graphsval_register_predictors": "predictor",
 }
 
+#: Hooks whose implementation raising is an outcome, not a plugin problem: a
+#: measurement that fails (out of memory, a kernel error) is recorded by the
+#: capture as the row's reason, and never stops a strict run.
+MEASUREMENT_HOOKS = frozenset({"graphsval_measure"})
+
 #: Fingerprint keys that describe a snapshot, not the machine.
 _SNAPSHOT_ONLY = frozenset({"snapshot_of", "threads", "captured_at"})
 
@@ -166,6 +171,9 @@ class Registry:
         one problem per (plugin, hook, message); in strict mode, once loading
         is over, it raises :class:`HookError`.
         """
+        self.pm.calls.fail(hook, plugin, error)
+        if hook in MEASUREMENT_HOOKS:
+            return  # a failed measurement (out of memory, a kernel error) is the row's reason
         what = REGISTRATION_HOOKS.get(hook)
         if what is not None:
             self._reject(plugin, f"invalid {what}: {type(error).__name__}: {error}")
@@ -365,28 +373,48 @@ class Registry:
     def residency_window(
         self, target: TargetSpec, op: OpSpec, shapes: Any, dtype: str, tier: MemoryTier
     ) -> Any:
-        """The tile each shape keeps alive in ``tier`` (first-result hook)."""
-        return self.pm.hook.graphsval_residency_window(
+        """The tile of its matrix product each shape keeps alive in ``tier``
+        (first-result hook); :class:`HookError` when no implementation answers
+        for an op with a matrix product (the built-in default always does)."""
+        tiles = self.pm.hook.graphsval_residency_window(
             target=target, op=op, shapes=shapes, dtype=dtype, tier=tier
         )
+        if tiles is None and op.gemm_dims is not None:
+            raise HookError("'graphsval'", "graphsval_residency_window", LookupError("no answer"))
+        return tiles
 
     def measurer_probe(self, target: TargetSpec) -> ProbeResult:
-        """Whether ``target`` can be measured here; never raises for a plugin bug."""
+        """Whether ``target`` can be measured here; never raises for a plugin
+        bug: a probe that failed is the reason it cannot."""
         try:
             result: ProbeResult | None = self.pm.hook.graphsval_measurer_probe(target=target)
         except HookError as exc:
             return ProbeResult(False, str(exc))
         if result is None:
+            failed = self.pm.calls.failures("graphsval_measurer_probe")
+            if failed:
+                plugin, error = failed[0]
+                hook_error = HookError(self._label(plugin), "graphsval_measurer_probe", error)
+                return ProbeResult(False, str(hook_error))
             return ProbeResult(False, "no installed plugin measures this target")
         return result
 
     def measure(
         self, target: TargetSpec, op: OpSpec, shape: tuple[int, ...], dtype: str, settings: Any
     ) -> Measurement | None:
-        """One measurement of ``shape`` on this machine (first-result hook)."""
+        """One measurement of ``shape`` on this machine (first-result hook).
+
+        A measurer that raises (out of memory, a kernel error) is no plugin
+        problem but a failed measurement: when no other plugin measures the
+        shape, its error is raised again here, for the capture to record as
+        the row's reason."""
         result: Measurement | None = self.pm.hook.graphsval_measure(
             target=target, op=op, shape=shape, dtype=dtype, settings=settings
         )
+        if result is None:
+            failed = self.pm.calls.failures("graphsval_measure")
+            if failed:
+                raise failed[0][1]
         return result
 
     def snapshot_target(self, target: TargetSpec, settings: Any) -> TargetSpec | None:

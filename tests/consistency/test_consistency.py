@@ -528,3 +528,21 @@ def test_validate_with_no_baselines_still_runs_the_checks(
     assert "ship no baselines" in result.output
     assert "FAIL bounds.power" in result.output
     assert result.exit_code == 1
+
+
+def test_a_detected_target_takes_no_part_in_the_cross_target_checks(make_plugin, make_target):
+    """This machine's target follows the machine: ranked parts and power
+    classes are compared with each other, never with it."""
+    small = make_target("toy_small", family_rank=1, power_class="toy class")
+    big = make_target("toy_big", family_rank=2, power_class="toy class", architecture="gpu")
+    here = make_target("toy_here", detected=True, family_rank=3, power_class="toy class")
+
+    def probe(target):
+        return ProbeResult(True, "")
+
+    registry = _registry(make_plugin, [small, big, here], graphsval_measurer_probe=probe)
+    assert not any(
+        name.startswith(("ranking:", "energy_ranking:")) for name in _outcomes(registry, "toy_here")
+    )
+    assert "ranking:toy_small" in _outcomes(registry, "toy_big")
+    assert not any("toy_here" in name for name in _outcomes(registry, "toy_big"))

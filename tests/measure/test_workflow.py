@@ -210,3 +210,39 @@ def test_an_output_that_is_a_folder_or_has_no_folder_is_refused_before_anything_
         with pytest.raises(CaptureError, match=message):
             capture_sweep(registry, options)
     assert list(out_dir.iterdir()) == [] and calls == []  # no spec, no row, no measurement
+
+
+def test_a_measurer_that_raises_leaves_its_reason_in_the_row(
+    make_plugin, make_target, sweep, tmp_path
+):
+    """A failed measurement is the row's outcome, with the measurer's own error,
+    not a plugin problem: the capture goes on, in strict mode too."""
+
+    def measure(target, op, shape, dtype, settings):
+        if shape[0] == 1024:
+            raise RuntimeError("CUDA out of memory. Tried to allocate 2.00 GiB")
+        return Measurement(latency_s=1e-6, energy_j=None, trial_count=3, notes="")
+
+    def probe(target):
+        raise ValueError("the probe itself is broken")
+
+    plugin = make_plugin(
+        "toy", lambda: [make_target()], graphsval_measure=measure, graphsval_measurer_probe=probe
+    )
+    registry = build_registry(autoload=False, strict=True, extra_plugins=[("toy", plugin)])
+    probed = registry.measurer_probe(registry.target("toy_target"))
+    assert not probed.available
+    assert "failed in hook graphsval_measurer_probe: ValueError: the probe itself" in probed.reason
+
+    working = make_plugin(
+        "toy",
+        lambda: [make_target()],
+        graphsval_measure=measure,
+        graphsval_measurer_probe=lambda target: ProbeResult(True, ""),
+    )
+    registry = build_registry(autoload=False, strict=True, extra_plugins=[("toy", working)])
+    result = capture_sweep(registry, _options(tmp_path, sweep))
+    rows = {r["shape"]: r for r in _rows(result.out)}
+    assert rows["1024"]["latency_s"] == "" and result.summary.failed == 1
+    assert rows["1024"]["notes"].startswith("failed: out of memory (RuntimeError: CUDA out of")
+    assert rows["512"]["latency_s"] and registry.problems == []

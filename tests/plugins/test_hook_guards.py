@@ -287,7 +287,9 @@ def test_a_residency_window_of_the_wrong_shape_gives_no_answer(world):
 def test_a_probe_returning_garbage_gives_no_answer(world):
     registry = world(bad={"graphsval_measurer_probe": lambda target: "available"})
     probe = registry.measurer_probe(registry.target("toy_target"))
-    assert not probe.available and probe.reason == "no installed plugin measures this target"
+    # the probe's failure is the reason the target cannot be measured here
+    assert not probe.available and "failed in hook graphsval_measurer_probe" in probe.reason
+    assert "returned str, expected ProbeResult" in probe.reason
     assert (
         "hook graphsval_measurer_probe returned str, expected ProbeResult"
         in (_problems(registry)[0])
@@ -471,3 +473,36 @@ def test_calls_from_two_threads_are_attributed_apart(world, tmp_path):
         thread.join()
     assert results.count([("a", baseline)]) == 20
     assert results.count({"b": floors}) == 20
+
+
+def test_an_op_of_four_dims_gets_the_default_tile_of_its_matrix_product(
+    make_plugin, make_target
+):
+    """The residency window is a tile of the op's matrix product (n, 3), whatever
+    the op's own dims: a batched product of (B, M, K, N) predicts like its GEMM."""
+    import numpy as np
+
+    from graphsval_core.builtin.ops import MATMUL
+    from graphsval_core.datamodel.op import OpSpec
+    from graphsval_core.model.predict import predict_batch
+
+    def elements(shapes):
+        b, m, k, n = (shapes[:, i].astype(float) for i in range(4))
+        return {"A": b * m * k, "B": k * n, "C": b * m * n}
+
+    bmm = OpSpec(
+        name="bmm",
+        dims=("B", "M", "K", "N"),
+        operand_elements=elements,
+        working_set_operands=("A", "B", "C"),
+        output_operand="C",
+        flops=lambda s: 2.0 * s[:, 0] * s[:, 1] * s[:, 2] * s[:, 3],
+        gemm_dims=lambda s: np.stack([s[:, 0] * s[:, 1], s[:, 2], s[:, 3]], axis=1),
+    )
+    plugin = make_plugin("toy", lambda: [make_target()], graphsval_register_ops=lambda: [bmm])
+    registry = build_registry(autoload=False, strict=True, extra_plugins=[("toy", plugin)])
+    batched = predict_batch(registry, "toy_target", "bmm", [[4, 64, 128, 256]], "fp32")
+    flat = predict_batch(registry, "toy_target", "matmul", [[256, 128, 256]], "fp32")
+    assert MATMUL.gemm_dims is not None
+    assert batched.latency_s[0] == pytest.approx(flat.latency_s[0])
+    assert registry.problems == []

@@ -95,6 +95,10 @@ def _from_known_part(info: GpuInfo, part: TargetSpec) -> TargetSpec:
         tiers=tiers,
         provenance=prov,
         detected=True,
+        # this machine's GPU is no part of the family ladder or a power class:
+        # the datasheet part it matches is compared there
+        family_rank=None,
+        power_class=None,
         fingerprint=_fingerprint(info),
         description=(
             f"This machine's GPU {info.index} ({info.name}), detected through NVML. It matches "

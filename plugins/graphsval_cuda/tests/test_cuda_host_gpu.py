@@ -76,6 +76,8 @@ def test_cuda_host_gpu_reuses_a_known_part(fake_nvml: Factory, h100: dict[str, A
     assert dram.capacity_bytes == 85520809984
     assert dram.provenance["capacity_bytes"].kind == "detected"
     assert spec.fingerprint["gpu_name"] == "NVIDIA H100 80GB HBM3"
+    # the datasheet part takes the family's and the power class's comparisons
+    assert part.family_rank == 2 and spec.family_rank is None and spec.power_class is None
 
 
 def test_cuda_host_gpu_estimates_an_unknown_part(
