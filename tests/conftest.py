@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from graphsval_core import PROJECT_NAME, hookimpl
+from graphsval_core import PLUGIN_API_VERSION, PROJECT_NAME, hookimpl
 from graphsval_core.datamodel.provenance import datasheet, estimated
 from graphsval_core.datamodel.target import MemoryTier, TargetSpec
 
@@ -74,10 +74,10 @@ def make_target() -> Callable[..., TargetSpec]:
 
 
 def plugin_module(name: str, targets: Callable[[], list[TargetSpec]] | None = None, **hooks: Any):
-    """An in-memory plugin module declaring API 1.0 with the given hooks (a
+    """An in-memory plugin module declaring this core's plugin API with the given hooks (a
     function already marked with ``hookimpl(...)`` keeps its options)."""
     module = types.ModuleType(name)
-    module.graphsval_api_version = "1.0"  # type: ignore[attr-defined]
+    module.graphsval_api_version = PLUGIN_API_VERSION  # type: ignore[attr-defined]
     if targets is not None:
 
         @hookimpl

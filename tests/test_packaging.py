@@ -34,11 +34,9 @@ py-modules = ["graphsval_acme"]
 
 PLUGIN_MODULE = '''
 """A third-party target, written without touching the graphsval core."""
-from graphsval_core import hookimpl
-from graphsval_core.datamodel.provenance import datasheet, estimated
-from graphsval_core.datamodel.target import MemoryTier, TargetSpec
+from graphsval_core.plugin_api import MemoryTier, TargetSpec, datasheet, estimated, hookimpl
 
-graphsval_api_version = "1.0"
+graphsval_api_version = "2.0"
 
 
 @hookimpl

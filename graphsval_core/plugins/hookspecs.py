@@ -29,13 +29,15 @@ command (exit 2).
 
 The plugin's module must also declare the API version it was written for::
 
-    graphsval_api_version = "1.1"
+    graphsval_api_version = "2.0"
 
 A plugin built for another major version than the core's
-(:data:`graphsval_core.PLUGIN_API_VERSION`) is refused. Version 1.1 added the
-``graphsval_prediction_snapshot`` and ``graphsval_expected_failures`` hooks and
-hands consistency checks a context instead of the registry (the context
-answers the registry's lookups a 1.0 check used).
+(:data:`graphsval_core.PLUGIN_API_VERSION`) is refused, with a message naming
+both. Version 2.0 gave plugins one module to import from
+(:mod:`graphsval_core.plugin_api`), hands a consistency check a context instead
+of the registry, and added the ``graphsval_prediction_snapshot`` and
+``graphsval_expected_failures`` hooks; a plugin written for 1.0 imported core
+modules that have moved, and is refused rather than left to fail at import.
 
 Entry-point modules do nothing at import time: no torch import, no NVML
 initialisation, no sysfs reads. Work happens inside the hooks.

@@ -133,7 +133,7 @@ def test_other_major_api_version_is_refused(
     registry = build_registry()
     assert "old_one" not in registry.targets()
     (problem,) = registry.problems
-    assert "built for plugin API 0.3" in str(problem) and "implements plugin API 1.1" in str(
+    assert "built for plugin API 0.3" in str(problem) and "implements plugin API 2.0" in str(
         problem
     )
 
