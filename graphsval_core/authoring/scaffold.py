@@ -17,13 +17,21 @@ from attrs import frozen
 
 from graphsval_core import PLUGIN_API_VERSION, __version__, hookimpl
 from graphsval_core.datamodel.errors import UserInputError
+from graphsval_core.plugins.first_party import CORE_DISTRIBUTION, FIRST_PARTY_DISTRIBUTIONS
 from graphsval_core.plugins.loader import BUILTIN_PLUGINS
 
 #: Plugin names: lowercase words joined by single underscores, starting with a letter.
 NAME_RE = re.compile(r"^[a-z][a-z0-9]*(_[a-z0-9]+)*$")
 MAX_NAME_LENGTH = 32
-#: Names graphsval itself uses: the core package and the first-party plugins.
-RESERVED = frozenset({"core", "cpu", "cuda", "jetson", "kpu", "tpu", *BUILTIN_PLUGINS})
+#: Names graphsval itself uses: the core package, its built-in plugins and the
+#: first-party plugins (``graphsval-cpu`` is ``cpu``).
+RESERVED = frozenset(
+    {
+        "core",
+        *BUILTIN_PLUGINS,
+        *(d.removeprefix(f"{CORE_DISTRIBUTION}-") for d in FIRST_PARTY_DISTRIBUTIONS),
+    }
+)
 
 
 class ScaffoldError(UserInputError):

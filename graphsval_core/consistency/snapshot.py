@@ -94,7 +94,19 @@ def snapshot(target: TargetSpec, ctx: CheckContext) -> list[Outcome]:
                 "(the graphsval_prediction_snapshot hook)",
             )
         ]
-    committed = ctx.snapshots.committed(target.key)
+    try:
+        committed = ctx.snapshots.committed(target.key)
+    except SnapshotError as exc:
+        plugin = ctx.registry.target_plugin(target.key).name
+        return [
+            outcome(
+                CHECK,
+                target.key,
+                False,
+                f"the prediction snapshot of plugin {plugin!r} cannot be used: {exc}",
+                numbers={"file": _name(path)},
+            )
+        ]
     if committed is None:
         named = f" --snapshot {path}" if ctx.snapshots.named is not None else ""
         return [

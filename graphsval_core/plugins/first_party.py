@@ -1,9 +1,12 @@
 """The one list of first-party distributions.
 
-It serves two purposes only: a first-party plugin keeps a target, op or
-predictor key that a plugin of another distribution registers too, and the
-targets of first-party plugins are the ones labelled inline in the shipped
-sweeps. It holds no hardware knowledge (no key prefixes, no target lists).
+It serves two purposes only: precedence in a clash (a first-party plugin keeps
+an entry-point name, or a target, op or predictor key, that a plugin of another
+distribution uses too), and the inline sweep labels (the targets of
+first-party plugins are the ones labelled inline in the shipped sweeps); the
+names it holds also tell a user which first-party distributions are not
+installed, and which plugin names the scaffold keeps for graphsval. It holds
+no hardware knowledge (no key prefixes, no target lists).
 """
 
 from __future__ import annotations

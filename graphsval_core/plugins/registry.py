@@ -27,7 +27,11 @@ from graphsval_core.datamodel.op import OpSpec
 from graphsval_core.datamodel.target import MemoryTier, TargetSpec
 from graphsval_core.plugins import hookspecs
 from graphsval_core.plugins.answers import file_ref_name, read_file_ref
-from graphsval_core.plugins.first_party import is_first_party
+from graphsval_core.plugins.first_party import (
+    CORE_DISTRIBUTION,
+    FIRST_PARTY_DISTRIBUTIONS,
+    is_first_party,
+)
 from graphsval_core.plugins.guards import GuardedPluginManager
 from graphsval_core.plugins.records import (
     ConsistencyCheck,
@@ -334,10 +338,14 @@ class Registry:
         return dict(self._targets)
 
     def target(self, key: str) -> TargetSpec:
-        """The target ``key``; :class:`UnknownNameError` names close keys."""
+        """The target ``key``; :class:`UnknownNameError` names close keys and the
+        first-party distributions that are not installed (one may provide it)."""
         if key in self._targets:
             return self._targets[key]
-        raise UnknownNameError(f"unknown target {key!r}{_suggest(key, self._targets)}")
+        loaded = {i.distribution for i in self.infos.values() if i.loaded}
+        missing = sorted(FIRST_PARTY_DISTRIBUTIONS - loaded - {CORE_DISTRIBUTION})
+        hint = f" (first-party plugins not loaded: {', '.join(missing)})" if missing else ""
+        raise UnknownNameError(f"unknown target {key!r}{_suggest(key, self._targets)}{hint}")
 
     def datasheet_target(self, key: str) -> TargetSpec:
         """The target's spec as its plugin wrote it, before any calibration."""

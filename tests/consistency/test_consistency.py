@@ -546,3 +546,21 @@ def test_a_detected_target_takes_no_part_in_the_cross_target_checks(make_plugin,
     )
     assert "ranking:toy_small" in _outcomes(registry, "toy_big")
     assert not any("toy_here" in name for name in _outcomes(registry, "toy_big"))
+
+
+def test_a_plugins_malformed_snapshot_fails_its_own_targets_check_alone(
+    make_plugin, make_target, tmp_path
+):
+    broken = tmp_path / "broken.json"
+    broken.write_text("{not json")
+    bad = make_plugin(
+        "bad", lambda: [make_target("bad_one")], graphsval_prediction_snapshot=lambda: broken
+    )
+    good = make_plugin("good", lambda: [make_target("good_one")])
+    registry = build_registry(autoload=False, extra_plugins=[("bad", bad), ("good", good)])
+    from graphsval_core.consistency.workflow import CheckOptions, check
+
+    results = {r.target: r for r in check(registry, CheckOptions()).results}
+    snapshot = {o.check: o for o in results["bad_one"].outcomes}["snapshot"]
+    assert snapshot.status == FAIL and "plugin 'bad' cannot be used" in snapshot.message
+    assert not results["good_one"].failed

@@ -230,14 +230,23 @@ def test_memory_hierarchy_override_wins_over_builtin(
     assert [t.name for t in registry.memory_hierarchy(spec)] == ["dram"]
 
 
-def test_unknown_target_suggests_close_keys_and_guesses_no_distribution(
+def test_unknown_target_suggests_close_keys_and_the_first_party_plugins_not_loaded(
     fake_entry_points, make_entry_point, make_plugin, make_target
 ):
+    """No key prefix is mapped to a distribution; the message lists the
+    first-party distributions that are not loaded, one of which may provide it."""
     plugin = make_plugin("p", lambda: [make_target("toy_target")])
-    fake_entry_points(make_entry_point("p", lambda: plugin, "p-dist"))
+    cpu = make_plugin("cpu", lambda: [make_target("cpu_one")])
+    fake_entry_points(
+        make_entry_point("p", lambda: plugin, "p-dist"),
+        make_entry_point("cpu", lambda: cpu, "graphsval-cpu"),
+    )
     registry = build_registry()
     with pytest.raises(UnknownNameError, match="did you mean toy_target"):
         registry.target("toy_targt")
     with pytest.raises(UnknownNameError) as err:
         registry.target("jetson_orin_nano_8gb")
-    assert str(err.value) == "unknown target 'jetson_orin_nano_8gb'; known: toy_target"
+    assert str(err.value) == (
+        "unknown target 'jetson_orin_nano_8gb'; known: cpu_one, toy_target (first-party "
+        "plugins not loaded: graphsval-cuda, graphsval-jetson, graphsval-kpu, graphsval-tpu)"
+    )
