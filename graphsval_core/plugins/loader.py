@@ -93,7 +93,7 @@ def _unique_entry_points(found: Sequence[Any], registry: Registry) -> dict[str, 
                 if keep is not None
                 else "neither is loaded"
             )
-            registry._problem(
+            registry.record_problem(
                 loser, f"entry point name {name!r} is used by {labels}; {why}: not loaded"
             )
     return out
@@ -137,14 +137,14 @@ def build_registry(
         if not info.builtin:
             declared = getattr(obj, "graphsval_api_version", None)
             if declared is None:
-                registry._problem(
+                registry.record_problem(
                     name,
                     f"declares no graphsval_api_version; this graphsval core implements "
                     f"plugin API {PLUGIN_API_VERSION}",
                 )
                 return
             if _api_major(declared) != _api_major(PLUGIN_API_VERSION):
-                registry._problem(
+                registry.record_problem(
                     name,
                     f"built for plugin API {declared}, but this graphsval core "
                     f"({__version__}) implements plugin API {PLUGIN_API_VERSION}",
@@ -153,11 +153,11 @@ def build_registry(
         try:
             pm.register(obj, name=name)
         except Exception as exc:
-            registry._problem(name, f"could not be registered: {type(exc).__name__}: {exc}")
+            registry.record_problem(name, f"could not be registered: {type(exc).__name__}: {exc}")
             return
         unknown = [hc.name for hc in pm.get_hookcallers(obj) or [] if not hc.has_spec()]
         if unknown:
-            registry._reject(name, f"implements unknown hook(s): {', '.join(sorted(unknown))}")
+            registry.reject(name, f"implements unknown hook(s): {', '.join(sorted(unknown))}")
             return
         info.loaded = True
 
@@ -183,7 +183,7 @@ def build_registry(
         try:
             module = ep.load()
         except Exception as exc:
-            registry._problem(name, f"failed to import: {type(exc).__name__}: {exc}")
+            registry.record_problem(name, f"failed to import: {type(exc).__name__}: {exc}")
             continue
         register(name, module, info)
 
@@ -195,20 +195,20 @@ def build_registry(
         try:
             module = importlib.import_module(name)
         except Exception as exc:
-            registry._problem(name, f"failed to import: {type(exc).__name__}: {exc}")
+            registry.record_problem(name, f"failed to import: {type(exc).__name__}: {exc}")
             continue
         register(name, module, info)
 
     for name, obj in extra_plugins:
         register(name, obj, PluginInfo(name, getattr(obj, "__name__", repr(obj))))
 
-    registry._register_all()
+    registry.register_all()
     if calibrated:
-        registry._apply_calibrations()
+        registry.apply_calibrations()
     if strict and registry.problems:
         first = registry.problems[0]
         more = len(registry.problems) - 1
         suffix = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
         raise PluginLoadError(f"strict plugin loading: {first}{suffix}")
-    registry._loading_done(strict)
+    registry.loading_done(strict)
     return registry

@@ -145,9 +145,10 @@ class Registry:
         self._raise_hook_errors = False
         self._loaded_problems: int | None = None
 
-    # --- problems -------------------------------------------------------------
+    # --- building, and the problems met (the loader's interface) -----------------
 
-    def _problem(self, plugin: str, message: str) -> None:
+    def record_problem(self, plugin: str, message: str) -> None:
+        """Record one problem of ``plugin``, in one line naming it."""
         info = self.infos.get(plugin)
         label = info.label if info else repr(plugin)
         line = " ".join(f"plugin {label}: {message}".split())  # one line, always
@@ -155,9 +156,9 @@ class Registry:
         if info is not None:
             info.errors.append(message)
 
-    def _reject(self, plugin: str, message: str) -> None:
+    def reject(self, plugin: str, message: str) -> None:
         """Record a problem and take the plugin out of every hook."""
-        self._problem(plugin, message)
+        self.record_problem(plugin, message)
         module = self.pm.get_plugin(plugin)
         if module is not None:
             self.pm.unregister(module, name=plugin)
@@ -180,7 +181,7 @@ class Registry:
             return  # a failed measurement (out of memory, a kernel error) is the row's reason
         what = REGISTRATION_HOOKS.get(hook)
         if what is not None:
-            self._reject(plugin, f"invalid {what}: {type(error).__name__}: {error}")
+            self.reject(plugin, f"invalid {what}: {type(error).__name__}: {error}")
             return
         if malformed:
             message = f"hook {error}"
@@ -188,7 +189,7 @@ class Registry:
             message = f"hook {hook} raised {type(error).__name__}: {error}"
         if (plugin, hook, message) not in self._failures:
             self._failures.add((plugin, hook, message))
-            self._problem(plugin, message)
+            self.record_problem(plugin, message)
         if self._raise_hook_errors:
             raise HookError(self._label(plugin), hook, error)
 
@@ -196,7 +197,7 @@ class Registry:
         info = self.infos.get(plugin)
         return info.label if info else repr(plugin)
 
-    def _loading_done(self, strict: bool) -> None:
+    def loading_done(self, strict: bool) -> None:
         """Loading is over: later problems are run-time problems, and in strict
         mode a failing hook implementation raises :class:`HookError`."""
         self._loaded_problems = len(self.problems)
@@ -254,7 +255,7 @@ class Registry:
                 names = self._names(entries)
                 others = {p for p, _ in entries} - {p for p, _ in first}
                 for plugin in sorted(others, key=self._load_order):
-                    self._problem(
+                    self.record_problem(
                         plugin,
                         f"{what} {key!r} is registered by {names}; first-party plugins take "
                         f"precedence, so the registration of {plugin!r} is dropped",
@@ -263,7 +264,7 @@ class Registry:
             if len(entries) > 1:
                 names = self._names(entries)
                 for plugin in sorted({p for p, _ in entries}, key=self._load_order):
-                    self._problem(
+                    self.record_problem(
                         plugin, f"{what} {key!r} is registered by {names}; the key is withdrawn"
                     )
                 continue
@@ -278,7 +279,9 @@ class Registry:
         """``'a' and 'b'``: the plugins of ``entries`` in load order."""
         return " and ".join(repr(p) for p in sorted({p for p, _ in entries}, key=self._load_order))
 
-    def _register_all(self) -> None:
+    def register_all(self) -> None:
+        """Gather every loaded plugin's targets, ops and predictors (clashes
+        settled by first-party precedence)."""
         targets = self._gather(
             "graphsval_register_targets",
             self.pm.hook.graphsval_register_targets(),
@@ -306,7 +309,7 @@ class Registry:
                     if listing == "targets":
                         self._target_plugin[key] = plugin
 
-    def _apply_calibrations(self) -> None:
+    def apply_calibrations(self) -> None:
         """Replace each calibrated target's spec by its calibrated copy."""
         from graphsval_core.files.calibration import apply_file
 
@@ -324,7 +327,9 @@ class Registry:
                 self._targets[key] = apply_file(self._datasheet[key], data, name)
                 self.calibration_files[key] = name
             except Exception as exc:
-                self._problem(plugin, f"invalid calibration {name}: {type(exc).__name__}: {exc}")
+                self.record_problem(
+                    plugin, f"invalid calibration {name}: {type(exc).__name__}: {exc}"
+                )
 
     # --- public API ---------------------------------------------------------------
 
@@ -493,7 +498,7 @@ class Registry:
         recurs; in strict mode, raise :class:`HookError`."""
         if (plugin, hook, message) not in self._failures:
             self._failures.add((plugin, hook, message))
-            self._problem(plugin, message)
+            self.record_problem(plugin, message)
         if self._raise_hook_errors:
             raise HookError(self._label(plugin), hook, ValueError(message))
 
