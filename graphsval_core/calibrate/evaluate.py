@@ -20,6 +20,7 @@ from graphsval_core.calibrate.rows import canonical, predict_rows
 from graphsval_core.datamodel.target import TargetSpec
 from graphsval_core.files.baseline import BaselineRow
 from graphsval_core.files.calibration import apply_constants
+from graphsval_core.files.tolerances import band
 from graphsval_core.model.reference import predict
 
 
@@ -78,7 +79,7 @@ def leave_one_out(
         err = (latency[0] - rows[i].latency_s) / rows[i].latency_s
         regime = model_regime(registry, model, rows[i])
         errors.append(err)
-        inside += abs(err) <= tolerances.get(regime, tolerances["dram_bound"])["latency"]
+        inside += abs(err) <= band(tolerances, regime)["latency"]
     abs_err = np.abs(errors)
     return LeaveOneOut(
         rows=len(rows),

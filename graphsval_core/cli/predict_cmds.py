@@ -41,6 +41,7 @@ def _check_dtype(target: Any, dtype: str) -> None:
 
 
 def _predictor(app: AppContext, name: str) -> Any:
+    """The predictor ``name``; an unknown one is a bad ``--predictor``."""
     from graphsval_core.plugins.registry import UnknownNameError
 
     try:
@@ -63,15 +64,16 @@ def explain(
     """Predict one shape and explain the prediction: the tile and the tier it
     lives in, the tier it streams from, memory and compute time, the verdict."""
     from graphsval_core.datamodel.op import ShapeError
+    from graphsval_core.model.predict import predict_shapes
 
     target, op_spec = _resolve(app, hw, op)
     _check_dtype(target, dtype)
-    model = _predictor(app, predictor)
+    _predictor(app, predictor)
     try:
         dims = op_spec.parse_shape(shape)
     except ShapeError as exc:
         raise click.BadParameter(str(exc), param_hint="'--shape'") from None
-    row = model.predict(app.registry, target, op_spec, [dims], dtype).row(0)
+    row = predict_shapes(app.registry, target, op_spec, [dims], dtype, predictor).row(0)
     if as_json:
         echo_json(row)
         return
@@ -158,10 +160,9 @@ def predict(
     rollup: bool,
 ) -> None:
     """Predict latency, energy and regime for one shape, a file of shapes, or a sweep."""
-    import numpy as np
-
     from graphsval_core.datamodel.op import ShapeError
     from graphsval_core.files.sweep import MIXED, SweepFileError, load_sweep
+    from graphsval_core.model.predict import predict_shapes
     from graphsval_core.plugins.registry import UnknownNameError
 
     sources = [s for s in (shape, shapes_file, sweep_file) if s is not None]
@@ -169,7 +170,7 @@ def predict(
         raise click.UsageError("give exactly one of --shape, --shapes FILE, --sweep FILE")
     if rollup and sweep_file is None:
         raise click.UsageError("--rollup needs --sweep FILE")
-    model = _predictor(app, predictor)
+    _predictor(app, predictor)
     # (op, dims, dtype, extra) per requested shape, in input order
     items: list[tuple[str, tuple[int, ...], str, dict[str, Any]]] = []
     if sweep_file is not None:
@@ -211,8 +212,7 @@ def predict(
         dims = [items[i][1] for i in index]
         if any(len(d) != len(op_spec.dims) for d in dims):
             raise InputError(f"{sweep_file}: a {op_name} shape needs {len(op_spec.dims)} dims")
-        batch = np.array(dims, dtype=np.int64)
-        pred = model.predict(app.registry, target, op_spec, batch, dt)
+        pred = predict_shapes(app.registry, target, op_spec, dims, dt, predictor)
         for i, row in zip(index, _flat_rows(pred), strict=True):
             rows[i] = row
     if rollup:

@@ -19,6 +19,7 @@ import numpy as np
 
 from graphsval_core.consistency.workloads import reference_shapes
 from graphsval_core.files.snapshot import Entries, read_snapshot
+from graphsval_core.model.predict import predict_shapes
 
 if TYPE_CHECKING:
     from graphsval_core.datamodel.op import OpSpec
@@ -101,11 +102,7 @@ class CheckContext:
     def predict(self, target: TargetSpec, op: str, shapes: Any, dtype: str) -> Prediction:
         """The reference model's prediction of ``shapes`` (rows of dims): the
         predictor whose invariants the checks hold."""
-        op_spec = self.registry.op(op)
-        array = np.asarray(shapes, dtype=np.int64).reshape(-1, len(op_spec.dims))
-        return self.registry.predictor(PREDICTOR).predict(
-            self.registry, target, op_spec, array, dtype
-        )
+        return predict_shapes(self.registry, target, op, shapes, dtype, PREDICTOR)
 
     def reference_shapes(self, target: TargetSpec, dtype: str) -> dict[str, list[Any]]:
         """The reference workload set of ``target`` at ``dtype``: ``op -> shapes``."""

@@ -14,6 +14,12 @@ class TolerancesError(UserInputError):
     pass
 
 
+def band(tolerances: dict[str, dict[str, float]], regime: str) -> dict[str, float]:
+    """The tolerances of ``regime`` (a regime the file does not know, such as a
+    plugin's own: the loosest tier's, DRAM's)."""
+    return tolerances.get(regime, tolerances["dram_bound"])
+
+
 def load_tolerances(path: str | Path | None = None) -> dict[str, dict[str, float]]:
     """``regime -> {"latency": tol, "energy": tol}`` from ``path`` or the shipped file."""
     where = str(path) if path else "graphsval_core/files/tolerances.json"

@@ -1,5 +1,5 @@
-"""The Python API of predictions: a batch call, and a single-shape call that
-wraps it (the two agree exactly)."""
+"""The Python API of predictions: a batch call for a target's spec, one for a
+target's key, and a single-shape call that wraps them (all agree exactly)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,26 @@ from typing import Any
 
 import numpy as np
 
+from graphsval_core.datamodel.op import OpSpec
+from graphsval_core.datamodel.target import TargetSpec
 from graphsval_core.model.prediction import Prediction
 from graphsval_core.plugins.registry import Registry
+
+
+def predict_shapes(
+    registry: Registry,
+    target: TargetSpec,
+    op: OpSpec | str,
+    shapes: Any,
+    dtype: str,
+    predictor: str = "reference",
+) -> Prediction:
+    """Predict every row of ``shapes`` (dims; any nesting of integers) of ``op``
+    (a spec or a name) on ``target`` (any spec, registered or not) at ``dtype``
+    with the named predictor."""
+    op_spec = registry.op(op) if isinstance(op, str) else op
+    array = np.asarray(shapes, dtype=np.int64).reshape(-1, len(op_spec.dims))
+    return registry.predictor(predictor).predict(registry, target, op_spec, array, dtype)
 
 
 def predict_batch(
@@ -22,11 +40,7 @@ def predict_batch(
 ) -> Prediction:
     """Predict every row of ``shapes`` (``(n, ndims)`` integers) for one target, op
     and dtype with the named predictor."""
-    target = registry.target(hw)
-    op_spec = registry.op(op)
-    model = registry.predictor(predictor)
-    array = np.asarray(shapes, dtype=np.int64).reshape(-1, len(op_spec.dims))
-    return model.predict(registry, target, op_spec, array, dtype)
+    return predict_shapes(registry, registry.target(hw), op, shapes, dtype, predictor)
 
 
 def predict_one(

@@ -22,6 +22,7 @@ from attrs import define, field
 
 from graphsval_core.datamodel.regimes import AMBIGUOUS
 from graphsval_core.files.baseline import Baseline, BaselineRow, short_energy_window
+from graphsval_core.files.tolerances import band
 from graphsval_core.model.classifier import classify_details, measured_regime
 from graphsval_core.model.reference import NAME as REFERENCE
 from graphsval_core.plugins.records import PredictorSpec
@@ -195,9 +196,9 @@ def _checked(
         else np.full(len(rows), AMBIGUOUS, dtype=object)
     )
     regime = columns["regime"]
-    band = [tolerances.get(r, tolerances["dram_bound"]) for r in regime]
-    tolerance_latency = np.array([b["latency"] for b in band])
-    tolerance_energy = np.array([b["energy"] for b in band])
+    bands = [band(tolerances, r) for r in regime]
+    tolerance_latency = np.array([b["latency"] for b in bands])
+    tolerance_energy = np.array([b["energy"] for b in bands])
     latency_error = (columns["latency_s"] - measured) / measured
     skip = [_energy_skip(r) for r in rows]
     energy_measured = np.array([r.energy_j or np.nan for r in rows], dtype=np.float64)

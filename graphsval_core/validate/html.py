@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import html
 import io
+import itertools
 from typing import Any
 
 from graphsval_core.datamodel.regimes import REGIMES
@@ -14,10 +15,10 @@ from graphsval_core.validate.harness import Validation
 from graphsval_core.validate.report import heatmap_rows, render
 from graphsval_core.validate.summary import Summary
 
-#: One colour per regime, in the order of :data:`REGIMES`.
-REGIME_COLOURS = dict(
-    zip(REGIMES, ("#7f7f7f", "#d62728", "#2ca02c", "#17becf", "#1f77b4", "#9467bd"), strict=True)
-)
+#: The colours regimes are drawn in, in the order of :data:`REGIMES` (cycled).
+PALETTE = ("#7f7f7f", "#d62728", "#2ca02c", "#17becf", "#1f77b4", "#9467bd", "#8c564b")
+#: One colour per regime.
+REGIME_COLOURS = dict(zip(REGIMES, itertools.cycle(PALETTE)))
 
 
 def _png(fig: Any) -> str:

@@ -112,20 +112,15 @@ class DriftEntry:
 
     @classmethod
     def of(cls, hardware: str, op: str, regime: str, cell: str, drift: Drift) -> DriftEntry:
+        """The entry of ``drift``, found in that cell."""
         return cls(
-            hardware,
-            op,
-            regime,
-            cell,
-            drift.constant,
-            drift.unit,
-            drift.model,
-            drift.implied,
-            drift.change,
-            drift.shapes,
-            drift.median_error,
-            drift.error_kind,
-            drift.text(),
+            hardware=hardware,
+            op=op,
+            regime=regime,
+            cell=cell,
+            change=drift.change,
+            text=drift.text(),
+            **attrs.asdict(drift),
         )
 
 
