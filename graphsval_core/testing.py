@@ -96,9 +96,9 @@ def graphsval_cli(monkeypatch: pytest.MonkeyPatch) -> Callable[..., Any]:
     from click.testing import CliRunner
 
     from graphsval_core.cli.main import cli
-    from graphsval_core.plugins import loader as plugin_manager
+    from graphsval_core.plugins import loader
 
-    real_build = plugin_manager.build_registry
+    real_build = loader.build_registry
 
     def run(
         *args: str, plugins: Sequence[PluginArg] = (), env: Mapping[str, str] | None = None
@@ -109,7 +109,7 @@ def graphsval_cli(monkeypatch: pytest.MonkeyPatch) -> Callable[..., Any]:
             kwargs["extra_plugins"] = [*kwargs.get("extra_plugins", ()), *extra]
             return real_build(**kwargs)
 
-        monkeypatch.setattr(plugin_manager, "build_registry", build)
+        monkeypatch.setattr(loader, "build_registry", build)
         return CliRunner().invoke(cli, [str(a) for a in args], env=dict(env or {}))
 
     return run

@@ -188,7 +188,7 @@ def test_fails_a_baseline_row_of_an_unknown_target(toy, tmp_path: Path):
 
 
 def test_fails_a_failing_consistency_check(toy):
-    def always_false(target: Any, registry: Any) -> list[Any]:
+    def always_false(target: Any, context: Any) -> list[Any]:
         return [outcome("toy.never", target.key, False, "this invariant never holds")]
 
     def checks(target: Any) -> list[ConsistencyCheck]:

@@ -1,4 +1,4 @@
-"""The built-in consistency checks (issue 8), registered through the
+"""The nine built-in consistency checks, registered through the
 ``graphsval_consistency_checks`` hook like any plugin's checks, for every target.
 
 1. decomposition, 2. monotonicity, 3. precision scaling, 4. coefficient

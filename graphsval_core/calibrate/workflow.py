@@ -24,8 +24,9 @@ from graphsval_core.calibrate.rows import predict_rows
 from graphsval_core.datamodel.errors import UserInputError
 from graphsval_core.datamodel.target import TargetSpec
 from graphsval_core.files.baseline import BaselineRow
-from graphsval_core.files.calibration import apply_constants
+from graphsval_core.files.calibration import CalibrationError, apply_constants
 from graphsval_core.files.tolerances import load_tolerances
+from graphsval_core.plugins.registry import Registry
 
 #: The fewest usable rows a calibration accepts.
 MIN_ROWS = 3
@@ -70,7 +71,7 @@ class CalibrateResult:
     report_dir: str | None
 
 
-def calibrate(registry: Any, options: CalibrateOptions) -> CalibrateResult:
+def calibrate(registry: Registry, options: CalibrateOptions) -> CalibrateResult:
     """Calibrate ``options.target`` (see module doc) and write its file.
 
     Raises :class:`~graphsval_core.plugins.registry.UnknownNameError` for an
@@ -107,11 +108,19 @@ def calibrate(registry: Any, options: CalibrateOptions) -> CalibrateResult:
     in_band = within_band(registry, calibrated, rows, predicted, tolerances)
     content = build_file(spec, found.sources, fit, energy, loo, override, in_band)
     path = Path(options.out or f"{spec.key}.calibration.json")
-    path.write_text(dump(content))
+    try:
+        path.write_text(dump(content))
+    except OSError as exc:
+        raise CalibrationError(f"--out {path}: cannot write: {exc.strerror or exc}") from None
     if options.report_dir:
         from graphsval_core.calibrate.plots import plot_fit
 
-        plot_fit(Path(options.report_dir), spec.key, rows, predicted, fit)
+        try:
+            plot_fit(Path(options.report_dir), spec.key, rows, predicted, fit)
+        except OSError as exc:
+            raise CalibrationError(
+                f"--report {options.report_dir}: cannot write the plots: {exc.strerror or exc}"
+            ) from None
     return CalibrateResult(
         spec=spec,
         rows=tuple(rows),

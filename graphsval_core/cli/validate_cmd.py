@@ -132,7 +132,12 @@ def validate(
 
 
 def _write_reports(folder: Path, files: dict[str, str]) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
-    for name, text in files.items():
-        (folder / name).write_text(text)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        for name, text in files.items():
+            (folder / name).write_text(text)
+    except OSError as exc:
+        raise InputError(
+            f"--out {folder}: cannot write the reports: {exc.strerror or exc}"
+        ) from None
     click.echo(f"reports written to {folder}/ ({', '.join(files)})", err=True)

@@ -1,10 +1,10 @@
-"""The built-in invariants of one target's predictions (issue 8, checks 1-5):
-decomposition, monotonicity, precision scaling, coefficient sensitivity and
-physical bounds, over the reference workload set of
-:mod:`graphsval_core.consistency.runner`.
+"""The built-in invariants of one target's predictions (checks 1-5 of the
+README's list): decomposition, monotonicity, precision scaling, coefficient
+sensitivity and physical bounds, over the reference workload set of
+:mod:`graphsval_core.consistency.workloads`.
 
 Each function takes ``(target, context)`` and returns
-:class:`~graphsval_core.consistency.runner.Outcome` records, one per aspect of the
+:class:`~graphsval_core.consistency.outcome.Outcome` records, one per aspect of the
 check, deciding over every workload and dtype of the target and naming the
 worst case on failure.
 """

@@ -17,7 +17,6 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager, ExitStack
 from pathlib import Path
-from typing import Any
 
 from attrs import field, frozen
 
@@ -30,6 +29,7 @@ from graphsval_core.measure.capture import CaptureItem, CaptureSummary, capture
 from graphsval_core.measure.protocol import CaptureSettings
 from graphsval_core.model.reference import UnsupportedDtypeError
 from graphsval_core.plugins.records import Measurement
+from graphsval_core.plugins.registry import Registry
 from graphsval_core.plugins.resources import sweeps_dir
 
 #: One visit of a capture: an item and the round (from 0) it is measured in.
@@ -108,7 +108,7 @@ class CaptureResult:
 ProgressFactory = Callable[[CapturePlan, Sequence[Visit]], AbstractContextManager[Iterable[Visit]]]
 
 
-def plan_capture(registry: Any, options: CaptureOptions) -> CapturePlan:
+def plan_capture(registry: Registry, options: CaptureOptions) -> CapturePlan:
     """Resolve, check and select (see module doc); writes the snapshot spec of
     a detected target.
 
@@ -164,7 +164,7 @@ def plan_capture(registry: Any, options: CaptureOptions) -> CapturePlan:
 
 
 def capture_sweep(
-    registry: Any,
+    registry: Registry,
     options: CaptureOptions,
     *,
     progress: ProgressFactory | None = None,

@@ -18,9 +18,11 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from attrs import define, field
+from attrs import field, frozen
 
+from graphsval_core.datamodel.op import OpSpec
 from graphsval_core.datamodel.regimes import AMBIGUOUS
+from graphsval_core.datamodel.target import TargetSpec
 from graphsval_core.files.baseline import Baseline, BaselineRow, short_energy_window
 from graphsval_core.files.tolerances import band
 from graphsval_core.model.classifier import classify_details, measured_regime
@@ -31,7 +33,7 @@ from graphsval_core.validate.records import CHECKED, EXCLUDED, Records, Terms
 from graphsval_core.validate.selection import Selection
 
 
-@define
+@frozen
 class Recapture:
     """Capture vs recapture of one (target, op): the share of shapes whose two
     captures agree within the tolerance of the record's predicted regime (the
@@ -45,7 +47,7 @@ class Recapture:
     file: str
 
 
-@define
+@frozen
 class Validation:
     """Everything a report needs: the records, the predictor's name, warnings
     about the data, and the recapture agreement per (target, op)."""
@@ -65,7 +67,7 @@ def _energy_skip(row: BaselineRow) -> str | None:
     return None
 
 
-def _fingerprint_warnings(selection: Selection, target: Any) -> list[str]:
+def _fingerprint_warnings(selection: Selection, target: TargetSpec) -> list[str]:
     out = []
     seen: set[tuple[str, str, str]] = set()
     for row in selection.rows:
@@ -136,8 +138,8 @@ def _from_rows(sel: Selection, rows: Sequence[BaselineRow], **values: Any) -> Re
 def _group_records(
     registry: Registry,
     sel: Selection,
-    target: Any,
-    op: Any,
+    target: TargetSpec,
+    op: OpSpec,
     dtype: str,
     rows: list[BaselineRow],
     predictor: PredictorSpec,
@@ -175,8 +177,8 @@ def _group_records(
 def _checked(
     registry: Registry,
     sel: Selection,
-    target: Any,
-    op: Any,
+    target: TargetSpec,
+    op: OpSpec,
     dtype: str,
     rows: list[BaselineRow],
     predictor: PredictorSpec,
@@ -243,7 +245,7 @@ def _verdict(made: np.ndarray, ok: np.ndarray) -> list[bool | None]:
     return [bool(o) if m else None for m, o in zip(made, ok, strict=True)]
 
 
-def _terms(columns: dict[str, np.ndarray], target: Any, dtype: str) -> Terms:
+def _terms(columns: dict[str, np.ndarray], target: TargetSpec, dtype: str) -> Terms:
     """What attribution needs to infer the constant a measurement implies; a
     term the predictor does not report is NaN (the launch falls back on the
     target's launch overhead, first touch and packing on nothing)."""

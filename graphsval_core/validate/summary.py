@@ -7,7 +7,7 @@ hashes, tolerances), the totals, the flagged and excluded records, one
 capture-vs-recapture agreement), the drift attribution of every failing cell,
 warnings, and the consistency counts of consistency-only targets. Every record
 class here is serialised by :func:`summary_dict` in field order, the order
-``report.json`` has always had; the renderers in :mod:`graphsval_core.validate.report`
+``report.json`` holds them in; the renderers in :mod:`graphsval_core.validate.report`
 read the same records.
 """
 

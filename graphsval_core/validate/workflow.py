@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from attrs import field, frozen
+from attrs import evolve, field, frozen
 
 from graphsval_core import __version__
 from graphsval_core.consistency.runner import (
@@ -175,8 +175,8 @@ def validate(registry: Registry, options: ValidateOptions) -> ValidateResult:
             )
         # nothing ships baselines: the consistency checks are all there is to run
         return ValidateResult(options, baselines, None, None, tuple(run_consistency(registry)))
-    validation = judge(registry, baselines.selections, model, tolerances)
-    validation.recapture = recapture_agreement(validation, baselines.pairs)
+    judged = judge(registry, baselines.selections, model, tolerances)
+    validation = evolve(judged, recapture=recapture_agreement(judged, baselines.pairs))
     consistency = tuple(
         run_consistency(registry, [registry.target(k) for k in wanted] if wanted else None)
     )

@@ -7,6 +7,7 @@ import hashlib
 import json
 
 import pytest
+from attrs import evolve
 
 from graphsval_core.calibrate.evaluate import LeaveOneOut
 from graphsval_core.calibrate.workflow import CalibrateOptions, CalibrateResult, calibrate
@@ -93,3 +94,14 @@ def test_calibrate_names_the_bad_input(setup, tmp_path):
     assert str(few.value) == (
         "0 usable toy rows in the given baselines; calibration needs at least 3"
     )
+
+
+def test_an_output_that_cannot_be_written_is_bad_input(setup, tmp_path):
+    from graphsval_core.files.calibration import CalibrationError
+
+    base = setup("toy.calibration.csv")
+    options = _options(tmp_path, base, leave_one_out=False)
+    folder = tmp_path / "a_folder"
+    folder.mkdir()
+    with pytest.raises(CalibrationError, match=f"--out {folder}: cannot write"):
+        calibrate(build_registry(), evolve(options, out=str(folder)))

@@ -367,10 +367,10 @@ def test_detected_targets_are_not_snapshotted_and_unprobeable_ones_skipped(
 
 
 def test_plugin_checks_run_through_the_hook_and_a_raising_one_fails(make_plugin, make_target):
-    def boom(target, registry):
+    def boom(target, context):
         raise RuntimeError("kaput")
 
-    def fine(target, registry):
+    def fine(target, context):
         return [outcome("toy.fine", target.key, True, "fine", numbers={"x": 1})]
 
     def checks(target):

@@ -292,6 +292,14 @@ def test_a_named_floors_file_must_exist_and_be_a_file(world, tmp_path):
     assert f"{tmp_path}" in folder.output
 
 
+def test_reports_that_cannot_be_written_are_one_line(world, tmp_path):
+    taken = tmp_path / "a_file"
+    taken.write_text("not a folder")
+    result = _run("--baseline", str(world()), "--out", str(taken))
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert f"--out {taken}: cannot write the reports" in result.output
+
+
 def test_json_output_stays_json_with_the_floors(world, tmp_path):
     world("good.validation.csv", ship=True)
     floors = tmp_path / "mine.json"

@@ -5,7 +5,7 @@ A matrix product ``C[M,N] = A[M,K] B[K,N]`` reuses its operands within a
 C-tile ``(Mt, Nt)`` sized for the inner level: C crosses once per pass, A once
 per column block of C, B once per row block. Any other op has no reuse and
 moves every operand once. An output crosses twice where the caches
-write-allocate (a CPU's read a line before a store fills it), except a freshly
+write-allocate (a CPU reads a line before a store fills it), except a freshly
 mapped output, which the kernel has just zeroed into the cache.
 """
 
