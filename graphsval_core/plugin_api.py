@@ -91,7 +91,9 @@ _WHERE: dict[str, str] = {
         ("Outcome", "outcome", "skipped", "PASS", "FAIL", "XFAIL", "XPASS", "SKIP"),
         "graphsval_core.consistency.outcome",
     ),
-    **dict.fromkeys(("MATMULS", "LINEAR", "workload_name"), "graphsval_core.consistency.workloads"),
+    **dict.fromkeys(
+        ("MATMULS", "LINEAR", "workload_name"), "graphsval_core.consistency.reference_shapes"
+    ),
     **dict.fromkeys(("run_consistency", "TargetResult"), "graphsval_core.consistency.runner"),
     "build_registry": "graphsval_core.plugins.loader",
     "Registry": "graphsval_core.plugins.registry",
@@ -121,152 +123,80 @@ if TYPE_CHECKING:  # what type checkers and editors see (names re-exported as X 
     )
     from graphsval_core.consistency.outcome import (
         FAIL as FAIL,
-    )
-    from graphsval_core.consistency.outcome import (
         PASS as PASS,
-    )
-    from graphsval_core.consistency.outcome import (
         SKIP as SKIP,
-    )
-    from graphsval_core.consistency.outcome import (
         XFAIL as XFAIL,
-    )
-    from graphsval_core.consistency.outcome import (
         XPASS as XPASS,
-    )
-    from graphsval_core.consistency.outcome import (
         Outcome as Outcome,
-    )
-    from graphsval_core.consistency.outcome import (
         outcome as outcome,
-    )
-    from graphsval_core.consistency.outcome import (
         skipped as skipped,
+    )
+    from graphsval_core.consistency.reference_shapes import (
+        LINEAR as LINEAR,
+        MATMULS as MATMULS,
+        workload_name as workload_name,
     )
     from graphsval_core.consistency.runner import (
         TargetResult as TargetResult,
-    )
-    from graphsval_core.consistency.runner import (
         run_consistency as run_consistency,
-    )
-    from graphsval_core.consistency.workloads import (
-        LINEAR as LINEAR,
-    )
-    from graphsval_core.consistency.workloads import (
-        MATMULS as MATMULS,
-    )
-    from graphsval_core.consistency.workloads import (
-        workload_name as workload_name,
     )
     from graphsval_core.datamodel.dtypes import (
         KNOWN_DTYPES as KNOWN_DTYPES,
-    )
-    from graphsval_core.datamodel.dtypes import (
         bytes_per_element as bytes_per_element,
     )
     from graphsval_core.datamodel.op import (
         OpSpec as OpSpec,
-    )
-    from graphsval_core.datamodel.op import (
         ShapeError as ShapeError,
     )
     from graphsval_core.datamodel.provenance import (
         Provenance as Provenance,
-    )
-    from graphsval_core.datamodel.provenance import (
         Sourced as Sourced,
-    )
-    from graphsval_core.datamodel.provenance import (
         calibrated as calibrated,
-    )
-    from graphsval_core.datamodel.provenance import (
         datasheet as datasheet,
-    )
-    from graphsval_core.datamodel.provenance import (
         derived as derived,
-    )
-    from graphsval_core.datamodel.provenance import (
         detected as detected,
-    )
-    from graphsval_core.datamodel.provenance import (
         estimated as estimated,
     )
     from graphsval_core.datamodel.target import (
         TIER_NAMES as TIER_NAMES,
-    )
-    from graphsval_core.datamodel.target import (
         MemoryTier as MemoryTier,
-    )
-    from graphsval_core.datamodel.target import (
         SpecError as SpecError,
-    )
-    from graphsval_core.datamodel.target import (
         TargetSpec as TargetSpec,
     )
     from graphsval_core.datamodel.target_json import (
         read_spec as read_spec,
-    )
-    from graphsval_core.datamodel.target_json import (
         write_spec as write_spec,
     )
     from graphsval_core.datamodel.units import (
         fmt_bytes as fmt_bytes,
-    )
-    from graphsval_core.datamodel.units import (
         fmt_joules as fmt_joules,
-    )
-    from graphsval_core.datamodel.units import (
         fmt_seconds as fmt_seconds,
-    )
-    from graphsval_core.datamodel.units import (
         fmt_si as fmt_si,
     )
     from graphsval_core.measure.capture import (
         CaptureItem as CaptureItem,
-    )
-    from graphsval_core.measure.capture import (
         measurement_row as measurement_row,
     )
     from graphsval_core.measure.cuda_timing import (
         FLUSH_L2_FACTOR as FLUSH_L2_FACTOR,
-    )
-    from graphsval_core.measure.cuda_timing import (
         LAUNCH_IN_TIMING as LAUNCH_IN_TIMING,
-    )
-    from graphsval_core.measure.cuda_timing import (
         cuda_event_block as cuda_event_block,
-    )
-    from graphsval_core.measure.cuda_timing import (
         cuda_sync as cuda_sync,
-    )
-    from graphsval_core.measure.cuda_timing import (
         numerics as numerics,
-    )
-    from graphsval_core.measure.cuda_timing import (
         setting as setting,
     )
     from graphsval_core.measure.energy import (
         EnergyMeter as EnergyMeter,
-    )
-    from graphsval_core.measure.energy import (
         EnergyReading as EnergyReading,
-    )
-    from graphsval_core.measure.energy import (
         NoEnergy as NoEnergy,
     )
     from graphsval_core.measure.power_sampler import (
         PowerIntegrator as PowerIntegrator,
-    )
-    from graphsval_core.measure.power_sampler import (
         PowerSampler as PowerSampler,
     )
     from graphsval_core.measure.protocol import (
         CaptureSettings as CaptureSettings,
-    )
-    from graphsval_core.measure.protocol import (
         measure_workload as measure_workload,
-    )
-    from graphsval_core.measure.protocol import (
         wall_clock_block as wall_clock_block,
     )
     from graphsval_core.model.prediction import (
@@ -274,14 +204,8 @@ if TYPE_CHECKING:  # what type checkers and editors see (names re-exported as X 
     )
     from graphsval_core.model.terms.traffic import (
         gemm_traffic_bytes as gemm_traffic_bytes,
-    )
-    from graphsval_core.model.terms.traffic import (
         square_tile as square_tile,
-    )
-    from graphsval_core.model.terms.traffic import (
         tile_capacity_bytes as tile_capacity_bytes,
-    )
-    from graphsval_core.model.terms.traffic import (
         write_allocates as write_allocates,
     )
     from graphsval_core.plugins.loader import (
@@ -289,14 +213,8 @@ if TYPE_CHECKING:  # what type checkers and editors see (names re-exported as X 
     )
     from graphsval_core.plugins.records import (
         ConsistencyCheck as ConsistencyCheck,
-    )
-    from graphsval_core.plugins.records import (
         Measurement as Measurement,
-    )
-    from graphsval_core.plugins.records import (
         PredictorSpec as PredictorSpec,
-    )
-    from graphsval_core.plugins.records import (
         ProbeResult as ProbeResult,
     )
     from graphsval_core.plugins.registry import (

@@ -112,8 +112,7 @@ def write_overlay(folder: Path, names: PluginNames) -> Path:
     """Label the placeholder target in the shipped sweeps as ``graphsval sweep
     label --hw KEY --out FILE`` does, with the package's targets registered in-process."""
     from graphsval_core.plugins.loader import build_registry
-    from graphsval_core.sweep.labels import load_shipped, overlay_for
-    from graphsval_core.sweep.labels import write_overlay as write
+    from graphsval_core.sweep.labels import load_shipped, overlay_for, write_overlay as write
 
     package = folder / names.package
     targets = _load_targets(package / "targets.py", names)

@@ -47,8 +47,7 @@ def calibrate(
     file-name suffix) and rows whose (op, shape, dtype) is in one of the
     project's validation sweeps, unless --allow-validation-rows REASON.
     """
-    from graphsval_core.calibrate.workflow import CalibrateOptions
-    from graphsval_core.calibrate.workflow import calibrate as run
+    from graphsval_core.calibrate.workflow import CalibrateOptions, calibrate as run
     from graphsval_core.plugins.registry import UnknownNameError
 
     options = CalibrateOptions(

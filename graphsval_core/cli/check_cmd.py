@@ -43,8 +43,7 @@ def check(
     """
     from graphsval_core.consistency.report import report_lines
     from graphsval_core.consistency.runner import SCHEMA_VERSION
-    from graphsval_core.consistency.workflow import CheckOptions
-    from graphsval_core.consistency.workflow import check as run
+    from graphsval_core.consistency.workflow import CheckOptions, check as run
     from graphsval_core.plugins.registry import UnknownNameError
 
     options = CheckOptions(hws=hws, update_snapshot=update_snapshot, snapshot_file=snapshot_file)

@@ -59,8 +59,6 @@ def generate(app: AppContext, ops: tuple[str, ...], seed: int | None, out_dir: s
         DEFAULT_SEED,
         OPS,
         SweepGenerationError,
-    )
-    from graphsval_core.sweep.generator import (
         generate as run,
     )
     from graphsval_core.sweep.labels import write_all

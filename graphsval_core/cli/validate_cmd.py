@@ -77,8 +77,7 @@ def validate(
     from graphsval_core.consistency.report import report_lines
     from graphsval_core.datamodel.errors import UserInputError
     from graphsval_core.validate.report import render, report_json
-    from graphsval_core.validate.workflow import ValidateOptions, reports
-    from graphsval_core.validate.workflow import validate as run
+    from graphsval_core.validate.workflow import ValidateOptions, reports, validate as run
 
     try:
         options = ValidateOptions(

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from graphsval_core.consistency.workloads import reference_shapes
+from graphsval_core.consistency.reference_shapes import reference_shapes
 from graphsval_core.files.snapshot import Entries, read_snapshot
 from graphsval_core.model.predict import predict_shapes
 

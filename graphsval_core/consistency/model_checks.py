@@ -1,7 +1,7 @@
 """The built-in invariants of one target's predictions (checks 1-5 of the
 README's list): decomposition, monotonicity, precision scaling, coefficient
 sensitivity and physical bounds, over the reference workload set of
-:mod:`graphsval_core.consistency.workloads`.
+:mod:`graphsval_core.consistency.reference_shapes`.
 
 Each function takes ``(target, context)`` and returns
 :class:`~graphsval_core.consistency.outcome.Outcome` records, one per aspect of the
@@ -18,7 +18,7 @@ from attrs import evolve
 
 from graphsval_core.consistency.context import Batches, CheckContext
 from graphsval_core.consistency.outcome import Outcome, outcome, skipped
-from graphsval_core.consistency.workloads import workload_name
+from graphsval_core.consistency.reference_shapes import workload_name
 from graphsval_core.model.prediction import LATENCY_TERMS
 
 if TYPE_CHECKING:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from graphsval_core.consistency.outcome import Outcome, outcome, skipped
-from graphsval_core.consistency.workloads import workload_name
+from graphsval_core.consistency.reference_shapes import workload_name
 from graphsval_core.files.snapshot import QUANTITIES, TOLERANCE, SnapshotError, write_snapshot
 from graphsval_core.plugins.resources import in_installed_package
 

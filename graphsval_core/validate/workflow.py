@@ -33,8 +33,7 @@ from graphsval_core.files.floors import (
 from graphsval_core.files.tolerances import load_tolerances
 from graphsval_core.plugins.registry import Registry
 from graphsval_core.plugins.resources import in_installed_package
-from graphsval_core.validate.harness import Validation, recapture_agreement
-from graphsval_core.validate.harness import validate as judge
+from graphsval_core.validate.harness import Validation, recapture_agreement, validate as judge
 from graphsval_core.validate.selection import Baselines, select
 from graphsval_core.validate.summary import (
     BaselineInfo,
