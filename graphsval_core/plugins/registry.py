@@ -53,6 +53,10 @@ REGISTRATION_HOOKS: dict[str, str] = {
 #: capture as the row's reason, and never stops a strict run.
 MEASUREMENT_HOOKS = frozenset({"graphsval_measure"})
 
+#: How many specs' memory hierarchies the registry keeps (the checks predict
+#: many short-lived variants of a spec: the cache is emptied when full).
+_HIERARCHIES_KEPT = 1024
+
 #: Fingerprint keys that describe a snapshot, not the machine.
 _SNAPSHOT_ONLY = frozenset({"snapshot_of", "threads", "captured_at"})
 
@@ -144,6 +148,8 @@ class Registry:
         self._failures: set[tuple[str, str, str]] = set()
         self._raise_hook_errors = False
         self._loaded_problems: int | None = None
+        #: ``id(spec) -> (spec, tiers)``: the hierarchy each spec object answered
+        self._hierarchies: dict[int, tuple[TargetSpec, tuple[MemoryTier, ...]]] = {}
 
     # --- building, and the problems met (the loader's interface) -----------------
 
@@ -377,11 +383,18 @@ class Registry:
         raise UnknownNameError(f"unknown predictor {name!r}{_suggest(name, self._predictors)}")
 
     def memory_hierarchy(self, target: TargetSpec) -> tuple[MemoryTier, ...]:
-        """The target's tiers, innermost first (first-result hook)."""
+        """The target's tiers, innermost first (first-result hook). A spec is
+        immutable, so each spec object's answer is asked for once."""
+        known = self._hierarchies.get(id(target))
+        if known is not None and known[0] is target:
+            return known[1]
         tiers = self.pm.hook.graphsval_memory_hierarchy(target=target)
         if tiers is None:
             raise HookError("'graphsval'", "graphsval_memory_hierarchy", LookupError("no answer"))
-        return tuple(tiers)
+        if len(self._hierarchies) >= _HIERARCHIES_KEPT:
+            self._hierarchies.clear()
+        self._hierarchies[id(target)] = (target, tuple(tiers))
+        return self._hierarchies[id(target)][1]
 
     def residency_window(
         self, target: TargetSpec, op: OpSpec, shapes: Any, dtype: str, tier: MemoryTier

@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import attrs
 import numpy as np
 import pytest
 
@@ -66,6 +67,24 @@ def test_a_new_style_wrapper_sees_and_can_replace_the_tiers(world):
     assert _names(registry.memory_hierarchy(target)) == ["dram"]
     assert seen == [["l1", "l2", "dram"]]
     assert registry.problems == []
+
+
+def test_the_hierarchy_is_asked_once_per_spec_object(world):
+    calls = []
+
+    @hookimpl(wrapper=True)
+    def graphsval_memory_hierarchy(target):
+        calls.append(target.key)
+        return (yield)
+
+    registry = world(wrap={"graphsval_memory_hierarchy": graphsval_memory_hierarchy})
+    target = registry.target("toy_target")
+    first = registry.memory_hierarchy(target)
+    assert registry.memory_hierarchy(target) is first
+    assert calls == ["toy_target"]
+    variant = attrs.evolve(target)  # an equal but new spec object is asked again
+    assert _names(registry.memory_hierarchy(variant)) == _names(first)
+    assert calls == ["toy_target", "toy_target"]
 
 
 def test_a_transparent_new_style_wrapper_gives_the_tiers(world):
