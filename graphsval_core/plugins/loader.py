@@ -13,9 +13,10 @@ any failing hook implementation into
 
 from __future__ import annotations
 
+import functools
 import importlib
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from graphsval_core import PLUGIN_API_VERSION, __version__
@@ -171,33 +172,25 @@ def build_registry(
             PluginInfo(name, module_name, CORE_DISTRIBUTION, __version__, builtin=True),
         )
 
-    eps = _unique_entry_points(_entry_points(), registry)
-    to_load = [n for n in eps if autoload or n in requested]
-    for name in to_load:
-        if name in blocked:
-            continue
-        ep = eps[name]
-        dist, version = _dist_of(ep)
-        info = PluginInfo(name, ep.value, dist, version)
+    def load(name: str, info: PluginInfo, importer: Callable[[], Any]) -> None:
+        """Import a plugin (a failed import is its problem), then register it."""
         infos[name] = info
         try:
-            module = ep.load()
+            module = importer()
         except Exception as exc:
             registry.record_problem(name, f"failed to import: {type(exc).__name__}: {exc}")
-            continue
+            return
         register(name, module, info)
+
+    eps = _unique_entry_points(_entry_points(), registry)
+    for name, ep in eps.items():
+        if (autoload or name in requested) and name not in blocked:
+            load(name, PluginInfo(name, ep.value, *_dist_of(ep)), ep.load)
 
     for name in requested:
         if name in eps or name in blocked or name in infos:
             continue
-        info = PluginInfo(name, name)
-        infos[name] = info
-        try:
-            module = importlib.import_module(name)
-        except Exception as exc:
-            registry.record_problem(name, f"failed to import: {type(exc).__name__}: {exc}")
-            continue
-        register(name, module, info)
+        load(name, PluginInfo(name, name), functools.partial(importlib.import_module, name))
 
     for name, obj in extra_plugins:
         register(name, obj, PluginInfo(name, getattr(obj, "__name__", repr(obj))))

@@ -193,6 +193,11 @@ class Registry:
             message = f"hook {error}"
         else:
             message = f"hook {hook} raised {type(error).__name__}: {error}"
+        self._hook_problem(plugin, hook, message, error)
+
+    def _hook_problem(self, plugin: str, hook: str, message: str, error: BaseException) -> None:
+        """Record a problem of ``plugin`` in ``hook`` once, however often it
+        recurs; in strict mode once loading is over, raise :class:`HookError`."""
         if (plugin, hook, message) not in self._failures:
             self._failures.add((plugin, hook, message))
             self.record_problem(plugin, message)
@@ -496,24 +501,16 @@ class Registry:
             if not answer:
                 continue
             if plugin != owner:
-                self._refuse_once(
-                    plugin,
-                    "graphsval_expected_failures",
+                message = (
                     f"declares known findings about {target.key!r}, a target of plugin "
-                    f"{owner!r}; only a target's own plugin may, so they are ignored",
+                    f"{owner!r}; only a target's own plugin may, so they are ignored"
+                )
+                self._hook_problem(
+                    plugin, "graphsval_expected_failures", message, ValueError(message)
                 )
                 continue
             out.update(answer)
         return out
-
-    def _refuse_once(self, plugin: str, hook: str, message: str) -> None:
-        """Record a problem of ``plugin`` in ``hook`` once, however often it
-        recurs; in strict mode, raise :class:`HookError`."""
-        if (plugin, hook, message) not in self._failures:
-            self._failures.add((plugin, hook, message))
-            self.record_problem(plugin, message)
-        if self._raise_hook_errors:
-            raise HookError(self._label(plugin), hook, ValueError(message))
 
     def sweep_overlays(self) -> list[tuple[str, Any]]:
         """``(plugin, path_or_traversable)`` of every shipped sweep-label overlay."""

@@ -254,7 +254,7 @@ def _floors(registry: Registry, summary: Summary, options: ValidateOptions) -> F
     return FloorsVerdict(tuple(done), unfloored, error)
 
 
-def reports(result: ValidateResult, registry: Any) -> dict[str, str]:
+def reports(result: ValidateResult, registry: Registry) -> dict[str, str]:
     """The report files of a validation, ``name -> text``: report.json,
     report.md, records.csv and report.html."""
     from graphsval_core.validate.html import render_html
