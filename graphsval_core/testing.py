@@ -193,12 +193,6 @@ def _fresh_roots(module: types.ModuleType) -> list[str]:
     return [] if top == "graphsval_core" else [top]
 
 
-def _read_text(item: Any) -> str:
-    if isinstance(item, str | os.PathLike):
-        return Path(item).read_text(encoding="utf-8")
-    return str(item.read_text(encoding="utf-8"))
-
-
 # --- the conformance class ------------------------------------------------------
 
 _REGISTRIES: dict[type, Registry] = {}
@@ -465,7 +459,7 @@ class PluginConformance:
         """Every shipped baseline parses, and its rows name targets, ops and
         dtypes that are registered; the floors file and the prediction
         snapshot, if any, parse."""
-        from graphsval_core.files.baseline import BaselineFileError, read_baseline
+        from graphsval_core.files.baseline import BaselineFileError, read_baseline_file
         from graphsval_core.files.floors import FloorsError, read_floors
         from graphsval_core.files.snapshot import SnapshotError, read_snapshot
 
@@ -474,7 +468,7 @@ class PluginConformance:
             for item in self.call(impl) or []:
                 name = str(item)
                 try:
-                    baseline = read_baseline(name, _read_text(item))
+                    baseline, _ = read_baseline_file(item)
                 except BaselineFileError as exc:
                     raise AssertionError(str(exc)) from None
                 for row in baseline.rows:

@@ -14,7 +14,9 @@ all rows, and the caller warns. Every error names the file and the line.
 from __future__ import annotations
 
 import csv
+import hashlib
 import math
+import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -131,18 +133,28 @@ def parse_dims(shape: str) -> tuple[int, ...] | None:
     return tuple(int(p) for p in parts)
 
 
+def read_baseline_file(item: Any) -> tuple[Baseline, str]:
+    """Parse a baseline file, a path or an importlib Traversable, from one
+    read; with the sha256 of its bytes (the report records it)."""
+    name = str(item)
+    try:
+        data = Path(item).read_bytes() if isinstance(item, str | os.PathLike) else item.read_bytes()
+    except OSError as exc:
+        raise BaselineFileError(f"{name}: cannot read: {exc.strerror or exc}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BaselineFileError(
+            f"{name}: not UTF-8 text (byte {exc.start}: {exc.reason})"
+        ) from None
+    return read_baseline(name, text), hashlib.sha256(data).hexdigest()
+
+
 def read_baseline(path: str | Path, text: str | None = None) -> Baseline:
-    """Parse a baseline CSV (``text`` may be given for packaged resources)."""
-    path = str(path)
+    """Parse a baseline CSV (read from ``path`` unless its ``text`` is given)."""
     if text is None:
-        try:
-            text = Path(path).read_text(encoding="utf-8")
-        except OSError as exc:
-            raise BaselineFileError(f"{path}: cannot read: {exc.strerror or exc}") from None
-        except UnicodeDecodeError as exc:
-            raise BaselineFileError(
-                f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason})"
-            ) from None
+        return read_baseline_file(path)[0]
+    path = str(path)
     reader = csv.reader(text.splitlines())
     try:
         header = next(reader)
@@ -221,14 +233,4 @@ def _row(
 
 def read_many(paths: Iterable[Any]) -> list[Baseline]:
     """Parse several baselines (paths or importlib Traversables)."""
-    out = []
-    for item in paths:
-        if isinstance(item, str | Path):
-            out.append(read_baseline(item))
-            continue
-        try:
-            text = item.read_text(encoding="utf-8")
-        except UnicodeDecodeError as exc:
-            raise BaselineFileError(f"{item}: not UTF-8 text ({exc.reason})") from None
-        out.append(read_baseline(str(item), text))
-    return out
+    return [read_baseline_file(item)[0] for item in paths]

@@ -11,14 +11,12 @@ shipped baselines are validated (never for a file named explicitly).
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
-from attrs import define, frozen
+from attrs import define, evolve, frozen
 
-from graphsval_core.files.baseline import Baseline, BaselineRow, read_baseline
+from graphsval_core.files.baseline import Baseline, BaselineRow, read_baseline_file
 from graphsval_core.plugins.registry import Registry
 
 RECAPTURE_DIR = "recapture"
@@ -51,11 +49,6 @@ def recapture_of(path: str, candidates: Sequence[str]) -> str | None:
     return twin if twin in candidates else None
 
 
-def _sha256(item: Any) -> str:
-    data = item.read_bytes() if hasattr(item, "read_bytes") else Path(item).read_bytes()
-    return hashlib.sha256(data).hexdigest()
-
-
 def select(
     registry: Registry,
     explicit: Sequence[str],
@@ -67,20 +60,16 @@ def select(
     """The rows of ``explicit`` files (or of every shipped baseline) for the
     targets ``hws`` and ops ``ops`` (None: all) and ``purpose``; with
     ``hw_override``, every row is taken as that target's."""
-    from attrs import evolve
-
     items = list(explicit) if explicit else [item for _, item in registry.baseline_files()]
     parsed: dict[str, Baseline] = {}
     hashes: dict[str, str] = {}
     for item in items:
-        text = None if isinstance(item, str | Path) else item.read_text(encoding="utf-8")
-        baseline = read_baseline(str(item), text)
+        baseline, hashes[str(item)] = read_baseline_file(item)
         if hw_override:
             baseline = evolve(
                 baseline, rows=tuple(evolve(r, hardware=hw_override) for r in baseline.rows)
             )
         parsed[str(item)] = baseline
-        hashes[str(item)] = _sha256(item)
     recaptures = (
         {p for p in parsed if Path(p).parent.name == RECAPTURE_DIR} if not explicit else set()
     )

@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import hashlib
+from pathlib import Path
+
 import pytest
 from click.testing import CliRunner
 
 from graphsval_core.cli.main import cli
-from graphsval_core.files.baseline import BaselineFileError, read_baseline, read_many
+from graphsval_core.files.baseline import (
+    BaselineFileError,
+    read_baseline,
+    read_baseline_file,
+    read_many,
+)
 from graphsval_core.plugins.loader import build_registry
 
 HEADER = "hardware,op,shape,dtype,latency_s,energy_j,trial_count,notes"
@@ -85,6 +93,36 @@ def test_malformed_rows_name_file_and_line(tmp_path, body, fragment):
         ],
     )
     assert result.exit_code == 2 and fragment in result.output
+
+
+class _Resource:
+    """A packaged file as importlib.resources hands it over (no path)."""
+
+    def __init__(self, name: str, data: bytes) -> None:
+        self.name, self.data = name, data
+
+    def read_bytes(self) -> bytes:
+        return self.data
+
+    def __str__(self) -> str:
+        return f"pkg/{self.name}"
+
+
+def test_one_read_gives_the_rows_and_the_digest_of_the_bytes(tmp_path):
+    data = f"{HEADER}\r\nh,vector_add,64,fp32,1e-6,,3,\r\n".encode()
+    path = tmp_path / "x.validation.csv"
+    path.write_bytes(data)
+    for item in (str(path), path, _Resource("x.validation.csv", data)):
+        baseline, digest = read_baseline_file(item)
+        assert digest == hashlib.sha256(data).hexdigest()
+        assert [r.shape for r in baseline.rows] == ["64"] and baseline.path == str(item)
+
+
+def test_an_unreadable_or_undecodable_file_is_one_line(tmp_path):
+    with pytest.raises(BaselineFileError, match=r"^pkg/y.csv: not UTF-8 text \(byte 0: "):
+        read_many([_Resource("y.csv", b"\xff" + HEADER.encode())])
+    with pytest.raises(BaselineFileError, match=f"^{tmp_path}: cannot read: "):
+        read_baseline_file(Path(tmp_path))
 
 
 def test_bad_header(tmp_path):
