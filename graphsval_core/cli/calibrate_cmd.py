@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from contextlib import nullcontext
+from pathlib import Path
 from typing import Any
 
 import click
@@ -19,7 +21,13 @@ from graphsval_core.cli.context import pass_app
     metavar="CSV",
     help="Calibration baseline(s) of that target (repeatable).",
 )
-@click.option("--out", metavar="FILE", help="Calibration file (default: <hw>.calibration.json).")
+@click.option(
+    "--out",
+    metavar="FILE",
+    help="Calibration file (default: the workspace's calibration/<hw>.calibration.json "
+    "for a workspace target, which every command then applies; else <hw>.calibration.json "
+    "here).",
+)
 @click.option("--report", "report_dir", metavar="DIR", help="Write plots of the fit here.")
 @click.option(
     "--allow-validation-rows",
@@ -49,20 +57,36 @@ def calibrate(
     """
     from graphsval_core.calibrate.workflow import CalibrateOptions, calibrate as run
     from graphsval_core.plugins.registry import UnknownNameError
+    from graphsval_core.workspace.location import creating_parent
 
+    into = _workspace_out(app, hw) if out is None else None
     options = CalibrateOptions(
         target=hw,
         baselines=baselines,
-        out=out,
+        out=str(into) if into is not None else out,
         allow_validation_rows=override,
         leave_one_out=not no_loo,
         report_dir=report_dir,
     )
     try:
-        result = run(app.registry, options)
+        with creating_parent(into) if into is not None else nullcontext():
+            result = run(app.registry, options)
     except UnknownNameError as exc:  # the workflow's only unknown name is the target
         raise click.BadParameter(str(exc), param_hint="'--hw'") from None
     _render(result)
+
+
+def _workspace_out(app: Any, hw: str) -> Path | None:
+    """Where a workspace target's calibration goes by default: the workspace's
+    calibration folder, so the next command applies it. None for any other
+    target (its plugin's calibration is not the workspace's to replace)."""
+    from graphsval_core.workspace.location import calibration_path
+    from graphsval_core.workspace.plugin import PLUGIN_NAME
+
+    registry = app.registry
+    if hw not in registry.targets() or registry.target_plugin(hw).name != PLUGIN_NAME:
+        return None
+    return calibration_path(app.workspace.path, hw)
 
 
 def _render(result: Any) -> None:

@@ -23,12 +23,32 @@ class InputError(click.ClickException):
 
 
 class AppContext:
-    """Per-invocation state: options of the group and the lazily built registry."""
+    """Per-invocation state: options of the group, the workspace they point at
+    and the lazily built registry."""
 
-    def __init__(self, strict: bool | None, plugin_args: tuple[str, ...]) -> None:
+    def __init__(
+        self,
+        strict: bool | None,
+        plugin_args: tuple[str, ...],
+        workspace_option: str | None = None,
+    ) -> None:
         self.strict = strict
         self.plugin_args = plugin_args
+        self.workspace_option = workspace_option
         self._registry: Any = None
+        self._workspace: Any = None
+
+    @property
+    def workspace(self) -> Any:
+        """The workspace folder and where it came from
+        (:class:`~graphsval_core.workspace.location.WorkspaceLocation`): the
+        ``--workspace`` option, else ``GRAPHSVAL_WORKSPACE``, else the user's
+        data directory. Nothing is created."""
+        if self._workspace is None:
+            from graphsval_core.workspace.location import locate_workspace
+
+            self._workspace = locate_workspace(self.workspace_option)
+        return self._workspace
 
     @property
     def registry(self) -> Any:
@@ -36,7 +56,11 @@ class AppContext:
             from graphsval_core.plugins.loader import PluginLoadError, build_registry
 
             try:
-                self._registry = build_registry(strict=self.strict, plugin_args=self.plugin_args)
+                self._registry = build_registry(
+                    strict=self.strict,
+                    plugin_args=self.plugin_args,
+                    workspace=self.workspace.path,
+                )
             except PluginLoadError as exc:
                 raise InputError(str(exc)) from exc
         return self._registry
@@ -48,6 +72,13 @@ class AppContext:
             return []
         return list(self._registry.problems)
 
+    def notes(self) -> list[str]:
+        """What the user should know of the run that is no problem (a workspace
+        target replacing an installed one), one line each."""
+        if self._registry is None:
+            return []
+        return list(self._registry.notes)
+
 
 pass_app = click.make_pass_decorator(AppContext)
 
@@ -55,11 +86,13 @@ pass_app = click.make_pass_decorator(AppContext)
 class Group(click.Group):
     """Turns a plugin's hook failure, and any bad input a workflow reports
     (:class:`~graphsval_core.datamodel.errors.UserInputError`), into one line
-    and exit code 2. At the end of a command that did not fail in a hook, each
-    plugin problem of the run (a plugin that did not load, or a hook
-    implementation that raised or answered garbage and so gave no answer) is
-    one ``warning:`` line on stderr; ``graphsval plugins``, which lists them
-    itself, prints none."""
+    and exit code 2. At the end of a command, each note of the registry (a
+    workspace target replacing an installed one) is one ``note:`` line on
+    stderr; at the end of one that did not fail in a hook, each plugin problem
+    of the run (a plugin that did not load, or a hook implementation that
+    raised or answered garbage and so gave no answer) is one ``warning:``
+    line on stderr; ``graphsval plugins``, which lists them itself, prints
+    none."""
 
     def invoke(self, ctx: click.Context) -> Any:
         from graphsval_core.datamodel.errors import UserInputError
@@ -74,7 +107,10 @@ class Group(click.Group):
         except UserInputError as exc:
             raise InputError(str(exc)) from exc
         finally:
+            app = ctx.obj if isinstance(ctx.obj, AppContext) else None
+            for note in app.notes() if app is not None else []:
+                click.echo(f"note: {note}", err=True)
             listed = ctx.invoked_subcommand == "plugins"
-            if not failed_in_hook and not listed and isinstance(ctx.obj, AppContext):
-                for problem in ctx.obj.problems():
+            if not failed_in_hook and not listed and app is not None:
+                for problem in app.problems():
                     click.echo(f"warning: {problem}", err=True)

@@ -31,14 +31,29 @@ from graphsval_core.cli.context import AppContext, Group
     help="Load plugin NAME even with autoload off, or block it with no:NAME (as in pytest). "
     "GRAPHSVAL_DISABLE_PLUGIN_AUTOLOAD=1 turns autoload off.",
 )
+@click.option(
+    "--workspace",
+    "workspace",
+    metavar="DIR",
+    help="The workspace: your own targets, captures and calibrations, found by every "
+    "command (default: GRAPHSVAL_WORKSPACE, else your user data directory; "
+    "`graphsval workspace` shows it).",
+)
 @click.pass_context
-def cli(ctx: click.Context, strict_plugins: bool | None, plugin_args: tuple[str, ...]) -> None:
+def cli(
+    ctx: click.Context,
+    strict_plugins: bool | None,
+    plugin_args: tuple[str, ...],
+    workspace: str | None,
+) -> None:
     """graphsval: validate analytical performance and energy models of DNN
     operators against ground truth captured on real silicon.
 
     Every hardware target comes from a plugin; `graphsval plugins` lists them.
+    Your own machine's targets, captures and calibrations live in a workspace
+    (`graphsval workspace`).
     """
-    ctx.obj = AppContext(strict_plugins, plugin_args)
+    ctx.obj = AppContext(strict_plugins, plugin_args, workspace)
 
 
 def _register_commands() -> None:
@@ -54,6 +69,7 @@ def _register_commands() -> None:
         sweep_cmds,
         targets_cmd,
         validate_cmd,
+        workspace_cmd,
     )
 
     cli.add_command(plugins_cmd.plugins)
@@ -68,6 +84,7 @@ def _register_commands() -> None:
     cli.add_command(calibrate_cmd.calibrate)
     cli.add_command(plugin_cmd.plugin)
     cli.add_command(ci_matrix_cmd.ci_matrix)
+    cli.add_command(workspace_cmd.workspace)
 
 
 _register_commands()

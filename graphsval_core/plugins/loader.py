@@ -17,6 +17,7 @@ import functools
 import importlib
 import os
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from graphsval_core import PLUGIN_API_VERSION, __version__
@@ -35,6 +36,11 @@ BUILTIN_PLUGINS: dict[str, str] = {
     "builtin_reference": "graphsval_core.builtin.reference",
     "builtin_checks": "graphsval_core.builtin.checks",
 }
+
+#: The built-in plugin of the user's workspace (registered only when
+#: :func:`build_registry` is given a workspace folder); ``-p no:workspace`` blocks it.
+WORKSPACE_PLUGIN = "workspace"
+WORKSPACE_MODULE = "graphsval_core.workspace.plugin"
 
 
 class PluginLoadError(Exception):
@@ -100,6 +106,24 @@ def _unique_entry_points(found: Sequence[Any], registry: Registry) -> dict[str, 
     return out
 
 
+def _register_workspace(
+    registry: Registry, folder: Path, register: Callable[[str, Any, PluginInfo], None]
+) -> None:
+    """Register the workspace plugin of ``folder``: a built-in that is not
+    first-party (its targets are the user's: never labelled inline in the
+    shipped sweeps), whose registrations override every other plugin's."""
+    module = importlib.import_module(WORKSPACE_MODULE)
+    plugin = module.WorkspacePlugin(
+        folder, functools.partial(registry.record_problem, WORKSPACE_PLUGIN)
+    )
+    registry.overriding[WORKSPACE_PLUGIN] = plugin.label
+    register(
+        WORKSPACE_PLUGIN,
+        plugin,
+        PluginInfo(WORKSPACE_PLUGIN, WORKSPACE_MODULE, None, None, builtin=True),
+    )
+
+
 def build_registry(
     *,
     strict: bool | None = None,
@@ -107,6 +131,7 @@ def build_registry(
     autoload: bool | None = None,
     extra_plugins: Sequence[tuple[str, Any]] = (),
     calibrated: bool = True,
+    workspace: str | os.PathLike[str] | None = None,
 ) -> Registry:
     """Load the built-in and installed plugins and collect their registrations.
 
@@ -121,6 +146,12 @@ def build_registry(
         (tests and embedding applications).
     :param calibrated: apply the calibration files plugins ship (False: every
         target as its datasheet spec).
+    :param workspace: the user's workspace folder (see
+        :mod:`graphsval_core.workspace.location`): its targets, baselines and
+        calibrations are registered by the built-in ``workspace`` plugin, and
+        a workspace target replaces an installed one of the same key (one
+        line in ``registry.notes``). None (the default): no workspace, only
+        the installed plugins; the ``graphsval`` command always passes one.
     """
     if strict is None:
         strict = _env_flag(ENV_STRICT)
@@ -171,6 +202,9 @@ def build_registry(
             module,
             PluginInfo(name, module_name, CORE_DISTRIBUTION, __version__, builtin=True),
         )
+
+    if workspace is not None and WORKSPACE_PLUGIN not in blocked:
+        _register_workspace(registry, Path(workspace), register)
 
     def load(name: str, info: PluginInfo, importer: Callable[[], Any]) -> None:
         """Import a plugin (a failed import is its problem), then register it."""

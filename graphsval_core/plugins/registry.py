@@ -145,6 +145,13 @@ class Registry:
         self._predictors: dict[str, PredictorSpec] = {}
         self._datasheet: dict[str, TargetSpec] = {}
         self.calibration_files: dict[str, str] = {}
+        #: ``plugin -> how notes name it``: plugins whose registrations replace
+        #: any other plugin's of the same key (the workspace)
+        self.overriding: dict[str, str] = {}
+        #: ``key -> plugins whose registration of it an overriding plugin replaced``
+        self.replaced: dict[str, list[str]] = {}
+        #: What a user should know of the run, in one line each (not problems).
+        self.notes: list[str] = []
         self._failures: set[tuple[str, str, str]] = set()
         self._raise_hook_errors = False
         self._loaded_problems: int | None = None
@@ -249,7 +256,9 @@ class Registry:
     ) -> dict[str, tuple[str, Any]]:
         """The records of a registration hook's answers: ``key -> (plugin, record)``.
 
-        A key registered by a first-party plugin and by a plugin of another
+        A key registered by an overriding plugin (the workspace) is its, and
+        every other plugin's registration of it is replaced, in one note each.
+        Otherwise a key registered by a first-party plugin and by a plugin of another
         distribution stays with the first-party one (the other's registration
         of it is dropped, naming both); a key registered more than once by
         plugins of the same standing is withdrawn, naming every registrant.
@@ -261,6 +270,7 @@ class Registry:
                 owners.setdefault(key_of(item), []).append((plugin, item))
         out: dict[str, tuple[str, Any]] = {}
         for key, entries in owners.items():
+            entries = self._override(what, key, entries)
             first = [(p, item) for p, item in entries if self._is_first_party(p)]
             if first and len(first) < len(entries):
                 names = self._names(entries)
@@ -281,6 +291,22 @@ class Registry:
                 continue
             out[key] = entries[0]
         return out
+
+    def _override(
+        self, what: str, key: str, entries: list[tuple[str, Any]]
+    ) -> list[tuple[str, Any]]:
+        """``entries`` of ``key``, or only the overriding plugin's when there is
+        one: each other plugin's registration is replaced, and noted."""
+        mine = [(p, item) for p, item in entries if p in self.overriding]
+        if not mine or len(mine) == len(entries):
+            return entries
+        plugin = mine[0][0]
+        for other in sorted({p for p, _ in entries} - {plugin}, key=self._load_order):
+            self.replaced.setdefault(key, []).append(other)
+            self.notes.append(
+                f"{what} {key} from {self.overriding[plugin]} replaces the one of plugin {other!r}"
+            )
+        return mine
 
     def _load_order(self, plugin: str) -> int:
         order = list(self.infos)
@@ -330,8 +356,8 @@ class Registry:
             try:
                 data = json.loads(read_file_ref(item))
                 key = data.get("target")
-                if key not in self._targets:
-                    continue
+                if key not in self._targets or plugin in self.replaced.get(key, ()):
+                    continue  # a replaced plugin's calibration no longer applies
                 if self._target_plugin.get(key) != plugin:
                     raise ValueError(f"calibrates {key!r}, a target of another plugin")
                 self._datasheet[key] = self._targets[key]
@@ -493,12 +519,13 @@ class Registry:
         """The known findings about ``target``, ``check -> reason``, as the plugin
         that registered it declares them; another plugin's declarations about it
         are refused (recorded as a problem), so no plugin silences another's
-        target."""
+        target. The plugin whose registration of the key the workspace replaced
+        is not asked: its findings were about its own spec."""
         results = self.pm.hook.graphsval_expected_failures(target=target)
         owner = self._target_plugin.get(target.key)
         out: dict[str, str] = {}
         for plugin, answer in self._answers("graphsval_expected_failures", results):
-            if not answer:
+            if not answer or plugin in self.replaced.get(target.key, ()):
                 continue
             if plugin != owner:
                 message = (

@@ -24,6 +24,8 @@ never creates it: only a command that writes into it does
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from attrs import frozen
@@ -113,3 +115,21 @@ def ensure_parent(path: Path) -> Path:
     command about to write it; returns ``path``."""
     path.parent.mkdir(parents=True, exist_ok=True)
     return path
+
+
+@contextmanager
+def creating_parent(path: Path) -> Iterator[Path]:
+    """Create the missing folders above ``path`` for the block that writes it;
+    when the block fails, remove those of them that it left empty (a failed
+    command leaves no empty workspace behind)."""
+    missing = [p for p in path.parents if not p.exists()]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        yield path
+    except BaseException:
+        for folder in missing:  # innermost first
+            try:
+                folder.rmdir()
+            except OSError:
+                break
+        raise

@@ -1,0 +1,63 @@
+"""``graphsval workspace``: where the workspace is, and what it holds."""
+
+from __future__ import annotations
+
+import click
+
+from graphsval_core.cli.context import AppContext, pass_app
+from graphsval_core.cli.output import echo_json
+
+#: How each source of the folder is said.
+_SOURCES = {
+    "--workspace": "from --workspace",
+    "GRAPHSVAL_WORKSPACE": "from GRAPHSVAL_WORKSPACE",
+    "user data dir": "the user data directory",
+}
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+@pass_app
+def workspace(app: AppContext, as_json: bool) -> None:
+    """Show the workspace: its folder and where that came from (--workspace,
+    GRAPHSVAL_WORKSPACE, or the user data directory), its targets, baselines
+    (rows per file) and calibrations.
+
+    The workspace holds your own machine's snapshot targets, captures and
+    calibrations; every command finds them as it finds an installed plugin's,
+    and a workspace target replaces an installed one of the same key. Its
+    layout is a plugin package's: targets/<key>.target.json,
+    baselines/<key>_<op>.<purpose>.csv, baselines/recapture/ (validation
+    recaptures), calibration/<key>.calibration.json.
+    """
+    from graphsval_core.workspace.summary import summarise
+
+    summary = summarise(app.workspace, app.registry)
+    if as_json:
+        echo_json(summary.to_dict())
+        return
+    state = "" if summary.exists else "; it does not exist yet (created when something is written)"
+    click.echo(f"workspace: {summary.path} ({_SOURCES.get(summary.source, summary.source)}){state}")
+    click.echo(f"targets ({len(summary.targets)}):")
+    for t in summary.targets:
+        if t.error:
+            status = f"NOT LOADED: {t.error}"
+        elif not t.registered:
+            status = "not registered (see the warnings)"
+        else:
+            status = "".join(f"; replaces the one of plugin {p!r}" for p in t.replaces)
+        click.echo(f"  {t.key or '?'}  {t.file}" + (f"  {status.lstrip('; ')}" if status else ""))
+    click.echo(f"baselines ({len(summary.baselines)}):")
+    for b in summary.baselines:
+        if b.error:
+            click.echo(f"  {b.file}  NOT READ: {b.error}")
+            continue
+        what = f"{b.rows} rows" + (f", {b.purpose}" if b.purpose else "")
+        click.echo(f"  {b.file}  {what}" + ("  (recapture)" if b.recapture else ""))
+    click.echo(f"calibrations ({len(summary.calibrations)}):")
+    for c in summary.calibrations:
+        if c.error:
+            click.echo(f"  {c.file}  NOT READ: {c.error}")
+            continue
+        state = "applied" if c.applied else "not applied (see the warnings)"
+        click.echo(f"  {c.file}  {c.target}: {state}")

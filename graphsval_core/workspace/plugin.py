@@ -1,0 +1,113 @@
+"""The built-in ``workspace`` plugin: the user's own targets, captures and
+calibrations, registered through the same hooks as a plugin's shipped ones.
+
+One :class:`WorkspacePlugin` object is registered per registry, holding its
+folder (nothing module-level): ``targets/*.target.json`` are its targets,
+``baselines/*.csv`` and ``baselines/recapture/*.csv`` its baselines,
+``calibration/*.calibration.json`` its calibrations (the layout of
+:mod:`graphsval_core.workspace.location`). A target of the workspace whose key
+an installed plugin registers too replaces that plugin's (the registry notes
+it). A file that cannot be read is one problem naming it, handed to
+``report``; the other files keep working. Reading never creates the folder.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from graphsval_core import hookimpl
+from graphsval_core.datamodel.target import TargetSpec
+from graphsval_core.workspace.location import (
+    BASELINE_SUFFIX,
+    BASELINES_DIR,
+    CALIBRATION_DIR,
+    CALIBRATION_SUFFIX,
+    RECAPTURE_DIR,
+    TARGET_SUFFIX,
+    TARGETS_DIR,
+)
+
+#: The name the workspace plugin is registered (and blocked, ``-p no:workspace``) under.
+PLUGIN_NAME = "workspace"
+
+
+def files_in(folder: Path, suffix: str) -> list[Path]:
+    """The files of ``folder`` ending in ``suffix``, sorted by name; none when
+    the folder does not exist."""
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.iterdir() if p.name.endswith(suffix) and p.is_file())
+
+
+class WorkspacePlugin:
+    """The hooks of the workspace in ``folder``; ``report`` records one problem
+    (a line naming the file) of the plugin."""
+
+    graphsval_api_version = "2.0"
+
+    def __init__(self, folder: Path, report: Callable[[str], None]) -> None:
+        self.folder = folder
+        self._report = report
+        self._reported: set[str] = set()
+
+    @property
+    def label(self) -> str:
+        """``the workspace (DIR)``, for messages."""
+        return f"the workspace ({self.folder})"
+
+    def problem(self, message: str) -> None:
+        """Report ``message`` once, however often the hook that met it is called."""
+        if message not in self._reported:
+            self._reported.add(message)
+            self._report(message)
+
+    @hookimpl
+    def graphsval_register_targets(self) -> Iterable[TargetSpec]:
+        """Every ``targets/*.target.json``; a file that cannot be read, or that
+        names a key an earlier file of the workspace took, is one problem."""
+        from graphsval_core.datamodel.target_json import read_spec
+
+        out: dict[str, tuple[Path, TargetSpec]] = {}
+        for path in files_in(self.folder / TARGETS_DIR, TARGET_SUFFIX):
+            try:
+                spec = read_spec(path)
+            except Exception as exc:  # a bad file is the user's input, never a traceback
+                self.problem(f"invalid target file {path}: {type(exc).__name__}: {exc}")
+                continue
+            if spec.key in out:
+                self.problem(
+                    f"target file {path}: target {spec.key!r} is already in "
+                    f"{out[spec.key][0].name}; this file is ignored"
+                )
+                continue
+            out[spec.key] = (path, spec)
+        return [spec for _, spec in out.values()]
+
+    @hookimpl
+    def graphsval_baselines(self) -> Iterable[Path]:
+        """``baselines/*.csv`` and their recaptures, ``baselines/recapture/*.csv``
+        (validate pairs each with the baseline of the same name); a file that
+        cannot be parsed is one problem, and left out."""
+        from graphsval_core.files.baseline import read_baseline_file
+
+        folder = self.folder / BASELINES_DIR
+        found = [
+            *files_in(folder, BASELINE_SUFFIX),
+            *files_in(folder / RECAPTURE_DIR, BASELINE_SUFFIX),
+        ]
+        out = []
+        for path in found:
+            try:
+                read_baseline_file(path)
+            except Exception as exc:
+                self.problem(f"invalid baseline {exc}")
+                continue
+            out.append(path)
+        return out
+
+    @hookimpl
+    def graphsval_calibrations(self) -> Iterable[str]:
+        """``calibration/*.calibration.json``, as full paths (a problem names the
+        file); the registry applies each to the workspace's target of its key."""
+        return [str(p) for p in files_in(self.folder / CALIBRATION_DIR, CALIBRATION_SUFFIX)]

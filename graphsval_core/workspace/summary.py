@@ -1,0 +1,151 @@
+"""What a workspace holds (``graphsval workspace``): its targets, baselines and
+calibrations, file by file, and what the registry made of each. Reads only;
+a missing folder is an empty workspace."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from attrs import asdict, frozen
+
+from graphsval_core.plugins.registry import Registry
+from graphsval_core.workspace.location import (
+    BASELINE_SUFFIX,
+    BASELINES_DIR,
+    CALIBRATION_DIR,
+    CALIBRATION_SUFFIX,
+    RECAPTURE_DIR,
+    TARGET_SUFFIX,
+    TARGETS_DIR,
+    WorkspaceLocation,
+)
+from graphsval_core.workspace.plugin import PLUGIN_NAME, files_in
+
+
+@frozen
+class TargetFile:
+    """A target spec file: its key (None when unreadable), whether the registry
+    has it from the workspace, the plugins whose target of that key it
+    replaces, and the error that kept it out ("" when none)."""
+
+    file: str
+    key: str | None
+    registered: bool
+    replaces: tuple[str, ...] = ()
+    error: str = ""
+
+
+@frozen
+class BaselineFile:
+    """A baseline CSV: its rows (None when unreadable), the purpose its rows
+    were selected by, whether it is a recapture, and the error ("" when none)."""
+
+    file: str
+    rows: int | None
+    purpose: str | None
+    recapture: bool
+    error: str = ""
+
+
+@frozen
+class CalibrationFile:
+    """A calibration file: the target it calibrates (None when unreadable),
+    whether the registry applied it, and the error ("" when none)."""
+
+    file: str
+    target: str | None
+    applied: bool
+    error: str = ""
+
+
+@frozen
+class WorkspaceSummary:
+    """The workspace folder, where it came from, whether it exists, and its files."""
+
+    path: Path
+    source: str
+    exists: bool
+    targets: tuple[TargetFile, ...]
+    baselines: tuple[BaselineFile, ...]
+    calibrations: tuple[CalibrationFile, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "workspace": str(self.path),
+            "source": self.source,
+            "exists": self.exists,
+            "targets": [asdict(t) for t in self.targets],
+            "baselines": [asdict(b) for b in self.baselines],
+            "calibrations": [asdict(c) for c in self.calibrations],
+        }
+
+
+def _error(exc: Exception) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _targets(registry: Registry, folder: Path) -> list[TargetFile]:
+    from graphsval_core.datamodel.target_json import read_spec
+
+    known = registry.targets()
+    out = []
+    for path in files_in(folder / TARGETS_DIR, TARGET_SUFFIX):
+        name = str(path.relative_to(folder))
+        try:
+            key = read_spec(path).key
+        except Exception as exc:
+            out.append(TargetFile(name, None, False, error=_error(exc)))
+            continue
+        mine = key in known and registry.target_plugin(key).name == PLUGIN_NAME
+        replaces = tuple(registry.replaced.get(key, ())) if mine else ()
+        out.append(TargetFile(name, key, mine, replaces))
+    return out
+
+
+def _baselines(folder: Path) -> list[BaselineFile]:
+    from graphsval_core.files.baseline import read_baseline_file
+
+    out = []
+    base = folder / BASELINES_DIR
+    for recapture, where in ((False, base), (True, base / RECAPTURE_DIR)):
+        for path in files_in(where, BASELINE_SUFFIX):
+            name = str(path.relative_to(folder))
+            try:
+                baseline = read_baseline_file(path)[0]
+            except Exception as exc:
+                out.append(BaselineFile(name, None, None, recapture, _error(exc)))
+                continue
+            purposes = sorted({r.purpose for r in baseline.rows if r.purpose})
+            purpose = ", ".join(purposes) or None
+            out.append(BaselineFile(name, len(baseline.rows), purpose, recapture))
+    return out
+
+
+def _calibrations(registry: Registry, folder: Path) -> list[CalibrationFile]:
+    out = []
+    for path in files_in(folder / CALIBRATION_DIR, CALIBRATION_SUFFIX):
+        name = str(path.relative_to(folder))
+        try:
+            target = json.loads(path.read_text(encoding="utf-8")).get("target")
+        except Exception as exc:
+            out.append(CalibrationFile(name, None, False, _error(exc)))
+            continue
+        applied = registry.calibration_files.get(target) == str(path)
+        out.append(CalibrationFile(name, target, applied))
+    return out
+
+
+def summarise(location: WorkspaceLocation, registry: Registry) -> WorkspaceSummary:
+    """The files of the workspace at ``location``, and what ``registry`` (built
+    with that workspace) made of each."""
+    folder = location.path
+    return WorkspaceSummary(
+        path=folder,
+        source=location.source,
+        exists=folder.is_dir(),
+        targets=tuple(_targets(registry, folder)),
+        baselines=tuple(_baselines(folder)),
+        calibrations=tuple(_calibrations(registry, folder)),
+    )
