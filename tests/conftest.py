@@ -1,9 +1,12 @@
-"""Shared fixtures of the core tests: valid specs to break, fake plugins."""
+"""Shared fixtures of the core tests: valid specs to break, fake plugins, and
+an empty workspace for every test (none reads the user's data directory)."""
 
 from __future__ import annotations
 
+import itertools
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -11,6 +14,33 @@ import pytest
 from graphsval_core import PLUGIN_API_VERSION, PROJECT_NAME, hookimpl
 from graphsval_core.datamodel.provenance import datasheet, estimated
 from graphsval_core.datamodel.target import MemoryTier, TargetSpec
+from graphsval_core.workspace.location import ENV_WORKSPACE
+
+_WORKSPACES = itertools.count()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _session_workspace(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The workspace of the whole session (and of session- and module-scoped
+    fixtures): an empty temporary folder, never the user's data directory.
+    Not created: a command that writes creates it."""
+    folder = tmp_path_factory.getbasetemp() / "workspaces" / "session"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(ENV_WORKSPACE, str(folder))
+        yield folder
+
+
+@pytest.fixture(autouse=True)
+def empty_workspace(
+    _session_workspace: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+) -> Path:
+    """Each test's own empty workspace (``GRAPHSVAL_WORKSPACE``): what one test
+    writes there (a capture, a calibration) no other test sees. Not created."""
+    folder = tmp_path_factory.getbasetemp() / "workspaces" / f"test{next(_WORKSPACES)}"
+    monkeypatch.setenv(ENV_WORKSPACE, str(folder))
+    return folder
 
 
 def tier(name: str = "l1", capacity: float = 32 * 1024, **kw: Any) -> MemoryTier:

@@ -24,11 +24,25 @@ def workspace(app: AppContext, as_json: bool) -> None:
     (rows per file) and calibrations.
 
     The workspace holds your own machine's snapshot targets, captures and
-    calibrations; every command finds them as it finds an installed plugin's,
-    and a workspace target replaces an installed one of the same key. Its
-    layout is a plugin package's: targets/<key>.target.json,
-    baselines/<key>_<op>.<purpose>.csv, baselines/recapture/ (validation
-    recaptures), calibration/<key>.calibration.json.
+    calibrations; every command finds them as it finds an installed plugin's
+    (`targets`, `registry lookup`, `predict`, `explain`, `check`,
+    `calibrate`, and `validate`, which with no arguments validates the
+    workspace's baselines too, each paired with its recapture). Nothing is
+    written into an installed package, and the folder is created only when
+    something is written into it. Its layout is a plugin package's, so a
+    workspace becomes a plugin by copying its folders:
+    targets/<key>.target.json, baselines/<key>_<op>.<purpose>.csv,
+    baselines/recapture/<key>_<op>.validation.csv (a validation set captured
+    again), calibration/<key>.calibration.json.
+
+    A workspace target whose key an installed plugin registers too replaces
+    it for every command, said in one `note:` line; that plugin's calibration,
+    known findings, floors and prediction snapshot of the key then no longer
+    apply. `graphsval calibrate --hw KEY` of a workspace target writes its
+    calibration here unless --out names a file. A file that cannot be read
+    is one warning naming it; the rest keep working. `-p no:workspace` leaves
+    the workspace out (as `sweep generate` of the project's frozen sweeps
+    should).
     """
     from graphsval_core.workspace.summary import summarise
 

@@ -1,0 +1,190 @@
+"""Every command finds the workspace: targets, registry lookup, predict,
+explain, validate (with no arguments too, recapture paired), calibrate (into
+the workspace by default), and `graphsval workspace` shows it; an override is
+one note; a bad file is one warning; an empty workspace changes nothing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from graphsval_core.workspace.location import (
+    ENV_WORKSPACE,
+    baseline_path,
+    calibration_path,
+    target_path,
+)
+
+from .conftest import CPU, KEY, SHIPPED, first_row, notes, shipped_spec, warnings, write_json
+
+
+def test_targets_lists_a_workspace_target(run, workspace):
+    result = run(workspace, "targets", "--json")
+    assert result.exit_code == 0, result.output
+    mine = [t for t in json.loads(result.stdout)["targets"] if t["key"] == KEY]
+    assert mine and mine[0]["plugin"] == "workspace"
+    result = run(workspace, "targets", "--hw", KEY)
+    assert result.exit_code == 0, result.output
+    assert "Acme host, 1 thread" in result.output
+
+
+def test_registry_lookup_predict_and_explain_find_it(run, workspace):
+    _, op, shape, dtype = first_row(baseline_path(workspace, KEY, "matmul", "validation"))[:4]
+    shape_args = ("--hw", KEY, "--op", op, "--shape", shape, "--dtype", dtype)
+    looked = run(workspace, "registry", "lookup", *shape_args, "--json")
+    assert looked.exit_code == 0, looked.output
+    row = json.loads(looked.stdout)
+    assert row["hardware"] == KEY and Path(row["file"]).is_relative_to(workspace)
+    predicted = run(workspace, "predict", *shape_args, "--format", "json")
+    assert predicted.exit_code == 0, predicted.output
+    explained = run(workspace, "explain", *shape_args)
+    assert explained.exit_code == 0, explained.output
+    assert KEY in explained.output
+
+
+def test_validate_with_no_arguments_includes_the_workspace_and_pairs_its_recapture(run, workspace):
+    result = run(workspace, "validate", "--format", "json")
+    assert result.exit_code in (0, 1), result.output
+    summary = json.loads(result.stdout)["summary"]
+    paths = [b["path"] for b in summary["header"]["baselines"]]
+    assert str(baseline_path(workspace, KEY, "matmul", "validation")) in paths
+    (mine,) = [t for t in summary["targets"] if t["hardware"] == KEY]
+    assert mine["records"] == 24 and not mine["in_sample"]
+    recapture = baseline_path(workspace, KEY, "matmul", "validation", recapture=True)
+    assert mine["recapture"]["file"] == str(recapture)
+    assert mine["recapture"]["pairs"] == 24
+
+
+def test_validate_a_workspace_capture_as_calibration(run, workspace):
+    calibration = baseline_path(workspace, KEY, "matmul", "calibration")
+    result = run(workspace, "validate", "--baseline", calibration, "--purpose", "calibration")
+    assert result.exit_code in (0, 1), result.output
+    assert "unknown target" not in result.output
+
+
+def test_calibrate_writes_a_workspace_target_into_the_workspace(run, workspace, tmp_path):
+    calibration = baseline_path(workspace, KEY, "matmul", "calibration")
+    result = run(workspace, "calibrate", "--hw", KEY, "--baseline", calibration, "--no-loo")
+    assert result.exit_code == 0, result.output
+    written = calibration_path(workspace, KEY)
+    assert f"wrote {written}" in result.output
+    assert json.loads(written.read_text())["target"] == KEY
+    # the next command applies it
+    shown = run(workspace, "workspace", "--json")
+    (entry,) = json.loads(shown.stdout)["calibrations"]
+    assert entry == {
+        "file": "calibration/host_acme_2c_1t.calibration.json",
+        "target": KEY,
+        "applied": True,
+        "error": "",
+    }
+    spec = run(workspace, "targets", "--hw", KEY)
+    assert f"calibrated: {written}" in spec.output
+
+
+def test_calibrate_an_installed_target_keeps_writing_here(run, workspace, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    source = CPU / "baselines" / "i7_12700k_matmul.calibration.csv"
+    result = run(workspace, "calibrate", "--hw", "i7_12700k", "--baseline", source, "--no-loo")
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "i7_12700k.calibration.json").is_file()
+    assert not (workspace / "calibration").exists()
+
+
+def test_a_failed_calibration_leaves_no_folder_in_the_workspace(run, workspace):
+    result = run(workspace, "calibrate", "--hw", KEY, "--baseline", workspace / "none.csv")
+    assert result.exit_code == 2, result.output
+    assert not (workspace / "calibration").exists()
+
+
+@pytest.fixture
+def override(tmp_path: Path) -> Path:
+    spec = shipped_spec()
+    spec["name"] = "My Xeon"
+    write_json(target_path(tmp_path / "ws", SHIPPED), spec)
+    return tmp_path / "ws"
+
+
+def test_an_override_replaces_the_installed_target_in_one_note(run, override):
+    result = run(override, "targets", "--hw", SHIPPED)
+    assert result.exit_code == 0, result.output
+    assert "My Xeon" in result.output
+    assert notes(result) == [
+        f"note: target {SHIPPED} from the workspace ({override}) replaces the one of plugin 'cpu'"
+    ]
+    assert warnings(result) == []
+    shown = json.loads(run(override, "workspace", "--json").stdout)
+    assert shown["targets"][0]["replaces"] == ["cpu"]
+
+
+def test_an_overridden_target_checks_and_validates_without_floors(run, override):
+    checked = run(override, "check", "--hw", SHIPPED)
+    assert checked.exit_code == 0, checked.output
+    assert warnings(checked) == [] and len(notes(checked)) == 1
+    validated = run(override, "validate", "--hw", SHIPPED, "--check-floors")
+    assert validated.exit_code in (0, 1), validated.output
+    assert "Traceback" not in validated.output and warnings(validated) == []
+    assert f"floor {SHIPPED}/matmul:" in validated.output
+
+
+def test_a_malformed_target_file_is_one_warning_and_exit_0(run, workspace):
+    bad = target_path(workspace, "broken")
+    bad.write_text("{not json")
+    result = run(workspace, "targets")
+    assert result.exit_code == 0, result.output
+    (line,) = warnings(result)
+    assert str(bad) in line and "JSONDecodeError" in line
+    assert KEY in result.output
+    shown = run(workspace, "workspace")
+    assert "targets/broken.target.json  NOT LOADED: JSONDecodeError" in shown.output
+
+
+def test_an_empty_or_missing_workspace_changes_nothing(run, tmp_path):
+    missing = tmp_path / "ws"
+    plain = run(None, "-p", "no:workspace", "targets", "--json")
+    with_ws = run(missing, "targets", "--json")
+    assert with_ws.exit_code == 0, with_ws.output
+    assert json.loads(with_ws.stdout) == json.loads(plain.stdout)
+    assert notes(with_ws) == [] and warnings(with_ws) == []
+    shown = run(missing, "workspace")
+    assert shown.exit_code == 0
+    assert "does not exist yet" in shown.output
+    assert not missing.exists()
+    missing.mkdir()
+    assert run(missing, "workspace", "--json").exit_code == 0
+    assert list(missing.iterdir()) == []
+
+
+def test_the_workspace_command_shows_the_folder_its_source_and_files(
+    run, workspace, monkeypatch, tmp_path
+):
+    monkeypatch.setenv(ENV_WORKSPACE, str(tmp_path / "env"))
+    from_env = json.loads(run(None, "workspace", "--json").stdout)
+    assert from_env["workspace"] == str(tmp_path / "env")
+    assert from_env["source"] == "GRAPHSVAL_WORKSPACE" and not from_env["exists"]
+    result = run(workspace, "workspace", "--json")
+    data = json.loads(result.stdout)
+    assert data["workspace"] == str(workspace) and data["source"] == "--workspace"
+    assert data["targets"] == [
+        {
+            "file": "targets/host_acme_2c_1t.target.json",
+            "key": KEY,
+            "registered": True,
+            "replaces": [],
+            "error": "",
+        }
+    ]
+    calibration_rows = (
+        len(baseline_path(workspace, KEY, "matmul", "calibration").read_text().splitlines()) - 1
+    )
+    rows = {b["file"]: (b["rows"], b["recapture"]) for b in data["baselines"]}
+    assert rows == {
+        "baselines/host_acme_2c_1t_matmul.calibration.csv": (calibration_rows, False),
+        "baselines/host_acme_2c_1t_matmul.validation.csv": (24, False),
+        "baselines/recapture/host_acme_2c_1t_matmul.validation.csv": (24, True),
+    }
+    text = run(workspace, "workspace").output
+    assert f"workspace: {workspace} (from --workspace)" in text
+    assert "baselines/host_acme_2c_1t_matmul.validation.csv  24 rows, validation" in text
