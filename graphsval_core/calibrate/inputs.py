@@ -5,6 +5,11 @@ A row is refused when its file says it is validation data (purpose column or
 file-name suffix), or when its (op, shape, dtype) is in one of the project's
 validation sweeps. Usable rows have a latency, did not fail their
 correctness check and are of a dtype the target has.
+
+A usable row with a physically implausible quantity (its ``suspect`` column,
+or :func:`~graphsval_core.model.plausibility.row_flags` against the
+uncalibrated spec) is kept, with its flags, so that each fit can skip what it
+cannot trust.
 """
 
 from __future__ import annotations
@@ -18,18 +23,40 @@ from attrs import frozen
 from graphsval_core.calibrate.file import sha256_of
 from graphsval_core.datamodel.target import TargetSpec
 from graphsval_core.files.baseline import Baseline, BaselineFileError, BaselineRow, read_baseline
+from graphsval_core.model.plausibility import LATENCY, Flag, format_suspect, row_flags
 from graphsval_core.plugins.registry import UnknownNameError
+
+
+@frozen
+class SuspectRow:
+    """A usable row with a physically implausible quantity, and where it is."""
+
+    row: BaselineRow
+    file: str
+    flags: tuple[Flag, ...]
+
+    @property
+    def latency(self) -> bool:
+        """Its latency is suspect (the latency fit skips it)."""
+        return any(f.quantity == LATENCY for f in self.flags)
+
+    def text(self) -> str:
+        """``file:line: op shape dtype: latency: why; energy: why``."""
+        r = self.row
+        return f"{self.file}:{r.line}: {r.op} {r.shape} {r.dtype}: {format_suspect(self.flags)}"
 
 
 @frozen
 class CalibrationRows:
     """What the baselines give a calibration of one target: the usable rows
-    (in file order), each baseline with its SHA-256, and one line per row
-    refused as validation data (``file:line: why``)."""
+    (in file order), each baseline with its SHA-256, one line per row
+    refused as validation data (``file:line: why``), and the usable rows
+    with a suspect quantity."""
 
     rows: tuple[BaselineRow, ...]
     sources: tuple[tuple[Baseline, str], ...]
     refused: tuple[str, ...]
+    suspect: tuple[SuspectRow, ...] = ()
 
 
 def validation_shapes() -> set[tuple[str, tuple[int, ...], str]]:
@@ -53,6 +80,7 @@ def read_rows(registry: Any, spec: TargetSpec, paths: Sequence[str]) -> Calibrat
     rows: list[BaselineRow] = []
     sources: list[tuple[Baseline, str]] = []
     refused: list[str] = []
+    suspect: list[SuspectRow] = []
     for path in paths:
         try:
             text = Path(path).read_text(encoding="utf-8")
@@ -78,10 +106,13 @@ def read_rows(registry: Any, spec: TargetSpec, paths: Sequence[str]) -> Calibrat
                     f"{path}:{r.line}: {r.op} {r.shape} {r.dtype} is in a validation "
                     "sweep of the project"
                 )
-        rows += [
+        usable = [
             r
             for r in mine
             if r.latency_s and r.extras.get("verdict", "") != "FAIL" and r.dtype in spec.dtypes
         ]
+        flags = row_flags(spec, registry.op, usable, str(path))
+        suspect += [SuspectRow(r, str(path), f) for r, f in zip(usable, flags, strict=True) if f]
+        rows += usable
         sources.append((baseline, sha256_of(text)))
-    return CalibrationRows(tuple(rows), tuple(sources), tuple(refused))
+    return CalibrationRows(tuple(rows), tuple(sources), tuple(refused), tuple(suspect))

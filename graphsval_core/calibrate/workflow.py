@@ -2,7 +2,10 @@
 on calibration rows only and write the calibration file its plugin can ship.
 
 :func:`calibrate` reads the baselines, refuses validation rows unless given a
-reason, fits the latency constants and then the energy ones, cross-validates
+reason, skips suspect measurements (a row whose latency is physically
+implausible takes part in neither fit, since the energy fit regresses on the
+measured time; a row whose energy is implausible only leaves the energy fit),
+fits the latency constants and then the energy ones, cross-validates
 (leave-one-out), writes the file and, when asked, plots of the fit; its
 :class:`CalibrateResult` holds everything there is to report.
 """
@@ -19,7 +22,7 @@ from graphsval_core.calibrate.energy import EnergyFit, fit_energy
 from graphsval_core.calibrate.evaluate import LeaveOneOut, leave_one_out, within_band
 from graphsval_core.calibrate.file import build_file, dump
 from graphsval_core.calibrate.fit import Fit, fit_latency
-from graphsval_core.calibrate.inputs import read_rows
+from graphsval_core.calibrate.inputs import SuspectRow, read_rows
 from graphsval_core.calibrate.rows import predict_rows
 from graphsval_core.datamodel.errors import UserInputError
 from graphsval_core.datamodel.target import TargetSpec
@@ -50,8 +53,9 @@ class CalibrateOptions:
 @frozen(eq=False)
 class CalibrateResult:
     """A calibration: the datasheet spec it started from, the rows it used (in
-    file order) and those refused as validation data, the latency and energy
-    fits, the leave-one-out figures (None when skipped), the calibrated
+    file order; suspect latencies left out) and those refused as validation
+    data, the rows skipped as suspect (by one fit or both), the latency and
+    energy fits, the leave-one-out figures (None when skipped), the calibrated
     model's latency of each row and the share within its regime's band, the
     file's content, where it was written, the reason validation rows were
     used (None when they were not) and the folder of the plots (None when
@@ -60,6 +64,7 @@ class CalibrateResult:
     spec: TargetSpec
     rows: tuple[BaselineRow, ...]
     refused: tuple[str, ...]
+    suspect: tuple[SuspectRow, ...]
     fit: Fit
     energy: EnergyFit
     loo: LeaveOneOut | None
@@ -89,15 +94,19 @@ def calibrate(registry: Registry, options: CalibrateOptions) -> CalibrateResult:
             f"refusing validation data: {refused[0]}{more}; calibrate on "
             "calibration rows only, or pass --allow-validation-rows REASON"
         )
-    rows = list(found.rows)
+    skip_latency = {id(s.row) for s in found.suspect if s.latency}
+    skip_energy = {id(s.row) for s in found.suspect}
+    rows = [r for r in found.rows if id(r) not in skip_latency]
     if len(rows) < MIN_ROWS:
+        suspect = f" ({len(skip_latency)} more with a suspect latency)" if skip_latency else ""
         raise UserInputError(
-            f"{len(rows)} usable {spec.key} rows in the given baselines; "
+            f"{len(rows)} usable {spec.key} rows in the given baselines{suspect}; "
             f"calibration needs at least {MIN_ROWS}"
         )
     tolerances = load_tolerances()
     fit = fit_latency(registry, spec, rows)
-    energy = fit_energy(registry, apply_constants(spec, fit.values, "fit"), rows)
+    energy_rows = [r for r in found.rows if id(r) not in skip_energy]
+    energy = fit_energy(registry, apply_constants(spec, fit.values, "fit"), energy_rows)
     loo = (
         leave_one_out(registry, spec, rows, fit.params, tolerances)
         if options.leave_one_out
@@ -125,6 +134,7 @@ def calibrate(registry: Registry, options: CalibrateOptions) -> CalibrateResult:
         spec=spec,
         rows=tuple(rows),
         refused=refused,
+        suspect=found.suspect,
         fit=fit,
         energy=energy,
         loo=loo,

@@ -54,6 +54,9 @@ def calibrate(
     Refuses rows whose file says they are validation data (purpose column or
     file-name suffix) and rows whose (op, shape, dtype) is in one of the
     project's validation sweeps, unless --allow-validation-rows REASON.
+    Skips, and lists, physically implausible measurements (the row's suspect
+    column, or above the spec's peak, fastest tier or TDP, or far beyond any
+    plausible time; see `graphsval validate`).
     """
     from graphsval_core.calibrate.workflow import CalibrateOptions, calibrate as run
     from graphsval_core.plugins.registry import UnknownNameError
@@ -100,6 +103,15 @@ def _render(result: Any) -> None:
             else f"; energy not fitted ({energy.skipped})"
         )
     )
+
+    if result.suspect:
+        n = len(result.suspect)
+        click.echo(
+            f"  skipped {n} suspect row{'s' if n != 1 else ''} (a suspect latency leaves "
+            "both fits, a suspect energy the energy fit):"
+        )
+        for row in result.suspect:
+            click.echo(f"    {row.text()}")
 
     def num(value: Any) -> str:
         return "-" if value is None else f"{value:.6g}"

@@ -73,6 +73,20 @@ def validate(
     purpose validation (targets that ship only calibration rows are validated
     on them and marked in-sample only). Exit 0 when every record passes (with
     --check-floors: when every floor holds), 1 otherwise, 2 on bad input.
+
+    Suspect measurements are listed under their own heading, counted per
+    target and op, and kept out of pass/fail with the reason: a row whose
+    suspect column says so (latency: why; energy: why), or whose measurement
+    is physically implausible against its target's uncalibrated spec (the
+    datasheet's or the detected peaks, never calibrated fractions). Its
+    latency is suspect above 2x the dtype's peak ops/s, above 2x the fastest
+    tier's peak bandwidth for its operands' bytes, or above 1000x the
+    slowest plausible time (10 ms, plus its operands at the slowest tier,
+    plus its ops at 1% of peak); its energy above 2x the TDP in average
+    power. A suspect latency takes the record out of pass/fail; a suspect
+    energy skips only the energy verdict. The margins leave room for turbo
+    clocks and power bursts (the shipped data reach 1.25x a detected peak
+    and 1.6x a TDP).
     """
     from graphsval_core.consistency.report import report_lines
     from graphsval_core.datamodel.errors import UserInputError

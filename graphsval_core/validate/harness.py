@@ -9,6 +9,13 @@ energy, window below the sensor's resolution or averaging period) rather than
 failed. Near-boundary records and records whose measured regime cannot be
 placed are flagged and counted, never dropped; rows whose capture failed or
 whose correctness verdict failed are excluded and listed.
+
+A measurement that is physically implausible (:mod:`graphsval_core.model.plausibility`:
+judged against the target's uncalibrated spec, plus what the row's own
+``suspect`` column says) is predicted but kept out of pass/fail, with the
+reason: an implausible latency makes the record ``suspect`` (no regime,
+latency or energy verdict: the energy per call comes from the same timed
+window), an implausible energy only skips the energy verdict.
 """
 
 from __future__ import annotations
@@ -26,10 +33,18 @@ from graphsval_core.datamodel.target import TargetSpec
 from graphsval_core.files.baseline import Baseline, BaselineRow, short_energy_window
 from graphsval_core.files.tolerances import band
 from graphsval_core.model.classifier import classify_details, measured_regime
+from graphsval_core.model.plausibility import (
+    ENERGY,
+    LATENCY,
+    Flag,
+    format_suspect,
+    row_flags,
+    suspect_of,
+)
 from graphsval_core.model.reference import NAME as REFERENCE
 from graphsval_core.plugins.records import PredictorSpec
 from graphsval_core.plugins.registry import Registry
-from graphsval_core.validate.records import CHECKED, EXCLUDED, Records, Terms
+from graphsval_core.validate.records import CHECKED, EXCLUDED, SUSPECT, Records, Terms
 from graphsval_core.validate.selection import Selection
 
 
@@ -58,12 +73,22 @@ class Validation:
     recapture: dict[tuple[str, str], Recapture] = field(factory=dict)
 
 
-def _energy_skip(row: BaselineRow) -> str | None:
+def _reasons(head: str, flags: Sequence[Flag]) -> str:
+    """``head: reason; reason``."""
+    return f"{head}: " + "; ".join(f.reason for f in flags)
+
+
+def _energy_skip(row: BaselineRow, flags: Sequence[Flag] = ()) -> str | None:
+    """Why the row's energy is not judged (None: it is)."""
     if row.energy_j is None:
         note = row.notes.strip()
         return "no energy" + (f" ({note})" if note and "energy" in note.lower() else "")
     if short_energy_window(row):
         return "window below the sensor's resolution or averaging period"
+    if suspect_of(flags, ENERGY):
+        return _reasons("energy suspect", suspect_of(flags, ENERGY))
+    if suspect_of(flags, LATENCY):
+        return "latency suspect: the energy per call comes from the same timed window"
     return None
 
 
@@ -170,7 +195,9 @@ def _group_records(
             )
         )
     if keep:
-        out.append(_checked(registry, sel, target, op, dtype, keep, predictor, tolerances))
+        sheet = registry.datasheet_target(target.key)
+        flags = row_flags(sheet, registry.op, keep, sel.baseline.path)
+        out.append(_checked(registry, sel, target, op, dtype, keep, flags, predictor, tolerances))
     return out
 
 
@@ -181,10 +208,12 @@ def _checked(
     op: OpSpec,
     dtype: str,
     rows: list[BaselineRow],
+    flags: list[tuple[Flag, ...]],
     predictor: PredictorSpec,
     tolerances: dict[str, dict[str, float]],
 ) -> Records:
-    """Predict, classify and judge the rows of one group."""
+    """Predict, classify and judge the rows of one group; ``flags`` (per row)
+    keep a suspect quantity out of its verdicts (see module doc)."""
     shapes = np.array([r.dims for r in rows], dtype=np.int64)
     pred = predictor.predict(registry, target, op, shapes, dtype)
     columns = pred.columns()
@@ -202,24 +231,30 @@ def _checked(
     tolerance_latency = np.array([b["latency"] for b in bands])
     tolerance_energy = np.array([b["energy"] for b in bands])
     latency_error = (columns["latency_s"] - measured) / measured
-    skip = [_energy_skip(r) for r in rows]
+    suspect = np.array([bool(suspect_of(f, LATENCY)) for f in flags], dtype=bool)
+    skip = [_energy_skip(r, f) for r, f in zip(rows, flags, strict=True)]
     energy_measured = np.array([r.energy_j or np.nan for r in rows], dtype=np.float64)
     judged = np.array([reason is None for reason in skip]) & (energy_measured > 0)
     energy_error = (columns["energy_j"] - energy_measured) / energy_measured
     energy_error = np.where(judged, energy_error, np.nan)
     near = cls.near_boundary.astype(bool)
-    placed = ~near & (regime_measured != AMBIGUOUS)
+    placed = ~near & (regime_measured != AMBIGUOUS) & ~suspect
     pass_regime = _verdict(placed, regime_measured == regime)
-    pass_latency = _verdict(np.ones(len(rows), bool), np.abs(latency_error) <= tolerance_latency)
+    pass_latency = _verdict(~suspect, np.abs(latency_error) <= tolerance_latency)
     pass_energy = _verdict(judged, np.abs(energy_error) <= tolerance_energy)
     passed = [
-        all(v for v in verdicts if v is not None)
-        for verdicts in zip(pass_regime, pass_latency, pass_energy, strict=True)
+        None if out else all(v for v in verdicts if v is not None)
+        for out, *verdicts in zip(suspect, pass_regime, pass_latency, pass_energy, strict=True)
     ]
     return _from_rows(
         sel,
         rows,
-        status=CHECKED,
+        status=np.where(suspect, SUSPECT, CHECKED),
+        suspect=[format_suspect(f) or None for f in flags],
+        excluded_reason=[
+            _reasons("latency suspect", suspect_of(f, LATENCY)) if out else None
+            for out, f in zip(suspect, flags, strict=True)
+        ],
         regime_predicted=regime,
         near_boundary=near,
         regime_measured=regime_measured,
@@ -279,9 +314,10 @@ def recapture_agreement(
 ) -> dict[tuple[str, str], Recapture]:
     """Capture vs recapture per (target, op) (see :class:`Recapture`)."""
     records = validation.records
+    # suspect records count too: the ceiling is the data's, not the model's
     tolerance_of = {
         (records.file[i], records.shape[i], records.dtype[i]): float(records.tolerance_latency[i])
-        for i in np.flatnonzero(records.checked)
+        for i in np.flatnonzero(records.predicted)
     }
     out: dict[tuple[str, str], Recapture] = {}
     for main, again in pairs:

@@ -9,7 +9,11 @@ written from this schema.
 
 Kinds of column: ``text`` (strings, None where absent), ``number`` (float64,
 NaN where absent), ``flag`` (True, False or None: a verdict not made) and
-``count`` (integers). :class:`Terms` holds, for the same records, the model's
+``count`` (integers). A record's ``status`` is ``checked``, ``excluded``
+(failed capture or correctness check: not predicted) or ``suspect`` (predicted,
+but its latency is physically implausible: out of pass/fail; an implausible
+energy only skips the energy verdict, see
+:mod:`graphsval_core.model.plausibility`). :class:`Terms` holds, for the same records, the model's
 terms that drift attribution needs (not part of the public schema).
 """
 
@@ -29,6 +33,8 @@ COUNT = "count"
 
 CHECKED = "checked"
 EXCLUDED = "excluded"
+#: judged, but its latency is physically implausible: excluded from pass/fail
+SUSPECT = "suspect"
 
 
 def column(kind: str, doc: str) -> Any:
@@ -107,7 +113,9 @@ class Records:
     op: np.ndarray = column(TEXT, "op name")
     shape: np.ndarray = column(TEXT, "shape string, dims joined by x")
     dtype: np.ndarray = column(TEXT, "data type")
-    status: np.ndarray = column(TEXT, "checked, or excluded (failed capture or check)")
+    status: np.ndarray = column(
+        TEXT, "checked, excluded (failed capture or check) or suspect (implausible latency)"
+    )
     passed: np.ndarray = column(FLAG, "every verdict made passed (None when excluded)")
     regime_predicted: np.ndarray = column(TEXT, "the model's own regime, never ambiguous")
     near_boundary: np.ndarray = column(FLAG, "within 20% of a regime boundary")
@@ -127,6 +135,7 @@ class Records:
     binding_tier: np.ndarray = column(TEXT, "the tier the model streams from")
     explanation: np.ndarray = column(TEXT, "the model's explanation in one sentence")
     excluded_reason: np.ndarray = column(TEXT, "why the row was excluded")
+    suspect: np.ndarray = column(TEXT, "implausible quantities: 'latency: why; energy: why'")
     in_sample: np.ndarray = column(FLAG, "calibration rows validated for want of others")
     purpose: np.ndarray = column(TEXT, "calibration or validation")
     file: np.ndarray = column(TEXT, "the baseline file")
@@ -171,8 +180,13 @@ class Records:
 
     @property
     def checked(self) -> np.ndarray:
-        """Mask of the records that were checked (not excluded)."""
+        """Mask of the records that were checked (not excluded, not suspect)."""
         return self.status == CHECKED
+
+    @property
+    def predicted(self) -> np.ndarray:
+        """Mask of the records the predictor ran on: checked or suspect."""
+        return self.status != EXCLUDED
 
     def value(self, name: str, i: int) -> Any:
         """Field ``name`` of record ``i`` as a plain Python value (None where absent)."""

@@ -90,7 +90,7 @@ def _target_lines(summary: Summary) -> list[list[str]]:
                 f"{t.hardware} / {t.op}",
                 rate,
                 med,
-                f"{t.near_boundary}/{t.unplaced}/{t.excluded}",
+                f"{t.near_boundary}/{t.unplaced}/{t.excluded}/{t.suspect}",
                 ceiling,
                 "in-sample only" if t.in_sample else "out of sample",
             ]
@@ -131,7 +131,7 @@ def render(
                 "target / op",
                 "pass",
                 "median |latency error|",
-                "near-boundary/unplaced/excluded",
+                "near-boundary/unplaced/excluded/suspect",
                 "capture vs recapture (ceiling)",
                 "data",
             ],
@@ -161,6 +161,9 @@ def render(
                     f"{bullet}{item.hardware} {item.op} {item.shape} "
                     f"{item.dtype}{why} ({item.file}:{item.line})"
                 )
+    if summary.suspect:
+        out.append("")
+        out += _suspect_lines(summary, markdown)
     for w in summary.warnings:
         out.append(f"warning: {w}")
     table = _shape_rows(validation, per_shape)
@@ -170,11 +173,30 @@ def render(
         out.append(f"## {what}" if markdown else f"{what}:")
         out.append(_table(SHAPE_COLUMNS, table, markdown))
     out.append("")
+    suspect = sum(t.suspect for t in summary.targets)
     out.append(
         f"{summary.passed}/{summary.checked} records pass "
-        f"({summary.failed} fail, {len(summary.excluded)} excluded)"
+        f"({summary.failed} fail, {len(summary.excluded)} excluded, {suspect} suspect)"
     )
     return "\n".join(out) + "\n"
+
+
+#: The heading of the suspect measurements.
+SUSPECT_HEADING = "Suspect measurements (excluded from pass/fail)"
+
+
+def _suspect_lines(summary: Summary, markdown: bool) -> list[str]:
+    """The suspect quantities under their heading (the per target and op table
+    counts the records)."""
+    bullet = "- " if markdown else "  "
+    n = len(summary.suspect)
+    out = [f"## {SUSPECT_HEADING} ({n})" if markdown else f"{SUSPECT_HEADING} ({n}):"]
+    for item in summary.suspect:
+        out.append(
+            f"{bullet}{item.hardware} {item.op} {item.shape} {item.dtype} {item.quantity}: "
+            f"{item.reason}; excluded: {item.excluded} ({item.file}:{item.line})"
+        )
+    return out
 
 
 #: The columns of the per-shape table.

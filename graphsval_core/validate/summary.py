@@ -2,7 +2,7 @@
 
 :func:`build_summary` turns a :class:`~graphsval_core.validate.harness.Validation`
 into a :class:`Summary`: the header (versions, plugins, baselines and their
-hashes, tolerances), the totals, the flagged and excluded records, one
+hashes, tolerances), the totals, the flagged, excluded and suspect records, one
 :class:`TargetOpSummary` per target and op (with its heatmap cells and the
 capture-vs-recapture agreement), the drift attribution of every failing cell,
 warnings, and the consistency counts of consistency-only targets. Every record
@@ -21,9 +21,10 @@ import numpy as np
 from attrs import field, frozen
 
 from graphsval_core.datamodel.regimes import AMBIGUOUS, order
+from graphsval_core.model.plausibility import parse_suspect
 from graphsval_core.validate.attribution import Drift, attribute, build_cells
 from graphsval_core.validate.harness import Recapture, Validation
-from graphsval_core.validate.records import Records
+from graphsval_core.validate.records import EXCLUDED, Records
 
 SCHEMA_VERSION = 1
 
@@ -72,6 +73,27 @@ class Flagged:
 
 
 @frozen
+class Suspect:
+    """One physically implausible quantity of a record (latency or energy),
+    why, and what was kept out of pass/fail for it: the whole record for a
+    latency, the energy verdict for an energy."""
+
+    hardware: str
+    op: str
+    shape: str
+    dtype: str
+    quantity: str
+    reason: str
+    excluded: str
+    file: str
+    line: int
+
+
+#: What a suspect quantity keeps out of pass/fail.
+SUSPECT_EXCLUDES = {"latency": "the record", "energy": "its energy verdict"}
+
+
+@frozen
 class TargetOpSummary:
     """The figures of one target and op: counts, the median latency error,
     the recapture agreement and the heatmap cells (``regime -> text``)."""
@@ -83,6 +105,8 @@ class TargetOpSummary:
     passed: int
     failed: int
     excluded: int
+    #: records with a suspect quantity (latency, energy or both)
+    suspect: int
     near_boundary: int
     unplaced: int
     in_sample: bool
@@ -136,6 +160,8 @@ class Summary:
     passed: int
     failed: int
     excluded: tuple[Flagged, ...] = field(converter=tuple)
+    #: every suspect quantity, excluded from pass/fail with its reason
+    suspect: tuple[Suspect, ...] = field(converter=tuple)
     near_boundary: tuple[Flagged, ...] = field(converter=tuple)
     unplaced: tuple[Flagged, ...] = field(converter=tuple)
     targets: tuple[TargetOpSummary, ...] = field(converter=tuple)
@@ -165,6 +191,26 @@ def _flagged(records: Records, mask: np.ndarray, reason: str) -> list[Flagged]:
     ]
 
 
+def _suspects(records: Records) -> list[Suspect]:
+    """One entry per suspect quantity of every record, in record order."""
+    return [
+        Suspect(
+            records.hardware[i],
+            records.op[i],
+            records.shape[i],
+            records.dtype[i],
+            flag.quantity,
+            flag.reason,
+            SUSPECT_EXCLUDES[flag.quantity],
+            records.file[i],
+            int(records.line[i]),
+        )
+        for i in range(len(records))
+        if records.suspect[i]
+        for flag in parse_suspect(records.suspect[i])
+    ]
+
+
 def _count(flags: Any) -> int:
     """How many of a flag column's verdicts are True."""
     return sum(1 for v in flags if v)
@@ -187,7 +233,8 @@ def _target_op(
         checked=len(checked),
         passed=_count(checked.passed),
         failed=sum(1 for v in checked.passed if not v),
-        excluded=len(records) - len(checked),
+        excluded=int(np.sum(records.status == EXCLUDED)),
+        suspect=sum(1 for text in records.suspect if text),
         near_boundary=_count(checked.near_boundary),
         unplaced=int(np.sum(checked.regime_measured == AMBIGUOUS)),
         in_sample=any(records.in_sample),
@@ -231,7 +278,8 @@ def build_summary(
         checked=int(np.sum(checked)),
         passed=_count(records.passed[checked]),
         failed=sum(1 for v in records.passed[checked] if not v),
-        excluded=_flagged(records, ~checked, "excluded_reason"),
+        excluded=_flagged(records, records.status == EXCLUDED, "excluded_reason"),
+        suspect=_suspects(records),
         near_boundary=_flagged(records, checked & _true(records.near_boundary), "regime_measured"),
         unplaced=_flagged(
             records, checked & (records.regime_measured == AMBIGUOUS), "regime_measured"

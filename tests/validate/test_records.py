@@ -29,7 +29,7 @@ def test_schema_order_is_the_report_order():
     assert RECORD_FIELDS[:4] == ("hardware", "op", "shape", "dtype")
     assert RECORD_FIELDS[-3:] == ("file", "line", "notes")
     assert "terms" not in RECORD_FIELDS
-    assert len(RECORD_FIELDS) == len(set(RECORD_FIELDS)) == 29
+    assert len(RECORD_FIELDS) == len(set(RECORD_FIELDS)) == 30
 
 
 def test_absent_values_read_as_none_and_present_ones_as_plain_python():
