@@ -114,7 +114,9 @@ def _register_workspace(
     shipped sweeps), whose registrations override every other plugin's."""
     module = importlib.import_module(WORKSPACE_MODULE)
     plugin = module.WorkspacePlugin(
-        folder, functools.partial(registry.record_problem, WORKSPACE_PLUGIN)
+        folder,
+        functools.partial(registry.record_problem, WORKSPACE_PLUGIN),
+        lambda: registry.targets().keys(),
     )
     registry.overriding[WORKSPACE_PLUGIN] = plugin.label
     register(

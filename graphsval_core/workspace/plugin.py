@@ -13,7 +13,7 @@ it). A file that cannot be read is one problem naming it, handed to
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
 
 from graphsval_core import hookimpl
@@ -42,13 +42,21 @@ def files_in(folder: Path, suffix: str) -> list[Path]:
 
 class WorkspacePlugin:
     """The hooks of the workspace in ``folder``; ``report`` records one problem
-    (a line naming the file) of the plugin."""
+    (a line naming the file) of the plugin; ``known_targets`` gives the keys
+    the registry knows (a baseline of another target is left out, so one
+    missing or broken target file never stops ``graphsval validate``)."""
 
     graphsval_api_version = "2.0"
 
-    def __init__(self, folder: Path, report: Callable[[str], None]) -> None:
+    def __init__(
+        self,
+        folder: Path,
+        report: Callable[[str], None],
+        known_targets: Callable[[], Collection[str]] | None = None,
+    ) -> None:
         self.folder = folder
         self._report = report
+        self._known_targets = known_targets
         self._reported: set[str] = set()
 
     @property
@@ -88,7 +96,8 @@ class WorkspacePlugin:
     def graphsval_baselines(self) -> Iterable[Path]:
         """``baselines/*.csv`` and their recaptures, ``baselines/recapture/*.csv``
         (validate pairs each with the baseline of the same name); a file that
-        cannot be parsed is one problem, and left out."""
+        cannot be parsed, or holds rows of a target nobody registers, is one
+        problem, and left out."""
         from graphsval_core.files.baseline import read_baseline_file
 
         folder = self.folder / BASELINES_DIR
@@ -96,12 +105,21 @@ class WorkspacePlugin:
             *files_in(folder, BASELINE_SUFFIX),
             *files_in(folder / RECAPTURE_DIR, BASELINE_SUFFIX),
         ]
+        known = self._known_targets() if self._known_targets is not None else None
         out = []
         for path in found:
             try:
-                read_baseline_file(path)
+                baseline = read_baseline_file(path)[0]
             except Exception as exc:
                 self.problem(f"invalid baseline {exc}")
+                continue
+            unknown = sorted({r.hardware for r in baseline.rows} - set(known or ()))
+            if known is not None and unknown:
+                self.problem(
+                    f"baseline {path}: rows of unknown target {unknown[0]!r} (no target file "
+                    f"{TARGETS_DIR}/{unknown[0]}{TARGET_SUFFIX} was loaded, and no plugin "
+                    "registers it); left out"
+                )
                 continue
             out.append(path)
         return out

@@ -188,3 +188,15 @@ def test_the_workspace_command_shows_the_folder_its_source_and_files(
     text = run(workspace, "workspace").output
     assert f"workspace: {workspace} (from --workspace)" in text
     assert "baselines/host_acme_2c_1t_matmul.validation.csv  24 rows, validation" in text
+
+
+def test_a_broken_target_file_never_stops_validate(run, workspace):
+    target_path(workspace, KEY).write_text("{truncated")
+    result = run(workspace, "validate", "--format", "json")
+    assert result.exit_code in (0, 1), result.output
+    lines = warnings(result)
+    assert any(f"{KEY}.target.json" in line and "JSONDecodeError" in line for line in lines)
+    left_out = [line for line in lines if "rows of unknown target" in line]
+    assert len(left_out) == 3  # the calibration and validation sets and the recapture
+    paths = [b["path"] for b in json.loads(result.stdout)["summary"]["header"]["baselines"]]
+    assert not any(KEY in path for path in paths)
