@@ -11,8 +11,15 @@ import click
 
 from graphsval_core.cli.context import AppContext, pass_app
 
+#: Host captures run on one thread unless told otherwise: two OpenMP threads on
+#: a busy 2-vCPU VM spin and get descheduled (a 13 us GEMM measured at 16 ms).
+DEFAULT_THREADS = 1
+#: Interleaved rounds by default (see docs/runbook-cpu.md for the agreement
+#: against time that chose it).
+DEFAULT_ROUNDS = 5
+
 if TYPE_CHECKING:
-    from graphsval_core.measure.workflow import CapturePlan, Visit
+    from graphsval_core.measure.workflow import CapturePlan, CaptureResult, Visit
 
 
 def _percent(value: str) -> float:
@@ -38,8 +45,23 @@ def _percent(value: str) -> float:
     metavar="FILE",
     help="Sweep JSON (default: the shipped <op>_<purpose>.json).",
 )
-@click.option("--limit", type=click.IntRange(min=1), help="Only the first N runnable entries.")
-@click.option("--out", metavar="FILE", help="Output CSV (default: <hw>_<op>.csv here).")
+@click.option(
+    "--limit",
+    type=click.IntRange(min=1),
+    help="Only N runnable entries, sampled across regimes and sizes.",
+)
+@click.option(
+    "--out",
+    metavar="FILE",
+    help="Output CSV (default: the workspace's baselines/<key>_<op>.<purpose>.csv); never "
+    "modifies a file that is not a capture of the same target and op.",
+)
+@click.option(
+    "--recapture",
+    is_flag=True,
+    help="Capture the validation set again, in another order, into recapture/ beside it; "
+    "shapes whose two captures disagree are measured again.",
+)
 @click.option(
     "--dtype", "dtypes", multiple=True, metavar="D", help="Only entries of this dtype (repeatable)."
 )
@@ -58,17 +80,40 @@ def _percent(value: str) -> float:
     metavar="PCT",
     help="Stop sampling when the 95%% CI half-width of the median is under PCT%%.",
 )
-@click.option("--threads", type=click.IntRange(min=1), help="Pin the CPU thread count.")
+@click.option(
+    "--threads",
+    type=click.IntRange(min=1),
+    default=DEFAULT_THREADS,
+    show_default=True,
+    help="CPU threads (part of the snapshot key; one thread is far steadier on a shared VM).",
+)
 @click.option(
     "--rounds",
     type=click.IntRange(min=1),
-    default=1,
+    default=DEFAULT_ROUNDS,
     show_default=True,
-    help="Interleaved rounds: every round visits every shape in a shuffled order.",
+    help="Interleaved rounds: every round visits every shape in a shuffled order; a row is "
+    "the median of its rounds, an outlier round is measured again.",
+)
+@click.option(
+    "--allow-busy",
+    is_flag=True,
+    help="Start even when other processes or the hypervisor keep the machine busy.",
+)
+@click.option(
+    "--max-wait",
+    type=click.FloatRange(min=0),
+    default=60.0,
+    show_default=True,
+    help="Seconds to wait for a busy machine to settle before measuring anyway.",
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the round orders.")
 @click.option("--preallocate", is_flag=True, help="Write into a preallocated output (out=).")
-@click.option("--force", is_flag=True, help="Re-measure everything (drops the existing file).")
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Re-measure everything (replaces a capture of the same target and op; nothing else).",
+)
 @pass_app
 def capture(
     app: AppContext,
@@ -87,13 +132,20 @@ def capture(
     seed: int,
     preallocate: bool,
     force: bool,
+    recapture: bool,
+    allow_busy: bool,
+    max_wait: float,
 ) -> None:
-    """Capture ground truth for a sweep on this machine, resumably.
+    """Capture ground truth for a sweep on this machine, at the noise floor
+    and resumably.
 
-    Rows are appended as each shape finishes; a rerun skips measured shapes and
-    retries failed ones. A shape that fails becomes a row with empty latency
-    and a note. Capturing a detected target (host_cpu) records the rows under a
-    named snapshot target and writes its spec beside the CSV.
+    Refuses a busy machine (--allow-busy), waits for quiet while it runs,
+    measures interleaved rounds at one thread, re-measures outlier rounds and
+    marks rows that will not settle or that are physically implausible
+    `suspect`. Rows are appended as each shape finishes; a rerun skips
+    measured shapes and retries failed ones. Capturing a detected target
+    (host_cpu) records the rows under a named snapshot target whose spec goes
+    into the workspace, where every command finds it.
     """
     from graphsval_core.measure.protocol import CaptureSettings
     from graphsval_core.measure.workflow import CaptureOptions, capture_sweep
@@ -118,6 +170,10 @@ def capture(
         rounds=rounds,
         seed=seed,
         force=force,
+        recapture=recapture,
+        allow_busy=allow_busy,
+        max_wait_s=max_wait,
+        workspace=str(app.workspace.path),
     )
 
     def announce(plan: CapturePlan) -> None:
@@ -125,12 +181,19 @@ def capture(
             click.echo(
                 f"{hw} is detected: recording as {plan.record_as.key} (spec: {plan.spec_path})"
             )
+        from graphsval_core.measure.workflow import estimate_seconds
+
+        eta = estimate_seconds(app.registry, plan)
+        click.echo(
+            f"writing {plan.out}: {len(plan.items)} shapes x {rounds} round(s), about "
+            + (f"{eta / 60:.0f} min" if eta >= 90 else f"{eta:.0f} s")
+        )
 
     try:
         result = capture_sweep(
             app.registry,
             options,
-            progress=_progress_bar,
+            progress=progress_bar,
             echo=lambda s: click.echo(s, err=True),
             on_plan=announce,
         )
@@ -138,16 +201,8 @@ def capture(
         raise click.BadParameter(str(exc)) from None
     except UnsupportedDtypeError as exc:
         raise click.BadParameter(str(exc), param_hint="'--dtype'") from None
+    render_summary(result)
     summary = result.summary
-    click.echo(
-        f"{result.out}: {summary.rows} rows; this run measured {summary.measured}, failed "
-        f"{summary.failed}, incorrect {summary.incorrect}, skipped {summary.skipped} already "
-        f"measured, in {result.elapsed_s:.0f} s"
-    )
-    for failure in summary.failures:
-        click.echo(f"  failed: {failure}")
-    if summary.busy_warning:
-        click.echo(f"  note: {summary.busy_warning}")
     if summary.out_of_time:
         click.echo("  stopped at --max-total-time; rerun the same command to resume")
     if summary.interrupted:
@@ -157,7 +212,36 @@ def capture(
         raise SystemExit(130)
 
 
-def _progress_bar(plan: CapturePlan, visits: Sequence[Visit]) -> Any:
+def render_summary(result: CaptureResult) -> None:
+    """What a capture did, a few lines: rows, failures, suspects, quiet, recapture."""
+    summary = result.summary
+    click.echo(
+        f"{result.out}: {summary.rows} rows; this run measured {summary.measured}, failed "
+        f"{summary.failed}, incorrect {summary.incorrect}, skipped {summary.skipped} already "
+        f"measured, in {result.elapsed_s:.0f} s"
+    )
+    for failure in summary.failures:
+        click.echo(f"  failed: {failure}")
+    for suspect in summary.suspects:
+        click.echo(f"  suspect: {suspect}")
+    click.echo(
+        f"  quiet: {summary.remeasured_rounds} outlier round(s) measured again, "
+        f"{summary.busy_retries} round(s) measured again because the machine was busy, "
+        f"{summary.busy_rounds} kept while busy; waited {summary.waits} time(s), "
+        f"{summary.waited_s:.0f} s in all"
+    )
+    rec = result.reconciled
+    if rec is not None:
+        click.echo(
+            f"  recapture: {rec.agree_first}/{rec.compared} shapes agree with the capture within "
+            f"half their band; {rec.disagreed} disagreed, re-measured {rec.remeasures} time(s), "
+            f"{len(rec.unsettled)} still disagree (suspect)"
+        )
+    if summary.busy_warning:
+        click.echo(f"  note: {summary.busy_warning}")
+
+
+def progress_bar(plan: CapturePlan, visits: Sequence[Visit]) -> Any:
     """A click progress bar on stderr over the visits, naming each as it runs."""
     started = time.monotonic()
     rounds = plan.options.rounds

@@ -60,6 +60,7 @@ def _register_commands() -> None:
     from graphsval_core.cli import (
         calibrate_cmd,
         capture_cmd,
+        capture_machine_cmd,
         check_cmd,
         ci_matrix_cmd,
         plugin_cmd,
@@ -78,6 +79,7 @@ def _register_commands() -> None:
     cli.add_command(predict_cmds.predict)
     cli.add_command(sweep_cmds.sweep)
     cli.add_command(capture_cmd.capture)
+    cli.add_command(capture_machine_cmd.capture_machine)
     cli.add_command(registry_cmd.registry)
     cli.add_command(validate_cmd.validate)
     cli.add_command(check_cmd.check)

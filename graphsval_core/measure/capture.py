@@ -1,29 +1,30 @@
-"""Capture ground truth into a baseline CSV, resumably.
+"""Capture ground truth into a baseline CSV, at the noise floor and resumably.
 
-Every finished shape is appended to the file as one complete line, flushed and
-fsynced, so a Ctrl-C or a kill at any point leaves a valid file with every
-finished row (a line cut by a kill mid-write is dropped on the next run). A
-rerun skips shapes already measured and retries failed ones (``force``
-re-measures everything). At the end (and on Ctrl-C) the file is rewritten
-sorted, one row per shape, atomically (temp file + rename).
+Every round visits every shape still to measure in a freshly shuffled order
+(interleaving: slow drifts in neighbour load spread over all shapes), and each
+shape's row is the median of its rounds (:mod:`graphsval_core.measure.rounds`).
 
-With ``rounds > 1`` the capture is interleaved: every round visits every shape
-in a freshly shuffled order and each shape's row is the median of its rounds,
-so slow drifts in neighbour load spread over all shapes (measurement-practice:
-"interleave"). Each (shape, round) result goes to a journal beside the CSV
-(``<csv>.journal.jsonl``, appended and fsynced) so an interrupted interleaved
-capture resumes too.
+While it runs, a :class:`~graphsval_core.measure.quiet.QuietWatch` looks at
+what other processes and the hypervisor took over each window of about a
+second: rounds measured while the machine was busy are thrown away and
+measured again after a bounded wait for quiet (kept, and counted in the row's
+``busy`` column, when the machine will not settle). When a shape's rounds are
+all in, an outlier round is measured again at the end of the run, at most
+twice; a shape whose rounds will not settle is kept and marked ``suspect``
+with the reason, never dropped. An optional plausibility check adds its own
+``suspect`` entries (a measurement above the target's peak, say).
+
+Files: :mod:`graphsval_core.measure.capture_file` (a row is appended and
+fsynced as each shape finishes, every round goes to a journal; a rerun skips
+finished shapes and reuses journaled rounds; ``force`` re-measures).
 """
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 import os
 import random
-import statistics
 import time
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
@@ -31,47 +32,26 @@ from typing import Any
 
 from attrs import define, evolve, field
 
-from graphsval_core.files.baseline import V4_COLUMNS, BaselineFileError, read_baseline
+from graphsval_core.measure import capture_file as files
+from graphsval_core.measure.capture_file import COLUMNS, EXTRA_COLUMNS, SCHEMA_VERSION
 from graphsval_core.measure.protocol import CaptureSettings
+from graphsval_core.measure.quiet import QuietWatch
+from graphsval_core.measure.rounds import (
+    MAX_REMEASURES,
+    combine_rounds,
+    outlier_rounds,
+    unsettled_reason,
+)
 from graphsval_core.plugins.records import Measurement
 
-SCHEMA_VERSION = "1"
+__all__ = ["COLUMNS", "CaptureItem", "CaptureSummary", "capture", "finalize", "measurement_row"]
 
-#: Extra columns of a captured baseline, after the V4 columns.
-EXTRA_COLUMNS: tuple[str, ...] = (
-    "schema_version",
-    "purpose",
-    "spread_ci_rel",
-    "samples",
-    "block_reps",
-    "warmup_calls",
-    "stopped_by",
-    "p10_s",
-    "p90_s",
-    "rounds",
-    "round_spread_rel",
-    "energy_source",
-    "energy_window_s",
-    "verdict",
-    "mean_rel_l1",
-    "max_abs",
-    "max_rel",
-    "rtol",
-    "atol",
-    "check_scope",
-    "output_alloc",
-    "launch_in_timing",
-    "threads",
-    "device",
-    "torch_version",
-    "numerics",
-    "load_avg",
-    "busy",
-    "captured_at",
-    "fingerprint",
-    "details",
-)
-COLUMNS: tuple[str, ...] = V4_COLUMNS + EXTRA_COLUMNS
+finalize = files.finalize
+
+#: Seconds of measuring between two looks at the machine's load.
+WINDOW_S = 1.0
+#: A round measured while the machine was busy is measured again at most this often.
+MAX_BUSY_RETRIES = 2
 
 
 @define
@@ -95,101 +75,28 @@ class CaptureSummary:
     measured: int = 0
     failed: int = 0
     incorrect: int = 0
+    suspect: int = 0
     interrupted: bool = False
     out_of_time: bool = False
     rows: int = 0
     busy_warning: str = ""
     failures: list[str] = field(factory=list)
+    suspects: list[str] = field(factory=list)
+    #: rounds measured again because they lay outside the others' spread
+    remeasured_rounds: int = 0
+    #: rounds measured again because the machine was busy meanwhile
+    busy_retries: int = 0
+    #: rounds kept although the machine stayed busy
+    busy_rounds: int = 0
+    waits: int = 0
+    waited_s: float = 0.0
 
 
-def load_average() -> tuple[float, bool, str]:
-    """1-minute load, whether the machine is busy, and a warning if so."""
+def load_average() -> float:
     try:
-        load = os.getloadavg()[0]
-    except OSError:
-        return 0.0, False, ""
-    cores = os.cpu_count() or 1  # the load average counts every CPU of the machine
-    busy = load > 0.5 * cores
-    warning = (
-        (
-            f"machine busy: load average {load:.2f} on {cores} CPU(s); timings may be "
-            "noisy (recorded in each row)"
-        )
-        if busy
-        else ""
-    )
-    return load, busy, warning
-
-
-def _repair_tail(path: Path) -> None:
-    """Drop a last line cut short by a kill mid-write."""
-    data = path.read_bytes()
-    if data and not data.endswith(b"\n"):
-        cut = data.rfind(b"\n") + 1
-        with path.open("r+b") as handle:
-            handle.truncate(cut)
-
-
-def _existing(path: Path, hardware: str, op: str) -> dict[tuple[str, str], dict[str, str]]:
-    """Rows already in ``path`` by (shape, dtype), last one winning."""
-    if not path.exists() or path.stat().st_size == 0:
-        return {}
-    _repair_tail(path)
-    if path.stat().st_size == 0:  # killed while writing the header: nothing was finished
-        return {}
-    baseline = read_baseline(path)
-    if tuple(baseline.columns) != COLUMNS:
-        raise BaselineFileError(
-            f"{path}: not a baseline written by this capture (different columns); "
-            "use another --out or --force"
-        )
-    rows: dict[tuple[str, str], dict[str, str]] = {}
-    with path.open(newline="") as handle:
-        for row in csv.DictReader(handle):
-            if row["hardware"] != hardware or row["op"] != op:
-                raise BaselineFileError(
-                    f"{path}: holds {row['hardware']} {row['op']} rows, not {hardware} {op}"
-                )
-            rows[(row["shape"], row["dtype"])] = row
-    return rows
-
-
-def _line(row: dict[str, Any]) -> str:
-    buf = io.StringIO()
-    csv.DictWriter(buf, fieldnames=list(COLUMNS), lineterminator="\n").writerow(
-        {c: row.get(c, "") for c in COLUMNS}
-    )
-    return buf.getvalue()
-
-
-def _append(path: Path, row: dict[str, Any]) -> None:
-    new = not path.exists() or path.stat().st_size == 0
-    text = (",".join(COLUMNS) + "\n" if new else "") + _line(row)
-    with path.open("a", newline="") as handle:
-        handle.write(text)
-        handle.flush()
-        os.fsync(handle.fileno())
-
-
-def sort_key(row: dict[str, str]) -> tuple[Any, ...]:
-    dims = tuple(int(d) for d in row["shape"].split("x"))
-    return (row["dtype"], dims)
-
-
-def finalize(path: Path, hardware: str, op: str) -> int:
-    """Rewrite ``path`` sorted, one row per shape, atomically; return the row count."""
-    rows = _existing(path, hardware, op)
-    if not rows and not path.exists():
-        return 0
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w", newline="") as handle:
-        handle.write(",".join(COLUMNS) + "\n")
-        for row in sorted(rows.values(), key=sort_key):
-            handle.write(_line(row))
-        handle.flush()
-        os.fsync(handle.fileno())
-    tmp.replace(path)
-    return len(rows)
+        return os.getloadavg()[0]
+    except (OSError, AttributeError):
+        return 0.0
 
 
 def measurement_row(
@@ -198,11 +105,20 @@ def measurement_row(
     item: CaptureItem,
     purpose: str,
     m: Measurement,
-    load: float,
-    busy: bool,
+    load: float | None = None,
+    busy: bool | str = False,
+    *,
     rounds: int = 1,
     round_spread: float | None = None,
+    round_latencies: Sequence[float | None] = (),
+    suspect: Sequence[str] = (),
+    remeasured: int = 0,
+    waited_s: float = 0.0,
 ) -> dict[str, Any]:
+    """The CSV row of one measured shape (``load``: the load average, None:
+    read now; ``busy``: whether, or how, the machine was busy)."""
+    import json
+
     extras = dict(m.extras)
     known = {k: extras.pop(k) for k in list(extras) if k in EXTRA_COLUMNS}
     fingerprint = known.pop("fingerprint", "")
@@ -220,111 +136,167 @@ def measurement_row(
         **known,
         "schema_version": SCHEMA_VERSION,
         "purpose": purpose,
+        "suspect": "; ".join(suspect),
         "rounds": rounds,
         "round_spread_rel": "" if round_spread is None else f"{round_spread:.4f}",
-        "load_avg": f"{load:.2f}",
-        "busy": "yes" if busy else "no",
+        "round_latencies_s": " ".join("" if v is None else f"{v:.4e}" for v in round_latencies),
+        "remeasured": remeasured,
+        "load_avg": f"{load_average() if load is None else load:.2f}",
+        "busy": ("yes" if busy else "no") if isinstance(busy, bool) else busy,
+        "waited_s": f"{waited_s:.1f}",
         "captured_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "fingerprint": fingerprint,
         "details": json.dumps(extras, sort_keys=True, default=str) if extras else "",
     }
 
 
-def failure_row(
-    hardware: str, op: str, item: CaptureItem, purpose: str, why: str, load: float, busy: bool
-) -> dict[str, Any]:
-    return measurement_row(
-        hardware,
-        op,
-        item,
-        purpose,
-        Measurement(latency_s=None, energy_j=None, trial_count=0, notes=f"failed: {why}"),
-        load,
-        busy,
-    )
-
-
 Measure = Callable[[CaptureItem, CaptureSettings], Measurement | None]
+#: A plausibility check of a finished shape: ``"latency: reason"`` entries.
+Check = Callable[[CaptureItem, Measurement], Sequence[str]]
 
 
-def _measure_safely(
-    measure: Measure, item: CaptureItem, settings: CaptureSettings
-) -> tuple[Measurement | None, str]:
+def _measure_safely(measure: Measure, item: CaptureItem, settings: CaptureSettings) -> Measurement:
+    """The measurement, or a failed one whose note says why."""
     try:
         m = measure(item, settings)
     except KeyboardInterrupt:
         raise
     except MemoryError:
-        return None, "out of memory"
+        m, why = None, "out of memory"
     except Exception as exc:  # a kernel error, OOM on a device, unsupported dtype
-        text = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
-        if "out of memory" in text.lower():
-            text = f"out of memory ({text})"
-        return None, text
+        why = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
+        if "out of memory" in why.lower():
+            why = f"out of memory ({why})"
+        m = None
+    else:
+        why = "no installed plugin measures this target"
     if m is None:
-        return None, "no installed plugin measures this target"
-    return m, ""
+        return Measurement(latency_s=None, energy_j=None, trial_count=0, notes=f"failed: {why}")
+    return m
 
 
-def _combine_rounds(results: Sequence[Measurement]) -> tuple[Measurement, float]:
-    """Median of the rounds' medians; spread = (max - min) / 2 / median."""
-    latencies = [r.latency_s for r in results if r.latency_s is not None]
-    energies = [r.energy_j for r in results if r.energy_j is not None]
-    median = statistics.median(latencies)
-    spread = (max(latencies) - min(latencies)) / 2.0 / median if median > 0 else 0.0
-    best = min(results, key=lambda r: abs((r.latency_s or 0) - median))
-    notes = sorted({n for r in results for n in r.notes.split("; ") if n})
-    failed_checks = [r for r in results if r.extras.get("verdict") == "FAIL"]
-    extras = dict((failed_checks[0] if failed_checks else best).extras)
-    m = Measurement(
-        latency_s=median,
-        energy_j=statistics.median(energies) if energies else None,
-        trial_count=sum(r.trial_count for r in results),
-        notes="; ".join(notes),
-        extras=extras,
-    )
-    return m, spread
+Visit = tuple[CaptureItem, int]
 
 
-def _journal(path: Path) -> Path:
-    return path.with_name(path.name + ".journal.jsonl")
+@define
+class _Run:
+    """The state of one capture run (see :func:`capture`)."""
 
+    hardware: str
+    op: str
+    purpose: str
+    rounds: int
+    out: Path
+    journal: Path
+    measure: Measure
+    settings: CaptureSettings
+    watch: QuietWatch | None
+    check: Check | None
+    summary: CaptureSummary
+    got: dict[tuple[str, str], dict[int, Measurement]] = field(factory=dict)
+    queue: deque[Visit] = field(factory=deque)
+    window: list[Visit] = field(factory=list)
+    window_start: float = 0.0
+    busy_tries: dict[tuple[tuple[str, str], int], int] = field(factory=dict)
+    busy_kept: dict[tuple[str, str], int] = field(factory=dict)
+    outlier_tries: dict[tuple[str, str], int] = field(factory=dict)
+    waited: dict[tuple[str, str], float] = field(factory=dict)
 
-def _read_journal(path: Path) -> dict[tuple[str, str], dict[int, Measurement]]:
-    out: dict[tuple[str, str], dict[int, Measurement]] = {}
-    if not path.exists():
-        return out
-    _repair_tail(path)
-    for line in path.read_text().splitlines():
-        if not line.strip():
-            continue
-        rec = json.loads(line)
-        m = Measurement(
-            latency_s=rec["latency_s"],
-            energy_j=rec["energy_j"],
-            trial_count=rec["trial_count"],
-            notes=rec["notes"],
-            extras=rec["extras"],
+    def visit(self, item: CaptureItem, r: int) -> None:
+        m = _measure_safely(self.measure, item, self.settings)
+        files.append_journal(self.journal, item.key, r, m)
+        self.got.setdefault(item.key, {})[r] = m
+        self.window.append((item, r))
+        if self.watch is None or time.monotonic() - self.window_start >= WINDOW_S:
+            self.close_window()
+
+    def open_window(self) -> None:
+        self.window = []
+        self.window_start = time.monotonic()
+        if self.watch is not None:
+            self.watch.mark()
+
+    def close_window(self) -> None:
+        """Judge the window's load; re-queue its rounds if the machine was busy,
+        else (or when they have been retried enough) finish their shapes."""
+        load = self.watch.since_mark() if self.watch is not None else None
+        if load is not None and load.busy and self.window:
+            redo = []
+            for item, r in self.window:
+                tries = self.busy_tries.get((item.key, r), 0)
+                if tries < MAX_BUSY_RETRIES:
+                    self.busy_tries[(item.key, r)] = tries + 1
+                    self.got[item.key].pop(r, None)
+                    redo.append((item, r))
+                    self.summary.busy_retries += 1
+                else:
+                    self.busy_kept[item.key] = self.busy_kept.get(item.key, 0) + 1
+                    self.summary.busy_rounds += 1
+            assert self.watch is not None
+            waited, _ = self.watch.wait()
+            if waited:
+                self.summary.waits += 1
+                self.summary.waited_s += waited
+                for item, _r in self.window:
+                    self.waited[item.key] = self.waited.get(item.key, 0.0) + waited
+            self.queue.extendleft(reversed(redo))
+        for item in {it.key: it for it, _ in self.window}.values():
+            if len(self.got.get(item.key, {})) == self.rounds:
+                self.finish(item)
+        self.open_window()
+
+    def finish(self, item: CaptureItem) -> None:
+        """Write the row of a shape whose rounds are all in (or re-queue its outliers)."""
+        results = self.got[item.key]
+        ok = [m for m in results.values() if m.latency_s is not None]
+        if len(ok) < self.rounds:
+            reason = next(m.notes for m in results.values() if m.latency_s is None)
+            row = measurement_row(
+                self.hardware,
+                self.op,
+                item,
+                self.purpose,
+                Measurement(latency_s=None, energy_j=None, trial_count=0, notes=reason),
+            )
+            files.append_row(self.out, row)
+            self.summary.failed += 1
+            self.summary.failures.append(f"{item.shape} {item.dtype}: {reason}")
+            return
+        outliers = outlier_rounds(results)
+        tries = self.outlier_tries.get(item.key, 0)
+        if outliers and tries < MAX_REMEASURES:
+            self.outlier_tries[item.key] = tries + 1
+            for r in sorted(outliers):
+                del results[r]
+                self.queue.append((item, r))  # at the end: after the machine settles
+            self.summary.remeasured_rounds += len(outliers)
+            return
+        combined, spread = combine_rounds(ok)
+        suspect = [f"latency: {unsettled_reason(outliers, self.rounds, tries)}"] if outliers else []
+        if self.check is not None:
+            suspect += list(self.check(item, combined))
+        kept = self.busy_kept.get(item.key, 0)
+        busy = f"yes: {kept} of {self.rounds} round(s) measured while busy" if kept else "no"
+        row = measurement_row(
+            self.hardware,
+            self.op,
+            item,
+            self.purpose,
+            combined,
+            rounds=self.rounds,
+            round_spread=spread,
+            round_latencies=[results[r].latency_s for r in sorted(results)],
+            suspect=suspect,
+            remeasured=tries,
+            busy=busy,
+            waited_s=self.waited.get(item.key, 0.0),
         )
-        out.setdefault((rec["shape"], rec["dtype"]), {})[rec["round"]] = m
-    return out
-
-
-def _journal_append(path: Path, item: CaptureItem, round_no: int, m: Measurement) -> None:
-    rec = {
-        "shape": item.shape,
-        "dtype": item.dtype,
-        "round": round_no,
-        "latency_s": m.latency_s,
-        "energy_j": m.energy_j,
-        "trial_count": m.trial_count,
-        "notes": m.notes,
-        "extras": {k: v for k, v in m.extras.items()},
-    }
-    with path.open("a") as handle:
-        handle.write(json.dumps(rec, default=str) + "\n")
-        handle.flush()
-        os.fsync(handle.fileno())
+        files.append_row(self.out, row)
+        self.summary.measured += 1
+        self.summary.incorrect += combined.extras.get("verdict") == "FAIL"
+        if suspect:
+            self.summary.suspect += 1
+            self.summary.suspects.append(f"{item.shape} {item.dtype}: {'; '.join(suspect)}")
 
 
 def capture(
@@ -342,107 +314,73 @@ def capture(
     max_total_time_s: float | None = None,
     progress: Callable[[Sequence[Any]], Any] | None = None,
     echo: Callable[[str], None] = print,
+    watch: QuietWatch | None = None,
+    check: Check | None = None,
 ) -> CaptureSummary:
-    """Measure ``items`` into ``out`` (see module doc)."""
+    """Measure ``items`` into ``out`` (see module doc). ``watch`` (None: no
+    look at the machine's load) and ``check`` (None: no plausibility check)
+    are optional; the ``graphsval capture`` workflow passes both."""
     summary = CaptureSummary(planned=len(items))
-    load, busy, warning = load_average()
-    summary.busy_warning = warning
-    if warning:
-        echo(f"warning: {warning}")
+    journal = files.journal_path(out)
+    existing = files.read_capture(out, hardware, op)  # refuses a file that is not ours
+    journaled = files.read_journal(journal)
     if force:
-        for stale in (out, _journal(out)):
-            if stale.exists():
-                stale.unlink()
-    existing = _existing(out, hardware, op)
+        out.unlink(missing_ok=True)
+        journal.unlink(missing_ok=True)
+        existing, journaled = {}, {}
     done = {k for k, row in existing.items() if row["latency_s"].strip()}
     todo = [it for it in items if it.key not in done]
     summary.skipped = len(items) - len(todo)
-    start = time.monotonic()
-    journal = _journal(out)
-    partial: dict[tuple[str, str], dict[int, Measurement]] = {}
-    if rounds > 1:
-        # a failed round is measured again; rounds beyond this run's count are ignored
-        for key, got in _read_journal(journal).items():
-            kept = {r: m for r, m in got.items() if m.latency_s is not None and r < rounds}
-            if kept:
-                partial[key] = kept
-    todo_keys = {it.key for it in todo}
-    # shapes whose every round is in the journal but whose row never reached the CSV
-    # (killed between the two writes): write them now
-    for item in todo:
-        got = partial.get(item.key, {})
-        if all(r in got for r in range(rounds)) and rounds > 1:
-            combined, spread = _combine_rounds(list(got.values()))
-            _append(
-                out,
-                measurement_row(hardware, op, item, purpose, combined, load, busy, rounds, spread),
-            )
-            summary.measured += 1
-            todo_keys.discard(item.key)
-    todo = [it for it in todo if it.key in todo_keys]
-    # the (item, round) visits still to do, round by round, each round shuffled
-    visits: list[tuple[CaptureItem, int]] = []
+    run = _Run(
+        hardware, op, purpose, rounds, out, journal, measure,
+        evolve(settings, max_time_per_shape_s=settings.max_time_per_shape_s / rounds),
+        watch, check, summary,
+    )  # fmt: skip
+    for item in todo:  # a failed round is measured again; extra rounds are ignored
+        kept = {r: m for r, m in journaled.get(item.key, {}).items() if m.latency_s and r < rounds}
+        if kept:
+            run.got[item.key] = kept
+    visits: list[Visit] = []
     for r in range(rounds):
         order = list(todo)
         if rounds > 1:
             random.Random(f"{seed}:{r}").shuffle(order)
-        visits += [(it, r) for it in order if r not in partial.get(it.key, {})]
-    per_visit = evolve(settings, max_time_per_shape_s=settings.max_time_per_shape_s / rounds)
-    bar = progress(visits) if progress else _plain(visits)
+        visits += [(it, r) for it in order if r not in run.got.get(it.key, {})]
+    run.queue.extend(visits)
+    start = time.monotonic()
+    tick = _ticker(progress(visits) if progress else None)
     try:
-        for item, r in bar:
+        for item in todo:  # every round journaled, but the row never reached the CSV
+            if len(run.got.get(item.key, {})) == rounds:
+                run.finish(item)
+        run.open_window()
+        while run.queue or run.window:
+            if not run.queue:  # the last window: judging it may queue rounds again
+                run.close_window()
+                continue
             if max_total_time_s is not None and time.monotonic() - start > max_total_time_s:
                 summary.out_of_time = True
                 break
-            m, why = _measure_safely(measure, item, per_visit)
-            if rounds == 1:
-                if m is None:
-                    _append(out, failure_row(hardware, op, item, purpose, why, load, busy))
-                    summary.failed += 1
-                    summary.failures.append(f"{item.shape} {item.dtype}: {why}")
-                else:
-                    _append(out, measurement_row(hardware, op, item, purpose, m, load, busy))
-                    summary.measured += 1
-                    summary.incorrect += m.extras.get("verdict") == "FAIL"
-                continue
-            m = m or Measurement(
-                latency_s=None, energy_j=None, trial_count=0, notes=f"failed: {why}"
-            )
-            _journal_append(journal, item, r, m)
-            got = partial.setdefault(item.key, {})
-            got[r] = m
-            if all(x in got for x in range(rounds)):
-                ok = [x for x in got.values() if x.latency_s is not None]
-                if len(ok) < rounds:
-                    reason = next(x.notes for x in got.values() if x.latency_s is None)
-                    _append(
-                        out,
-                        failure_row(
-                            hardware, op, item, purpose, reason.removeprefix("failed: "), load, busy
-                        ),
-                    )
-                    summary.failed += 1
-                    summary.failures.append(f"{item.shape} {item.dtype}: {reason}")
-                else:
-                    combined, spread = _combine_rounds(ok)
-                    _append(
-                        out,
-                        measurement_row(
-                            hardware, op, item, purpose, combined, load, busy, rounds, spread
-                        ),
-                    )
-                    summary.measured += 1
-                    summary.incorrect += combined.extras.get("verdict") == "FAIL"
+            item, r = run.queue.popleft()
+            tick((item, r))
+            run.visit(item, r)
     except KeyboardInterrupt:
         summary.interrupted = True
     finally:
-        summary.rows = finalize(out, hardware, op) if out.exists() else 0
-        if rounds > 1 and not summary.interrupted and not summary.out_of_time and journal.exists():
-            finished = {k for k, row in _existing(out, hardware, op).items()}
+        summary.rows = files.finalize(out, hardware, op) if out.exists() else 0
+        if not summary.interrupted and not summary.out_of_time and journal.exists():
+            finished = set(files.read_capture(out, hardware, op)) if out.exists() else set()
             if all(it.key in finished for it in items):
                 journal.unlink()
     return summary
 
 
-def _plain(visits: Sequence[Any]) -> Iterator[Any]:
-    yield from visits
+def _ticker(display: Any) -> Callable[[Visit], None]:
+    """Advance a progress display by one visit: ``display.update(1, visit)``
+    (a click progress bar), else the next item of an iterable display."""
+    if display is None:
+        return lambda visit: None
+    if hasattr(display, "update"):
+        return lambda visit: display.update(1, visit)
+    ticks: Iterator[Any] = iter(display)
+    return lambda visit: next(ticks, None)

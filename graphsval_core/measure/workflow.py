@@ -1,18 +1,27 @@
 """The capture workflow (``graphsval capture``): measure a sweep of one op on
-this machine into a baseline CSV, resumably.
+this machine into a baseline CSV, at the noise floor and resumably.
 
 :func:`capture_sweep` resolves the target and op, checks that the target can
 be measured here, loads the sweep (the shipped ``<op>_<purpose>.json`` or a
-given file), keeps the entries the target runs (of the dtypes asked for, up
-to a limit), freezes a detected target (``host_cpu``) into the named snapshot
-target its rows are recorded under (writing its spec beside the CSV), then
-runs :func:`graphsval_core.measure.capture.capture`. The caller sees the
-plan before the measuring starts and may wrap the visits in a progress
-display; the workflow itself draws nothing.
+given file), keeps the entries the target runs (of the dtypes asked for; with
+a limit, a sample across regimes and sizes), freezes a detected target
+(``host_cpu``) into the named snapshot target its rows are recorded under
+(writing its spec into the workspace, where every command finds it), refuses
+a busy machine unless allowed, then runs
+:func:`graphsval_core.measure.capture.capture` with a watch on the machine's
+load and the plausibility check of each row. A recapture (the validation set
+a second time, in another order, into ``recapture/``) then settles the shapes
+whose two captures disagree (:mod:`graphsval_core.measure.recapture`).
+
+By default the CSV goes into the workspace
+(``baselines/<key>_<op>.<purpose>.csv``). The caller sees the plan before the
+measuring starts and may wrap the visits in a progress display; the workflow
+itself draws nothing.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager, ExitStack
@@ -27,6 +36,9 @@ from graphsval_core.datamodel.target_json import write_spec
 from graphsval_core.files.sweep import load_sweep
 from graphsval_core.measure.capture import CaptureItem, CaptureSummary, capture
 from graphsval_core.measure.protocol import CaptureSettings
+from graphsval_core.measure.quiet import QuietWatch
+from graphsval_core.measure.recapture import Reconciled, reconcile
+from graphsval_core.measure.sample import spread_sample
 from graphsval_core.model.reference import UnsupportedDtypeError
 from graphsval_core.plugins.records import Measurement
 from graphsval_core.plugins.registry import Registry
@@ -49,7 +61,11 @@ class CaptureOptions:
     ``<recorded key>_<op>.csv`` here), only entries of ``dtypes`` (empty:
     all), what to ask of the measurer, a time limit for the whole run,
     interleaved rounds with the seed of their order, and whether to
-    re-measure everything."""
+    re-measure everything. ``recapture``: the validation set a second time,
+    into ``recapture/`` beside the baseline, then the disagreements settled.
+    ``allow_busy``: start on a busy machine; ``max_wait_s``: the longest wait
+    for quiet before a round is measured anyway. ``workspace``: the folder
+    (None: :func:`~graphsval_core.workspace.location.locate_workspace`)."""
 
     target: str
     op: str
@@ -63,6 +79,10 @@ class CaptureOptions:
     rounds: int = 1
     seed: int = 0
     force: bool = False
+    recapture: bool = False
+    allow_busy: bool = False
+    max_wait_s: float = 60.0
+    workspace: str | None = None
 
 
 @frozen
@@ -79,6 +99,8 @@ class CapturePlan:
     items: tuple[CaptureItem, ...]
     out: Path
     spec_path: Path | None
+    #: with ``recapture``: the baseline the recapture is compared with
+    main: Path | None = None
 
 
 @frozen(eq=False)
@@ -89,6 +111,7 @@ class CaptureResult:
     plan: CapturePlan
     summary: CaptureSummary
     elapsed_s: float
+    reconciled: Reconciled | None = None
 
     @property
     def record_as(self) -> TargetSpec:
@@ -110,13 +133,24 @@ ProgressFactory = Callable[[CapturePlan, Sequence[Visit]], AbstractContextManage
 
 def plan_capture(registry: Registry, options: CaptureOptions) -> CapturePlan:
     """Resolve, check and select (see module doc); writes the snapshot spec of
-    a detected target.
+    a detected target into the workspace.
 
     Raises :class:`~graphsval_core.plugins.registry.UnknownNameError` for an
     unknown target or op, :class:`UnsupportedDtypeError` for a dtype the
     target lacks, :class:`~graphsval_core.files.sweep.SweepFileError` for a
     bad sweep file and :class:`CaptureError` otherwise."""
+    from graphsval_core.workspace.location import (
+        baseline_path,
+        ensure_parent,
+        target_path,
+        workspace_dir,
+    )
+
     hw, op = options.target, options.op
+    if options.recapture and options.purpose != "validation":
+        raise CaptureError(
+            "--recapture captures the validation set again; use --purpose validation"
+        )
     target = registry.target(hw)
     op_spec = registry.op(op)
     for dtype in options.dtypes:
@@ -141,8 +175,6 @@ def plan_capture(registry: Registry, options: CaptureOptions) -> CapturePlan:
         and e.dtype in target.dtypes
         and (not options.dtypes or e.dtype in options.dtypes)
     ]
-    if options.limit is not None:
-        items = items[: options.limit]
     if not items:
         at = f" at {', '.join(options.dtypes)}" if options.dtypes else ""
         raise CaptureError(f"no entry of {sweep.path} runs on {hw}{at}")
@@ -151,16 +183,98 @@ def plan_capture(registry: Registry, options: CaptureOptions) -> CapturePlan:
         snap = registry.snapshot_target(target, {"threads": options.settings.threads})
         if snap is not None:
             record_as = snap
-    out = Path(options.out) if options.out else Path(f"{record_as.key}_{op}.csv")
+    if options.limit is not None:
+        items = _sample(registry, record_as, op_spec, items, options.limit)
+    workspace = workspace_dir(options.workspace)
+    main = None
+    if options.out:
+        out = Path(options.out)
+        if options.recapture:
+            main = out
+            out = out.parent / "recapture" / out.name
+    else:
+        out = baseline_path(workspace, record_as.key, op, options.purpose, options.recapture)
+        if options.recapture:
+            main = baseline_path(workspace, record_as.key, op, options.purpose)
     if out.is_dir():
         raise CaptureError(f"--out {out} is a folder; name the baseline CSV to write")
-    if not out.parent.is_dir():
+    if main is not None and not main.is_file():
+        raise CaptureError(
+            f"--recapture: no capture {main} to compare with; capture the validation set first"
+        )
+    if options.out and main is None and not out.parent.is_dir():
         raise CaptureError(f"--out {out}: no such folder {out.parent}")
+    ensure_parent(out)
     spec_path = None
     if record_as is not target:
-        spec_path = out.with_name(f"{record_as.key}.target.json")
+        spec_path = ensure_parent(target_path(workspace, record_as.key))
         write_spec(record_as, spec_path)
-    return CapturePlan(options, target, record_as, op_spec, tuple(items), out, spec_path)
+    return CapturePlan(options, target, record_as, op_spec, tuple(items), out, spec_path, main)
+
+
+def _sample(
+    registry: Registry,
+    target: TargetSpec,
+    op: OpSpec,
+    items: list[CaptureItem],
+    limit: int,
+) -> list[CaptureItem]:
+    """``limit`` items spread over the regimes the model predicts on ``target``
+    (per dtype) and over sizes (:func:`spread_sample`)."""
+    from graphsval_core.model.predict import predict_shapes
+
+    groups: list[str] = ["?"] * len(items)
+    sizes: list[float] = [float(math.prod(it.dims)) for it in items]
+    by_dtype: dict[str, list[int]] = {}
+    for i, it in enumerate(items):
+        by_dtype.setdefault(it.dtype, []).append(i)
+    for dtype, where in by_dtype.items():
+        try:
+            pred = predict_shapes(registry, target, op, [items[i].dims for i in where], dtype)
+        except Exception:  # a target the model cannot predict: sizes alone
+            regimes = ["?"] * len(where)
+        else:
+            regimes = [str(r) for r in pred.regime]
+        for i, regime in zip(where, regimes, strict=True):
+            groups[i] = f"{dtype} {regime}"
+    return spread_sample(items, groups, sizes, limit)
+
+
+def _tolerance_of(
+    registry: Registry, target: TargetSpec, op: OpSpec
+) -> Callable[[CaptureItem], float]:
+    """The latency tolerance of each item's predicted regime on ``target``."""
+    from graphsval_core.files.tolerances import band, load_tolerances
+    from graphsval_core.model.predict import predict_shapes
+
+    tolerances = load_tolerances()
+
+    def tolerance(item: CaptureItem) -> float:
+        try:
+            regime = str(predict_shapes(registry, target, op, [item.dims], item.dtype).regime[0])
+        except Exception:
+            regime = "dram_bound"  # the loosest memory band
+        return band(tolerances, regime)["latency"]
+
+    return tolerance
+
+
+def _plausibility(
+    registry: Registry, target: TargetSpec, op: OpSpec
+) -> Callable[[CaptureItem, Measurement], list[str]]:
+    """The ``suspect`` entries of a finished shape against the datasheet spec."""
+    from graphsval_core.model.plausibility import check_measurement
+
+    try:
+        datasheet = registry.datasheet_target(target.key)
+    except Exception:  # a snapshot not registered yet: its spec is the detected one
+        datasheet = target
+
+    def check(item: CaptureItem, m: Measurement) -> list[str]:
+        flags = check_measurement(datasheet, op, item.dims, item.dtype, m.latency_s, m.energy_j)
+        return [flag.text() for flag in flags]
+
+    return check
 
 
 def capture_sweep(
@@ -170,12 +284,27 @@ def capture_sweep(
     progress: ProgressFactory | None = None,
     echo: Callable[[str], None] = print,
     on_plan: Callable[[CapturePlan], None] | None = None,
+    watch: QuietWatch | None = None,
 ) -> CaptureResult:
-    """Plan the capture (:func:`plan_capture`, which names the errors), hand
-    the plan to ``on_plan``, then measure its items into its CSV; ``echo``
-    prints the capture's warnings. A Ctrl-C ends the run with every finished
-    row kept (``summary.interrupted``)."""
+    """Plan the capture (:func:`plan_capture`, which names the errors), refuse
+    a busy machine (unless ``allow_busy``), hand the plan to ``on_plan``, then
+    measure its items into its CSV, watching the machine's load (``watch``:
+    None builds one) and checking each row's plausibility; ``echo`` prints
+    the capture's warnings. A recapture then settles its disagreements. A
+    Ctrl-C ends the run with every finished row kept (``summary.interrupted``)."""
     plan = plan_capture(registry, options)
+    if watch is None:
+        watch = QuietWatch(max_wait_s=options.max_wait_s)
+    load = watch.load_now()
+    busy_warning = ""
+    if load is not None and load.busy:
+        if not options.allow_busy:
+            raise CaptureError(
+                f"machine busy: {load.text()}; timings would be noise. Wait for it to "
+                "settle (stop builds, tests, other captures) or pass --allow-busy"
+            )
+        busy_warning = f"machine busy at the start ({load.text()}); --allow-busy given"
+        echo(f"warning: {busy_warning}")
     if on_plan is not None:
         on_plan(plan)
 
@@ -183,6 +312,7 @@ def capture_sweep(
         return registry.measure(plan.record_as, plan.op, item.dims, item.dtype, settings)
 
     started = time.monotonic()
+    seed = options.seed + 1_000_003 if options.recapture else options.seed  # another order
     with ExitStack() as displays:
         summary = capture(
             hardware=plan.record_as.key,
@@ -194,12 +324,60 @@ def capture_sweep(
             settings=options.settings,
             force=options.force,
             rounds=options.rounds,
-            seed=options.seed,
+            seed=seed,
             max_total_time_s=options.max_total_time_s,
             progress=None if progress is None else _opening(displays, plan, progress),
             echo=echo,
+            watch=watch,
+            check=_plausibility(registry, plan.record_as, plan.op),
         )
-    return CaptureResult(plan, summary, time.monotonic() - started)
+    summary.busy_warning = summary.busy_warning or busy_warning
+    reconciled = None
+    if plan.main is not None and not summary.interrupted and not summary.out_of_time:
+
+        def remeasure(item: CaptureItem) -> float | None:
+            return _measure_row(plan, options, measure, watch, item)
+
+        reconciled = reconcile(
+            plan.main,
+            plan.out,
+            plan.record_as.key,
+            options.op,
+            plan.items,
+            _tolerance_of(registry, plan.record_as, plan.op),
+            remeasure,
+        )
+    return CaptureResult(plan, summary, time.monotonic() - started, reconciled)
+
+
+def _measure_row(
+    plan: CapturePlan,
+    options: CaptureOptions,
+    measure: Callable[[CaptureItem, CaptureSettings], Measurement | None],
+    watch: QuietWatch,
+    item: CaptureItem,
+) -> float | None:
+    """One shape measured again, every round, through a scratch capture."""
+    import tempfile
+
+    from graphsval_core.files.baseline import read_baseline
+
+    with tempfile.TemporaryDirectory() as scratch:
+        out = Path(scratch) / "remeasure.csv"
+        capture(
+            hardware=plan.record_as.key,
+            op=options.op,
+            purpose=options.purpose,
+            items=[item],
+            out=out,
+            measure=measure,
+            settings=options.settings,
+            rounds=options.rounds,
+            seed=options.seed + 7,
+            watch=watch,
+        )
+        rows = read_baseline(out).rows if out.exists() else ()
+    return rows[0].latency_s if rows else None
 
 
 def _opening(
@@ -208,3 +386,38 @@ def _opening(
     """The capture's progress hook: opens ``factory``'s display over the
     visits, to be closed with ``displays``."""
     return lambda visits: displays.enter_context(factory(plan, visits))
+
+
+#: Seconds a visit costs beyond its timed blocks (workload build, correctness check).
+VISIT_OVERHEAD_S = 0.03
+#: Timed blocks a visit typically takes (warm-up and samples until the CI is met).
+VISIT_BLOCKS = 45
+#: The shortest block the sampling times (CaptureSettings.min_block_s, with dispatch).
+VISIT_BLOCK_S = 1.2e-3
+
+
+def estimate_seconds(registry: Registry, plan: CapturePlan) -> float:
+    """About how long the plan's capture takes, from the model's prediction of
+    each shape: every round of a shape costs a fixed overhead plus its timed
+    blocks (at least ``VISIT_BLOCK_S`` each), within the per-round budget."""
+    from graphsval_core.model.predict import predict_shapes
+
+    options = plan.options
+    rounds = max(options.rounds, 1)
+    budget = options.settings.max_time_per_shape_s / rounds
+    by_dtype: dict[str, list[CaptureItem]] = {}
+    for item in plan.items:
+        by_dtype.setdefault(item.dtype, []).append(item)
+    total = 0.0
+    for dtype, items in by_dtype.items():
+        try:
+            pred = predict_shapes(registry, plan.record_as, plan.op, [i.dims for i in items], dtype)
+            latencies = [float(v) for v in pred.latency_s]
+        except Exception:
+            latencies = [1e-3] * len(items)
+        for latency in latencies:
+            timed = min(budget, VISIT_BLOCKS * max(VISIT_BLOCK_S, latency))
+            total += rounds * (VISIT_OVERHEAD_S + timed + 3 * latency)
+    if options.recapture:
+        total *= 1.15  # the disagreeing shapes measured again
+    return total

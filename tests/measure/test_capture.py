@@ -73,7 +73,7 @@ def test_capture_tiny_host_shapes(registry, tmp_path):
     for r in rows:
         assert float(r["latency_s"]) > 0 and r["verdict"] == "pass"
         assert r["threads"] == "1" and r["output_alloc"] == "fresh"
-        assert r["purpose"] == "calibration" and r["schema_version"] == "1"
+        assert r["purpose"] == "calibration" and r["schema_version"] == "2"
     assert read_baseline(out).purpose_source == "column"
     # a rerun skips everything already measured
     again = capture(
@@ -261,6 +261,11 @@ def test_sigkill_mid_capture_loses_nothing_and_resumes(tmp_path):
         "0.2",
         "--target-ci",
         "0.5",
+        "--rounds",
+        "1",
+        "--allow-busy",
+        "--max-wait",
+        "0",
         "--out",
         str(out),
     ]

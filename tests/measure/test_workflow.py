@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import csv
 import json
+import os
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -19,6 +20,7 @@ import graphsval_core.measure
 from graphsval_core.cli.main import cli
 from graphsval_core.datamodel.errors import UserInputError
 from graphsval_core.measure.protocol import CaptureSettings
+from graphsval_core.measure.quiet import Load, QuietWatch
 from graphsval_core.measure.workflow import (
     CaptureError,
     CaptureOptions,
@@ -29,6 +31,7 @@ from graphsval_core.model.reference import UnsupportedDtypeError
 from graphsval_core.plugins.loader import build_registry
 from graphsval_core.plugins.records import Measurement, ProbeResult
 from graphsval_core.plugins.registry import UnknownNameError
+from graphsval_core.workspace.location import ENV_WORKSPACE
 
 SHAPES = [512, 256, 1024, 2048]
 
@@ -72,6 +75,19 @@ def toy(make_plugin, make_target):
     return registry, calls, here, plugin
 
 
+class QuietMachine(QuietWatch):
+    """A machine that is always quiet, and says so at once."""
+
+    def load_now(self, seconds: float = 0.0) -> Load | None:
+        return Load(0.0, 0.0, seconds)
+
+    def mark(self) -> None:
+        pass
+
+    def since_mark(self) -> Load | None:
+        return Load(0.0, 0.0, 1.0)
+
+
 def _options(tmp_path, sweep, target="toy_target", **kw):
     return CaptureOptions(
         target=target,
@@ -100,35 +116,43 @@ def test_capture_writes_the_rows_and_returns_the_summary(toy, sweep, tmp_path):
         yield visits
         closed.append(True)
 
-    result = capture_sweep(registry, _options(tmp_path, sweep, limit=3), progress=progress)
+    result = capture_sweep(
+        registry, _options(tmp_path, sweep, limit=3), progress=progress, watch=QuietMachine()
+    )
     assert isinstance(result, CaptureResult)
     assert result.record_as.key == "toy_target" and result.spec_path is None
     assert result.out == tmp_path / "toy.csv"
-    assert [c[1] for c in calls] == [(512,), (256,), (1024,)]  # sweep order, up to the limit
+    # a sample spread over sizes (the smallest, the largest and one between), in sweep order
+    assert [c[1] for c in calls] == [(256,), (1024,), (2048,)]
     assert {c[3].threads for c in calls} == {2}
     summary = result.summary
     assert (summary.planned, summary.measured, summary.failed, summary.rows) == (3, 3, 0, 3)
     assert opened == [("toy_target", 3)] and closed == [True]
     rows = _rows(result.out)
-    assert [r["shape"] for r in rows] == ["256", "512", "1024"]
+    assert [r["shape"] for r in rows] == ["256", "1024", "2048"]
     assert {r["hardware"] for r in rows} == {"toy_target"}
     assert {r["purpose"] for r in rows} == {"calibration"}
     assert float(rows[0]["latency_s"]) == pytest.approx(256e-9)
-    again = capture_sweep(registry, _options(tmp_path, sweep))  # resumes: one shape left
+    again = capture_sweep(registry, _options(tmp_path, sweep), watch=QuietMachine())  # resumes
     assert (again.summary.skipped, again.summary.measured, again.summary.rows) == (3, 1, 4)
-    assert calls[-1][1] == (2048,)
+    assert calls[-1][1] == (512,)
 
 
 def test_a_detected_target_is_recorded_as_its_snapshot(toy, sweep, tmp_path):
     registry, calls, *_ = toy
     plans = []
     result = capture_sweep(
-        registry, _options(tmp_path, sweep, target="toy_host", limit=1), on_plan=plans.append
+        registry,
+        _options(tmp_path, sweep, target="toy_host", limit=1),
+        on_plan=plans.append,
+        watch=QuietMachine(),
     )
     assert [p.record_as.key for p in plans] == ["toy_snap"] and plans[0].target.key == "toy_host"
-    assert result.spec_path == tmp_path / "toy_snap.target.json"
+    # the spec goes into the workspace, where every command finds it
+    workspace = Path(os.environ[ENV_WORKSPACE])
+    assert result.spec_path == workspace / "targets" / "toy_snap.target.json"
     assert json.loads(result.spec_path.read_text())["key"] == "toy_snap"
-    assert calls == [("toy_snap", (512,), "fp32", calls[0][3])]
+    assert calls == [("toy_snap", (1024,), "fp32", calls[0][3])]  # the middle size
     assert {r["hardware"] for r in _rows(result.out)} == {"toy_snap"}
 
 
@@ -163,15 +187,16 @@ def test_the_command_renders_the_result_and_flags_the_bad_option(
     fake_entry_points(make_entry_point("toy", lambda: plugin, "graphsval-toy"))
     out = tmp_path / "cli.csv"
     common = ["--op", "vector_add", "--purpose", "calibration", "--sweep", str(sweep)]
+    quiet = ["--allow-busy", "--max-wait", "0"]
     run = CliRunner().invoke(
-        cli, ["capture", "--hw", "toy_host", *common, "--limit", "2", "--out", str(out)]
+        cli, ["capture", "--hw", "toy_host", *common, *quiet, "--limit", "2", "--out", str(out)]
     )
     assert run.exit_code == 0, run.output
     lines = run.stdout.splitlines()
-    assert lines[0] == (
-        f"toy_host is detected: recording as toy_snap (spec: {tmp_path / 'toy_snap.target.json'})"
-    )
-    assert lines[1].startswith(
+    spec = Path(os.environ[ENV_WORKSPACE]) / "targets" / "toy_snap.target.json"
+    assert lines[0] == f"toy_host is detected: recording as toy_snap (spec: {spec})"
+    assert lines[1].startswith(f"writing {out}: 2 shapes x 5 round(s), about ")
+    assert lines[2].startswith(
         f"{out}: 2 rows; this run measured 2, failed 0, incorrect 0, skipped 0 already measured"
     )
     bad_dtype = CliRunner().invoke(cli, ["capture", "--hw", "toy_target", *common, "--dtype", "x"])

@@ -1,0 +1,239 @@
+"""The files of a capture: the baseline CSV it appends to and the journal of
+its rounds, written so that no measured row is ever lost and no file that is
+not a baseline of the same target and op is ever touched.
+
+Every finished shape is appended to the CSV as one complete line, flushed and
+fsynced; a line cut by a kill mid-write is dropped on the next run, but only
+once the file has been recognised as this capture's baseline (its header and
+every complete row name the same target and op). At the end the file is
+rewritten sorted, one row per shape, atomically (temp file + rename). Each
+(shape, round) result also goes to a journal beside the CSV
+(``<csv>.journal.jsonl``) so an interleaved capture resumes too.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from graphsval_core.files.baseline import V4_COLUMNS, BaselineFileError
+from graphsval_core.plugins.records import Measurement
+
+SCHEMA_VERSION = "2"
+
+#: Extra columns of a captured baseline, after the V4 columns.
+EXTRA_COLUMNS: tuple[str, ...] = (
+    "schema_version",
+    "purpose",
+    "suspect",
+    "spread_ci_rel",
+    "samples",
+    "block_reps",
+    "warmup_calls",
+    "stopped_by",
+    "p10_s",
+    "p90_s",
+    "rounds",
+    "round_spread_rel",
+    "round_latencies_s",
+    "remeasured",
+    "first_latency_s",
+    "energy_source",
+    "energy_window_s",
+    "verdict",
+    "mean_rel_l1",
+    "max_abs",
+    "max_rel",
+    "rtol",
+    "atol",
+    "check_scope",
+    "output_alloc",
+    "launch_in_timing",
+    "threads",
+    "device",
+    "torch_version",
+    "numerics",
+    "load_avg",
+    "busy",
+    "waited_s",
+    "captured_at",
+    "fingerprint",
+    "details",
+)
+COLUMNS: tuple[str, ...] = V4_COLUMNS + EXTRA_COLUMNS
+
+Row = dict[str, str]
+
+
+def journal_path(path: Path) -> Path:
+    return path.with_name(path.name + ".journal.jsonl")
+
+
+def _complete_lines(data: bytes) -> bytes:
+    """The bytes up to the last newline (a line cut by a kill is not kept)."""
+    return data[: data.rfind(b"\n") + 1] if not data.endswith(b"\n") else data
+
+
+def read_capture(path: Path, hardware: str, op: str) -> dict[tuple[str, str], Row]:
+    """The rows of an existing capture of ``hardware`` ``op`` by (shape, dtype),
+    the last one winning; empty when ``path`` does not exist or is empty.
+
+    Raises :class:`BaselineFileError` without touching the file when it is not
+    a baseline this capture may write to: not UTF-8, a header that is not a
+    capture's, or a row of another target or op."""
+    if not path.exists():
+        return {}
+    if not path.is_file():
+        raise BaselineFileError(f"{path}: not a regular file; name the baseline CSV to write")
+    data = path.read_bytes()
+    if not data.strip():
+        return {}
+    try:
+        text = _complete_lines(data).decode("utf-8")
+    except UnicodeDecodeError:
+        raise BaselineFileError(
+            f"{path}: not a baseline CSV (not UTF-8 text); refusing to modify it"
+        ) from None
+    lines = text.splitlines()
+    header = next(csv.reader(lines[:1]), []) if lines else []
+    if not data.endswith(b"\n") and len(lines) <= 1:
+        # one line and no newline: a header cut by a kill (nothing was finished), or not ours
+        fields = data.decode("utf-8", "replace").split(",")
+        n = len(fields)
+        cut_header = (
+            n <= len(COLUMNS)
+            and fields[:-1] == list(COLUMNS[: n - 1])
+            and COLUMNS[n - 1].startswith(fields[-1])
+        )
+        if not cut_header:
+            raise BaselineFileError(
+                f"{path}: not a baseline written by graphsval capture (its first line is not a "
+                "capture header); refusing to modify it"
+            )
+        path.write_bytes(b"")
+        return {}
+    if tuple(header[: len(V4_COLUMNS)]) != V4_COLUMNS or not set(header) <= set(COLUMNS):
+        raise BaselineFileError(
+            f"{path}: not a baseline written by graphsval capture (header "
+            f"{','.join(header[:4])},...); refusing to modify it, name another --out"
+        )
+    rows: dict[tuple[str, str], Row] = {}
+    try:
+        for n, row in enumerate(csv.DictReader(lines), start=2):
+            if None in row or any(v is None for v in row.values()):
+                raise BaselineFileError(
+                    f"{path}:{n}: wrong number of fields; refusing to modify it"
+                )
+            if row["hardware"] != hardware or row["op"] != op:
+                raise BaselineFileError(
+                    f"{path}: holds {row['hardware']} {row['op']} rows, not {hardware} {op}; "
+                    "refusing to modify it, name another --out"
+                )
+            rows[(row["shape"], row["dtype"])] = {c: row.get(c, "") or "" for c in COLUMNS}
+    except csv.Error as exc:
+        raise BaselineFileError(
+            f"{path}: not a readable CSV ({exc}); refusing to modify it"
+        ) from None
+    if tuple(header) != COLUMNS or not data.endswith(b"\n"):
+        write_sorted(path, rows)  # an older capture's columns, or a cut last line: rewrite
+    return rows
+
+
+def line(row: Mapping[str, Any]) -> str:
+    buf = io.StringIO()
+    csv.DictWriter(buf, fieldnames=list(COLUMNS), lineterminator="\n").writerow(
+        {c: row.get(c, "") for c in COLUMNS}
+    )
+    return buf.getvalue()
+
+
+def append_row(path: Path, row: Mapping[str, Any]) -> None:
+    new = not path.exists() or path.stat().st_size == 0
+    text = (",".join(COLUMNS) + "\n" if new else "") + line(row)
+    with path.open("a", newline="", encoding="utf-8") as handle:
+        handle.write(text)
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def sort_key(row: Mapping[str, str]) -> tuple[Any, ...]:
+    dims = tuple(int(d) for d in row["shape"].split("x"))
+    return (row["dtype"], dims)
+
+
+def write_sorted(path: Path, rows: Mapping[tuple[str, str], Mapping[str, Any]]) -> None:
+    """Rewrite ``path`` with ``rows`` sorted, atomically."""
+    tmp = path.with_name(path.name + ".tmp")
+    with tmp.open("w", newline="", encoding="utf-8") as handle:
+        handle.write(",".join(COLUMNS) + "\n")
+        for row in sorted(rows.values(), key=sort_key):
+            handle.write(line(row))
+        handle.flush()
+        os.fsync(handle.fileno())
+    tmp.replace(path)
+
+
+def finalize(path: Path, hardware: str, op: str) -> int:
+    """Rewrite ``path`` sorted, one row per shape, atomically; the row count."""
+    if not path.exists():
+        return 0
+    rows = read_capture(path, hardware, op)
+    write_sorted(path, rows)
+    return len(rows)
+
+
+# --- the journal of rounds -----------------------------------------------------------
+
+Journal = dict[tuple[str, str], dict[int, Measurement]]
+
+
+def read_journal(path: Path) -> Journal:
+    """``(shape, dtype) -> round -> result`` (a later line for a round wins)."""
+    out: Journal = {}
+    if not path.exists():
+        return out
+    data = path.read_bytes()
+    for text in _complete_lines(data).decode("utf-8", "replace").splitlines():
+        if not text.strip():
+            continue
+        try:
+            rec = json.loads(text)
+            m = Measurement(
+                latency_s=rec["latency_s"],
+                energy_j=rec["energy_j"],
+                trial_count=rec["trial_count"],
+                notes=rec["notes"],
+                extras=rec["extras"],
+            )
+            key, round_no = (rec["shape"], rec["dtype"]), int(rec["round"])
+        except (ValueError, KeyError, TypeError):
+            raise BaselineFileError(
+                f"{path}: not a capture journal; refusing to use or modify it"
+            ) from None
+        out.setdefault(key, {})[round_no] = m
+    if not data.endswith(b"\n") and data:
+        with path.open("r+b") as handle:  # a line cut by a kill: drop it before appending
+            handle.truncate(len(_complete_lines(data)))
+    return out
+
+
+def append_journal(path: Path, key: tuple[str, str], round_no: int, m: Measurement) -> None:
+    rec = {
+        "shape": key[0],
+        "dtype": key[1],
+        "round": round_no,
+        "latency_s": m.latency_s,
+        "energy_j": m.energy_j,
+        "trial_count": m.trial_count,
+        "notes": m.notes,
+        "extras": dict(m.extras),
+    }
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps(rec, default=str) + "\n")
+        handle.flush()
+        os.fsync(handle.fileno())
