@@ -26,6 +26,14 @@ class FloorsError(UserInputError):
     pass
 
 
+#: Optional floors of the capture-vs-recapture agreement of a target/op (the
+#: noise floor of its machine kind): the largest median difference and the
+#: smallest share of shapes within 10%. validate says when the shipped data
+#: fall below them; they are set by hand from a quiet capture, never raised
+#: or lowered by --update-floors.
+RECAPTURE_KEYS = ("recapture_median_max", "recapture_within_min")
+
+
 @define
 class FloorCheck:
     key: str
@@ -66,6 +74,12 @@ def read_floors(path: Path | Any) -> dict[str, dict[str, Any]]:
     for key, entry in floors.items():
         if not isinstance(entry, dict) or not isinstance(entry.get("pass"), int):
             raise FloorsError(f"{path}: floors.{key}.pass must be an integer")
+        for name in RECAPTURE_KEYS:
+            value = entry.get(name)
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 1
+            ):
+                raise FloorsError(f"{path}: floors.{key}.{name} must be a fraction in (0, 1]")
     return floors
 
 
@@ -108,8 +122,9 @@ def update_floors(
     for key in keys:
         passed, records = counts[key]
         old = new.get(key, {}).get("pass")
+        kept = {k: v for k, v in new.get(key, {}).items() if k in RECAPTURE_KEYS}
         if old is None or passed > old:
-            new[key] = {"pass": passed, "records": records}
+            new[key] = {"pass": passed, "records": records, **kept}
             changes.append(f"{key}: floor {old if old is not None else '-'} -> {passed}")
         elif passed < old:
             if not reason:
@@ -117,6 +132,12 @@ def update_floors(
                     f"{key}: {passed} passes is below the floor {old}; lowering a floor needs "
                     "--reason TEXT"
                 )
-            new[key] = {"pass": passed, "records": records, "lowered_from": old, "reason": reason}
+            new[key] = {
+                "pass": passed,
+                "records": records,
+                "lowered_from": old,
+                "reason": reason,
+                **kept,
+            }
             changes.append(f"{key}: floor {old} -> {passed} (lowered: {reason})")
     return new, changes

@@ -47,19 +47,51 @@ from graphsval_core.plugins.registry import Registry
 from graphsval_core.validate.records import CHECKED, EXCLUDED, SUSPECT, Records, Terms
 from graphsval_core.validate.selection import Selection
 
+#: The recapture agreement is also told as the share of shapes within this.
+AGREEMENT_BAND = 0.10
+
 
 @frozen
 class Recapture:
     """Capture vs recapture of one (target, op): the share of shapes whose two
     captures agree within the tolerance of the record's predicted regime (the
-    ceiling any model's pass rate can reach on that data), and the median
-    difference."""
+    ceiling any model's pass rate can reach on that data), the median
+    difference, the share within :data:`AGREEMENT_BAND`, and how many shapes
+    were measured again after disagreeing. The first capture is compared
+    (``first_latency_s`` where a row was re-measured), so re-measuring cannot
+    flatter the agreement."""
 
     pairs: int
     agree: int
     rate: float
     median_diff: float
     file: str
+    within_band: float = 0.0
+    remeasured: int = 0
+    #: the floors of its machine kind (the plugin's floors file), when it has them
+    floor_median: float | None = None
+    floor_within: float | None = None
+
+    @property
+    def below_floor(self) -> bool | None:
+        """Whether the agreement is below its floor (None: no floor)."""
+        if self.floor_median is None and self.floor_within is None:
+            return None
+        return (self.floor_median is not None and self.median_diff > self.floor_median) or (
+            self.floor_within is not None and self.within_band < self.floor_within
+        )
+
+    def floor_text(self) -> str:
+        """``floor median <= 4%, >= 80% within 10%: ok`` (empty: no floor)."""
+        if self.below_floor is None:
+            return ""
+        parts = []
+        if self.floor_median is not None:
+            parts.append(f"median <= {self.floor_median:.0%}")
+        if self.floor_within is not None:
+            parts.append(f">= {self.floor_within:.0%} within {AGREEMENT_BAND:.0%}")
+        verdict = "BELOW its floor" if self.below_floor else "ok"
+        return f"floor {', '.join(parts)}: {verdict}"
 
 
 @frozen
@@ -322,13 +354,15 @@ def recapture_agreement(
     out: dict[tuple[str, str], Recapture] = {}
     for main, again in pairs:
         other = {(r.shape, r.dtype): r for r in again.rows if r.latency_s}
-        agree, diffs = 0, []
+        agree, diffs, remeasured = 0, [], 0
         for row in main.rows:
             tolerance = tolerance_of.get((main.path, row.shape, row.dtype))
             twin = other.get((row.shape, row.dtype))
-            if tolerance is None or twin is None:
+            if tolerance is None or twin is None or row.latency_s is None:
                 continue
-            diff = abs(row.latency_s - twin.latency_s) / twin.latency_s
+            first = _first_latency(row)
+            remeasured += first != row.latency_s
+            diff = abs(first - twin.latency_s) / twin.latency_s
             diffs.append(diff)
             agree += diff <= tolerance
         if diffs:
@@ -339,5 +373,16 @@ def recapture_agreement(
                 rate=agree / len(diffs),
                 median_diff=float(np.median(diffs)),
                 file=again.path,
+                within_band=float(np.mean(np.asarray(diffs) <= AGREEMENT_BAND)),
+                remeasured=remeasured,
             )
     return out
+
+
+def _first_latency(row: BaselineRow) -> float:
+    """The row's first captured latency (before any re-measure)."""
+    text = row.extras.get("first_latency_s", "").strip()
+    try:
+        return float(text) if text else float(row.latency_s or 0.0)
+    except ValueError:
+        return float(row.latency_s or 0.0)

@@ -81,7 +81,9 @@ def _target_lines(summary: Summary) -> list[list[str]]:
         med = f"{t.median_abs_latency_error:.1%}" if t.median_abs_latency_error is not None else "-"
         rec = t.recapture
         ceiling = (
-            f"{rec.agree}/{rec.pairs} ({rec.rate:.0%}), median diff {rec.median_diff:.1%}"
+            f"{rec.agree}/{rec.pairs} ({rec.rate:.0%}), median diff {rec.median_diff:.1%}, "
+            f"{rec.within_band:.0%} within 10%, {rec.remeasured} re-measured"
+            + (f"; {rec.floor_text()}" if rec.floor_text() else "")
             if rec
             else "-"
         )

@@ -33,7 +33,12 @@ from graphsval_core.files.floors import (
 from graphsval_core.files.tolerances import load_tolerances
 from graphsval_core.plugins.registry import Registry
 from graphsval_core.plugins.resources import in_installed_package
-from graphsval_core.validate.harness import Validation, recapture_agreement, validate as judge
+from graphsval_core.validate.harness import (
+    Recapture,
+    Validation,
+    recapture_agreement,
+    validate as judge,
+)
 from graphsval_core.validate.selection import Baselines, select
 from graphsval_core.validate.summary import (
     BaselineInfo,
@@ -175,7 +180,8 @@ def validate(registry: Registry, options: ValidateOptions) -> ValidateResult:
         # nothing ships baselines: the consistency checks are all there is to run
         return ValidateResult(options, baselines, None, None, tuple(run_consistency(registry)))
     judged = judge(registry, baselines.selections, model, tolerances)
-    validation = evolve(judged, recapture=recapture_agreement(judged, baselines.pairs))
+    agreement = recapture_agreement(judged, baselines.pairs)
+    validation = evolve(judged, recapture=_with_floors(registry, agreement))
     consistency = tuple(
         run_consistency(registry, [registry.target(k) for k in wanted] if wanted else None)
     )
@@ -186,6 +192,28 @@ def validate(registry: Registry, options: ValidateOptions) -> ValidateResult:
     if options.check_floors or options.update_floors:
         floors = _floors(registry, summary, options)
     return ValidateResult(options, baselines, validation, summary, consistency, floors)
+
+
+def _with_floors(
+    registry: Registry, agreement: dict[tuple[str, str], Recapture]
+) -> dict[tuple[str, str], Recapture]:
+    """Each recapture agreement with the floors its target's plugin ships for
+    it (a floors file that cannot be read adds none: ``--check-floors`` says
+    why)."""
+    files = registry.floors_files()
+    out = {}
+    for (hw, op), rec in agreement.items():
+        try:
+            path = files.get(registry.target_plugin(hw).name)
+            entry = read_floors(path).get(f"{hw}/{op}", {}) if path is not None else {}
+        except Exception:
+            entry = {}
+        out[(hw, op)] = evolve(
+            rec,
+            floor_median=entry.get("recapture_median_max"),
+            floor_within=entry.get("recapture_within_min"),
+        )
+    return out
 
 
 def _header(
