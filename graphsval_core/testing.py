@@ -87,12 +87,19 @@ def graphsval_register_plugin() -> Callable[..., Registry]:
 
 
 @pytest.fixture
-def graphsval_cli(monkeypatch: pytest.MonkeyPatch) -> Callable[..., Any]:
+def graphsval_cli(
+    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> Callable[..., Any]:
     """Factory: run ``graphsval ARGS...`` in-process; returns click's ``Result``.
 
     ``plugins`` are registered in-process on top of the installed ones;
-    ``env`` adds environment variables for the run.
+    ``env`` adds environment variables for the run. The workspace is an empty
+    temporary folder (``GRAPHSVAL_WORKSPACE``), never the user's own, unless
+    ``env`` names one.
     """
+    from graphsval_core.workspace.location import ENV_WORKSPACE
+
+    workspace = tmp_path_factory.mktemp("workspace") / "ws"
     from click.testing import CliRunner
 
     from graphsval_core.cli.main import cli
@@ -110,7 +117,8 @@ def graphsval_cli(monkeypatch: pytest.MonkeyPatch) -> Callable[..., Any]:
             return real_build(**kwargs)
 
         monkeypatch.setattr(loader, "build_registry", build)
-        return CliRunner().invoke(cli, [str(a) for a in args], env=dict(env or {}))
+        run_env = {ENV_WORKSPACE: str(workspace), **dict(env or {})}
+        return CliRunner().invoke(cli, [str(a) for a in args], env=run_env)
 
     return run
 

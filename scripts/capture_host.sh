@@ -1,36 +1,24 @@
 #!/usr/bin/env bash
-# Capture the host_cpu baselines shipped with graphsval-cpu (issue: "the host, for real").
+# Capture the host_cpu baselines shipped with graphsval-cpu (docs/runbook-cpu.md).
 #
-# matmul, linear and vector_add at fp32 and bf16, pinned to 1 thread (far steadier on
-# shared VMs), 3 interleaved rounds per shape (each round visits every shape in a
-# shuffled order; a row is the median of its rounds): the calibration sets, the
-# validation sets, and the validation sets a second time with other round orders
-# (baselines/recapture/) for the capture-vs-recapture agreement, the ceiling any
-# model can reach on this data. Resumable: rerun the script to continue.
+# `graphsval capture-machine` into a temporary workspace: vector_add, matmul and
+# linear, every dtype the host runs, at one thread, 7 interleaved rounds per shape
+# (a row is the median of its rounds; outlier rounds measured again), the calibration
+# sets, the validation sets, and the validation sets again in another order
+# (baselines/recapture/, disagreements measured again) for the capture-vs-recapture
+# agreement. It refuses a busy machine and waits for quiet while it runs: run it on a
+# quiet machine (no tests, builds or other sessions). Resumable: rerun the script.
+# Then the baselines, recaptures and snapshot spec are copied into the plugin.
 #
-# usage: scripts/capture_host.sh [OUT_DIR]   (PIN="taskset -c 0" pins the process to a CPU;
-# the detected host then has 1 usable CPU, and the snapshot is named for it)
+# usage: scripts/capture_host.sh [WORKSPACE]   (default: .capture-host, kept for resuming)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-OUT=${1:-plugins/graphsval_cpu/graphsval_cpu/baselines}
-PIN=${PIN-}
+WS=${1:-.capture-host}
 GV=${GRAPHSVAL:-graphsval}
-mkdir -p "$OUT/recapture"
-KEY=$(python -c "from graphsval_core.plugins.loader import build_registry as b; r = b(); \
-print(r.snapshot_target(r.target('host_cpu'), {'threads': 1}).key)")
-echo "host_cpu captures as $KEY"
-common=(--hw host_cpu --threads 1 --rounds 3 --max-time-per-shape 1.5 --dtype fp32 --dtype bf16)
-for op in vector_add linear matmul; do
-    $PIN "$GV" capture "${common[@]}" --op "$op" --purpose calibration --seed 1 \
-        --out "$OUT/${KEY}_${op}.calibration.csv"
-done
-for op in vector_add linear matmul; do
-    $PIN "$GV" capture "${common[@]}" --op "$op" --purpose validation --seed 2 \
-        --out "$OUT/${KEY}_${op}.validation.csv"
-done
-for op in vector_add linear matmul; do
-    $PIN "$GV" capture "${common[@]}" --op "$op" --purpose validation --seed 3 \
-        --out "$OUT/recapture/${KEY}_${op}.validation.csv"
-done
-mv -f "$OUT/${KEY}.target.json" plugins/graphsval_cpu/graphsval_cpu/targets/ 2>/dev/null || true
-rm -f "$OUT/recapture/${KEY}.target.json"
+PLUGIN=plugins/graphsval_cpu/graphsval_cpu
+"$GV" --workspace "$WS" capture-machine --rounds 7 --no-calibrate
+mkdir -p "$PLUGIN/baselines/recapture" "$PLUGIN/targets"
+cp "$WS"/baselines/*.csv "$PLUGIN/baselines/"
+cp "$WS"/baselines/recapture/*.csv "$PLUGIN/baselines/recapture/"
+cp "$WS"/targets/*.target.json "$PLUGIN/targets/"
+echo "copied into $PLUGIN; now recalibrate (docs/runbook-cpu.md) and run graphsval validate"

@@ -67,7 +67,14 @@ def lookup(
     if not hits:
         where = ", ".join(baselines) if baselines else "the installed baselines"
         raise InputError(f"{key} {op} {shape} {dtype} was not measured (looked in {where})")
-    baseline, row = hits[-1]
+    # a capture wins over its recapture (which only measures the capture's agreement),
+    # and a workspace's over an installed one (listed after it); else the last row
+    from pathlib import Path
+
+    from graphsval_core.validate.selection import RECAPTURE_DIR
+
+    firsts = [h for h in hits if Path(h[0].path).parent.name != RECAPTURE_DIR]
+    baseline, row = (firsts or hits)[-1]
     data = {
         "hardware": row.hardware,
         "op": row.op,

@@ -55,9 +55,14 @@ def _detail_rows(registry: Registry, target: TargetSpec) -> list[list[str]]:
         return str(prov.get(name, "-"))
 
     info = registry.target_plugin(target.key)
+    origin = (
+        f"{info.name} ({info.distribution} {info.version or '?'})"
+        if info.distribution
+        else f"{info.name} ({info.module})"
+    )
     rows: list[list[str]] = [
         ["name", target.name, ""],
-        ["plugin", f"{info.name} ({info.distribution or '-'} {info.version or ''})".strip(), ""],
+        ["plugin", origin, ""],
         ["family", target.family, ""],
         ["architecture", target.architecture, ""],
         ["ground truth", target.ground_truth, ""],

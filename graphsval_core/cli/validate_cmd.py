@@ -139,7 +139,7 @@ def validate(
         if floors.error:
             raise InputError(floors.error)
         for key in floors.unfloored:
-            click.echo(f"floor {key}: its plugin ships no floors file", err=aside)
+            click.echo(f"floor {key}: no floors file (its plugin or workspace has none)", err=aside)
     if result.failed:
         raise SystemExit(1)
 

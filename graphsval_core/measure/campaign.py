@@ -90,13 +90,16 @@ def campaign_options(
 
 
 def plan_campaign(registry: Registry, options: Sequence[CaptureOptions]) -> list[Step]:
-    """Every step's plan and estimate (a recapture's is planned once its
-    validation capture exists; its estimate is the validation's)."""
+    """Every step's plan and its estimate (what is measured already costs
+    nothing); a recapture is planned for real once its validation capture
+    exists, and estimated like it here."""
     steps: list[Step] = []
     for opts in options:
         if opts.recapture:
-            previous = steps[-1]
-            steps.append(Step(opts, previous.plan, previous.estimate_s))
+            previous = steps[-1].plan
+            again = previous.out.parent / "recapture" / previous.out.name
+            plan = evolve(previous, options=opts, out=again, main=previous.out)
+            steps.append(Step(opts, plan, estimate_seconds(registry, plan)))
             continue
         plan = plan_capture(registry, opts)
         steps.append(Step(opts, plan, estimate_seconds(registry, plan)))

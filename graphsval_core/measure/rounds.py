@@ -28,6 +28,8 @@ OUTLIER_CIS = 4.0
 OUTLIER_FLOOR = 0.15
 #: An outlier round is measured again at most this many times.
 MAX_REMEASURES = 2
+#: The columns of a correctness verdict (measured in one round of a shape).
+VERDICT_COLUMNS = ("verdict", "mean_rel_l1", "max_abs", "max_rel", "rtol", "atol", "check_scope")
 #: Fewer rounds than this cannot tell an outlier from the rest.
 MIN_ROUNDS_FOR_OUTLIERS = 3
 
@@ -68,8 +70,11 @@ def combine_rounds(results: Sequence[Measurement]) -> tuple[Measurement, float]:
     spread = (max(latencies) - min(latencies)) / 2.0 / median if median > 0 else 0.0
     best = min(results, key=lambda r: abs((r.latency_s or 0) - median))
     notes = sorted({n for r in results for n in r.notes.split("; ") if n})
-    failed_checks = [r for r in results if r.extras.get("verdict") == "FAIL"]
+    checked = [r for r in results if r.extras.get("verdict")]  # a shape is checked once
+    failed_checks = [r for r in checked if r.extras.get("verdict") == "FAIL"]
     extras = dict((failed_checks[0] if failed_checks else best).extras)
+    if checked and not failed_checks:
+        extras.update({k: v for k, v in checked[0].extras.items() if k in VERDICT_COLUMNS})
     m = Measurement(
         latency_s=median,
         energy_j=statistics.median(energies) if energies else None,

@@ -400,14 +400,26 @@ def estimate_seconds(registry: Registry, plan: CapturePlan) -> float:
     """About how long the plan's capture takes, from the model's prediction of
     each shape: every round of a shape costs a fixed overhead plus its timed
     blocks (at least ``VISIT_BLOCK_S`` each), within the per-round budget."""
+    from graphsval_core.measure.capture_file import read_capture
     from graphsval_core.model.predict import predict_shapes
 
     options = plan.options
     rounds = max(options.rounds, 1)
     budget = options.settings.max_time_per_shape_s / rounds
+    try:  # a rerun resumes: what is measured already costs nothing
+        done = {
+            key
+            for key, row in read_capture(plan.out, plan.record_as.key, options.op).items()
+            if row["latency_s"]
+        }
+    except UserInputError:
+        done = set()
+    if options.force:
+        done = set()
     by_dtype: dict[str, list[CaptureItem]] = {}
     for item in plan.items:
-        by_dtype.setdefault(item.dtype, []).append(item)
+        if item.key not in done:
+            by_dtype.setdefault(item.dtype, []).append(item)
     total = 0.0
     for dtype, items in by_dtype.items():
         try:
@@ -416,8 +428,9 @@ def estimate_seconds(registry: Registry, plan: CapturePlan) -> float:
         except Exception:
             latencies = [1e-3] * len(items)
         for latency in latencies:
-            timed = min(budget, VISIT_BLOCKS * max(VISIT_BLOCK_S, latency))
-            total += rounds * (VISIT_OVERHEAD_S + timed + 3 * latency)
+            # the budget ends sampling, but never before 2 warm-up calls and 3 samples
+            timed = max(min(budget, VISIT_BLOCKS * max(VISIT_BLOCK_S, latency)), 5 * latency)
+            total += rounds * (VISIT_OVERHEAD_S + timed + 3 * latency)  # + correctness check
     if options.recapture:
         total *= 1.15  # the disagreeing shapes measured again
     return total

@@ -82,6 +82,8 @@ def graphsval_register_targets() -> Iterable[TargetSpec]:
         first-party plugin and by a plugin of another distribution stays with
         the first-party one; two plugins of the same standing registering the
         same key: the key is withdrawn. Either way the error names both plugins.
+        A target of the user's workspace (``graphsval --workspace``) with the
+        key of an installed one replaces it, said in one note.
         Detected targets (``host_cpu``) read the machine here, not at import.
     """
 

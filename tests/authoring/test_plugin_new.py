@@ -142,7 +142,7 @@ def test_scaffolded_measurer_says_what_is_missing(acme, tmp_path: Path):
     result = _run(
         "-m", "graphsval_core", "capture", "--hw", KEY, "--op", "matmul",
         "--purpose", "validation", "--limit", "1", "--out", str(tmp_path / "x.csv"),
-        env=_env_with(site), cwd=tmp_path,
+        "--allow-busy", "--max-wait", "0", env=_env_with(site), cwd=tmp_path,
     )  # fmt: skip
     assert result.returncode == 2
     assert "not implemented for this hardware" in result.stderr

@@ -271,3 +271,99 @@ def test_a_measurer_that_raises_leaves_its_reason_in_the_row(
     assert rows["1024"]["latency_s"] == "" and result.summary.failed == 1
     assert rows["1024"]["notes"].startswith("failed: out of memory (RuntimeError: CUDA out of")
     assert rows["512"]["latency_s"] and registry.problems == []
+
+
+class BusyMachine(QuietMachine):
+    def load_now(self, seconds: float = 0.0) -> Load | None:
+        return Load(1.6, 0.0, 1.0)
+
+
+def test_a_busy_machine_is_refused_unless_allowed(toy, sweep, tmp_path):
+    registry, calls, *_ = toy
+    with pytest.raises(CaptureError, match=r"^machine busy: other processes used 1.60 CPU"):
+        capture_sweep(registry, _options(tmp_path, sweep), watch=BusyMachine())
+    assert calls == [] and not (tmp_path / "toy.csv").exists()
+    warned: list[str] = []
+    result = capture_sweep(
+        registry,
+        _options(tmp_path, sweep, allow_busy=True),
+        watch=BusyMachine(),
+        echo=warned.append,
+    )
+    assert result.summary.measured == 4
+    assert warned and "--allow-busy given" in warned[0] and result.summary.busy_warning
+
+
+def test_captures_go_into_the_workspace_by_purpose_and_recapture(toy, sweep, tmp_path):
+    registry, calls, *_ = toy
+    workspace = Path(os.environ[ENV_WORKSPACE])
+    options = evolve(_options(tmp_path, sweep), out=None, purpose="validation", rounds=3)
+    first = capture_sweep(registry, options, watch=QuietMachine())
+    assert first.out == workspace / "baselines" / "toy_target_vector_add.validation.csv"
+    calibration = capture_sweep(
+        registry, evolve(options, purpose="calibration"), watch=QuietMachine()
+    )
+    assert calibration.out.name == "toy_target_vector_add.calibration.csv"  # not appended
+    order = [c[1] for c in calls]
+    again = capture_sweep(registry, evolve(options, recapture=True), watch=QuietMachine())
+    assert again.out == workspace / "baselines" / "recapture" / first.out.name
+    assert again.plan.main == first.out
+    assert again.reconciled is not None and again.reconciled.compared == 4
+    assert again.reconciled.agree_first == 4  # the toy measures the same every time
+    recaptured = [c[1] for c in calls[len(order) :]]
+    assert sorted(recaptured) == sorted(order[: len(recaptured)])
+    assert recaptured[:4] != order[:4]  # another order
+    with pytest.raises(CaptureError, match="--recapture captures the validation set again"):
+        capture_sweep(registry, evolve(options, purpose="calibration", recapture=True))
+
+
+def test_a_recapture_needs_its_capture(toy, sweep, tmp_path):
+    registry, *_ = toy
+    options = evolve(_options(tmp_path, sweep), out=None, purpose="validation", recapture=True)
+    with pytest.raises(CaptureError, match="no capture .* to compare with"):
+        capture_sweep(registry, options, watch=QuietMachine())
+
+
+def test_the_quick_campaign_plans_every_set_of_every_op(toy, tmp_path):
+    from graphsval_core.measure.campaign import QUICK, campaign_options, plan_campaign
+
+    registry, *_ = toy
+    workspace = Path(os.environ[ENV_WORKSPACE])
+    options = campaign_options(
+        "toy_target",
+        ("vector_add",),
+        QUICK,
+        threads=1,
+        workspace=str(workspace),
+        allow_busy=False,
+        max_wait_s=0,
+    )
+    steps = plan_campaign(registry, options)
+    assert [s.label for s in steps] == [
+        "vector_add calibration",
+        "vector_add validation",
+        "vector_add recapture",
+    ]
+    assert len(steps[0].plan.items) == QUICK.calibration
+    assert len(steps[1].plan.items) == QUICK.validation
+    assert all(s.estimate_s > 0 for s in steps)
+    assert steps[1].plan.out.name == "toy_target_vector_add.validation.csv"
+
+
+def test_the_command_refuses_to_touch_a_file_that_is_not_a_capture(
+    toy, sweep, tmp_path, fake_entry_points, make_entry_point
+):
+    plugin = toy[3]
+    fake_entry_points(make_entry_point("toy", lambda: plugin, "graphsval-toy"))
+    notes = tmp_path / "notes.txt"
+    notes.write_text("a line I care about")
+    common = ["--op", "vector_add", "--purpose", "calibration", "--sweep", str(sweep)]
+    for force in ([], ["--force"]):
+        run = CliRunner().invoke(
+            cli,
+            ["capture", "--hw", "toy_target", *common, "--allow-busy", "--out", str(notes), *force],
+        )
+        assert run.exit_code == 2, run.output
+        assert f"{notes}: not a baseline written by graphsval capture" in run.output
+        assert "Traceback" not in run.output
+        assert notes.read_text() == "a line I care about"

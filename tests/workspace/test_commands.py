@@ -37,6 +37,7 @@ def test_registry_lookup_predict_and_explain_find_it(run, workspace):
     assert looked.exit_code == 0, looked.output
     row = json.loads(looked.stdout)
     assert row["hardware"] == KEY and Path(row["file"]).is_relative_to(workspace)
+    assert "recapture" not in Path(row["file"]).parts  # the capture, not its recapture
     predicted = run(workspace, "predict", *shape_args, "--format", "json")
     assert predicted.exit_code == 0, predicted.output
     explained = run(workspace, "explain", *shape_args)

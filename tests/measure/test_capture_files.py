@@ -1,0 +1,149 @@
+"""The files a capture may touch: never a file that is not a capture of the
+same target and op (not even with --force), an older capture's columns
+upgraded, and the recapture's reconciliation of disagreeing shapes."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+
+from graphsval_core.files.baseline import BaselineFileError
+from graphsval_core.measure.capture import CaptureItem, capture
+from graphsval_core.measure.capture_file import COLUMNS
+from graphsval_core.measure.protocol import CaptureSettings
+from graphsval_core.measure.recapture import MAX_RECAPTURE_REMEASURES, reconcile
+from graphsval_core.plugins.records import Measurement
+
+SETTINGS = CaptureSettings(max_time_per_shape_s=1.0, threads=1)
+ITEMS = [CaptureItem((n,), "fp32") for n in (100, 200)]
+
+
+def _measure(item: CaptureItem, settings: CaptureSettings) -> Measurement:
+    return Measurement(latency_s=1e-6 * item.dims[0], energy_j=None, trial_count=3, notes="")
+
+
+def _capture(out: Path, force: bool = False, items=ITEMS, measure=_measure):
+    return capture(
+        hardware="h",
+        op="vector_add",
+        purpose="validation",
+        items=items,
+        out=out,
+        measure=measure,
+        settings=SETTINGS,
+        force=force,
+    )
+
+
+def _rows(path: Path) -> list[dict[str, str]]:
+    with path.open(newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"my notes, one line",  # one line, no newline: used to be overwritten
+        b"line one\nline two\nlast line without newline",  # its last line used to be cut
+        b"hardware,op,shape\nh,vector_add,100\n",  # a CSV, but not a capture's
+        b"\xff\xfe not text",
+    ],
+)
+@pytest.mark.parametrize("force", [False, True])
+def test_a_file_that_is_not_a_capture_is_never_modified(tmp_path, content, force):
+    out = tmp_path / "notes.csv"
+    out.write_bytes(content)
+    with pytest.raises(BaselineFileError, match="refusing to modify it"):
+        _capture(out, force=force)
+    assert out.read_bytes() == content
+
+
+@pytest.mark.parametrize("force", [False, True])
+def test_a_capture_of_another_target_or_op_is_never_modified(tmp_path, force):
+    out = tmp_path / "other.csv"
+    capture(
+        hardware="other",
+        op="vector_add",
+        purpose="validation",
+        items=ITEMS,
+        out=out,
+        measure=_measure,
+        settings=SETTINGS,
+    )
+    before = out.read_bytes()
+    with pytest.raises(BaselineFileError, match="holds other vector_add rows, not h vector_add"):
+        _capture(out, force=force)
+    assert out.read_bytes() == before
+
+
+def test_force_re_measures_a_capture_of_the_same_target_and_op(tmp_path):
+    out = tmp_path / "c.csv"
+    _capture(out)
+    again = _capture(out, force=True)
+    assert again.measured == 2 and again.skipped == 0 and len(_rows(out)) == 2
+
+
+def test_an_older_captures_columns_are_upgraded_and_resumed(tmp_path):
+    out = tmp_path / "old.csv"
+    old = [c for c in COLUMNS if c not in ("suspect", "remeasured", "first_latency_s")]
+    with out.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=old)
+        writer.writeheader()
+        writer.writerow(
+            {"hardware": "h", "op": "vector_add", "shape": "100", "dtype": "fp32"}
+            | {"latency_s": "1.0e-04", "trial_count": "3", "purpose": "validation"}
+        )
+    summary = _capture(out)
+    assert summary.skipped == 1 and summary.measured == 1
+    rows = _rows(out)
+    assert list(rows[0]) == list(COLUMNS) and [r["shape"] for r in rows] == ["100", "200"]
+
+
+def _pair(tmp_path: Path, recaptured: dict[int, float]) -> tuple[Path, Path]:
+    main, again = tmp_path / "main.csv", tmp_path / "recapture" / "main.csv"
+    again.parent.mkdir()
+    _capture(main)
+    _capture(
+        again,
+        measure=lambda item, s: Measurement(
+            latency_s=recaptured.get(item.dims[0], 1e-6 * item.dims[0]),
+            energy_j=None,
+            trial_count=3,
+            notes="",
+        ),
+    )
+    return main, again
+
+
+def test_recapture_settles_a_disagreement_with_a_re_measure(tmp_path):
+    main, again = _pair(tmp_path, {200: 300e-6})  # 200 recaptured 50% slower
+    calls = []
+
+    def remeasure(item):
+        calls.append(item.shape)
+        return 205e-6
+
+    done = reconcile(main, again, "h", "vector_add", ITEMS, lambda item: 0.2, remeasure)
+    assert (done.compared, done.agree_first, done.disagreed, done.remeasures) == (2, 1, 1, 1)
+    assert calls == ["200"] and not done.unsettled
+    rows = {r["shape"]: r for r in _rows(main)}
+    assert float(rows["200"]["first_latency_s"]) == pytest.approx(200e-6)  # kept for the ceiling
+    assert float(rows["200"]["latency_s"]) == pytest.approx(205e-6)  # median of 200, 300, 205
+    assert rows["200"]["remeasured"] == "1" and not rows["200"]["suspect"]
+    assert rows["100"]["first_latency_s"] == ""  # agreed: untouched
+    assert float(_rows(again)[1]["latency_s"]) == pytest.approx(300e-6)  # recapture unchanged
+    # a rerun does not measure the settled shape again
+    rerun = reconcile(main, again, "h", "vector_add", ITEMS, lambda i: 0.2, remeasure)
+    assert rerun.remeasures == 0
+
+
+def test_recapture_marks_a_shape_that_never_settles_suspect(tmp_path):
+    main, again = _pair(tmp_path, {200: 300e-6})
+    values = iter([500e-6, 700e-6])
+    done = reconcile(main, again, "h", "vector_add", ITEMS, lambda i: 0.2, lambda i: next(values))
+    assert done.remeasures == MAX_RECAPTURE_REMEASURES and len(done.unsettled) == 1
+    row = {r["shape"]: r for r in _rows(main)}["200"]
+    assert row["suspect"].startswith("latency: capture, recapture and 2 re-measure(s) disagree")
+    assert row["latency_s"]  # kept, never dropped
