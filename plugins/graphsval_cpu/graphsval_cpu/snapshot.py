@@ -38,6 +38,13 @@ def _scaled(value: float, prov: Provenance | None, factor: float, why: str) -> S
     return Sourced(value * factor, Provenance("derived", src))
 
 
+def _kept(value: float | None, prov: Provenance | None) -> Sourced | None:
+    """A constant of the detected spec carried into the snapshot unchanged."""
+    if value is None:
+        return None
+    return Sourced(value, prov) if prov is not None else Sourced(value, Provenance("detected", ""))
+
+
 def snapshot_host(target: TargetSpec, threads: int | None) -> TargetSpec:
     """The named target a capture of ``target`` with ``threads`` threads measures."""
     cores = target.compute_units
@@ -78,6 +85,9 @@ def snapshot_host(target: TargetSpec, threads: int | None) -> TargetSpec:
             d: Sourced(v, prov[f"energy_per_op_j.{d}"]) for d, v in target.energy_per_op_j.items()
         },
         launch_overhead_s=Sourced(target.launch_overhead_s, prov["launch_overhead_s"]),
+        # the GEMM library's packing of B does not depend on the threads
+        pack_bps=_kept(target.pack_bps, prov.get("pack_bps")),
+        pack_min_rows=_kept(target.pack_min_rows, prov.get("pack_min_rows")),
         idle_power_w=Sourced(target.idle_power_w, prov["idle_power_w"]),
         tdp_w=Sourced(target.tdp_w, prov["tdp_w"]),
         ground_truth="measured",
