@@ -15,7 +15,7 @@ FINDINGS: dict[str, dict[str, str]] = {
     "host_intel_xeon_2c_1t": {
         "precision": (
             "measured on this host: a bf16 call takes oneDNN's path (reorders included) and "
-            "costs about 25 us of dispatch against 1.7 us for an fp32 call through MKL (the "
+            "costs about 33 us of dispatch against 1.3 us for an fp32 call through MKL (the "
             "calibrated dispatch_overhead_s of each dtype, fitted on the host's calibration "
             "rows), so for small shapes the static energy of the longer bf16 call exceeds "
             "fp32's; lower precision is cheaper per op here, not per small call: a finding, "
