@@ -389,11 +389,14 @@ def _opening(
 
 
 #: Seconds a visit costs beyond its timed blocks (workload build, correctness check).
-VISIT_OVERHEAD_S = 0.03
+VISIT_OVERHEAD_S = 0.05
 #: Timed blocks a visit typically takes (warm-up and samples until the CI is met).
 VISIT_BLOCKS = 45
 #: The shortest block the sampling times (CaptureSettings.min_block_s, with dispatch).
 VISIT_BLOCK_S = 1.2e-3
+#: Bytes of operands a visit builds per second (allocation and random fill): a
+#: 160M-element vector_add spends seconds here, every round.
+BUILD_BPS = 0.35e9
 
 
 def estimate_seconds(registry: Registry, plan: CapturePlan) -> float:
@@ -425,12 +428,18 @@ def estimate_seconds(registry: Registry, plan: CapturePlan) -> float:
         try:
             pred = predict_shapes(registry, plan.record_as, plan.op, [i.dims for i in items], dtype)
             latencies = [float(v) for v in pred.latency_s]
+            sizes = (
+                [float(v) for v in pred.working_set_bytes]
+                if pred.working_set_bytes is not None
+                else [0.0] * len(items)
+            )
         except Exception:
-            latencies = [1e-3] * len(items)
-        for latency in latencies:
+            latencies, sizes = [1e-3] * len(items), [0.0] * len(items)
+        for latency, size in zip(latencies, sizes, strict=True):
             # the budget ends sampling, but never before 2 warm-up calls and 3 samples
             timed = max(min(budget, VISIT_BLOCKS * max(VISIT_BLOCK_S, latency)), 5 * latency)
-            total += rounds * (VISIT_OVERHEAD_S + timed + 3 * latency)  # + correctness check
+            build = VISIT_OVERHEAD_S + size / BUILD_BPS
+            total += rounds * (build + timed) + 3 * latency  # the check: in one round
     if options.recapture:
         total *= 1.15  # the disagreeing shapes measured again
     return total

@@ -351,31 +351,37 @@ def recapture_agreement(
         (records.file[i], records.shape[i], records.dtype[i]): float(records.tolerance_latency[i])
         for i in np.flatnonzero(records.predicted)
     }
-    out: dict[tuple[str, str], Recapture] = {}
+    # a target/op may have several pairs (a workspace's capture of an installed key)
+    diffs_of: dict[tuple[str, str], list[float]] = {}
+    agree_of: dict[tuple[str, str], int] = {}
+    remeasured_of: dict[tuple[str, str], int] = {}
+    files_of: dict[tuple[str, str], list[str]] = {}
     for main, again in pairs:
         other = {(r.shape, r.dtype): r for r in again.rows if r.latency_s}
-        agree, diffs, remeasured = 0, [], 0
         for row in main.rows:
             tolerance = tolerance_of.get((main.path, row.shape, row.dtype))
             twin = other.get((row.shape, row.dtype))
             if tolerance is None or twin is None or row.latency_s is None:
                 continue
+            key = (row.hardware, row.op)
             first = _first_latency(row)
-            remeasured += first != row.latency_s
             diff = abs(first - twin.latency_s) / twin.latency_s
-            diffs.append(diff)
-            agree += diff <= tolerance
-        if diffs:
-            key = (main.rows[0].hardware, main.rows[0].op)
-            out[key] = Recapture(
-                pairs=len(diffs),
-                agree=agree,
-                rate=agree / len(diffs),
-                median_diff=float(np.median(diffs)),
-                file=again.path,
-                within_band=float(np.mean(np.asarray(diffs) <= AGREEMENT_BAND)),
-                remeasured=remeasured,
-            )
+            diffs_of.setdefault(key, []).append(diff)
+            agree_of[key] = agree_of.get(key, 0) + (diff <= tolerance)
+            remeasured_of[key] = remeasured_of.get(key, 0) + (first != row.latency_s)
+            if again.path not in files_of.setdefault(key, []):
+                files_of[key].append(again.path)
+    out: dict[tuple[str, str], Recapture] = {}
+    for key, diffs in diffs_of.items():
+        out[key] = Recapture(
+            pairs=len(diffs),
+            agree=agree_of[key],
+            rate=agree_of[key] / len(diffs),
+            median_diff=float(np.median(diffs)),
+            file=", ".join(files_of[key]),
+            within_band=float(np.mean(np.asarray(diffs) <= AGREEMENT_BAND)),
+            remeasured=remeasured_of[key],
+        )
     return out
 
 
