@@ -74,6 +74,20 @@ def make_registry(*plugins: PluginArg, strict: bool = True, autoload: bool = Fal
 # --- fixtures -----------------------------------------------------------------
 
 
+@pytest.fixture(scope="session", autouse=True)
+def graphsval_empty_workspace(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Every test runs with an empty workspace (``GRAPHSVAL_WORKSPACE``: a
+    temporary folder, not created), never the user's data directory. Autouse
+    wherever this module is loaded; a plugin's ``conftest.py`` imports it to
+    cover all its tests."""
+    from graphsval_core.workspace.location import ENV_WORKSPACE
+
+    folder = tmp_path_factory.getbasetemp() / "workspace"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(ENV_WORKSPACE, str(folder))
+        yield folder
+
+
 @pytest.fixture
 def graphsval_registry() -> Registry:
     """A fresh registry of the installed plugins, built strictly."""

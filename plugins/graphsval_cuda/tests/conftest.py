@@ -17,23 +17,15 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
-
-@pytest.fixture(scope="session", autouse=True)
-def _empty_workspace(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """Every test runs with an empty workspace (a temporary folder, not
-    created), never the user's data directory."""
-    folder = tmp_path_factory.getbasetemp() / "workspace"
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("GRAPHSVAL_WORKSPACE", str(folder))
-        yield folder
-
+from graphsval_core.testing import (  # every test: an empty workspace
+    graphsval_empty_workspace as graphsval_empty_workspace,
+)
 
 NVML_ERROR_NOT_SUPPORTED = 3
 NVML_ERROR_DRIVER_NOT_LOADED = 9
