@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from graphsval_core.cli.context import AppContext, pass_app
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 #: Host captures run on one thread unless told otherwise: two OpenMP threads on
 #: a busy 2-vCPU VM spin and get descheduled (a 13 us GEMM measured at 16 ms).
@@ -20,6 +22,37 @@ DEFAULT_ROUNDS = 5
 
 if TYPE_CHECKING:
     from graphsval_core.measure.workflow import CapturePlan, CaptureResult, Visit
+
+
+def machine_options(command: F) -> F:
+    """The options of how a capture treats this machine, shared by ``capture``
+    and ``capture-machine``: ``--threads``, ``--allow-busy``, ``--max-wait``."""
+    for option in reversed(
+        (
+            click.option(
+                "--threads",
+                type=click.IntRange(min=1),
+                default=DEFAULT_THREADS,
+                show_default=True,
+                help="CPU threads (part of the snapshot key; one thread is far steadier on a "
+                "shared VM).",
+            ),
+            click.option(
+                "--allow-busy",
+                is_flag=True,
+                help="Start even when other processes or the hypervisor keep the machine busy.",
+            ),
+            click.option(
+                "--max-wait",
+                type=click.FloatRange(min=0),
+                default=60.0,
+                show_default=True,
+                help="Seconds to wait for a busy machine to settle before measuring anyway.",
+            ),
+        )
+    ):
+        command = option(command)
+    return command
 
 
 def _percent(value: str) -> float:
@@ -80,13 +113,7 @@ def _percent(value: str) -> float:
     metavar="PCT",
     help="Stop sampling when the 95%% CI half-width of the median is under PCT%%.",
 )
-@click.option(
-    "--threads",
-    type=click.IntRange(min=1),
-    default=DEFAULT_THREADS,
-    show_default=True,
-    help="CPU threads (part of the snapshot key; one thread is far steadier on a shared VM).",
-)
+@machine_options
 @click.option(
     "--rounds",
     type=click.IntRange(min=1),
@@ -94,18 +121,6 @@ def _percent(value: str) -> float:
     show_default=True,
     help="Interleaved rounds: every round visits every shape in a shuffled order; a row is "
     "the median of its rounds, an outlier round is measured again.",
-)
-@click.option(
-    "--allow-busy",
-    is_flag=True,
-    help="Start even when other processes or the hypervisor keep the machine busy.",
-)
-@click.option(
-    "--max-wait",
-    type=click.FloatRange(min=0),
-    default=60.0,
-    show_default=True,
-    help="Seconds to wait for a busy machine to settle before measuring anyway.",
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the round orders.")
 @click.option("--preallocate", is_flag=True, help="Write into a preallocated output (out=).")

@@ -7,7 +7,7 @@ import time
 import click
 from attrs import evolve
 
-from graphsval_core.cli.capture_cmd import DEFAULT_THREADS, progress_bar, render_summary
+from graphsval_core.cli.capture_cmd import machine_options, progress_bar, render_summary
 from graphsval_core.cli.context import AppContext, pass_app
 
 
@@ -28,25 +28,11 @@ def _minutes(seconds: float) -> str:
 @click.option(
     "--op", "ops", multiple=True, metavar="OP", help="Only this op (repeatable; default: all)."
 )
-@click.option(
-    "--threads",
-    type=click.IntRange(min=1),
-    default=DEFAULT_THREADS,
-    show_default=True,
-    help="CPU threads (part of the snapshot key).",
-)
+@machine_options
 @click.option(
     "--rounds",
     type=click.IntRange(min=1),
     help="Interleaved rounds per shape (default: 3 with --quick, else 5).",
-)
-@click.option("--allow-busy", is_flag=True, help="Start even when the machine is busy.")
-@click.option(
-    "--max-wait",
-    type=click.FloatRange(min=0),
-    default=60.0,
-    show_default=True,
-    help="Seconds to wait for a busy machine to settle before measuring anyway.",
 )
 @click.option("--no-calibrate", is_flag=True, help="Capture only; do not fit the target.")
 @pass_app

@@ -92,8 +92,10 @@ def _detail_rows(registry: Registry, target: TargetSpec) -> list[list[str]]:
         rows.append([f"energy/op {dtype}", fmt_joules(energy), src(f"energy_per_op_j.{dtype}")])
     rows += [
         ["launch overhead", fmt_seconds(target.launch_overhead_s), src("launch_overhead_s")],
-        *[[f"dispatch {d}", fmt_seconds(v), src(f"dispatch_overhead_s.{d}")]
-          for d, v in target.dispatch_overhead_s.items()],
+        *[
+            [f"dispatch {d}", fmt_seconds(v), src(f"dispatch_overhead_s.{d}")]
+            for d, v in target.dispatch_overhead_s.items()
+        ],
         [
             "register tile",
             fmt_bytes(target.register_tile_bytes) if target.register_tile_bytes else "default",
@@ -192,8 +194,10 @@ def targets(app: AppContext, key: str | None, as_json: bool) -> None:
         rows = _detail_rows(registry, target)
         sheet = dict((r[0], r[1]) for r in _detail_rows(registry, registry.datasheet_target(key)))
         # the datasheet value beside every value calibration changed
-        table = [[r[0], r[1], "" if sheet.get(r[0]) == r[1] else sheet.get(r[0], "-"), r[2]]
-                 for r in rows]
+        table = [
+            [r[0], r[1], "" if sheet.get(r[0]) == r[1] else sheet.get(r[0], "-"), r[2]]
+            for r in rows
+        ]
         click.echo(format_table(["FIELD", "VALUE", "DATASHEET", "PROVENANCE"], table))
         return
     specs = sorted(registry.targets().values(), key=lambda t: (t.family, t.key))
