@@ -88,6 +88,13 @@ class QuietMachine(QuietWatch):
         return Load(0.0, 0.0, 1.0)
 
 
+@pytest.fixture(autouse=True)
+def _quiet(monkeypatch):
+    """The workflow's own watch sees a quiet machine, whatever the test machine
+    is doing (the watch itself is tested on fake /proc/stat files)."""
+    monkeypatch.setattr("graphsval_core.measure.workflow.QuietWatch", QuietMachine)
+
+
 def _options(tmp_path, sweep, target="toy_target", **kw):
     return CaptureOptions(
         target=target,
