@@ -245,6 +245,11 @@ def render_summary(result: CaptureResult) -> None:
         f"{summary.busy_rounds} kept while busy; waited {summary.waits} time(s), "
         f"{summary.waited_s:.0f} s in all"
     )
+    if summary.gave_up_waiting:
+        click.echo(
+            "  the machine did not settle within --max-wait: the run measured on without waiting "
+            "(busy rounds are counted in each row's busy column)"
+        )
     rec = result.reconciled
     if rec is not None:
         click.echo(

@@ -50,6 +50,8 @@ finalize = files.finalize
 
 #: Seconds of measuring between two looks at the machine's load.
 WINDOW_S = 1.0
+#: A window shorter than this cannot be judged (the counters tick every 10 ms).
+MIN_WINDOW_S = 0.25
 #: A round measured while the machine was busy is measured again at most this often.
 MAX_BUSY_RETRIES = 2
 
@@ -90,6 +92,8 @@ class CaptureSummary:
     busy_rounds: int = 0
     waits: int = 0
     waited_s: float = 0.0
+    #: a wait ran out with the machine still busy: the run measured on without waiting
+    gave_up_waiting: bool = False
 
 
 def load_average() -> float:
@@ -198,7 +202,8 @@ class _Run:
     window: list[Visit] = field(factory=list)
     window_start: float = 0.0
     busy_tries: dict[tuple[tuple[str, str], int], int] = field(factory=dict)
-    busy_kept: dict[tuple[str, str], int] = field(factory=dict)
+    busy_kept: set[tuple[tuple[str, str], int]] = field(factory=set)
+    gave_up_waiting: bool = False
     outlier_tries: dict[tuple[str, str], int] = field(factory=dict)
     waited: dict[tuple[str, str], float] = field(factory=dict)
 
@@ -224,6 +229,8 @@ class _Run:
         """Judge the window's load; re-queue its rounds if the machine was busy,
         else (or when they have been retried enough) finish their shapes."""
         load = self.watch.since_mark() if self.watch is not None else None
+        if load is not None and load.seconds < MIN_WINDOW_S:
+            load = None  # too short for jiffy counters to tell: unknown, not busy
         if load is not None and load.busy and self.window:
             redo = []
             for item, r in self.window:
@@ -234,15 +241,21 @@ class _Run:
                     redo.append((item, r))
                     self.summary.busy_retries += 1
                 else:
-                    self.busy_kept[item.key] = self.busy_kept.get(item.key, 0) + 1
+                    self.busy_kept.add((item.key, r))
                     self.summary.busy_rounds += 1
             assert self.watch is not None
-            waited, _ = self.watch.wait()
+            waited, after = 0.0, None
+            if redo and not self.gave_up_waiting:
+                waited, after = self.watch.wait()
+                # a wait that ran out while still busy: the machine will not settle;
+                # measure on (retries still bounded) rather than wait again and again
+                self.gave_up_waiting = after is not None and after.busy
+                self.summary.gave_up_waiting = self.gave_up_waiting
             if waited:
                 self.summary.waits += 1
                 self.summary.waited_s += waited
-                for item, _r in self.window:
-                    self.waited[item.key] = self.waited.get(item.key, 0.0) + waited
+                for key in {item.key for item, _r in self.window}:
+                    self.waited[key] = self.waited.get(key, 0.0) + waited
             self.queue.extendleft(reversed(redo))
         for item in {it.key: it for it, _ in self.window}.values():
             if len(self.got.get(item.key, {})) == self.rounds:
@@ -272,6 +285,7 @@ class _Run:
             self.outlier_tries[item.key] = tries + 1
             for r in sorted(outliers):
                 del results[r]
+                self.busy_kept.discard((item.key, r))
                 self.queue.append((item, r))  # at the end: after the machine settles
             self.summary.remeasured_rounds += len(outliers)
             return
@@ -279,7 +293,7 @@ class _Run:
         suspect = [f"latency: {unsettled_reason(outliers, self.rounds, tries)}"] if outliers else []
         if self.check is not None:
             suspect += list(self.check(item, combined))
-        kept = self.busy_kept.get(item.key, 0)
+        kept = sum(1 for key, r in self.busy_kept if key == item.key and r in results)
         busy = f"yes: {kept} of {self.rounds} round(s) measured while busy" if kept else "no"
         row = measurement_row(
             self.hardware,
@@ -327,11 +341,12 @@ def capture(
     summary = CaptureSummary(planned=len(items))
     journal = files.journal_path(out)
     existing = files.read_capture(out, hardware, op)  # refuses a file that is not ours
-    journaled = files.read_journal(journal)
-    if force:
-        out.unlink(missing_ok=True)
+    owner = {"hardware": hardware, "op": op, "threads": str(settings.threads)}
+    journaled = files.read_journal(journal, owner)  # refuses another capture's journal
+    if force:  # measure everything again; the file's rows stay until replaced
         journal.unlink(missing_ok=True)
         existing, journaled = {}, {}
+    files.start_journal(journal, owner)
     done = {k for k, row in existing.items() if row["latency_s"].strip()}
     todo = [it for it in items if it.key not in done]
     summary.skipped = len(items) - len(todo)

@@ -79,9 +79,13 @@ def _complete_lines(data: bytes) -> bytes:
     return data[: data.rfind(b"\n") + 1] if not data.endswith(b"\n") else data
 
 
-def read_capture(path: Path, hardware: str, op: str) -> dict[tuple[str, str], Row]:
+def read_capture(
+    path: Path, hardware: str, op: str, repair: bool = True
+) -> dict[tuple[str, str], Row]:
     """The rows of an existing capture of ``hardware`` ``op`` by (shape, dtype),
     the last one winning; empty when ``path`` does not exist or is empty.
+    With ``repair`` (a capture about to append), a cut last line or an older
+    capture's columns are rewritten; without it nothing is written.
 
     Raises :class:`BaselineFileError` without touching the file when it is not
     a baseline this capture may write to: not UTF-8, a header that is not a
@@ -115,7 +119,8 @@ def read_capture(path: Path, hardware: str, op: str) -> dict[tuple[str, str], Ro
                 f"{path}: not a baseline written by graphsval capture (its first line is not a "
                 "capture header); refusing to modify it"
             )
-        path.write_bytes(b"")
+        if repair:
+            path.write_bytes(b"")
         return {}
     if tuple(header[: len(V4_COLUMNS)]) != V4_COLUMNS or not set(header) <= set(COLUMNS):
         raise BaselineFileError(
@@ -139,7 +144,7 @@ def read_capture(path: Path, hardware: str, op: str) -> dict[tuple[str, str], Ro
         raise BaselineFileError(
             f"{path}: not a readable CSV ({exc}); refusing to modify it"
         ) from None
-    if tuple(header) != COLUMNS or not data.endswith(b"\n"):
+    if repair and (tuple(header) != COLUMNS or not data.endswith(b"\n")):
         write_sorted(path, rows)  # an older capture's columns, or a cut last line: rewrite
     return rows
 
@@ -192,17 +197,29 @@ def finalize(path: Path, hardware: str, op: str) -> int:
 Journal = dict[tuple[str, str], dict[int, Measurement]]
 
 
-def read_journal(path: Path) -> Journal:
-    """``(shape, dtype) -> round -> result`` (a later line for a round wins)."""
+def read_journal(path: Path, owner: dict[str, str] | None = None) -> Journal:
+    """``(shape, dtype) -> round -> result`` (a later line for a round wins).
+    ``owner`` (hardware, op, threads): a journal its first record says is
+    another capture's is refused, never used."""
     out: Journal = {}
     if not path.exists():
         return out
     data = path.read_bytes()
+    parsed = 0
+    theirs: dict[str, str] | None = None
     for text in _complete_lines(data).decode("utf-8", "replace").splitlines():
         if not text.strip():
             continue
         try:
             rec = json.loads(text)
+            theirs = (
+                {k: str(v) for k, v in rec["journal_of"].items()} if "journal_of" in rec else None
+            )
+            if theirs is not None:
+                parsed += 1
+                if owner is not None and theirs != {k: str(v) for k, v in owner.items()}:
+                    break
+                continue
             m = Measurement(
                 latency_s=rec["latency_s"],
                 energy_j=rec["energy_j"],
@@ -211,15 +228,35 @@ def read_journal(path: Path) -> Journal:
                 extras=rec["extras"],
             )
             key, round_no = (rec["shape"], rec["dtype"]), int(rec["round"])
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError, AttributeError):
             raise BaselineFileError(
                 f"{path}: not a capture journal; refusing to use or modify it"
             ) from None
+        parsed += 1
         out.setdefault(key, {})[round_no] = m
-    if not data.endswith(b"\n") and data:
+    if theirs is not None and owner is not None and theirs != {k: str(v) for k, v in owner.items()}:
+        raise BaselineFileError(
+            f"{path}: the journal of another capture ({theirs}), not of {owner}; refusing to "
+            "use or modify it (name another --out)"
+        )
+    if parsed and data and not data.endswith(b"\n"):
         with path.open("r+b") as handle:  # a line cut by a kill: drop it before appending
             handle.truncate(len(_complete_lines(data)))
+    elif data and not parsed:
+        if not data.startswith(b'{"'):
+            raise BaselineFileError(f"{path}: not a capture journal; refusing to use or modify it")
+        path.write_bytes(b"")  # its first record cut by a kill: nothing was journaled
     return out
+
+
+def start_journal(path: Path, owner: dict[str, str]) -> None:
+    """Begin a journal with the record of whose capture it is."""
+    if path.exists() and path.stat().st_size:
+        return
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps({"journal_of": owner}) + "\n")
+        handle.flush()
+        os.fsync(handle.fileno())
 
 
 def append_journal(path: Path, key: tuple[str, str], round_no: int, m: Measurement) -> None:

@@ -63,42 +63,60 @@ def reconcile(
     rows = files.read_capture(main, hardware, op)
     again = files.read_capture(recapture, hardware, op)
     result = Reconciled()
-    for item in items:
-        row, twin = rows.get(item.key), again.get(item.key)
-        if not row or not twin or not row["latency_s"] or not twin["latency_s"]:
-            continue
-        first = float(row["first_latency_s"] or row["latency_s"])
-        second = float(twin["latency_s"])
-        half = tolerance_of(item) / 2.0
-        result.compared += 1
-        if abs(first - second) / min(first, second) <= half:
-            result.agree_first += 1
-            continue
-        result.disagreed += 1
-        if row.get("first_latency_s"):  # settled (or marked) by an earlier run
-            continue
-        values = [first, second]
-        tries = 0
-        while tries < MAX_RECAPTURE_REMEASURES:
-            latest = remeasure(item)
-            tries += 1
-            result.remeasures += 1
-            if latest is None:
-                continue
-            values.append(latest)
-            if _settled(values, half):
-                break
-        row["first_latency_s"] = f"{first:.6e}"
-        row["latency_s"] = f"{statistics.median(values):.6e}"
-        row["remeasured"] = str(int(row.get("remeasured") or 0) + tries)
-        if len(values) < 3 or not _settled(values, half):
-            spread = max(values) / min(values) - 1.0
-            reason = (
-                f"latency: capture, recapture and {tries} re-measure(s) disagree by up to "
-                f"{spread:.0%} (more than half the +-{2 * half:.0%} band)"
-            )
-            row["suspect"] = "; ".join(s for s in (row.get("suspect", ""), reason) if s)
-            result.unsettled.append(f"{item.shape} {item.dtype}: {reason}")
-        rows[item.key] = row
-    files.write_sorted(main, rows)
+    try:
+        for item in items:
+            _settle(item, rows, again, tolerance_of, remeasure, result)
+    finally:  # a Ctrl-C keeps every shape settled so far
+        files.write_sorted(main, rows)
     return result
+
+
+def _settle(
+    item: CaptureItem,
+    rows: dict[tuple[str, str], files.Row],
+    again: dict[tuple[str, str], files.Row],
+    tolerance_of: Callable[[CaptureItem], float],
+    remeasure: Remeasure,
+    result: Reconciled,
+) -> None:
+    """Compare one shape's capture and recapture; measure it again while they
+    disagree (see module doc). The row changes only once a re-measure returned."""
+    row, twin = rows.get(item.key), again.get(item.key)
+    if not row or not twin or not row["latency_s"] or not twin["latency_s"]:
+        return
+    first = float(row["first_latency_s"] or row["latency_s"])
+    second = float(twin["latency_s"])
+    half = tolerance_of(item) / 2.0
+    result.compared += 1
+    if abs(first - second) / min(first, second) <= half:
+        result.agree_first += 1
+        return
+    result.disagreed += 1
+    if row.get("first_latency_s"):  # settled (or marked) by an earlier run
+        return
+    values = [first, second]
+    tries = 0
+    while tries < MAX_RECAPTURE_REMEASURES:
+        latest = remeasure(item)  # a Ctrl-C propagates: this shape stays as it was
+        tries += 1
+        result.remeasures += 1
+        if latest is None:
+            continue
+        values.append(latest)
+        if _settled(values, half):
+            break
+    if len(values) == 2:  # every re-measure failed: nothing new to record
+        return
+    updated = dict(row)
+    updated["first_latency_s"] = f"{first:.6e}"
+    updated["latency_s"] = f"{statistics.median(values):.6e}"
+    updated["remeasured"] = str(int(row.get("remeasured") or 0) + tries)
+    if not _settled(values, half):
+        spread = max(values) / min(values) - 1.0
+        reason = (
+            f"latency: capture, recapture and {tries} re-measure(s) disagree by up to "
+            f"{spread:.0%} (more than half the +-{2 * half:.0%} band)"
+        )
+        updated["suspect"] = "; ".join(s for s in (row.get("suspect", ""), reason) if s)
+        result.unsettled.append(f"{item.shape} {item.dtype}: {reason}")
+    rows[item.key] = updated

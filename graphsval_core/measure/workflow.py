@@ -35,6 +35,7 @@ from graphsval_core.datamodel.target import TargetSpec
 from graphsval_core.datamodel.target_json import write_spec
 from graphsval_core.files.sweep import load_sweep
 from graphsval_core.measure.capture import CaptureItem, CaptureSummary, capture
+from graphsval_core.measure.capture_file import read_capture
 from graphsval_core.measure.protocol import CaptureSettings
 from graphsval_core.measure.quiet import QuietWatch
 from graphsval_core.measure.recapture import Reconciled, reconcile
@@ -202,6 +203,8 @@ def plan_capture(registry: Registry, options: CaptureOptions) -> CapturePlan:
         raise CaptureError(
             f"--recapture: no capture {main} to compare with; capture the validation set first"
         )
+    if main is not None:  # another target's or op's file: refused before measuring
+        read_capture(main, record_as.key, op, repair=False)
     if options.out and main is None and not out.parent.is_dir():
         raise CaptureError(f"--out {out}: no such folder {out.parent}")
     ensure_parent(out)
@@ -338,15 +341,18 @@ def capture_sweep(
         def remeasure(item: CaptureItem) -> float | None:
             return _measure_row(plan, options, measure, watch, item)
 
-        reconciled = reconcile(
-            plan.main,
-            plan.out,
-            plan.record_as.key,
-            options.op,
-            plan.items,
-            _tolerance_of(registry, plan.record_as, plan.op),
-            remeasure,
-        )
+        try:
+            reconciled = reconcile(
+                plan.main,
+                plan.out,
+                plan.record_as.key,
+                options.op,
+                plan.items,
+                _tolerance_of(registry, plan.record_as, plan.op),
+                remeasure,
+            )
+        except KeyboardInterrupt:
+            summary.interrupted = True
     return CaptureResult(plan, summary, time.monotonic() - started, reconciled)
 
 
@@ -364,7 +370,7 @@ def _measure_row(
 
     with tempfile.TemporaryDirectory() as scratch:
         out = Path(scratch) / "remeasure.csv"
-        capture(
+        done = capture(
             hardware=plan.record_as.key,
             op=options.op,
             purpose=options.purpose,
@@ -376,6 +382,8 @@ def _measure_row(
             seed=options.seed + 7,
             watch=watch,
         )
+        if done.interrupted:
+            raise KeyboardInterrupt
         rows = read_baseline(out).rows if out.exists() else ()
     return rows[0].latency_s if rows else None
 
@@ -412,7 +420,9 @@ def estimate_seconds(registry: Registry, plan: CapturePlan) -> float:
     try:  # a rerun resumes: what is measured already costs nothing
         done = {
             key
-            for key, row in read_capture(plan.out, plan.record_as.key, options.op).items()
+            for key, row in read_capture(
+                plan.out, plan.record_as.key, options.op, repair=False
+            ).items()
             if row["latency_s"]
         }
     except UserInputError:

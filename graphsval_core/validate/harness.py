@@ -368,7 +368,8 @@ def recapture_agreement(
             diff = abs(first - twin.latency_s) / twin.latency_s
             diffs_of.setdefault(key, []).append(diff)
             agree_of[key] = agree_of.get(key, 0) + (diff <= tolerance)
-            remeasured_of[key] = remeasured_of.get(key, 0) + (first != row.latency_s)
+            remeasured = bool(row.extras.get("first_latency_s", "").strip())
+            remeasured_of[key] = remeasured_of.get(key, 0) + remeasured
             if again.path not in files_of.setdefault(key, []):
                 files_of[key].append(again.path)
     out: dict[tuple[str, str], Recapture] = {}

@@ -5,6 +5,7 @@ upgraded, and the recapture's reconciliation of disagreeing shapes."""
 from __future__ import annotations
 
 import csv
+import json
 from pathlib import Path
 
 import pytest
@@ -147,3 +148,37 @@ def test_recapture_marks_a_shape_that_never_settles_suspect(tmp_path):
     row = {r["shape"]: r for r in _rows(main)}["200"]
     assert row["suspect"].startswith("latency: capture, recapture and 2 re-measure(s) disagree")
     assert row["latency_s"]  # kept, never dropped
+
+
+def test_force_keeps_the_rows_it_does_not_measure_again(tmp_path):
+    out = tmp_path / "c.csv"
+    _capture(out)
+    again = _capture(out, force=True, items=ITEMS[:1])
+    assert again.measured == 1 and [r["shape"] for r in _rows(out)] == ["100", "200"]
+
+
+def test_the_journal_of_another_capture_is_refused(tmp_path):
+    out = tmp_path / "c.csv"
+    journal = out.with_name(out.name + ".journal.jsonl")
+    journal.write_text(
+        json.dumps({"journal_of": {"hardware": "h", "op": "matmul", "threads": "1"}}) + "\n"
+    )
+    before = journal.read_bytes()
+    with pytest.raises(BaselineFileError, match="the journal of another capture"):
+        _capture(out)
+    assert journal.read_bytes() == before and not out.exists()
+
+
+def test_a_ctrl_c_while_settling_keeps_what_was_settled(tmp_path):
+    main, again = _pair(tmp_path, {100: 150e-6, 200: 300e-6})  # both disagree
+
+    def remeasure(item):
+        if item.dims == (200,):
+            raise KeyboardInterrupt
+        return 102e-6
+
+    with pytest.raises(KeyboardInterrupt):
+        reconcile(main, again, "h", "vector_add", ITEMS, lambda i: 0.2, remeasure)
+    rows = {r["shape"]: r for r in _rows(main)}
+    assert rows["100"]["first_latency_s"] and rows["100"]["remeasured"] == "1"  # settled, kept
+    assert rows["200"]["first_latency_s"] == "" and rows["200"]["suspect"] == ""  # untouched
