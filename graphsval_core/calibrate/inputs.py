@@ -15,14 +15,17 @@ cannot trust.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from attrs import frozen
 
-from graphsval_core.calibrate.file import sha256_of
 from graphsval_core.datamodel.target import TargetSpec
-from graphsval_core.files.baseline import Baseline, BaselineFileError, BaselineRow, read_baseline
+from graphsval_core.files.baseline import (
+    Baseline,
+    BaselineFileError,
+    BaselineRow,
+    read_baseline_file,
+)
 from graphsval_core.model.plausibility import LATENCY, Flag, format_suspect, row_flags
 from graphsval_core.plugins.registry import UnknownNameError
 
@@ -82,11 +85,7 @@ def read_rows(registry: Any, spec: TargetSpec, paths: Sequence[str]) -> Calibrat
     refused: list[str] = []
     suspect: list[SuspectRow] = []
     for path in paths:
-        try:
-            text = Path(path).read_text(encoding="utf-8")
-        except OSError as exc:
-            raise BaselineFileError(f"{path}: cannot read: {exc}") from None
-        baseline = read_baseline(path, text)
+        baseline, digest = read_baseline_file(path)  # one line for unreadable or non-UTF-8
         mine = [r for r in baseline.rows if r.hardware == spec.key]
         for r in mine:
             try:
@@ -114,5 +113,5 @@ def read_rows(registry: Any, spec: TargetSpec, paths: Sequence[str]) -> Calibrat
         flags = row_flags(spec, registry.op, usable, str(path))
         suspect += [SuspectRow(r, str(path), f) for r, f in zip(usable, flags, strict=True) if f]
         rows += usable
-        sources.append((baseline, sha256_of(text)))
+        sources.append((baseline, digest))
     return CalibrationRows(tuple(rows), tuple(sources), tuple(refused), tuple(suspect))

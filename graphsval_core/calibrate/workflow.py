@@ -12,6 +12,7 @@ fits the latency constants and then the energy ones, cross-validates
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +77,22 @@ class CalibrateResult:
     report_dir: str | None
 
 
+def _refuse_foreign(path: Path, key: str) -> None:
+    """Refuse to overwrite a file that is not a calibration of ``key``."""
+    if not path.exists():
+        return
+    if path.is_dir():
+        raise CalibrationError(f"--out {path} is a folder; name the calibration file to write")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        data = None
+    if not isinstance(data, dict) or data.get("target") != key:
+        raise CalibrationError(
+            f"--out {path}: not a calibration file of {key}; refusing to overwrite it"
+        )
+
+
 def calibrate(registry: Registry, options: CalibrateOptions) -> CalibrateResult:
     """Calibrate ``options.target`` (see module doc) and write its file.
 
@@ -117,6 +134,10 @@ def calibrate(registry: Registry, options: CalibrateOptions) -> CalibrateResult:
     in_band = within_band(registry, calibrated, rows, predicted, tolerances)
     content = build_file(spec, found.sources, fit, energy, loo, override, in_band)
     path = Path(options.out or f"{spec.key}.calibration.json")
+    _refuse_foreign(path, spec.key)
+    report = Path(options.report_dir) if options.report_dir else None
+    if report is not None and report.exists() and not report.is_dir():
+        raise CalibrationError(f"--report {report}: not a folder")
     try:
         path.write_text(dump(content))
     except OSError as exc:

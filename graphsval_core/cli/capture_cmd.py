@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -274,6 +275,11 @@ def progress_bar(plan: CapturePlan, visits: Sequence[Visit]) -> Any:
         rnd = f" round {r + 1}/{rounds}" if rounds > 1 else ""
         return f"{it.shape} {it.dtype}{rnd} ({elapsed:.0f}s elapsed)"
 
+    if not sys.stderr.isatty():  # a log, not a terminal: one line, no bar
+        click.echo(
+            f"{plan.record_as.key} {plan.options.op}: {len(visits)} round(s) to measure", err=True
+        )
+        return contextlib.nullcontext(visits)
     return click.progressbar(
         visits,
         label=f"{plan.record_as.key} {plan.options.op}",

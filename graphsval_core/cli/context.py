@@ -47,7 +47,13 @@ class AppContext:
         if self._workspace is None:
             from graphsval_core.workspace.location import locate_workspace
 
-            self._workspace = locate_workspace(self.workspace_option)
+            found = locate_workspace(self.workspace_option)
+            if found.path.exists() and not found.path.is_dir():
+                raise InputError(
+                    f"workspace {found.path} ({found.source}) is a file, not a folder; "
+                    "name a folder with --workspace or GRAPHSVAL_WORKSPACE"
+                )
+            self._workspace = found
         return self._workspace
 
     @property

@@ -66,8 +66,7 @@ def ranking(target: TargetSpec, ctx: CheckContext) -> list[Outcome]:
     check = f"ranking:{below.key}"
     if _mode(target) != _mode(below):
         reason = (
-            f"power modes differ ({target.key} {target.power_mode}, "
-            f"{below.key} {below.power_mode})"
+            f"power modes differ ({target.key} {target.power_mode}, {below.key} {below.power_mode})"
         )
         return [skipped(check, target.key, reason)]
     shared = [d for d in target.dtypes if d in below.dtypes]

@@ -32,6 +32,7 @@ EXACT = 1e-9
 #: How much the sensitivity check raises a coefficient.
 RAISE = 1.1
 
+
 def shapes_of(batches: Batches) -> dict[str, dict[str, list[Any]]]:
     """The ``dtype -> op -> shapes`` a set of batches was predicted on."""
     out: dict[str, dict[str, list[Any]]] = {}

@@ -44,6 +44,12 @@ def _ci(m: Measurement) -> float:
 def outlier_rounds(rounds: Mapping[int, Measurement]) -> dict[int, float]:
     """``round -> its median / the median of all rounds`` for each outlier round."""
     timed = {r: m.latency_s for r, m in rounds.items() if m.latency_s is not None}
+    if len(timed) == 2:  # two rounds cannot say which is off: both, when they disagree
+        low, high = sorted(timed.values())
+        if low > 0 and high / low - 1.0 > 2 * OUTLIER_FLOOR:
+            mid = (low + high) / 2.0
+            return {r: v / mid for r, v in timed.items()}
+        return {}
     if len(timed) < MIN_ROUNDS_FOR_OUTLIERS:
         return {}
     median = statistics.median(timed.values())

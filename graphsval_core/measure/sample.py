@@ -35,7 +35,15 @@ def spread_sample(
     by_group: dict[str, list[int]] = {}
     for i, label in enumerate(groups):
         by_group.setdefault(label, []).append(i)
-    names = sorted(by_group)
+    # take one group of each dtype in turn ("dtype regime" labels), so that a
+    # small limit spans the dtypes before a dtype's many regimes
+    rank: dict[str, int] = {}
+    seen: dict[str, int] = {}
+    for name in sorted(by_group):
+        dtype = name.split(" ")[0]
+        rank[name] = seen.get(dtype, 0)
+        seen[dtype] = rank[name] + 1
+    names = sorted(by_group, key=lambda n: (rank[n], n))
     quota = dict.fromkeys(names, 0)
     left = limit
     while left > 0:  # one more per group in turn, while a group has entries left

@@ -179,6 +179,12 @@ def plan_capture(registry: Registry, options: CaptureOptions) -> CapturePlan:
     if not items:
         at = f" at {', '.join(options.dtypes)}" if options.dtypes else ""
         raise CaptureError(f"no entry of {sweep.path} runs on {hw}{at}")
+    threads = options.settings.threads
+    if target.detected and target.family == "cpu" and threads and threads > target.compute_units:
+        raise CaptureError(
+            f"--threads {threads}: {hw} has {target.compute_units} usable CPU(s); "
+            f"use at most {target.compute_units}"
+        )
     record_as = target
     if target.detected:
         snap = registry.snapshot_target(target, {"threads": options.settings.threads})

@@ -44,7 +44,7 @@ def test_calibrate_returns_what_it_fitted_and_wrote(setup, tmp_path):
     written = json.loads(result.path.read_text())
     assert written == result.content
     assert written["fit"]["leave_one_out"]["rows"] == 14
-    digest = hashlib.sha256(base.read_text(encoding="utf-8").encode()).hexdigest()  # as read
+    digest = hashlib.sha256(base.read_bytes()).hexdigest()  # the file's bytes, as validate hashes
     assert written["provenance"]["sources"] == [{"file": base.name, "sha256": digest, "rows": 14}]
     assert result.report_dir is None and not (tmp_path / "plots").exists()
 
@@ -103,5 +103,5 @@ def test_an_output_that_cannot_be_written_is_bad_input(setup, tmp_path):
     options = _options(tmp_path, base, leave_one_out=False)
     folder = tmp_path / "a_folder"
     folder.mkdir()
-    with pytest.raises(CalibrationError, match=f"--out {folder}: cannot write"):
+    with pytest.raises(CalibrationError, match=f"--out {folder} is a folder"):
         calibrate(build_registry(), evolve(options, out=str(folder)))

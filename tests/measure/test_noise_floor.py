@@ -153,7 +153,9 @@ def test_outlier_rule():
     assert outlier_rounds(quiet) == {}  # a 6% spread is no outlier
     stalled = dict(quiet) | {4: _m(9e-3)}
     assert set(outlier_rounds(stalled)) == {4}
-    assert outlier_rounds({0: _m(1e-3), 1: _m(9e-3)}) == {}  # two rounds cannot tell
+    # two rounds cannot say which is off: both are measured again when they disagree
+    assert set(outlier_rounds({0: _m(1e-3), 1: _m(9e-3)})) == {0, 1}
+    assert outlier_rounds({0: _m(1e-3), 1: _m(1.1e-3)}) == {}
 
 
 def test_spread_sample_covers_every_group_and_the_size_range():
@@ -185,3 +187,19 @@ def test_a_shape_is_checked_for_correctness_in_one_round_only(tmp_path):
     assert len(seen) == 8
     assert {r["verdict"] for r in _rows(out)} == {"pass"}  # the verdict reaches the row
     assert {r["max_rel"] for r in _rows(out)} == {"1.0e-07"}
+
+
+def test_two_rounds_that_keep_disagreeing_are_suspect(tmp_path):
+    items = [CaptureItem((100,), "fp32")]
+    measurer = Scripted(stall=lambda item, n: n % 2 == 0)  # every second visit stalls
+    summary, out = _capture(tmp_path, measurer, items, rounds=2, watch=Machine())
+    (row,) = _rows(out)
+    assert summary.suspect == 1 and row["suspect"].startswith("latency: round(s) 1, 2 of 2")
+    assert row["latency_s"]  # kept
+
+
+def test_limit_spans_the_dtypes_before_the_regimes_of_one():
+    items = list(range(12))
+    groups = [f"bf16 r{i % 4}" for i in range(8)] + ["fp32 r0", "fp32 r1", "int8 r0", "int8 r1"]
+    got = spread_sample(items, groups, [float(i) for i in items], 3)
+    assert {groups[i].split()[0] for i in got} == {"bf16", "fp32", "int8"}

@@ -374,3 +374,31 @@ def test_the_command_refuses_to_touch_a_file_that_is_not_a_capture(
         assert f"{notes}: not a baseline written by graphsval capture" in run.output
         assert "Traceback" not in run.output
         assert notes.read_text() == "a line I care about"
+
+
+def test_more_threads_than_the_machine_has_is_refused(make_plugin, make_target, sweep, tmp_path):
+    calls = []
+    host = make_target("cpu_host", detected=True, family="cpu")
+    plugin = make_plugin(
+        "cpuish",
+        lambda: [host],
+        graphsval_measurer_probe=lambda target: ProbeResult(True, ""),
+        graphsval_measure=lambda **kw: calls.append(kw),
+    )
+    registry = build_registry(autoload=False, extra_plugins=[("cpuish", plugin)])
+    options = _options(tmp_path, sweep, target="cpu_host")
+    options = evolve(options, settings=evolve(options.settings, threads=host.compute_units + 1))
+    with pytest.raises(CaptureError, match=r"^--threads \d+: cpu_host has \d+ usable CPU"):
+        capture_sweep(registry, options)
+    assert calls == []
+
+
+def test_a_workspace_that_is_a_file_is_one_line(tmp_path):
+    not_a_folder = tmp_path / "ws.txt"
+    not_a_folder.write_text("mine")
+    for args in (["targets"], ["validate"], ["workspace"]):
+        run = CliRunner().invoke(cli, ["--workspace", str(not_a_folder), *args])
+        assert run.exit_code == 2, run.output
+        assert f"workspace {not_a_folder} (--workspace) is a file, not a folder" in run.output
+        assert "Traceback" not in run.output
+    assert not_a_folder.read_text() == "mine"
