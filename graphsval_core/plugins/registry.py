@@ -304,7 +304,8 @@ class Registry:
         for other in sorted({p for p, _ in entries} - {plugin}, key=self._load_order):
             self.replaced.setdefault(key, []).append(other)
             self.notes.append(
-                f"{what} {key} from {self.overriding[plugin]} replaces the one of plugin {other!r}"
+                f"{what} {key} from {self.overriding[plugin]} replaces the one of plugin "
+                f"{other!r} (its calibration and known findings no longer apply)"
             )
         return mine
 

@@ -113,7 +113,8 @@ def test_an_override_replaces_the_installed_target_in_one_note(run, override):
     assert result.exit_code == 0, result.output
     assert "My Xeon" in result.output
     assert notes(result) == [
-        f"note: target {SHIPPED} from the workspace ({override}) replaces the one of plugin 'cpu'"
+        f"note: target {SHIPPED} from the workspace ({override}) replaces the one of plugin 'cpu' "
+        "(its calibration and known findings no longer apply)"
     ]
     assert warnings(result) == []
     shown = json.loads(run(override, "workspace", "--json").stdout)
