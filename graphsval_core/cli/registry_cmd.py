@@ -69,11 +69,9 @@ def lookup(
         raise InputError(f"{key} {op} {shape} {dtype} was not measured (looked in {where})")
     # a capture wins over its recapture (which only measures the capture's agreement),
     # and a workspace's over an installed one (listed after it); else the last row
-    from pathlib import Path
+    from graphsval_core.files.baseline import is_recapture
 
-    from graphsval_core.validate.selection import RECAPTURE_DIR
-
-    firsts = [h for h in hits if Path(h[0].path).parent.name != RECAPTURE_DIR]
+    firsts = [h for h in hits if not is_recapture(h[0].path)]
     baseline, row = (firsts or hits)[-1]
     data = {
         "hardware": row.hardware,

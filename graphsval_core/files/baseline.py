@@ -37,6 +37,20 @@ V4_COLUMNS: tuple[str, ...] = (
     "notes",
 )
 PURPOSES: tuple[str, ...] = ("calibration", "validation")
+#: A baseline captured a second time lies in this folder beside it, under the
+#: same name (the capture-vs-recapture agreement).
+RECAPTURE_DIR = "recapture"
+
+
+def recapture_path(path: str | os.PathLike[str]) -> Path:
+    """Where the recapture of baseline ``path`` lies: ``recapture/<name>`` beside it."""
+    p = Path(path)
+    return p.parent / RECAPTURE_DIR / p.name
+
+
+def is_recapture(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` lies in a recapture folder."""
+    return Path(path).parent.name == RECAPTURE_DIR
 
 
 class BaselineFileError(UserInputError):

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 
 from attrs import evolve, frozen
 
+from graphsval_core.files.baseline import recapture_path
 from graphsval_core.measure.protocol import CaptureSettings
 from graphsval_core.measure.workflow import (
     CaptureOptions,
@@ -97,7 +98,7 @@ def plan_campaign(registry: Registry, options: Sequence[CaptureOptions]) -> list
     for opts in options:
         if opts.recapture:
             previous = steps[-1].plan
-            again = previous.out.parent / "recapture" / previous.out.name
+            again = recapture_path(previous.out)
             plan = evolve(previous, options=opts, out=again, main=previous.out)
             steps.append(Step(opts, plan, estimate_seconds(registry, plan)))
             continue

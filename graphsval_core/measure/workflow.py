@@ -33,6 +33,7 @@ from graphsval_core.datamodel.errors import UserInputError
 from graphsval_core.datamodel.op import OpSpec
 from graphsval_core.datamodel.target import TargetSpec
 from graphsval_core.datamodel.target_json import write_spec
+from graphsval_core.files.baseline import recapture_path
 from graphsval_core.files.sweep import load_sweep
 from graphsval_core.measure.capture import CaptureItem, CaptureSummary, capture
 from graphsval_core.measure.capture_file import read_capture
@@ -197,8 +198,7 @@ def plan_capture(registry: Registry, options: CaptureOptions) -> CapturePlan:
     if options.out:
         out = Path(options.out)
         if options.recapture:
-            main = out
-            out = out.parent / "recapture" / out.name
+            main, out = out, recapture_path(out)
     else:
         out = baseline_path(workspace, record_as.key, op, options.purpose, options.recapture)
         if options.recapture:

@@ -12,14 +12,17 @@ shipped baselines are validated (never for a file named explicitly).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 
 from attrs import define, evolve, frozen
 
-from graphsval_core.files.baseline import Baseline, BaselineRow, read_baseline_file
+from graphsval_core.files.baseline import (
+    Baseline,
+    BaselineRow,
+    is_recapture,
+    read_baseline_file,
+    recapture_path,
+)
 from graphsval_core.plugins.registry import Registry
-
-RECAPTURE_DIR = "recapture"
 
 
 @define
@@ -44,8 +47,7 @@ class Baselines:
 def recapture_of(path: str, candidates: Sequence[str]) -> str | None:
     """The recapture of baseline ``path``: a file of the same name in a
     ``recapture/`` folder beside it."""
-    p = Path(path)
-    twin = str(p.parent / RECAPTURE_DIR / p.name)
+    twin = str(recapture_path(path))
     return twin if twin in candidates else None
 
 
@@ -70,9 +72,7 @@ def select(
                 baseline, rows=tuple(evolve(r, hardware=hw_override) for r in baseline.rows)
             )
         parsed[str(item)] = baseline
-    recaptures = (
-        {p for p in parsed if Path(p).parent.name == RECAPTURE_DIR} if not explicit else set()
-    )
+    recaptures = {p for p in parsed if is_recapture(p)} if not explicit else set()
     pairs = []
     for path in parsed:
         twin = recapture_of(path, list(recaptures))

@@ -30,6 +30,11 @@ from pathlib import Path
 
 from attrs import frozen
 
+from graphsval_core.files.baseline import (
+    RECAPTURE_DIR as RECAPTURE_DIR,  # the layout's
+    recapture_path,
+)
+
 #: The environment variable naming the workspace folder.
 ENV_WORKSPACE = "GRAPHSVAL_WORKSPACE"
 #: The application name of the user data directory.
@@ -37,8 +42,6 @@ APP_NAME = "graphsval"
 
 TARGETS_DIR = "targets"
 BASELINES_DIR = "baselines"
-#: Inside :data:`BASELINES_DIR`: the validation sets captured a second time.
-RECAPTURE_DIR = "recapture"
 CALIBRATION_DIR = "calibration"
 TARGET_SUFFIX = ".target.json"
 BASELINE_SUFFIX = ".csv"
@@ -99,10 +102,8 @@ def baseline_path(
     """``baselines/<key>_<op>.<purpose>.csv`` of workspace ``ws``; a recapture
     lies in ``baselines/recapture/`` under the same name, where validate pairs
     it with the baseline of the same name."""
-    folder = Path(ws) / BASELINES_DIR
-    if recapture:
-        folder = folder / RECAPTURE_DIR
-    return folder / f"{key}_{op}.{purpose}{BASELINE_SUFFIX}"
+    path = Path(ws) / BASELINES_DIR / f"{key}_{op}.{purpose}{BASELINE_SUFFIX}"
+    return recapture_path(path) if recapture else path
 
 
 def calibration_path(ws: str | os.PathLike[str], key: str) -> Path:
