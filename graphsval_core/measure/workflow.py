@@ -221,6 +221,39 @@ def plan_capture(registry: Registry, options: CaptureOptions) -> CapturePlan:
     return CapturePlan(options, target, record_as, op_spec, tuple(items), out, spec_path, main)
 
 
+@frozen
+class _Predicted:
+    """What the model says of one item: its regime and latency (None where the
+    model cannot predict the target) and its working set."""
+
+    regime: str | None
+    latency_s: float | None
+    working_set_bytes: float
+
+
+def _predictions(
+    registry: Registry, target: TargetSpec, op: OpSpec, items: Sequence[CaptureItem]
+) -> dict[tuple[str, str], _Predicted]:
+    """The model's word on each item, one batch per dtype."""
+    from graphsval_core.model.predict import predict_shapes
+
+    by_dtype: dict[str, list[CaptureItem]] = {}
+    for item in items:
+        by_dtype.setdefault(item.dtype, []).append(item)
+    out: dict[tuple[str, str], _Predicted] = {}
+    for dtype, group in by_dtype.items():
+        try:
+            pred = predict_shapes(registry, target, op, [it.dims for it in group], dtype)
+        except Exception:  # a target the model cannot predict
+            out.update((it.key, _Predicted(None, None, 0.0)) for it in group)
+            continue
+        sizes = pred.working_set_bytes
+        for n, it in enumerate(group):
+            size = float(sizes[n]) if sizes is not None else 0.0
+            out[it.key] = _Predicted(str(pred.regime[n]), float(pred.latency_s[n]), size)
+    return out
+
+
 def _sample(
     registry: Registry,
     target: TargetSpec,
@@ -230,40 +263,24 @@ def _sample(
 ) -> list[CaptureItem]:
     """``limit`` items spread over the regimes the model predicts on ``target``
     (per dtype) and over sizes (:func:`spread_sample`)."""
-    from graphsval_core.model.predict import predict_shapes
-
-    groups: list[str] = ["?"] * len(items)
-    sizes: list[float] = [float(math.prod(it.dims)) for it in items]
-    by_dtype: dict[str, list[int]] = {}
-    for i, it in enumerate(items):
-        by_dtype.setdefault(it.dtype, []).append(i)
-    for dtype, where in by_dtype.items():
-        try:
-            pred = predict_shapes(registry, target, op, [items[i].dims for i in where], dtype)
-        except Exception:  # a target the model cannot predict: sizes alone
-            regimes = ["?"] * len(where)
-        else:
-            regimes = [str(r) for r in pred.regime]
-        for i, regime in zip(where, regimes, strict=True):
-            groups[i] = f"{dtype} {regime}"
+    predicted = _predictions(registry, target, op, items)
+    groups = [f"{it.dtype} {predicted[it.key].regime or '?'}" for it in items]
+    sizes = [float(math.prod(it.dims)) for it in items]
     return spread_sample(items, groups, sizes, limit)
 
 
 def _tolerance_of(
-    registry: Registry, target: TargetSpec, op: OpSpec
+    registry: Registry, target: TargetSpec, op: OpSpec, items: Sequence[CaptureItem]
 ) -> Callable[[CaptureItem], float]:
-    """The latency tolerance of each item's predicted regime on ``target``."""
+    """The latency tolerance of each item's predicted regime on ``target``
+    (where the model cannot predict, DRAM's: the loosest memory band)."""
     from graphsval_core.files.tolerances import band, load_tolerances
-    from graphsval_core.model.predict import predict_shapes
 
     tolerances = load_tolerances()
+    predicted = _predictions(registry, target, op, items)
 
     def tolerance(item: CaptureItem) -> float:
-        try:
-            regime = str(predict_shapes(registry, target, op, [item.dims], item.dtype).regime[0])
-        except Exception:
-            regime = "dram_bound"  # the loosest memory band
-        return band(tolerances, regime)["latency"]
+        return band(tolerances, predicted[item.key].regime or "dram_bound")["latency"]
 
     return tolerance
 
@@ -354,7 +371,7 @@ def capture_sweep(
                 plan.record_as.key,
                 options.op,
                 plan.items,
-                _tolerance_of(registry, plan.record_as, plan.op),
+                _tolerance_of(registry, plan.record_as, plan.op, plan.items),
                 remeasure,
             )
         except KeyboardInterrupt:
@@ -417,9 +434,6 @@ def estimate_seconds(registry: Registry, plan: CapturePlan) -> float:
     """About how long the plan's capture takes, from the model's prediction of
     each shape: every round of a shape costs a fixed overhead plus its timed
     blocks (at least ``VISIT_BLOCK_S`` each), within the per-round budget."""
-    from graphsval_core.measure.capture_file import read_capture
-    from graphsval_core.model.predict import predict_shapes
-
     options = plan.options
     rounds = max(options.rounds, 1)
     budget = options.settings.max_time_per_shape_s / rounds
@@ -435,27 +449,14 @@ def estimate_seconds(registry: Registry, plan: CapturePlan) -> float:
         done = set()
     if options.force:
         done = set()
-    by_dtype: dict[str, list[CaptureItem]] = {}
-    for item in plan.items:
-        if item.key not in done:
-            by_dtype.setdefault(item.dtype, []).append(item)
+    todo = [item for item in plan.items if item.key not in done]
     total = 0.0
-    for dtype, items in by_dtype.items():
-        try:
-            pred = predict_shapes(registry, plan.record_as, plan.op, [i.dims for i in items], dtype)
-            latencies = [float(v) for v in pred.latency_s]
-            sizes = (
-                [float(v) for v in pred.working_set_bytes]
-                if pred.working_set_bytes is not None
-                else [0.0] * len(items)
-            )
-        except Exception:
-            latencies, sizes = [1e-3] * len(items), [0.0] * len(items)
-        for latency, size in zip(latencies, sizes, strict=True):
-            # the budget ends sampling, but never before 2 warm-up calls and 3 samples
-            timed = max(min(budget, VISIT_BLOCKS * max(VISIT_BLOCK_S, latency)), 5 * latency)
-            build = VISIT_OVERHEAD_S + size / BUILD_BPS
-            total += rounds * (build + timed) + 3 * latency  # the check: in one round
+    for p in _predictions(registry, plan.record_as, plan.op, todo).values():
+        latency = 1e-3 if p.latency_s is None else p.latency_s
+        # the budget ends sampling, but never before 2 warm-up calls and 3 samples
+        timed = max(min(budget, VISIT_BLOCKS * max(VISIT_BLOCK_S, latency)), 5 * latency)
+        build = VISIT_OVERHEAD_S + p.working_set_bytes / BUILD_BPS
+        total += rounds * (build + timed) + 3 * latency  # the check: in one round
     if options.recapture:
         total *= 1.15  # the disagreeing shapes measured again
     return total
