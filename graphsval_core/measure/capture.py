@@ -21,7 +21,6 @@ finished shapes and reuses journaled rounds; ``force`` re-measures).
 
 from __future__ import annotations
 
-import os
 import random
 import time
 from collections import deque
@@ -35,7 +34,7 @@ from attrs import define, evolve, field
 from graphsval_core.measure import capture_file as files
 from graphsval_core.measure.capture_file import COLUMNS, EXTRA_COLUMNS, SCHEMA_VERSION
 from graphsval_core.measure.protocol import CaptureSettings
-from graphsval_core.measure.quiet import QuietWatch
+from graphsval_core.measure.quiet import QuietWatch, one_minute_load
 from graphsval_core.measure.rounds import (
     MAX_REMEASURES,
     combine_rounds,
@@ -97,10 +96,8 @@ class CaptureSummary:
 
 
 def load_average() -> float:
-    try:
-        return os.getloadavg()[0]
-    except (OSError, AttributeError):
-        return 0.0
+    """The 1-minute load average (0.0 where the system has none)."""
+    return one_minute_load() or 0.0
 
 
 def measurement_row(
@@ -203,7 +200,6 @@ class _Run:
     window_start: float = 0.0
     busy_tries: dict[tuple[tuple[str, str], int], int] = field(factory=dict)
     busy_kept: set[tuple[tuple[str, str], int]] = field(factory=set)
-    gave_up_waiting: bool = False
     outlier_tries: dict[tuple[str, str], int] = field(factory=dict)
     waited: dict[tuple[str, str], float] = field(factory=dict)
 
@@ -245,12 +241,11 @@ class _Run:
                     self.summary.busy_rounds += 1
             assert self.watch is not None
             waited, after = 0.0, None
-            if redo and not self.gave_up_waiting:
+            if redo and not self.summary.gave_up_waiting:
                 waited, after = self.watch.wait()
                 # a wait that ran out while still busy: the machine will not settle;
                 # measure on (retries still bounded) rather than wait again and again
-                self.gave_up_waiting = after is not None and after.busy
-                self.summary.gave_up_waiting = self.gave_up_waiting
+                self.summary.gave_up_waiting = after is not None and after.busy
             if waited:
                 self.summary.waits += 1
                 self.summary.waited_s += waited

@@ -155,9 +155,14 @@ class QuietWatch:
         return None if now is None else load_between(self._mark, now)
 
 
-def _load_average() -> Load | None:
+def one_minute_load() -> float | None:
+    """The 1-minute load average (None where the system has none)."""
     try:
-        load = os.getloadavg()[0]
+        return os.getloadavg()[0]
     except (OSError, AttributeError):
         return None
-    return Load(others_cpus=load, steal=0.0, seconds=60.0)
+
+
+def _load_average() -> Load | None:
+    load = one_minute_load()
+    return None if load is None else Load(others_cpus=load, steal=0.0, seconds=60.0)
