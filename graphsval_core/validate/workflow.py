@@ -200,14 +200,17 @@ def _with_floors(
     """Each recapture agreement with the floors its target's plugin ships for
     it (a floors file that cannot be read adds none: ``--check-floors`` says
     why)."""
-    files = registry.floors_files()
+    owner = {hw: registry.target_plugin(hw).name for hw, _ in agreement}
+    files = registry.floors_files() if agreement else {}
+    floors: dict[str, dict[str, Any]] = {}  # plugin -> its floors: each file read once
+    for plugin in set(owner.values()) & set(files):
+        try:
+            floors[plugin] = read_floors(files[plugin])
+        except Exception:
+            floors[plugin] = {}
     out = {}
     for (hw, op), rec in agreement.items():
-        try:
-            path = files.get(registry.target_plugin(hw).name)
-            entry = read_floors(path).get(f"{hw}/{op}", {}) if path is not None else {}
-        except Exception:
-            entry = {}
+        entry = floors.get(owner[hw], {}).get(f"{hw}/{op}", {})
         out[(hw, op)] = evolve(
             rec,
             floor_median=entry.get("recapture_median_max"),
