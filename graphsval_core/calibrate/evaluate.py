@@ -1,18 +1,30 @@
-"""How well a calibration predicts its own rows: the share within the band of
-each row's regime (in sample), and leave-one-out cross-validation (each row
-predicted by a fit made without it: out-of-sample errors within the set).
+"""How well a calibration predicts rows it did not see.
+
+- **In sample**: the share of the fitted rows within the band of each row's
+  regime.
+- **Leave-one-out**: each row predicted by a fit made without it. Rows that
+  share a family with their neighbours (a shape's permutations, its near
+  neighbours in size) flatter this figure: the fit still saw the family.
+- **Grouped cross-validation**: each *family* is left out whole and predicted
+  by a fit made without it. A family is (op, dtype, the sorted
+  ``floor(log2 d)`` of the shape's dims): the permutations of a shape and its
+  near neighbours in size fall together (:func:`family_of`). This is the
+  figure that judges a model; a validation set, where there is one, judges
+  it better still.
 
 A row is judged by the latency tolerance of the regime the model puts it in
-(the project's tolerances file, by regime).
+(the project's tolerances file, by regime; a regime without one by
+``dram_bound``'s).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from attrs import frozen
+from attrs import field, frozen
 
 from graphsval_core.calibrate.fit import fit_latency
 from graphsval_core.calibrate.params import Param
@@ -23,11 +35,16 @@ from graphsval_core.files.calibration import apply_constants
 from graphsval_core.files.tolerances import band
 from graphsval_core.model.reference import predict
 
+#: Grouped CV this many times worse than in sample (median |error|) is warned about.
+GROUPED_WARN_RATIO = 1.5
+#: ... but never below this median |error|, whatever the ratio.
+GROUPED_WARN_FLOOR = 0.05
+
 
 @frozen
-class LeaveOneOut:
-    """Out-of-sample figures: over how many rows, the median and 90th
-    percentile of the absolute relative error, and the share within the band."""
+class ErrorFigures:
+    """Errors over a set of rows: how many, the median and 90th percentile of
+    the absolute relative latency error, and the share within the band."""
 
     rows: int
     median_abs_error: float
@@ -35,10 +52,86 @@ class LeaveOneOut:
     p90_abs_error: float
 
 
+@frozen
+class OutOfSample(ErrorFigures):
+    """Out-of-sample figures (see :class:`ErrorFigures`), with the number of
+    groups left out in turn (the rows, for leave-one-out; the families, for
+    grouped CV) and the figures of each op."""
+
+    groups: int = 0
+    per_op: dict[str, ErrorFigures] = field(factory=dict)
+
+
+#: Kept for callers of the first version of this module.
+LeaveOneOut = OutOfSample
+
+
+def family_of(row: BaselineRow) -> tuple[str, str, tuple[int, ...]]:
+    """A row's family: (op, dtype, sorted ``floor(log2 d)`` of its dims)."""
+    return (
+        row.op,
+        row.dtype,
+        tuple(sorted(int(math.floor(math.log2(max(d, 1)))) for d in row.dims)),
+    )
+
+
 def model_regime(registry: Any, spec: TargetSpec, row: BaselineRow) -> str:
     """The model's own regime of one row (whose tolerance judges it)."""
     p = predict(registry, spec, registry.op(row.op), np.array([row.dims]), row.dtype)
     return str(p.regime[0])
+
+
+def row_regimes(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) -> list[str]:
+    """The model's regime of every row, batched per (op, dtype)."""
+    out = [""] * len(rows)
+    groups: dict[tuple[str, str], list[int]] = {}
+    for i, r in enumerate(rows):
+        groups.setdefault((r.op, r.dtype), []).append(i)
+    for (op, dtype), index in groups.items():
+        shapes = np.array([rows[i].dims for i in index], dtype=np.int64)
+        p = predict(registry, spec, registry.op(op), shapes, dtype)
+        for i, reg in zip(index, p.regime, strict=True):
+            out[i] = str(reg)
+    return out
+
+
+def figures(errors: Sequence[float], inside: Sequence[bool]) -> ErrorFigures:
+    """:class:`ErrorFigures` of relative ``errors`` and whether each is in its band."""
+    abs_err = np.abs(np.asarray(errors, dtype=np.float64))
+    if not len(abs_err):
+        return ErrorFigures(0, float("nan"), float("nan"), float("nan"))
+    return ErrorFigures(
+        rows=len(abs_err),
+        median_abs_error=float(np.median(abs_err)),
+        within_band=float(np.mean(np.asarray(inside, dtype=bool))),
+        p90_abs_error=float(np.quantile(abs_err, 0.9)),
+    )
+
+
+def judge(
+    registry: Any,
+    spec: TargetSpec,
+    rows: Sequence[BaselineRow],
+    predicted: Sequence[float],
+    tolerances: dict[str, dict[str, float]],
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's relative error and whether it is within its regime's band (by ``spec``)."""
+    measured = np.array([r.latency_s for r in rows], dtype=np.float64)
+    errors = (np.asarray(predicted, dtype=np.float64) - measured) / measured
+    regimes = row_regimes(registry, spec, rows)
+    limits = np.array([band(tolerances, g)["latency"] for g in regimes])
+    return errors, np.abs(errors) <= limits
+
+
+def per_op(
+    rows: Sequence[BaselineRow], errors: np.ndarray, inside: np.ndarray
+) -> dict[str, ErrorFigures]:
+    """:func:`figures` of each op's rows, ops in name order."""
+    out = {}
+    for op in sorted({r.op for r in rows}):
+        index = [i for i, r in enumerate(rows) if r.op == op]
+        out[op] = figures(errors[index], inside[index])
+    return out
 
 
 def within_band(
@@ -50,11 +143,45 @@ def within_band(
 ) -> float:
     """The share of ``rows`` whose ``predicted`` latency (by ``spec``) is
     within the latency tolerance of the row's regime."""
-    inside = sum(
-        abs(p - r.latency_s) / r.latency_s <= tolerances[model_regime(registry, spec, r)]["latency"]
-        for p, r in zip(predicted, rows, strict=True)
+    _, inside = judge(registry, spec, rows, predicted, tolerances)
+    return float(np.mean(inside)) if len(inside) else float("nan")
+
+
+def cross_validate(
+    registry: Any,
+    spec: TargetSpec,
+    rows: Sequence[BaselineRow],
+    params: Sequence[Param],
+    tolerances: dict[str, dict[str, float]],
+    groups: Sequence[Sequence[int]],
+    x_start: np.ndarray | None = None,
+) -> OutOfSample:
+    """Refit without each group of ``rows`` (indices into them) and predict
+    the group: out-of-sample errors. Each refit starts from ``x_start`` (the
+    fit of all the rows, when given). A row in no group is not judged."""
+    errors = np.full(len(rows), np.nan)
+    inside = np.zeros(len(rows), dtype=bool)
+    for group in groups:
+        held = set(group)
+        rest = [r for j, r in enumerate(rows) if j not in held]
+        fit = fit_latency(registry, spec, rest, params, x_start=x_start)
+        model = apply_constants(spec, fit.values, "cv")
+        out = [rows[i] for i in group]
+        latency, _ = predict_rows(registry, model, out)
+        err, ok = judge(registry, model, out, latency, tolerances)
+        errors[list(group)] = err
+        inside[list(group)] = ok
+    judged = ~np.isnan(errors)
+    kept = [r for r, j in zip(rows, judged, strict=True) if j]
+    whole = figures(errors[judged], inside[judged])
+    return OutOfSample(
+        rows=whole.rows,
+        median_abs_error=whole.median_abs_error,
+        within_band=whole.within_band,
+        p90_abs_error=whole.p90_abs_error,
+        groups=len(groups),
+        per_op=per_op(kept, errors[judged], inside[judged]),
     )
-    return inside / len(rows)
 
 
 def leave_one_out(
@@ -63,27 +190,47 @@ def leave_one_out(
     rows: Sequence[BaselineRow],
     params: Sequence[Param],
     tolerances: dict[str, dict[str, float]],
-) -> LeaveOneOut:
-    """Refit without each row and predict it: out-of-sample errors within the set.
-
-    Each refit starts from the fit of all the rows; a regime without a
-    tolerance of its own is judged by ``dram_bound``'s."""
-    errors, inside = [], 0
+) -> OutOfSample:
+    """Refit without each row and predict it (see module doc)."""
     rows = canonical(rows)
     whole = fit_latency(registry, spec, rows, params)
-    for i in range(len(rows)):
-        rest = [r for j, r in enumerate(rows) if j != i]
-        fit = fit_latency(registry, spec, rest, params, x_start=whole.x)
-        model = apply_constants(spec, fit.values, "loo")
-        latency, _ = predict_rows(registry, model, [rows[i]])
-        err = (latency[0] - rows[i].latency_s) / rows[i].latency_s
-        regime = model_regime(registry, model, rows[i])
-        errors.append(err)
-        inside += abs(err) <= band(tolerances, regime)["latency"]
-    abs_err = np.abs(errors)
-    return LeaveOneOut(
-        rows=len(rows),
-        median_abs_error=float(np.median(abs_err)),
-        within_band=float(inside / len(rows)) if rows else float("nan"),
-        p90_abs_error=float(np.quantile(abs_err, 0.9)),
+    return cross_validate(
+        registry, spec, rows, params, tolerances, [[i] for i in range(len(rows))], whole.x
+    )
+
+
+def families(rows: Sequence[BaselineRow]) -> list[list[int]]:
+    """The indices of ``rows`` in each family (:func:`family_of`), families in order."""
+    found: dict[tuple[str, str, tuple[int, ...]], list[int]] = {}
+    for i, r in enumerate(rows):
+        found.setdefault(family_of(r), []).append(i)
+    return [found[k] for k in sorted(found)]
+
+
+def grouped_cv(
+    registry: Any,
+    spec: TargetSpec,
+    rows: Sequence[BaselineRow],
+    params: Sequence[Param],
+    tolerances: dict[str, dict[str, float]],
+) -> OutOfSample:
+    """Refit without each family and predict it (see module doc). A family
+    that holds every row of its (op, dtype) is still left out: the fit then
+    has to predict a dtype from the others, as it would for a new one."""
+    rows = canonical(rows)
+    whole = fit_latency(registry, spec, rows, params)
+    return cross_validate(registry, spec, rows, params, tolerances, families(rows), whole.x)
+
+
+def grouped_warning(in_sample_median: float, grouped: OutOfSample | None) -> str | None:
+    """A line when grouped CV is much worse than in sample (None otherwise)."""
+    if grouped is None or not grouped.rows:
+        return None
+    limit = max(GROUPED_WARN_RATIO * in_sample_median, GROUPED_WARN_FLOOR)
+    if grouped.median_abs_error <= limit:
+        return None
+    return (
+        f"warning: grouped cross-validation (median |error| {grouped.median_abs_error:.1%}) "
+        f"is much worse than in sample ({in_sample_median:.1%}): the constants explain the "
+        "families they saw better than ones they did not; trust the grouped figure"
     )

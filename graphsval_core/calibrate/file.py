@@ -16,12 +16,11 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-import attrs
 import numpy as np
 
 from graphsval_core import __version__
 from graphsval_core.calibrate.energy import ALL_TIERS_PER_BYTE, ENERGY_FLOOR, EnergyFit
-from graphsval_core.calibrate.evaluate import LeaveOneOut
+from graphsval_core.calibrate.evaluate import ErrorFigures, OutOfSample
 from graphsval_core.calibrate.fit import Fit
 from graphsval_core.datamodel.target import TargetSpec
 from graphsval_core.files.baseline import Baseline
@@ -45,14 +44,19 @@ def build_file(
     baselines: Sequence[tuple[Baseline, str]],
     fit: Fit,
     energy: EnergyFit,
-    loo: LeaveOneOut | None,
+    loo: OutOfSample | None,
     override: str | None,
     in_band: float,
+    grouped: OutOfSample | None = None,
+    in_sample: dict[str, ErrorFigures] | None = None,
+    warnings: Sequence[str] = (),
 ) -> dict[str, Any]:
     """The calibration file's content for ``spec`` (the datasheet spec), from
     ``baselines`` (each with its SHA-256), the latency and energy fits, the
     leave-one-out figures (None when skipped), the reason validation rows
-    were allowed (None when they were not) and the in-sample band share."""
+    were allowed (None when they were not), the in-sample band share, the
+    grouped cross-validation (None when skipped), the in-sample figures of
+    each op and the warnings about the fit."""
     constants: dict[str, Any] = {}
     datasheet = _current_values(spec)
     for name, why in fit.held.items():
@@ -124,13 +128,33 @@ def build_file(
             },
             "median_abs_error": _sig(float(np.median(np.abs(fit.residuals)))),
             "within_band": _sig(in_band),
-            "leave_one_out": {
-                k: _sig(v) if isinstance(v, float) else v
-                for k, v in (attrs.asdict(loo) if loo is not None else {}).items()
-            },
+            "in_sample_per_op": {op: _figures(f) for op, f in (in_sample or {}).items()},
+            "leave_one_out": _out_of_sample(loo),
+            "grouped_cv": _out_of_sample(grouped),
+            "warnings": list(warnings),
         },
         "residuals": residuals,
     }
+
+
+def _figures(f: ErrorFigures) -> dict[str, Any]:
+    """An :class:`ErrorFigures` as JSON: rows, median, band share, p90."""
+    return {
+        "rows": f.rows,
+        "median_abs_error": _sig(f.median_abs_error),
+        "within_band": _sig(f.within_band),
+        "p90_abs_error": _sig(f.p90_abs_error),
+    }
+
+
+def _out_of_sample(f: OutOfSample | None) -> dict[str, Any]:
+    """Out-of-sample figures as JSON, with each op's (empty when skipped)."""
+    if f is None:
+        return {}
+    out = _figures(f)
+    out["groups"] = f.groups
+    out["per_op"] = {op: _figures(g) for op, g in f.per_op.items()}
+    return out
 
 
 def _energy_section(energy: EnergyFit) -> dict[str, Any]:

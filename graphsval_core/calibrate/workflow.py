@@ -6,7 +6,8 @@ reason, skips suspect measurements (a row whose latency is physically
 implausible takes part in neither fit, since the energy fit regresses on the
 measured time; a row whose energy is implausible only leaves the energy fit),
 fits the latency constants and then the energy ones, cross-validates
-(leave-one-out), writes the file and, when asked, plots of the fit; its
+(leave-one-out, and grouped by family: the out-of-sample figure), writes
+the file and, when asked, plots of the fit; its
 :class:`CalibrateResult` holds everything there is to report.
 """
 
@@ -17,10 +18,18 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from attrs import frozen
+from attrs import field, frozen
 
 from graphsval_core.calibrate.energy import EnergyFit, fit_energy
-from graphsval_core.calibrate.evaluate import LeaveOneOut, leave_one_out, within_band
+from graphsval_core.calibrate.evaluate import (
+    ErrorFigures,
+    OutOfSample,
+    grouped_cv,
+    grouped_warning,
+    judge,
+    leave_one_out,
+    per_op,
+)
 from graphsval_core.calibrate.file import build_file, dump
 from graphsval_core.calibrate.fit import Fit, fit_latency
 from graphsval_core.calibrate.inputs import SuspectRow, read_rows
@@ -41,7 +50,8 @@ class CalibrateOptions:
     """What to calibrate: the target's key, its baselines (CSV paths), the
     calibration file to write (default ``<key>.calibration.json`` here), the
     reason to use validation rows anyway (None: refuse them), whether to run
-    leave-one-out cross-validation, and a folder for plots (None: no plots)."""
+    leave-one-out cross-validation, a folder for plots (None: no plots), and
+    whether to run the grouped cross-validation (a family left out at a time)."""
 
     target: str
     baselines: tuple[str, ...]
@@ -49,6 +59,7 @@ class CalibrateOptions:
     allow_validation_rows: str | None = None
     leave_one_out: bool = True
     report_dir: str | None = None
+    grouped_cv: bool = True
 
 
 @frozen(eq=False)
@@ -59,8 +70,9 @@ class CalibrateResult:
     energy fits, the leave-one-out figures (None when skipped), the calibrated
     model's latency of each row and the share within its regime's band, the
     file's content, where it was written, the reason validation rows were
-    used (None when they were not) and the folder of the plots (None when
-    none were drawn)."""
+    used (None when they were not), the folder of the plots (None when
+    none were drawn), the grouped cross-validation (None when skipped), the
+    in-sample figures of each op, and the warnings about the fit."""
 
     spec: TargetSpec
     rows: tuple[BaselineRow, ...]
@@ -68,13 +80,16 @@ class CalibrateResult:
     suspect: tuple[SuspectRow, ...]
     fit: Fit
     energy: EnergyFit
-    loo: LeaveOneOut | None
+    loo: OutOfSample | None
     predicted: np.ndarray
     in_band: float
     content: dict[str, Any]
     path: Path
     override: str | None
     report_dir: str | None
+    grouped: OutOfSample | None = None
+    in_sample: dict[str, ErrorFigures] = field(factory=dict)
+    warnings: tuple[str, ...] = ()
 
 
 def _refuse_foreign(path: Path, key: str) -> None:
@@ -129,10 +144,19 @@ def calibrate(registry: Registry, options: CalibrateOptions) -> CalibrateResult:
         if options.leave_one_out
         else None
     )
+    grouped = (
+        grouped_cv(registry, spec, rows, fit.params, tolerances) if options.grouped_cv else None
+    )
     calibrated = apply_constants(spec, {**fit.values, **energy.values}, "fit")
     predicted, _ = predict_rows(registry, calibrated, rows)
-    in_band = within_band(registry, calibrated, rows, predicted, tolerances)
-    content = build_file(spec, found.sources, fit, energy, loo, override, in_band)
+    errors, inside = judge(registry, calibrated, rows, predicted, tolerances)
+    in_band = float(np.mean(inside))
+    in_sample = per_op(rows, errors, inside)
+    warned = grouped_warning(float(np.median(np.abs(errors))), grouped)
+    warnings = (warned,) if warned else ()
+    content = build_file(
+        spec, found.sources, fit, energy, loo, override, in_band, grouped, in_sample, warnings
+    )
     path = Path(options.out or f"{spec.key}.calibration.json")
     _refuse_foreign(path, spec.key)
     report = Path(options.report_dir) if options.report_dir else None
@@ -165,4 +189,7 @@ def calibrate(registry: Registry, options: CalibrateOptions) -> CalibrateResult:
         path=path,
         override=override,
         report_dir=options.report_dir or None,
+        grouped=grouped,
+        in_sample=in_sample,
+        warnings=warnings,
     )

@@ -37,6 +37,12 @@ from graphsval_core.cli.context import pass_app
     "recorded loudly in the calibration file.",
 )
 @click.option("--no-loo", is_flag=True, help="Skip the leave-one-out cross-validation.")
+@click.option(
+    "--no-grouped-cv",
+    is_flag=True,
+    help="Skip the grouped cross-validation (each family of shapes left out in turn: "
+    "the out-of-sample figure to trust).",
+)
 @pass_app
 def calibrate(
     app: Any,
@@ -46,6 +52,7 @@ def calibrate(
     report_dir: str | None,
     override: str | None,
     no_loo: bool,
+    no_grouped_cv: bool,
 ) -> None:
     """Fit launch overhead, compute and tier fractions, shared-tier capacity,
     first-touch cost and energy coefficients from calibration rows, and write
@@ -70,6 +77,7 @@ def calibrate(
         allow_validation_rows=override,
         leave_one_out=not no_loo,
         report_dir=report_dir,
+        grouped_cv=not no_grouped_cv,
     )
     try:
         with creating_parent(into) if into is not None else nullcontext():
@@ -125,18 +133,33 @@ def _render(result: Any) -> None:
         )
     for name in data["fit"]["not_identifiable"]:
         click.echo(f"  {name}: not identifiable from these rows; the spec's value stays")
-    f = data["fit"]
-    click.echo(
-        f"  in sample: median |error| {f['median_abs_error']:.1%}, "
-        f"{f['within_band']:.0%} within the regime's band"
-    )
-    loo = result.loo
-    if loo is not None:
-        click.echo(
-            f"  leave-one-out: median |error| {loo.median_abs_error:.1%}, "
-            f"{loo.within_band:.0%} within the band, p90 {loo.p90_abs_error:.1%}"
-        )
+    _render_quality(result)
     if result.override:
         click.echo(f"  WARNING: validation rows used ({len(result.refused)}): {result.override}")
     if result.report_dir:
         click.echo(f"  plots in {result.report_dir}/")
+
+
+def _figures(f: Any) -> str:
+    """``median |error| M, B within the band (n rows)`` of error figures."""
+    return f"median |error| {f.median_abs_error:5.1%}, {f.within_band:4.0%} within the band"
+
+
+def _render_quality(result: Any) -> None:
+    """The fit's quality per op: in sample (flattering), leave-one-out, and
+    grouped cross-validation (a family of shapes left out at a time: the
+    figure to trust), then any warning."""
+    click.echo("  fit quality (latency; grouped CV is the out-of-sample figure):")
+    kinds = [("in sample", result.in_sample)]
+    if result.loo is not None:
+        kinds.append(("leave-one-out", result.loo.per_op))
+    if result.grouped is not None:
+        kinds.append((f"grouped CV ({result.grouped.groups} families)", result.grouped.per_op))
+    for op in result.in_sample:
+        n = result.in_sample[op].rows
+        click.echo(f"    {op} ({n} rows):")
+        for label, per_op in kinds:
+            if op in per_op:
+                click.echo(f"      {label:<26} {_figures(per_op[op])}")
+    for line in result.warnings:
+        click.echo(f"  {line}")
