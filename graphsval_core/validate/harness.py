@@ -303,7 +303,7 @@ def _checked(
         tolerance_energy=tolerance_energy,
         binding_tier=columns["binding_tier"],
         explanation=[pred.sentence(i) for i in range(len(rows))],
-        terms=_terms(columns, target, dtype),
+        terms=_terms(columns, target, dtype, op),
     )
 
 
@@ -312,18 +312,33 @@ def _verdict(made: np.ndarray, ok: np.ndarray) -> list[bool | None]:
     return [bool(o) if m else None for m, o in zip(made, ok, strict=True)]
 
 
-def _terms(columns: dict[str, np.ndarray], target: TargetSpec, dtype: str) -> Terms:
+def _terms(
+    columns: dict[str, np.ndarray], target: TargetSpec, dtype: str, op: OpSpec | None = None
+) -> Terms:
     """What attribution needs to infer the constant a measurement implies; a
     term the predictor does not report is NaN (the launch falls back on the
-    target's launch overhead, first touch and packing on nothing)."""
+    target's launch overhead, first touch and packing on nothing).
+
+    The launch's first kernel is the dtype's own dispatch overhead for a
+    matrix product (``op.gemm_dims``) at a dtype that has one, as the
+    reference model builds it, else the target's launch overhead; a predictor
+    that reports no launch (or no ``op`` given) falls back on
+    :meth:`TargetSpec.launch_for` for any op."""
     n = len(columns["latency_s"])
     absent = np.full(n, np.nan)
+    reported = "launch_s" in columns
     launch = columns.get("launch_s", np.full(n, target.launch_for(dtype)))
+    pays_dispatch = dtype in target.dispatch_overhead_s and (
+        op is None or not reported or op.gemm_dims is not None
+    )
+    dispatch = target.dispatch_overhead_s[dtype] if pays_dispatch else np.nan
     zero = np.zeros(n)
     fixed = launch + (columns.get("first_touch_s", zero) + columns.get("pack_s", zero))
     bandwidth = {t.name: t.effective_bandwidth_bps for t in target.tiers}
     return Terms(
         launch_s=launch,
+        dispatch_s=np.full(n, dispatch),
+        launch_overhead_s=np.full(n, target.launch_overhead_s),
         fixed_s=fixed,
         compute_s=columns.get("compute_s", absent),
         memory_s=columns.get("memory_s", absent),

@@ -75,6 +75,11 @@ class Terms:
     predictor did not report that term, or the record was excluded)."""
 
     launch_s: np.ndarray
+    #: the dtype's own dispatch overhead where the call's first kernel pays it
+    #: (a matrix product at a dtype with a dispatch path of its own), else NaN
+    dispatch_s: np.ndarray
+    #: the target's launch overhead: the first kernel of every other call
+    launch_overhead_s: np.ndarray
     #: launch, first touch and packing: the time outside compute and memory
     fixed_s: np.ndarray
     compute_s: np.ndarray

@@ -17,6 +17,7 @@ from typing import Any
 from graphsval_core.datamodel.regimes import order, short
 from graphsval_core.datamodel.tables import format_table, markdown_table
 from graphsval_core.datamodel.units import fmt_joules, fmt_seconds
+from graphsval_core.validate.attribution import PER_DTYPE, cell_label, split_label
 from graphsval_core.validate.harness import Validation
 from graphsval_core.validate.records import RECORD_FIELDS
 from graphsval_core.validate.summary import SCHEMA_VERSION, Summary, summary_dict
@@ -45,18 +46,62 @@ def records_csv(validation: Validation) -> str:
 
 
 def _regimes_present(summary: Summary) -> list[str]:
-    seen = {reg for t in summary.targets for reg in t.cells}
+    seen = {split_label(label)[0] for t in summary.targets for label in t.cells}
     return sorted(seen, key=lambda r: (order(r), r))
 
 
+#: The dtype column of a heatmap row holding the cells that pool every dtype.
+ALL_DTYPES = "all"
+
+
+def _heatmap_lines(
+    cells: dict[str, str], dtypes: Sequence[str], regimes: Sequence[str]
+) -> list[tuple[str, list[str]]]:
+    """One target and op's heatmap rows, ``(dtype, cells)``: one row when its
+    records have one dtype; else a row per dtype for the regimes whose cells
+    hold one dtype (:data:`PER_DTYPE`), then an ``all`` row for the pooled
+    ones (blank: the cell is on the other rows; ``.``: no records)."""
+    split = [r in PER_DTYPE for r in regimes]
+    if len(dtypes) <= 1:
+        dtype = dtypes[0] if dtypes else None
+        return [
+            (
+                dtype or "",
+                [
+                    cells.get(cell_label(r, dtype if s else None), ".")
+                    for r, s in zip(regimes, split, strict=True)
+                ],
+            )
+        ]
+    lines: list[tuple[str, list[str]]] = []
+    if any(split):
+        for dtype in dtypes:
+            row = [
+                cells.get(cell_label(r, dtype), ".") if s else ""
+                for r, s in zip(regimes, split, strict=True)
+            ]
+            if any(c not in ("", ".") for c in row):
+                lines.append((dtype, row))
+    if not all(split):
+        lines.append(
+            (
+                ALL_DTYPES,
+                ["" if s else cells.get(r, ".") for r, s in zip(regimes, split, strict=True)],
+            )
+        )
+    return lines
+
+
 def heatmap_rows(summary: Summary) -> tuple[list[str], list[list[str]]]:
-    """The heatmap as a table: a row per target and op, a column per regime."""
+    """The heatmap as a table: rows per target and op (and dtype, see
+    :func:`_heatmap_lines`), a column per regime."""
     regimes = _regimes_present(summary)
-    header = ["target / op", *[short(r) for r in regimes]]
+    header = ["target / op", "dtype", *[short(r) for r in regimes]]
     rows = []
     for t in summary.targets:
         label = f"{t.hardware} / {t.op}" + (" (in-sample only)" if t.in_sample else "")
-        rows.append([label, *[t.cells.get(r, ".") for r in regimes]])
+        for dtype, cells in _heatmap_lines(dict(t.cells), t.dtypes, regimes):
+            rows.append([label, dtype, *cells])
     for hw, info in sorted(summary.consistency.items()):
         label = f"{hw} (consistency-only)"
         text = f"consistency: {info['passed']}/{info['checks']}"
@@ -64,9 +109,9 @@ def heatmap_rows(summary: Summary) -> tuple[list[str], list[list[str]]]:
             x = info["expected_failures"]
             text += f" ({x} expected failure{'s' if x > 1 else ''})"
         if regimes:
-            rows.append([label, text, *[""] * (len(regimes) - 1)])
+            rows.append([label, "", text, *[""] * (len(regimes) - 1)])
         else:  # no record was checked: no regime column to put the text in
-            rows.append([f"{label} {text}"])
+            rows.append([f"{label} {text}", ""])
     return header, rows
 
 
@@ -121,7 +166,8 @@ def render(
     out.append(
         "## Heatmap"
         if markdown
-        else "Heatmap (cells: OK passed/n, or FAIL R<regime> L<latency> E<energy> failures /n):"
+        else "Heatmap (cells: OK passed/n, or FAIL R<regime> L<latency> E<energy> failures /n;"
+        " launch and alu per dtype, memory tiers over all dtypes):"
     )
     header, rows = heatmap_rows(summary)
     out.append(_table(header, rows, markdown))
@@ -146,7 +192,8 @@ def render(
     out.append("## Drift attribution" if markdown else "Drift attribution (failing cells):")
     if summary.drift:
         for d in summary.drift:
-            out.append(f"{bullet}{d.hardware} {d.op} {d.regime} [{d.cell}]: {d.text}")
+            label = cell_label(d.regime, d.dtype)
+            out.append(f"{bullet}{d.hardware} {d.op} {label} [{d.cell}]: {d.text}")
     else:
         out.append("none: every cell passes" if summary.checked else "no records")
     for items, label, with_reason in (

@@ -20,9 +20,16 @@ import attrs
 import numpy as np
 from attrs import field, frozen
 
-from graphsval_core.datamodel.regimes import AMBIGUOUS, order
+from graphsval_core.datamodel.regimes import AMBIGUOUS
 from graphsval_core.model.plausibility import parse_suspect
-from graphsval_core.validate.attribution import Drift, attribute, build_cells
+from graphsval_core.validate.attribution import (
+    Cell,
+    Drift,
+    attribute,
+    build_cells,
+    cell_order,
+    dtype_order,
+)
 from graphsval_core.validate.harness import Recapture, Validation
 from graphsval_core.validate.records import EXCLUDED, Records
 
@@ -96,7 +103,10 @@ SUSPECT_EXCLUDES = {"latency": "the record", "energy": "its energy verdict"}
 @frozen
 class TargetOpSummary:
     """The figures of one target and op: counts, the median latency error,
-    the recapture agreement and the heatmap cells (``regime -> text``)."""
+    the recapture agreement, the dtypes of its checked records and the
+    heatmap cells (``label -> text``, the label ``launch_bound (bf16)`` for a
+    cell of one dtype, ``l2_bound`` for one pooling every dtype: see
+    :func:`~graphsval_core.validate.attribution.cell_label`)."""
 
     hardware: str
     op: str
@@ -112,17 +122,23 @@ class TargetOpSummary:
     in_sample: bool
     median_abs_latency_error: float | None
     recapture: Recapture | None
+    dtypes: tuple[str, ...] = field(converter=tuple)
     cells: Mapping[str, str]
 
 
 @frozen
 class DriftEntry:
     """The drift attribution of one failing cell: the constant, the model's
-    value, the value the measurements imply, and the sentence that says so."""
+    value, the value the measurements imply, the spread of the cell's signed
+    errors, and the sentence that says so. ``dtype`` is the cell's (None: a
+    cell pooling every dtype); ``centred``: the median error is within a
+    quarter of the band, so the sentence names no moved constant and gives
+    the spread instead (``implied`` and ``change`` are still given here)."""
 
     hardware: str
     op: str
     regime: str
+    dtype: str | None
     cell: str
     constant: str
     unit: str
@@ -132,17 +148,26 @@ class DriftEntry:
     shapes: int
     median_error: float
     error_kind: str
+    band: float
+    p10: float
+    p90: float
+    over: int
+    under: int
+    rows: int
+    centred: bool
     text: str
 
     @classmethod
-    def of(cls, hardware: str, op: str, regime: str, cell: str, drift: Drift) -> DriftEntry:
-        """The entry of ``drift``, found in that cell."""
+    def of(cls, cell: Cell, drift: Drift) -> DriftEntry:
+        """The entry of ``drift``, found in ``cell``."""
         return cls(
-            hardware=hardware,
-            op=op,
-            regime=regime,
-            cell=cell,
+            hardware=cell.hardware,
+            op=cell.op,
+            regime=cell.regime,
+            dtype=cell.dtype,
+            cell=cell.text(),
             change=drift.change,
+            centred=drift.centred,
             text=drift.text(),
             **attrs.asdict(drift),
         )
@@ -222,7 +247,7 @@ def _true(flags: np.ndarray) -> np.ndarray:
 
 
 def _target_op(
-    records: Records, hardware: str, op: str, cells: Sequence[Any], recapture: Recapture | None
+    records: Records, hardware: str, op: str, cells: Sequence[Cell], recapture: Recapture | None
 ) -> TargetOpSummary:
     checked = records.take(records.checked)
     errors = np.abs(checked.latency_error)
@@ -240,7 +265,8 @@ def _target_op(
         in_sample=any(records.in_sample),
         median_abs_latency_error=float(np.median(errors)) if errors.size else None,
         recapture=recapture,
-        cells={c.regime: c.text() for c in cells},
+        dtypes=sorted(set(checked.dtype), key=dtype_order),
+        cells={c.label: c.text() for c in sorted(cells, key=cell_order)},
     )
 
 
@@ -266,8 +292,8 @@ def build_summary(
         for (hw, op), index in sorted(groups.items())
     ]
     drift = [
-        DriftEntry.of(cell.hardware, cell.op, cell.regime, cell.text(), d)
-        for cell in sorted(cells.values(), key=lambda c: (c.hardware, c.op, order(c.regime)))
+        DriftEntry.of(cell, d)
+        for cell in sorted(cells.values(), key=cell_order)
         for d in attribute(cell)
     ]
     checked = records.checked

@@ -85,11 +85,12 @@ def _run(*args):
 
 
 def _cells(result) -> dict[tuple[str, str], str]:
+    """``(op, cell label) -> text``; a launch or alu cell's label carries its dtype."""
     data = json.loads(result.output)
     return {
-        (t["op"], regime): text
+        (t["op"], label): text
         for t in data["summary"]["targets"]
-        for regime, text in t["cells"].items()
+        for label, text in t["cells"].items()
     }
 
 
@@ -98,10 +99,10 @@ def test_undrifted_silicon_passes_every_cell(world):
     assert result.exit_code == 0, result.output
     cells = _cells(result)
     assert cells == {
-        ("vector_add", "launch_bound"): "OK 3/3",
+        ("vector_add", "launch_bound (fp32)"): "OK 3/3",
         ("vector_add", "l2_bound"): "OK 3/3",
         ("vector_add", "dram_bound"): "OK 3/3",
-        ("matmul", "alu_bound"): "OK 3/3",
+        ("matmul", "alu_bound (fp32)"): "OK 3/3",
     }
 
 
@@ -125,7 +126,7 @@ def test_peak_flops_drift_is_attributed(world):
         "json",
     )
     cells = _cells(result)
-    assert cells.pop(("matmul", "alu_bound")) == "FAIL L3 /3"
+    assert cells.pop(("matmul", "alu_bound (fp32)")) == "FAIL L3 /3"
     assert all(text.startswith("OK") for text in cells.values()), cells
     (drift,) = json.loads(result.output)["summary"]["drift"]
     assert drift["constant"] == "achievable peak fp32"
@@ -137,7 +138,7 @@ def test_launch_overhead_drift_is_attributed(world):
         "--baseline", str(world(launch_overhead_s=estimated(3e-6, "t"))), "--format", "json"
     )
     cells = _cells(result)
-    assert cells.pop(("vector_add", "launch_bound")) == "FAIL L3 /3"
+    assert cells.pop(("vector_add", "launch_bound (fp32)")) == "FAIL L3 /3"
     assert all(text.startswith("OK") for text in cells.values()), cells
     (drift,) = json.loads(result.output)["summary"]["drift"]
     assert drift["constant"] == "launch overhead"

@@ -1,0 +1,211 @@
+"""Drift attribution that reads right: launch and alu cells of one dtype each,
+and a failing cell whose median error is centred named as scatter, not drift."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from attrs import evolve
+
+from graphsval_core.validate.attribution import (
+    CENTRED_FRACTION,
+    Drift,
+    attribute,
+    build_cells,
+)
+from graphsval_core.validate.harness import Validation
+from graphsval_core.validate.records import Records, Terms
+from graphsval_core.validate.report import heatmap_rows, render
+from graphsval_core.validate.summary import Header, build_summary
+
+BANDS = {"launch_bound": 0.30, "alu_bound": 0.10, "l2_bound": 0.20}
+
+
+def _records(rows: list[dict]) -> Records:
+    """Checked records of target ``cpu``, op ``matmul``, from ``rows`` of
+    ``dtype``, ``regime``, ``measured`` and ``predicted`` (seconds) and the
+    launch constants the model used (``launch`` its launch overhead, ``dispatch``
+    the dtype's own dispatch overhead where it has one)."""
+    n = len(rows)
+    measured = np.array([r["measured"] for r in rows])
+    predicted = np.array([r["predicted"] for r in rows])
+    regime = [r["regime"] for r in rows]
+    error = (predicted - measured) / measured
+    band = np.array([BANDS[r] for r in regime])
+    constant = np.array([r.get("dispatch", r.get("launch", 1e-6)) for r in rows])
+    launch = np.where([g == "launch_bound" for g in regime], predicted, constant)
+    busy = np.where([g == "launch_bound" for g in regime], 0.0, predicted - launch)
+    terms = evolve(
+        Terms.empty(n),
+        launch_s=launch,
+        fixed_s=launch,
+        dispatch_s=np.array([r.get("dispatch", np.nan) for r in rows]),
+        launch_overhead_s=np.array([r.get("launch", 1e-6) for r in rows]),
+        compute_s=busy,
+        memory_s=busy,
+        tier_bandwidth_bps=np.full(n, 1e11),
+        achievable_ops_per_s=np.full(n, 1e11),
+    )
+    ok = np.abs(error) <= band
+    return Records.build(
+        n,
+        terms=terms,
+        hardware="cpu",
+        op="matmul",
+        shape=[f"{i + 1}x1x1" for i in range(n)],
+        dtype=[r["dtype"] for r in rows],
+        status="checked",
+        regime_predicted=regime,
+        regime_measured=regime,
+        latency_measured_s=measured,
+        latency_predicted_s=predicted,
+        latency_error=error,
+        energy_predicted_j=1e-6,
+        tolerance_latency=band,
+        tolerance_energy=band,
+        pass_regime=True,
+        pass_latency=ok.tolist(),
+        passed=ok.tolist(),
+        file="cpu_matmul.validation.csv",
+        line=list(range(2, n + 2)),
+    )
+
+
+def _launch_rows() -> list[dict]:
+    """fp32 calls of ~1.3 us under a 0.8 us launch overhead, bf16 calls of ~20 us
+    under a 33.4 us bf16 dispatch overhead: the model under-predicts the first
+    and over-predicts the second."""
+    fp32 = [
+        {"dtype": "fp32", "regime": "launch_bound", "measured": m, "predicted": 0.8e-6}
+        for m in (1.25e-6, 1.3e-6, 1.35e-6)
+    ]
+    for row in fp32:
+        row["launch"] = 0.8e-6
+    bf16 = [
+        {
+            "dtype": "bf16",
+            "regime": "launch_bound",
+            "measured": m,
+            "predicted": 33.4e-6,
+            "dispatch": 33.4e-6,
+            "launch": 0.8e-6,
+        }
+        for m in (19e-6, 20e-6, 21e-6)
+    ]
+    return fp32 + bf16
+
+
+def test_launch_bound_rows_of_two_dtypes_make_two_cells_each_with_its_own_sign():
+    cells = build_cells(_records(_launch_rows()))
+    launch = {key: cell for key, cell in cells.items() if "launch_bound" in key}
+    assert len(launch) == 2  # pooled, the two read as one 82%-drop of one constant
+    by_dtype = {cell.dtype: cell for cell in launch.values()}
+    assert set(by_dtype) == {"fp32", "bf16"}
+    assert {cell.label for cell in launch.values()} == {
+        "launch_bound (fp32)",
+        "launch_bound (bf16)",
+    }
+
+    (fp32,) = attribute(by_dtype["fp32"])
+    assert fp32.constant == "launch overhead"  # no fp32 dispatch path of its own
+    assert fp32.model == pytest.approx(0.8e-6)
+    assert fp32.implied == pytest.approx(1.3e-6)
+    assert fp32.median_error < 0 and fp32.change > 0  # under-predicts: the constant is larger
+    assert "under-predicts latency" in fp32.text()
+
+    (bf16,) = attribute(by_dtype["bf16"])
+    assert bf16.constant == "dispatch overhead bf16"  # the dtype's own constant
+    assert bf16.model == pytest.approx(33.4e-6)
+    assert bf16.implied == pytest.approx(20e-6)
+    assert bf16.median_error > 0 and bf16.change < 0  # over-predicts: the constant is smaller
+    assert "over-predicts latency" in bf16.text()
+
+
+def test_alu_bound_cells_are_split_by_dtype_and_tier_cells_pool_them():
+    rows = [
+        {"dtype": d, "regime": g, "measured": 1e-3, "predicted": p}
+        for d, p in (("fp32", 1.2e-3), ("bf16", 0.8e-3))
+        for g in ("alu_bound", "l2_bound")
+    ]
+    keys = set(build_cells(_records(rows)))
+    assert keys == {
+        ("cpu", "matmul", "alu_bound", "fp32"),
+        ("cpu", "matmul", "alu_bound", "bf16"),
+        ("cpu", "matmul", "l2_bound", None),  # one bandwidth for every dtype
+    }
+
+
+def _report(records: Records):
+    validation = Validation(records, "reference")
+    header = Header(graphsval_version="test", plugins=[], baselines=[], tolerances={})
+    summary = build_summary(validation, header)
+    return summary, render(summary, validation)
+
+
+def test_the_report_labels_a_launch_cell_by_its_dtype_in_the_heatmap_and_the_attribution():
+    rows = _launch_rows() + [
+        {"dtype": "fp32", "regime": "l2_bound", "measured": 1e-3, "predicted": 1e-3}
+    ]
+    summary, text = _report(_records(rows))
+    assert "cpu matmul launch_bound (bf16) [FAIL L3 /3]: dispatch overhead bf16: model 33.4 us" in (
+        text
+    )
+    assert "cpu matmul launch_bound (fp32) [FAIL L3 /3]: launch overhead: model 800 ns" in text
+    (target,) = summary.targets
+    assert target.dtypes == ("fp32", "bf16")
+    assert dict(target.cells) == {
+        "launch_bound (fp32)": "FAIL L3 /3",
+        "launch_bound (bf16)": "FAIL L3 /3",
+        "l2_bound": "OK 1/1",
+    }
+    assert {(d.dtype, d.regime) for d in summary.drift} == {
+        ("fp32", "launch_bound"),
+        ("bf16", "launch_bound"),
+    }
+    header, table = heatmap_rows(summary)
+    assert header == ["target / op", "dtype", "launch", "l2"]
+    assert table == [
+        ["cpu / matmul", "fp32", "FAIL L3 /3", ""],
+        ["cpu / matmul", "bf16", "FAIL L3 /3", ""],
+        ["cpu / matmul", "all", "", "OK 1/1"],  # the pooled cells on their own row
+    ]
+
+
+def _l2_cell(errors: list[float]):
+    rows = [
+        {"dtype": "fp32", "regime": "l2_bound", "measured": 1e-3, "predicted": 1e-3 * (1 + e)}
+        for e in errors
+    ]
+    (cell,) = build_cells(_records(rows)).values()
+    return cell
+
+
+def test_a_failing_cell_centred_on_zero_gives_the_spread_not_a_moved_constant():
+    cell = _l2_cell([0.30, -0.30, 0.30, -0.30, 0.0])
+    assert cell.text() == "FAIL L4 /5"
+    (drift,) = attribute(cell)
+    text = drift.text()
+    assert "imply" not in text and "(+0%)" not in text  # no constant that "moved 0%"
+    assert text.startswith(
+        "L2 bandwidth (model 100 GB/s) holds on average: median latency error +0%"
+    )
+    assert "centred (within a quarter of the 20% band)" in text
+    assert "p10..p90 -30%..+30%" in text
+    assert "2 over- and 2 under-predicted beyond the band, of 5" in text
+    assert "a missing term, not a drifted constant" in text
+    assert drift.centred and drift.median_error == pytest.approx(0.0)
+
+
+def test_a_failing_cell_off_centre_still_names_the_moved_constant():
+    drift = attribute(_l2_cell([0.30, 0.25, 0.35]))[0]
+    assert "L2 bandwidth: model 100 GB/s, measurements imply" in drift.text()
+    assert "over-predicts latency by 30% (median)" in drift.text()
+    assert not drift.centred
+
+
+@pytest.mark.parametrize(("median", "centred"), [(0.049, True), (-0.049, True), (0.051, False)])
+def test_centred_means_within_a_quarter_of_the_band(median, centred):
+    drift = Drift("L2 bandwidth", "B/s", 1e11, 1e11, 3, median, band=0.20, rows=3, over=1)
+    assert CENTRED_FRACTION == 0.25
+    assert drift.centred is centred
+    assert ("holds on average" in drift.text()) is centred
