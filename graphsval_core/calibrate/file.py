@@ -1,7 +1,8 @@
 """The calibration file's content: the fitted constants beside the spec's
-values, where each came from, the energy fit, the fit's quality (in sample
-and leave-one-out), every row's residual, and the baselines it was fitted on
-(file name, SHA-256, rows used).
+values, where each came from (and, for one at a bound of its range or at
+its floor, which: ``at_bound``), the energy fit, the fit's quality (in
+sample and leave-one-out) and its diagnostics, every row's residual, and the
+baselines it was fitted on (file name, SHA-256, rows used).
 
 The file holds no wall-clock time: the same inputs give the same bytes.
 Reading a calibration file and applying it to a spec is
@@ -14,7 +15,7 @@ import hashlib
 import json
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -25,6 +26,9 @@ from graphsval_core.calibrate.fit import Fit
 from graphsval_core.datamodel.target import TargetSpec
 from graphsval_core.files.baseline import Baseline
 from graphsval_core.files.calibration import is_fraction
+
+if TYPE_CHECKING:
+    from graphsval_core.calibrate.diagnostics import Diagnostic
 
 SCHEMA_VERSION = 1
 
@@ -50,14 +54,19 @@ def build_file(
     grouped: OutOfSample | None = None,
     in_sample: dict[str, ErrorFigures] | None = None,
     warnings: Sequence[str] = (),
+    diagnostics: Sequence[Diagnostic] = (),
 ) -> dict[str, Any]:
     """The calibration file's content for ``spec`` (the datasheet spec), from
     ``baselines`` (each with its SHA-256), the latency and energy fits, the
     leave-one-out figures (None when skipped), the reason validation rows
     were allowed (None when they were not), the in-sample band share, the
     grouped cross-validation (None when skipped), the in-sample figures of
-    each op and the warnings about the fit."""
+    each op, the warnings about the fit and its diagnostics (each a record
+    in ``fit.diagnostics``; a latency constant at a bound of its range gets
+    ``at_bound``: ``lower`` or ``upper``, an energy one at its floor
+    ``floor``)."""
     constants: dict[str, Any] = {}
+    bounds = {d.subject: d.bound for d in diagnostics if d.kind == "at_bound"}
     datasheet = _current_values(spec)
     for name, why in fit.held.items():
         tier = spec.tier(name.split(".")[1])
@@ -75,7 +84,9 @@ def build_file(
             "relative_uncertainty": _sig(fit.uncertainty[p.name]),
             "from": p.exercised_by,
         }
-    floored = set(energy.at_floor)
+        if p.name in bounds:
+            constants[p.name]["at_bound"] = bounds[p.name]
+    floored = set(energy.at_floor) | {d.subject for d in diagnostics if d.kind == "at_floor"}
     for name, value in energy.values.items():
         at_floor = name in floored or (
             name.endswith(".energy_per_byte_j") and ALL_TIERS_PER_BYTE in floored
@@ -91,6 +102,8 @@ def build_file(
                 else ""
             ),
         }
+        if at_floor:
+            constants[name]["at_bound"] = "floor"
     residuals = [
         {
             "op": r.op,
@@ -132,6 +145,7 @@ def build_file(
             "leave_one_out": _out_of_sample(loo),
             "grouped_cv": _out_of_sample(grouped),
             "warnings": list(warnings),
+            "diagnostics": [d.record() for d in diagnostics],
         },
         "residuals": residuals,
     }

@@ -5,10 +5,14 @@ on calibration rows only and write the calibration file its plugin can ship.
 reason, skips suspect measurements (a row whose latency is physically
 implausible takes part in neither fit, since the energy fit regresses on the
 measured time; a row whose energy is implausible only leaves the energy fit),
-fits the latency constants and then the energy ones, cross-validates
-(leave-one-out, and grouped by family: the out-of-sample figure), writes
-the file and, when asked, plots of the fit; its
-:class:`CalibrateResult` holds everything there is to report.
+refuses rows that cannot pin the latency constants (fewer distinct
+shapes than constants), fits the latency constants and then the energy
+ones, cross-validates (leave-one-out, and grouped by family: the
+out-of-sample figure), diagnoses the fit (constants at a bound, ones the
+rows cannot identify, a thread count other than the spec's; see
+:mod:`~graphsval_core.calibrate.diagnostics`), writes the file and, when
+asked, plots of the fit; its :class:`CalibrateResult` holds everything
+there is to report.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from typing import Any
 import numpy as np
 from attrs import field, frozen
 
+from graphsval_core.calibrate.diagnostics import Diagnostic, diagnose, require_distinct_rows
 from graphsval_core.calibrate.energy import EnergyFit, fit_energy
 from graphsval_core.calibrate.evaluate import (
     ErrorFigures,
@@ -33,7 +38,8 @@ from graphsval_core.calibrate.evaluate import (
 from graphsval_core.calibrate.file import build_file, dump
 from graphsval_core.calibrate.fit import Fit, fit_latency
 from graphsval_core.calibrate.inputs import SuspectRow, read_rows
-from graphsval_core.calibrate.rows import predict_rows
+from graphsval_core.calibrate.params import choose_params
+from graphsval_core.calibrate.rows import canonical, predict_rows
 from graphsval_core.datamodel.errors import UserInputError
 from graphsval_core.datamodel.target import TargetSpec
 from graphsval_core.files.baseline import BaselineRow
@@ -72,7 +78,8 @@ class CalibrateResult:
     file's content, where it was written, the reason validation rows were
     used (None when they were not), the folder of the plots (None when
     none were drawn), the grouped cross-validation (None when skipped), the
-    in-sample figures of each op, and the warnings about the fit."""
+    in-sample figures of each op, the warnings about the fit, and the
+    diagnostics of its constants and rows (one ``warning:`` line each)."""
 
     spec: TargetSpec
     rows: tuple[BaselineRow, ...]
@@ -90,6 +97,7 @@ class CalibrateResult:
     grouped: OutOfSample | None = None
     in_sample: dict[str, ErrorFigures] = field(factory=dict)
     warnings: tuple[str, ...] = ()
+    diagnostics: tuple[Diagnostic, ...] = ()
 
 
 def _refuse_foreign(path: Path, key: str) -> None:
@@ -115,7 +123,8 @@ def calibrate(registry: Registry, options: CalibrateOptions) -> CalibrateResult:
     unknown target, and another
     :class:`~graphsval_core.datamodel.errors.UserInputError` for any other bad
     input (a baseline that cannot be read or names an unknown op, validation
-    rows without a reason, fewer than ``MIN_ROWS`` usable rows), each in one
+    rows without a reason, fewer than ``MIN_ROWS`` usable rows, fewer
+    distinct (op, shape, dtype) than free latency constants), each in one
     line naming the file and line where there is one."""
     spec = registry.datasheet_target(registry.target(options.target).key)
     found = read_rows(registry, spec, options.baselines)
@@ -135,6 +144,7 @@ def calibrate(registry: Registry, options: CalibrateOptions) -> CalibrateResult:
             f"{len(rows)} usable {spec.key} rows in the given baselines{suspect}; "
             f"calibration needs at least {MIN_ROWS}"
         )
+    require_distinct_rows(spec, rows, choose_params(registry, spec, canonical(rows)))
     tolerances = load_tolerances()
     fit = fit_latency(registry, spec, rows)
     energy_rows = [r for r in found.rows if id(r) not in skip_energy]
@@ -154,8 +164,21 @@ def calibrate(registry: Registry, options: CalibrateOptions) -> CalibrateResult:
     in_sample = per_op(rows, errors, inside)
     warned = grouped_warning(float(np.median(np.abs(errors))), grouped)
     warnings = (warned,) if warned else ()
+    used = {id(r) for r in rows}
+    files = [(b.path, [r for r in b.rows if id(r) in used]) for b, _ in found.sources]
+    diagnostics = diagnose(spec, fit, energy, files)
     content = build_file(
-        spec, found.sources, fit, energy, loo, override, in_band, grouped, in_sample, warnings
+        spec,
+        found.sources,
+        fit,
+        energy,
+        loo,
+        override,
+        in_band,
+        grouped,
+        in_sample,
+        warnings,
+        diagnostics,
     )
     path = Path(options.out or f"{spec.key}.calibration.json")
     _refuse_foreign(path, spec.key)
@@ -192,4 +215,5 @@ def calibrate(registry: Registry, options: CalibrateOptions) -> CalibrateResult:
         grouped=grouped,
         in_sample=in_sample,
         warnings=warnings,
+        diagnostics=diagnostics,
     )

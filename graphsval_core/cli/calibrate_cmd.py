@@ -63,7 +63,15 @@ def calibrate(
     project's validation sweeps, unless --allow-validation-rows REASON.
     Skips, and lists, physically implausible measurements (the row's suspect
     column, or above the spec's peak, fastest tier or TDP, or far beyond any
-    plausible time; see `graphsval validate`).
+    plausible time; see `graphsval validate`). Refuses rows with fewer
+    distinct (op, shape, dtype) than latency constants to fit.
+
+    Under the constants, one `warning:` line each (also recorded in the
+    file's fit.diagnostics) for a constant at a bound of its range or an
+    energy coefficient at its floor (a bound, not a measurement), one the
+    rows cannot identify (relative uncertainty above 100%, or not moved at
+    all), and rows measured on a thread count other than the CPU target's
+    compute units.
     """
     from graphsval_core.calibrate.workflow import CalibrateOptions, calibrate as run
     from graphsval_core.plugins.registry import UnknownNameError
@@ -131,8 +139,8 @@ def _render(result: Any) -> None:
             f"  {name}: {num(entry['value'])} (was {num(entry['datasheet'])}){spread}"
             f"  [{entry['from']}]"
         )
-    for name in data["fit"]["not_identifiable"]:
-        click.echo(f"  {name}: not identifiable from these rows; the spec's value stays")
+    for diagnostic in result.diagnostics:
+        click.echo(f"  {diagnostic.line}")
     _render_quality(result)
     if result.override:
         click.echo(f"  WARNING: validation rows used ({len(result.refused)}): {result.override}")

@@ -1,0 +1,286 @@
+"""What a calibration must say about itself beside its numbers: which
+constants the rows did not really measure, and input it refuses.
+
+- a latency constant whose fitted value sits at a bound of its range (within
+  ``BOUND_TOLERANCE`` in log terms): the rows pushed it there, so its value
+  is the bound, not a measurement;
+- an energy coefficient at its floor (``ENERGY_FLOOR`` of the datasheet's;
+  held there by the fit, or within ``BOUND_TOLERANCE`` of it): the rows
+  leave it no share beside the other terms;
+- a constant the rows cannot identify: a relative uncertainty above
+  ``UNCERTAINTY_LIMIT``, or one they do not move at all (its spec value stays);
+- rows measured on a thread count other than the CPU target's compute units:
+  the constants describe that run, not the machine the spec describes.
+
+Each finding is one :class:`Diagnostic` (one ``warning:`` line, and a record
+in the calibration file). :func:`require_distinct_rows` refuses rows that
+cannot pin the constants at all: fewer distinct (op, shape, dtype) than free
+latency constants (copies of one row fit anything exactly).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from attrs import frozen
+
+from graphsval_core.calibrate.energy import ALL_TIERS_PER_BYTE, ENERGY_FLOOR, EnergyFit
+from graphsval_core.calibrate.fit import Fit
+from graphsval_core.calibrate.params import Param
+from graphsval_core.datamodel.errors import UserInputError
+from graphsval_core.datamodel.target import TargetSpec
+from graphsval_core.files.baseline import BaselineRow
+from graphsval_core.files.calibration import is_fraction
+
+#: How close (in log terms: |log(value / bound)|) a fitted latency constant
+#: may come to a bound of its range before it counts as sitting at it (~1%).
+BOUND_TOLERANCE = 0.01
+#: The relative uncertainty above which the rows do not identify a constant.
+UNCERTAINTY_LIMIT = 1.0
+
+
+@frozen
+class Diagnostic:
+    """One finding about a calibration: its kind (``at_bound``, ``at_floor``,
+    ``uncertain``, ``not_identifiable`` or ``threads``), what it is about (a
+    constant's name, ``ALL_TIERS_PER_BYTE``, or ``threads``), the bound it sits
+    at (``lower``, ``upper`` or ``floor``; None for the other kinds) and the
+    sentence that says it."""
+
+    kind: str
+    subject: str
+    message: str
+    bound: str | None = None
+
+    @property
+    def line(self) -> str:
+        """The ``warning: ...`` line the command prints."""
+        return f"warning: {self.message}"
+
+    def record(self) -> dict[str, str]:
+        """The calibration file's record of it."""
+        out = {"kind": self.kind, "subject": self.subject, "message": self.message}
+        if self.bound is not None:
+            out["bound"] = self.bound
+        return out
+
+
+def _spec_fraction(spec: TargetSpec, name: str) -> float:
+    """The spec's value of a fraction (fitted as a multiplier of it)."""
+    if name.startswith("compute_fraction."):
+        return spec.compute_fraction[name.split(".", 1)[1]]
+    return spec.tier(name.split(".")[1]).achievable_fraction
+
+
+def _quantity(name: str, value: float) -> str:
+    """``value`` with the unit its name ends in."""
+    for suffix, unit in (("_bps", " B/s"), ("_bytes", " B"), ("_s", " s")):
+        if name.endswith(suffix) or f"{suffix}." in name:
+            return f"{value:.3g}{unit}"
+    return f"{value:.3g}"
+
+
+def _bound_words(spec: TargetSpec, p: Param, side: str) -> str:
+    """The bound ``side`` of ``p``'s range, in the constant's own terms."""
+    bound = p.upper if side == "upper" else p.lower
+    if not is_fraction(p.name):
+        return _quantity(p.name, bound)
+    value = bound * _spec_fraction(spec, p.name)
+    if side == "lower":
+        return f"{value:.3g}, {bound:g} x the spec's value"
+    if math.isclose(value, 1.0, rel_tol=1e-9):
+        return "1, the spec's full peak"
+    return f"{value:.3g} x the spec's peak"
+
+
+def latency_at_bounds(spec: TargetSpec, fit: Fit) -> list[Diagnostic]:
+    """The fitted latency constants within ``BOUND_TOLERANCE`` (in log terms)
+    of a bound of their range; constants held by the hierarchy or not
+    identifiable were not fitted and are left out."""
+    out = []
+    for p in fit.params:
+        if p.name not in fit.values or p.name in fit.held:
+            continue
+        x = math.log(fit.values[p.name])
+        if x - math.log(p.lower) <= BOUND_TOLERANCE:
+            side, want = "lower", "less"
+        elif math.log(p.upper) - x <= BOUND_TOLERANCE:
+            side, want = "upper", "more"
+        else:
+            continue
+        out.append(
+            Diagnostic(
+                "at_bound",
+                p.name,
+                f"{p.name} sits at the {side} bound of its range ({_bound_words(spec, p, side)}): "
+                f"the fit presses it against its range (the rows may ask for {want}); its "
+                "value is a bound, not a measurement",
+                side,
+            )
+        )
+    return out
+
+
+def _near_floor(spec: TargetSpec, energy: EnergyFit) -> list[str]:
+    """The energy coefficients within ``BOUND_TOLERANCE`` (in log terms) of their
+    floor, by the names of ``EnergyFit.at_floor``: the fit's own test is all
+    but exact, and a coefficient at 1.00003 x its floor sits there as much."""
+    if not energy.fitted:
+        return []
+    fitted: list[tuple[str, float | None, float]] = [
+        (n, energy.values.get(n), spec.energy_per_op_j[n.split(".", 1)[1]])
+        for n in energy.values
+        if n.startswith("energy_per_op_j.")
+    ]
+    fitted.append((ALL_TIERS_PER_BYTE, energy.traffic_scale, 1.0))
+    fitted.append(("idle_power_w", energy.values.get("idle_power_w"), max(spec.idle_power_w, 1e-3)))
+    return [
+        name
+        for name, value, datasheet in fitted
+        if value is not None
+        and value > 0
+        and math.log(value / (ENERGY_FLOOR * datasheet)) <= BOUND_TOLERANCE
+    ]
+
+
+def energy_at_floor(spec: TargetSpec, energy: EnergyFit) -> list[Diagnostic]:
+    """The energy coefficients at their floor: held there by the fit
+    (``EnergyFit.at_floor``) or within ``BOUND_TOLERANCE`` of it."""
+    floored = set(energy.at_floor) | set(_near_floor(spec, energy))
+    order = [*sorted(n for n in floored if n.startswith("energy_per_op_j.")), ALL_TIERS_PER_BYTE]
+    names = [n for n in [*order, "idle_power_w"] if n in floored]
+    names += sorted(floored - set(names))  # any other name the fit may give
+    out = []
+    for name in names:
+        if name == ALL_TIERS_PER_BYTE:
+            tiers = ", ".join(f"tiers.{t.name}" for t in spec.tiers)
+            what = f"energy_per_byte_j of every tier ({tiers}: one scale)"
+        else:
+            what = name
+        if name == "idle_power_w":
+            beside = "the per-op and per-byte energy"
+        elif "idle_power_w" in floored:
+            beside = "the other terms"
+        else:
+            beside = "idle power"
+        out.append(
+            Diagnostic(
+                "at_floor",
+                name,
+                f"{what} sits at its floor ({ENERGY_FLOOR:g} x the datasheet): the rows leave "
+                f"it no share beside {beside}; its value is a bound, not a measurement",
+                "floor",
+            )
+        )
+    return out
+
+
+def unidentified(fit: Fit) -> list[Diagnostic]:
+    """The fitted constants whose relative uncertainty is above
+    ``UNCERTAINTY_LIMIT``, then those the rows do not move at all."""
+    out = []
+    for p in fit.params:
+        if p.name not in fit.values or p.name in fit.held:
+            continue
+        sigma = fit.uncertainty.get(p.name, 0.0)
+        if sigma > UNCERTAINTY_LIMIT:
+            size = f"{sigma:.0%}" if math.isfinite(sigma) else "unbounded"
+            out.append(
+                Diagnostic(
+                    "uncertain",
+                    p.name,
+                    f"{p.name} is not identified by these rows: relative uncertainty {size} "
+                    f"(above {UNCERTAINTY_LIMIT:.0%}), so its value means little; it rests on "
+                    f"{p.exercised_by}: add rows of that kind",
+                )
+            )
+    out += [
+        Diagnostic(
+            "not_identifiable",
+            name,
+            f"{name} is not identifiable from these rows (they do not move it): "
+            "the spec's value stays",
+        )
+        for name in fit.not_identifiable
+    ]
+    return out
+
+
+def _threads(row: BaselineRow) -> int | None:
+    """The row's ``threads`` column as a count (None when absent or not a count)."""
+    text = row.extras.get("threads", "").strip()
+    try:
+        count = int(text)
+    except ValueError:
+        return None
+    return count if count > 0 else None
+
+
+def thread_mismatch(
+    spec: TargetSpec, files: Sequence[tuple[str, Sequence[BaselineRow]]]
+) -> list[Diagnostic]:
+    """One line when rows of a CPU target ran on a thread count other than
+    the spec's compute units, naming the files of each count seen (``files``:
+    each baseline's path and its rows used). A GPU's compute units are its
+    SMs, not the host threads a ``threads`` column counts: no line for it."""
+    if spec.architecture != "cpu":
+        return []
+    by_count: dict[int, list[str]] = {}
+    for path, rows in files:
+        for count in sorted({c for c in map(_threads, rows) if c is not None}):
+            if count != spec.compute_units:
+                by_count.setdefault(count, []).append(path)
+    if not by_count:
+        return []
+
+    def ran(count: int, paths: list[str]) -> str:
+        return f"{', '.join(paths)} ran on {count} thread{'s' if count != 1 else ''}"
+
+    seen = "; ".join(ran(c, p) for c, p in sorted(by_count.items()))
+    units = spec.compute_units
+    return [
+        Diagnostic(
+            "threads",
+            "threads",
+            f"the rows of {seen}, but {spec.key} has {units} compute "
+            f"unit{'s' if units != 1 else ''}: the fitted constants describe the run "
+            "measured, not the machine the spec describes",
+        )
+    ]
+
+
+def require_distinct_rows(
+    spec: TargetSpec, rows: Sequence[BaselineRow], params: Sequence[Param]
+) -> None:
+    """Refuse rows with fewer distinct (op, shape, dtype) than free latency
+    constants (``params``): copies of one row fit any constants exactly.
+
+    Raises :class:`~graphsval_core.datamodel.errors.UserInputError` in one line."""
+    distinct = len({(r.op, r.dims, r.dtype) for r in rows})
+    if distinct >= len(params):
+        return
+    names = ", ".join(p.name for p in params)
+    raise UserInputError(
+        f"{len(rows)} usable {spec.key} rows but only {distinct} distinct (op, shape, dtype); "
+        f"the fit has {len(params)} free latency constants ({names}) and needs at least "
+        f"{len(params)} distinct rows: add rows of other shapes (launch-, memory- and "
+        "compute-bound ones), not copies of the same"
+    )
+
+
+def diagnose(
+    spec: TargetSpec,
+    fit: Fit,
+    energy: EnergyFit,
+    files: Sequence[tuple[str, Sequence[BaselineRow]]] = (),
+) -> tuple[Diagnostic, ...]:
+    """Every finding about a calibration, in the order printed: latency
+    constants at a bound, energy coefficients at their floor, constants the
+    rows cannot identify, a thread-count mismatch."""
+    return (
+        *latency_at_bounds(spec, fit),
+        *energy_at_floor(spec, energy),
+        *unidentified(fit),
+        *thread_mismatch(spec, files),
+    )

@@ -1,0 +1,323 @@
+"""Calibration diagnostics: constants at a bound or floor, constants the rows
+cannot identify, a thread count other than the spec's, and copies of one row
+refused (through the workflow, the command line and the file)."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import numpy as np
+import pytest
+from attrs import evolve
+from click.testing import CliRunner
+
+from graphsval_core.calibrate.diagnostics import (
+    energy_at_floor,
+    latency_at_bounds,
+    thread_mismatch,
+    unidentified,
+)
+from graphsval_core.calibrate.energy import ALL_TIERS_PER_BYTE, EnergyFit
+from graphsval_core.calibrate.fit import Fit
+from graphsval_core.calibrate.params import Param
+from graphsval_core.calibrate.workflow import CalibrateOptions, calibrate
+from graphsval_core.cli.main import cli
+from graphsval_core.datamodel.errors import UserInputError
+from graphsval_core.datamodel.provenance import datasheet, estimated
+from graphsval_core.files.baseline import BaselineRow
+from graphsval_core.model.predict import predict_batch
+from graphsval_core.plugins.loader import build_registry
+
+HEADER = ["hardware", "op", "shape", "dtype", "latency_s", "energy_j", "trial_count", "notes"]
+SHAPES = {
+    "vector_add": [[300], [700], [1500], [130_000], [210_000], [1_100_000], [4_700_000]],
+    "matmul": [[520, 520, 520], [776, 776, 776], [1040, 1040, 1040], [1300, 700, 900]],
+}
+
+
+def _run(*args):
+    return CliRunner().invoke(
+        cli, ["calibrate", "--hw", "toy", "--no-loo", "--no-grouped-cv", *args]
+    )
+
+
+def _rewrite(path, out, change):
+    """``path`` rewritten to ``out``, each row (header first) passed through ``change``."""
+    with path.open(newline="") as handle:
+        rows = list(csv.reader(handle))
+    with out.open("w", newline="") as handle:
+        csv.writer(handle).writerows(change(i, r) for i, r in enumerate(rows))
+    return out
+
+
+def _warnings(output):
+    """The ``warning:`` lines printed above ``fit quality``, unindented."""
+    head = output.split("fit quality")[0]
+    return [line.strip() for line in head.splitlines() if line.strip().startswith("warning:")]
+
+
+# -- copies of one row ------------------------------------------------------------------
+
+
+def test_copies_of_one_row_are_refused_in_one_line_with_exit_2(setup, tmp_path):
+    base = setup("toy.calibration.csv")
+    lines = base.read_text().splitlines()
+    one = tmp_path / "copies.calibration.csv"
+    one.write_text("\n".join([lines[0]] + [lines[-1]] * 20) + "\n")  # 20 x matmul 1300x700x900
+    out = tmp_path / "copies.json"
+    result = _run("--baseline", str(one), "--out", str(out))
+    assert result.exit_code == 2, result.output
+    message = [line for line in result.output.splitlines() if line.strip()]
+    assert len(message) == 1 and "Traceback" not in result.output
+    assert (
+        "20 usable toy rows but only 1 distinct (op, shape, dtype); the fit has 2 free "
+        "latency constants (launch_overhead_s, compute_fraction.fp32) and needs at least 2 "
+        "distinct rows: add rows of other shapes" in message[0]
+    )
+    assert not out.exists()
+    with pytest.raises(UserInputError, match="only 1 distinct"):
+        options = CalibrateOptions("toy", (str(one),), out=str(out), leave_one_out=False)
+        calibrate(build_registry(), options)
+
+
+def test_duplicates_count_once_but_do_not_refuse_enough_distinct_rows(setup, tmp_path):
+    base = setup("toy.calibration.csv")
+    lines = base.read_text().splitlines()
+    twice = tmp_path / "twice.calibration.csv"
+    twice.write_text("\n".join([lines[0]] + lines[1:] * 2) + "\n")  # 14 distinct, 28 rows
+    result = _run("--baseline", str(twice), "--out", str(tmp_path / "twice.json"))
+    assert result.exit_code == 0, result.output
+    assert "28 rows" in result.output.splitlines()[0]
+
+
+# -- a constant at a bound of its range -------------------------------------------------
+
+
+@pytest.fixture
+def fast_silicon(make_target, make_tier, make_plugin, fake_entry_points, make_entry_point):
+    """``toy`` (spec: half its datasheet peak achievable) and rows of a silicon that
+    computes faster than that peak: the compute fraction can only reach its bound.
+    Returns a writer ``write(path)`` of the rows."""
+
+    def target(key, peak, fraction):
+        return make_target(
+            key,
+            peak_ops_per_s={"fp32": datasheet(peak, "t")},
+            compute_fraction={"fp32": estimated(fraction, "t")},
+            launch_overhead_s=estimated(3.1e-6, "t"),
+            tiers=[
+                make_tier("l1", 32 * 1024, achievable_fraction=estimated(0.7, "t")),
+                make_tier("l2", 2**20, achievable_fraction=estimated(0.55, "t")),
+                make_tier("dram", 2**34, is_per_unit=False, num_units=1),
+            ],
+        )
+
+    model = target("toy", 256e9, 0.5)
+    plugin = make_plugin("toy", lambda: [model])
+    fake_entry_points(make_entry_point("toy", lambda: plugin, "graphsval-toy"))
+    silicon = evolve(target("silicon", 512e9, 0.62), key="silicon")  # 317 GFLOP/s > 256
+    registry = build_registry(
+        extra_plugins=[("s", make_plugin("s", lambda: [silicon]))], plugin_args=["no:toy"]
+    )
+
+    def write(path):
+        with path.open("w", newline="") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(HEADER)
+            for op, shapes in SHAPES.items():
+                truth = predict_batch(registry, "silicon", op, np.array(shapes), "fp32")
+                for dims, lat in zip(shapes, truth.latency_s, strict=True):
+                    shape = "x".join(map(str, dims))
+                    writer.writerow(["toy", op, shape, "fp32", f"{lat:.9e}", "", 11, ""])
+        return path
+
+    return write
+
+
+def test_a_constant_at_its_bound_is_warned_and_recorded(fast_silicon, tmp_path):
+    base = fast_silicon(tmp_path / "fast.calibration.csv")
+    out = tmp_path / "fast.json"
+    result = _run("--baseline", str(base), "--out", str(out))
+    assert result.exit_code == 0, result.output
+    line = (
+        "warning: compute_fraction.fp32 sits at the upper bound of its range (1, the spec's "
+        "full peak): the fit presses it against its range (the rows may ask for more); its "
+        "value is a bound, not a measurement"
+    )
+    assert line in _warnings(result.output)  # under the constants, above "fit quality"
+    data = json.loads(out.read_text())
+    assert data["constants"]["compute_fraction.fp32"]["value"] == pytest.approx(1.0, rel=0.01)
+    assert data["constants"]["compute_fraction.fp32"]["at_bound"] == "upper"
+    assert "at_bound" not in data["constants"]["launch_overhead_s"]
+    assert {
+        "kind": "at_bound",
+        "subject": "compute_fraction.fp32",
+        "message": line.removeprefix("warning: "),
+        "bound": "upper",
+    } in data["fit"]["diagnostics"]
+
+
+def _param(name, lower=1e-8, upper=1e-2, exercised_by="14 rows"):
+    return Param(name, 2e-6, lower, upper, exercised_by)
+
+
+def _fit(values, params, uncertainty=None, **kw):
+    unc = uncertainty or {p.name: 0.05 for p in params}
+    return Fit(values, unc, np.zeros(0), params, [], **kw)
+
+
+def test_the_bound_is_within_one_percent_in_log_terms(make_target):
+    spec = make_target("toy")
+    launch, fork, fraction = (
+        _param("launch_overhead_s"),
+        _param("fork_join_s", 1e-8, 1e-3),
+        _param("compute_fraction.fp32", 1e-3, 1.0),
+    )
+    params = [launch, fork, fraction]
+    near = _fit(
+        {
+            "launch_overhead_s": 1e-8 * 1.009,
+            "fork_join_s": 1e-3 / 1.005,
+            "compute_fraction.fp32": 1,
+        },
+        params,
+    )
+    found = {d.subject: d for d in latency_at_bounds(spec, near)}
+    assert found["launch_overhead_s"].bound == "lower"
+    assert "lower bound of its range (1e-08 s)" in found["launch_overhead_s"].line
+    assert "(the rows may ask for less)" in found["launch_overhead_s"].line
+    assert found["fork_join_s"].bound == "upper"
+    assert "(1, the spec's full peak)" in found["compute_fraction.fp32"].line
+    clear = _fit(
+        {
+            "launch_overhead_s": 1e-8 * 1.011,
+            "fork_join_s": 1e-3 / 1.02,
+            "compute_fraction.fp32": 0.9,
+        },
+        params,
+    )
+    assert latency_at_bounds(spec, clear) == []
+    held = _fit({"compute_fraction.fp32": 1.0}, [fraction], held={"compute_fraction.fp32": "x"})
+    assert latency_at_bounds(spec, held) == []  # not fitted: no bound to sit at
+
+
+# -- energy coefficients at their floor -------------------------------------------------
+
+
+def test_energy_coefficients_at_their_floor_are_warned(make_target):
+    spec = make_target("toy")
+    energy = EnergyFit(rows=30, at_floor=("energy_per_op_j.fp32", ALL_TIERS_PER_BYTE))
+    lines = [d.line for d in energy_at_floor(spec, energy)]
+    assert lines == [
+        "warning: energy_per_op_j.fp32 sits at its floor (0.1 x the datasheet): the rows "
+        "leave it no share beside idle power; its value is a bound, not a measurement",
+        "warning: energy_per_byte_j of every tier (tiers.l1, tiers.l2, tiers.dram: one scale) "
+        "sits at its floor (0.1 x the datasheet): the rows leave it no share beside idle "
+        "power; its value is a bound, not a measurement",
+    ]
+    assert energy_at_floor(spec, EnergyFit(rows=30)) == []
+    idle = energy_at_floor(
+        spec, EnergyFit(rows=30, at_floor=("energy_per_op_j.fp32", "idle_power_w"))
+    )
+    assert "beside the other terms" in idle[0].line
+    assert "beside the per-op and per-byte energy" in idle[1].line
+
+
+def test_energy_at_its_floor_is_printed_and_recorded(setup, tmp_path):
+    base = setup("toy.calibration.csv")
+    # static power alone (40 W x latency), every window long enough
+    watts = _rewrite(
+        base,
+        tmp_path / "watts.calibration.csv",
+        lambda i, r: r if i == 0 else [*r[:5], f"{40 * float(r[4]):.9e}", "100000", r[7]],
+    )
+    out = tmp_path / "watts.json"
+    result = _run("--baseline", str(watts), "--out", str(out))
+    assert result.exit_code == 0, result.output
+    shown = _warnings(result.output)
+    assert any(line.startswith("warning: energy_per_op_j.fp32 sits at its floor") for line in shown)
+    data = json.loads(out.read_text())
+    assert data["constants"]["energy_per_op_j.fp32"]["at_bound"] == "floor"
+    assert data["constants"]["tiers.dram.energy_per_byte_j"]["at_bound"] == "floor"
+    assert "at_bound" not in data["constants"]["idle_power_w"]
+    kinds = [(d["kind"], d["subject"]) for d in data["fit"]["diagnostics"]]
+    assert ("at_floor", "energy_per_op_j.fp32") in kinds
+    assert ("at_floor", ALL_TIERS_PER_BYTE) in kinds
+
+
+# -- constants the rows cannot identify -------------------------------------------------
+
+
+def test_a_huge_uncertainty_and_an_unmoved_constant_are_warned():
+    capacity = _param("tiers.l3.usable_capacity_bytes", 49152, 5e8, "rows that straddle l3")
+    launch = _param("launch_overhead_s")
+    fit = _fit(
+        {"tiers.l3.usable_capacity_bytes": 1.5e8, "launch_overhead_s": 2e-6},
+        [capacity, launch, _param("pack_bps", 1e8, 1e13)],
+        {"tiers.l3.usable_capacity_bytes": 15.2, "launch_overhead_s": 0.99, "pack_bps": np.inf},
+        not_identifiable=["pack_bps"],
+    )
+    found = unidentified(fit)
+    assert [(d.kind, d.subject) for d in found] == [
+        ("uncertain", "tiers.l3.usable_capacity_bytes"),
+        ("not_identifiable", "pack_bps"),
+    ]
+    assert found[0].line == (
+        "warning: tiers.l3.usable_capacity_bytes is not identified by these rows: relative "
+        "uncertainty 1520% (above 100%), so its value means little; it rests on rows that "
+        "straddle l3: add rows of that kind"
+    )
+    assert found[1].line == (
+        "warning: pack_bps is not identifiable from these rows (they do not move it): "
+        "the spec's value stays"
+    )
+
+
+# -- thread count -----------------------------------------------------------------------
+
+
+def _with_threads(base, out, threads):
+    return _rewrite(base, out, lambda i, r: [*r, "threads" if i == 0 else threads])
+
+
+def test_rows_on_another_thread_count_than_the_spec_are_warned(setup, tmp_path):
+    base = setup("toy.calibration.csv")
+    one = _with_threads(base, tmp_path / "one.calibration.csv", "1")
+    result = _run("--baseline", str(one), "--out", str(tmp_path / "one.json"))
+    assert result.exit_code == 0, result.output
+    line = (
+        f"warning: the rows of {one} ran on 1 thread, but toy has 4 compute units: the "
+        "fitted constants describe the run measured, not the machine the spec describes"
+    )
+    assert line in _warnings(result.output)
+    data = json.loads((tmp_path / "one.json").read_text())
+    assert [d["kind"] for d in data["fit"]["diagnostics"]].count("threads") == 1
+    four = _with_threads(base, tmp_path / "four.calibration.csv", "4")
+    options = CalibrateOptions("toy", (str(four),), out=str(tmp_path / "four.json"))
+    matched = calibrate(build_registry(), evolve(options, leave_one_out=False, grouped_cv=False))
+    assert [d for d in matched.diagnostics if d.kind == "threads"] == []
+
+
+def _row(line, threads):
+    extras = {} if threads is None else {"threads": threads}
+    return BaselineRow(
+        line, "toy", "vector_add", "300", (300,), "fp32", 1e-6, None, 11, "", None, extras
+    )
+
+
+def test_the_thread_line_names_each_count_and_its_files(make_target):
+    cpu = make_target("toy")  # 4 compute units
+    files = [
+        ("a.csv", [_row(2, "1"), _row(3, "4")]),
+        ("b.csv", [_row(2, "2"), _row(3, None)]),
+        ("c.csv", [_row(2, "1"), _row(3, "")]),
+    ]
+    (found,) = thread_mismatch(cpu, files)
+    assert found.line.startswith(
+        "warning: the rows of a.csv, c.csv ran on 1 thread; b.csv ran on 2 threads, but toy "
+        "has 4 compute units"
+    )
+    assert thread_mismatch(cpu, [("a.csv", [_row(2, "4"), _row(3, None)])]) == []
+    gpu = make_target("toy", architecture="gpu")  # its units are SMs, not host threads
+    assert thread_mismatch(gpu, files) == []
