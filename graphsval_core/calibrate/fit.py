@@ -30,6 +30,10 @@ from graphsval_core.files.calibration import apply_constants, is_fraction
 
 #: How hard the fit holds each tier at least as fast as the one outside it.
 HIERARCHY_WEIGHT = 10.0
+#: The finite-difference step of the Jacobian, in log terms (a 0.01% change).
+JACOBIAN_STEP = 1e-4
+#: The soft-L1 loss's scale: rows off by more than this count linearly (robust to outliers).
+F_SCALE = 0.05
 
 
 @define
@@ -111,10 +115,30 @@ def fit_latency(
     def residuals(x: np.ndarray) -> np.ndarray:
         candidate = apply_constants(spec, _values(params, x), "fit")
         latency, _ = predict_rows(registry, candidate, rows)
-        return np.concatenate([np.log(latency / measured), _hierarchy_penalty(candidate)])
+        return np.concatenate(
+            [
+                np.log(latency / measured),
+                _hierarchy_penalty(candidate),
+            ]
+        )
 
     lo = np.log([p.lower for p in params])
     hi = np.log([p.upper for p in params])
+
+    def jacobian(x: np.ndarray) -> np.ndarray:
+        # forward differences with an absolute step in log terms (scipy's
+        # relative step would vanish for a multiplier near 1, whose log is
+        # near 0, and wrongly call that constant unidentifiable); backward
+        # where the forward step would leave the bounds
+        f0 = residuals(x)
+        jac = np.empty((f0.size, x.size))
+        for i in range(x.size):
+            h = JACOBIAN_STEP if x[i] + JACOBIAN_STEP <= hi[i] else -JACOBIAN_STEP
+            moved = x.copy()
+            moved[i] += h
+            jac[:, i] = (residuals(moved) - f0) / h
+        return jac
+
     base = np.log([p.value for p in params])
     fraction = np.array([is_fraction(p.name) for p in params])
     starts = (
@@ -129,9 +153,9 @@ def fit_latency(
             np.clip(start, lo, hi),
             bounds=(lo, hi),
             loss="soft_l1",
-            f_scale=0.05,
+            f_scale=F_SCALE,
             x_scale=1.0,
-            diff_step=1e-4,
+            jac=jacobian,
             max_nfev=400,
         )
         if best is None or result.cost < best.cost - 1e-12:
