@@ -24,9 +24,12 @@ latency and energy of one call on warm data, term by term
   ``bytes / effective bandwidth``, floored at the tier's access latency when
   any byte moves. The memory time is the largest; that tier is the **binding
   tier**, the level inside it the **residency tier**.
-- **Compute time** (:mod:`.terms.compute`): register-sized output tiles (the
-  target's ``register_tile_bytes``) are spread over the compute units in
-  waves; a partial wave costs a full one, so
+- **Compute time** (:mod:`.terms.compute`): output tiles are spread over
+  the compute units in waves; a partial wave costs a full one. On a GPU a
+  matrix product's tile is the CTA tile its library picks (a few CUTLASS /
+  cuBLAS sizes, the one with the least work on the busiest SM, split-K when
+  the tiles leave SMs idle: :func:`.terms.compute.cta_tiles`); otherwise
+  register-sized output tiles (the target's ``register_tile_bytes``), so
   ``compute = waves * tile_ops / (peak * compute_fraction / units)`` and the
   utilisation is ``ops / (waves * units * tile_ops)``. An op no larger than
   the target's ``parallel_grain_ops`` (PyTorch's grain on a CPU) runs on one
@@ -70,6 +73,7 @@ from graphsval_core.datamodel.errors import UserInputError
 from graphsval_core.model.prediction import Prediction
 from graphsval_core.model.terms.compute import (
     compute_waves,
+    cta_tiles,
     parallelism,
     product_tiles,
     register_tile_bytes,
@@ -182,7 +186,9 @@ def predict(
     units = target.compute_units
     achievable = target.peak_ops_per_s[dtype] * target.compute_fraction[dtype]
     team, active = parallelism(flops, units, target.parallel_grain_ops)
-    if gemm is not None and tiles is not None:
+    if gemm is not None and target.architecture == "gpu":
+        register_tiles = cta_tiles(gemm, flops, units)
+    elif gemm is not None and tiles is not None:
         register_tiles = product_tiles(gemm, flops, tiles[:, 0, :])
     else:
         register_tiles = streaming_tiles(flops, operands, register_tile_bytes(target))

@@ -72,9 +72,7 @@ def test_the_gemm_library_call_cost_is_for_matrix_products_only(registry_of):
 
 
 def test_packing_b_costs_its_bytes_from_the_threshold_on(registry_of):
-    registry = registry_of(
-        pack_bps=estimated(10e9, "test"), pack_min_rows=estimated(3, "test")
-    )
+    registry = registry_of(pack_bps=estimated(10e9, "test"), pack_min_rows=estimated(3, "test"))
     p = predict_batch(registry, "t", "matmul", [[2, 1024, 1024], [3, 1024, 1024]], "fp32")
     assert p.pack_s[0] == 0.0
     assert p.pack_s[1] == pytest.approx(1024 * 1024 * 4 / 10e9)

@@ -277,3 +277,31 @@ def test_energy_sums_ops_bytes_per_tier_and_static_power():
     assert spent.energy_j.tolist() == pytest.approx([1.2e-9 + 5e-6, 1.2e-9 + 5e-12])
     # 1.2 nJ in 1 ps is over 1 kW: flagged, not clamped
     assert spent.over_tdp.tolist() == [False, True]
+
+
+def test_cta_tiles_take_the_tile_with_the_least_work_on_the_busiest_sm():
+    from graphsval_core.model.terms.compute import cta_tiles
+
+    gemm = np.array([[4096.0, 4096.0, 4096.0], [192.0, 3072.0, 12288.0]])
+    flops = 2 * gemm.prod(axis=1)
+    tiles = cta_tiles(gemm, flops, units=8)
+    # 4096^2: 512 tiles of 256x128 fill 64 waves exactly: the largest tile wins the tie
+    assert tiles.count[0] == 512 and tiles.tile_ops[0] == pytest.approx(2 * 256 * 128 * 4096)
+    # M = 192: 128- and 256-row tiles pad M to 256 (a third more work); 64x128 tiles
+    # (3 x 96 = 288 = 36 full waves) waste nothing
+    assert tiles.count[1] == 288
+    assert tiles.count[1] * tiles.tile_ops[1] == pytest.approx(flops[1])
+
+
+def test_cta_tiles_split_a_long_k_when_the_tiles_leave_sms_idle():
+    from graphsval_core.model.terms.compute import SPLIT_K_MIN, cta_tiles
+
+    gemm = np.array([[64.0, 16384.0, 64.0], [64.0, 200.0, 64.0], [64.0, 512.0, 64.0]])
+    flops = 2 * gemm.prod(axis=1)
+    tiles = cta_tiles(gemm, flops, units=8)
+    assert tiles.count[0] == 8  # one 64x64 tile, K split over all 8 SMs
+    assert tiles.tile_ops[0] == pytest.approx(flops[0] / 8)
+    assert SPLIT_K_MIN > 200 and tiles.count[1] == 1  # K too short to split
+    assert tiles.tile_ops[1] == pytest.approx(flops[1])
+    assert tiles.count[2] == 512 / SPLIT_K_MIN  # two slices of 256
+    assert tiles.tile_ops[2] == pytest.approx(2 * 64 * 64 * SPLIT_K_MIN)

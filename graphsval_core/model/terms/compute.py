@@ -100,3 +100,54 @@ def compute_waves(
     compute_s = waves * tiles.tile_ops / (achievable_ops_per_s / units)
     utilisation = flops / (waves * units * tiles.tile_ops)
     return ComputeTime(waves, compute_s, utilisation)
+
+
+#: The CTA tiles (rows x columns of C) a GPU GEMM library chooses among, largest
+#: first: the CUTLASS/cuBLAS tensor-op configurations for half and single
+#: precision (cutlass/gemm/device/default_gemm_configuration.h; cuBLAS's
+#: heuristics pick among the same sizes).
+CTA_TILES: tuple[tuple[int, int], ...] = (
+    (256, 128),
+    (128, 256),
+    (128, 128),
+    (128, 64),
+    (64, 128),
+    (64, 64),
+)
+#: The shortest K a split-K slice gets (cuBLAS splits a long K only when the
+#: output tiles leave SMs idle).
+SPLIT_K_MIN = 256
+
+
+def cta_tiles(gemm: np.ndarray, flops: np.ndarray, units: int) -> RegisterTiles:
+    """A GPU library's choice of CTA tile for each product, with wave
+    quantisation over the ``units`` SMs and split-K.
+
+    For each candidate tile (:data:`CTA_TILES`) the product runs
+    ``waves = ceil(ceil(M/mt) * ceil(N/nt) / units)`` waves of tiles of
+    ``mt * nt`` outputs; the library takes the tile with the least
+    ``waves * mt * nt`` (the work of the busiest SM, edge tiles costing a
+    full tile), the larger tile on a tie. When that leaves SMs idle (fewer
+    tiles than SMs) and K is long, K is split into
+    ``s = max(1, min(floor(units / tiles), K / SPLIT_K_MIN))`` slices, each
+    its own tile of ``1/s`` of the ops (``s`` is left fractional, a mean over
+    the library's integer choices, so that a longer K never runs faster).
+    Returns the tiles and ops per tile, as :func:`product_tiles` does."""
+    m, k, n = gemm[:, 0], gemm[:, 1], gemm[:, 2]
+    best_cost = np.full(len(gemm), np.inf)
+    best_count = np.ones(len(gemm))
+    best_area = np.ones(len(gemm))
+    for mt, nt in CTA_TILES:
+        count = np.ceil(m / mt) * np.ceil(n / nt)
+        cost = np.ceil(count / units) * mt * nt
+        better = cost < best_cost
+        best_cost = np.where(better, cost, best_cost)
+        best_count = np.where(better, count, best_count)
+        best_area = np.where(better, float(mt * nt), best_area)
+    split = np.where(
+        best_count < units,
+        np.maximum(1.0, np.minimum(np.floor(units / best_count), k / SPLIT_K_MIN)),
+        1.0,
+    )
+    tile_ops = flops / (m * n) * best_area / split
+    return RegisterTiles(best_count * split, tile_ops)
