@@ -9,7 +9,8 @@ calibration rows only (as ``graphsval calibrate`` does), then per op:
 - grouped CV: each family (op, dtype, sorted floor(log2 d)) left out whole and
   predicted by a fit without it (the figure the fidelity goals use);
 - validation: the shipped validation rows of the target, never fitted
-  (where there are any), and the recapture agreement beside them.
+  (where there are any), the share of them the model puts within 10%, and
+  the recapture agreement beside them (median difference, share within 10%).
 
 Each figure is the median |error| and the share within the regime's band.
 
@@ -105,19 +106,27 @@ def main(argv: list[str]) -> None:
         val_paths = _baselines(registry, key, "validation")
         val = _rows_of(val_paths, key)
         valid: dict[str, ErrorFigures] = {}
+        within10: dict[str, ErrorFigures] = {}
         if val:
             vlat, _ = predict_rows(registry, fitted, val)
             verr, vin = judge(registry, fitted, val, vlat, tolerances)
             valid = per_op(val, verr, vin)
+            within10 = per_op(val, verr, np.abs(verr) <= 0.10)
         agree = _agreement(val_paths, key)
         took = time.perf_counter() - start
         print(f"{key}: {len(rows)} calibration rows, {len(fit.values)} constants ({took:.0f} s)")
-        print(f"  {'op':<11} {'in sample':>16} {'grouped CV':>16} {'validation':>16}  recapture")
+        print(
+            f"  {'op':<11} {'in sample':>16} {'grouped CV':>16} {'validation':>16}"
+            f" {'val. w/in 10%':>13}  recapture"
+        )
         for op in sorted(sample):
             g = grouped.per_op.get(op) if grouped else None
             a = agree.get(op)
             again = f"{a[0]:.1%} {a[1]:.0%} within 10%" if a else "-"
-            print(f"  {op:<11} {_cell(sample[op])} {_cell(g)} {_cell(valid.get(op))}  {again}")
+            w10 = within10.get(op)
+            share = f"{w10.within_band:13.0%}" if w10 else f"{'-':>13}"
+            cells = f"{_cell(sample[op])} {_cell(g)} {_cell(valid.get(op))}"
+            print(f"  {op:<11} {cells} {share}  {again}")
 
 
 if __name__ == "__main__":
