@@ -91,8 +91,13 @@ def main(argv: list[str]) -> None:
             }
         )
     for key in keys:
+        if key not in registry.targets():
+            sys.exit(f"bench_fidelity: unknown target {key!r}")
         spec = registry.datasheet_target(registry.target(key).key)
         cal = _baselines(registry, key, "calibration")
+        if not cal:
+            print(f"{key}: no shipped calibration baselines; nothing to judge")
+            continue
         found = read_rows(registry, spec, [str(p) for p in cal])
         bad = {id(s.row) for s in found.suspect if s.latency}
         rows = canonical([r for r in found.rows if id(r) not in bad])

@@ -156,18 +156,32 @@ def _figures(f: Any) -> str:
 def _render_quality(result: Any) -> None:
     """The fit's quality per op: in sample (flattering), leave-one-out, and
     grouped cross-validation (a family of shapes left out at a time: the
-    figure to trust), then any warning."""
-    click.echo("  fit quality (latency; grouped CV is the out-of-sample figure):")
-    kinds = [("in sample", result.in_sample)]
-    if result.loo is not None:
-        kinds.append(("leave-one-out", result.loo.per_op))
-    if result.grouped is not None:
-        kinds.append((f"grouped CV ({result.grouped.groups} families)", result.grouped.per_op))
+    figure to trust), each op with its own count of families, then any
+    warning; says which cross-validations were skipped."""
+    from graphsval_core.calibrate.evaluate import family_of
+
+    skipped = [
+        name
+        for name, ran in (("leave-one-out", result.loo), ("grouped CV", result.grouped))
+        if ran is None
+    ]
+    head = "grouped CV is the out-of-sample figure" if result.grouped is not None else "in sample"
+    click.echo(
+        f"  fit quality (latency; {head})"
+        + (f"; skipped: {' and '.join(skipped)}" if skipped else "")
+        + ":"
+    )
     for op in result.in_sample:
-        n = result.in_sample[op].rows
-        click.echo(f"    {op} ({n} rows):")
+        rows = [r for r in result.rows if r.op == op]
+        n_families = len({family_of(r) for r in rows})
+        click.echo(f"    {op} ({len(rows)} rows, {n_families} families):")
+        kinds = [("in sample", result.in_sample)]
+        if result.loo is not None:
+            kinds.append(("leave-one-out", result.loo.per_op))
+        if result.grouped is not None:
+            kinds.append(("grouped CV", result.grouped.per_op))
         for label, per_op in kinds:
             if op in per_op:
-                click.echo(f"      {label:<26} {_figures(per_op[op])}")
+                click.echo(f"      {label:<14} {_figures(per_op[op])}")
     for line in result.warnings:
         click.echo(f"  {line}")

@@ -27,7 +27,9 @@ the cell's band, :data:`CENTRED_FRACTION`) names no moved constant: the
 constant is right on average and the rows scatter around it (a term the model
 lacks, not a drifted constant), so the sentence gives the spread instead:
 p10..p90 of the signed errors and how many rows lie beyond the band on each
-side.
+side. An off-centre cell whose implied constant is within
+:data:`HOLDS_CHANGE` of the model's says the constant holds and the error
+comes from another term (for energy, most often the predicted latency).
 
 A record whose predictor does not report the term a constant is inferred from
 (a predictor with no compute or memory breakdown) adds nothing to that figure.
@@ -53,6 +55,9 @@ PER_DTYPE: tuple[str, ...] = (LAUNCH_BOUND, ALU_BOUND)
 #: A failing cell's median signed error is centred when within this share of
 #: its band: the constant holds on average, the rows scatter.
 CENTRED_FRACTION = 0.25
+#: A constant whose implied value is within this share of the model's holds:
+#: an off-centre cell's error then comes from another term.
+HOLDS_CHANGE = 0.02
 
 
 def cell_label(regime: str, dtype: str | None) -> str:
@@ -164,9 +169,25 @@ class Drift:
     def _fmt(self, v: float) -> str:
         return fmt_seconds(v) if self.unit == "s" else fmt_si(v, self.unit)
 
+    @property
+    def holds(self) -> bool:
+        """The implied constant is within :data:`HOLDS_CHANGE` of the model's:
+        the cell's error does not come from this constant."""
+        return bool(abs(self.change) < HOLDS_CHANGE)
+
     def text(self) -> str:
         if self.centred:
             return self._centred_text()
+        direction = "over" if self.median_error > 0 else "under"
+        if self.holds:
+            return (
+                f"{self.constant} (model {self._fmt(self.model)}) holds: the measurements "
+                f"imply {self._fmt(self.implied)} ({self.change:+.1%}) over {self.shapes} "
+                f"shape{'s' if self.shapes != 1 else ''}, yet the model {direction}-predicts "
+                f"{self.error_kind} by {abs(self.median_error):.0%} (median): the error comes "
+                "from another term (for energy, most often the latency the model predicts), "
+                "not from this constant"
+            )
         direction = "over" if self.median_error > 0 else "under"
         return (
             f"{self.constant}: model {self._fmt(self.model)}, measurements imply "

@@ -82,3 +82,23 @@ def test_calibrate_stores_grouped_cv_per_op(setup, tmp_path):
         ),
     )
     assert skipped.grouped is None and skipped.content["fit"]["grouped_cv"] == {}
+
+
+def test_calibrate_prints_each_ops_families_and_what_it_skipped(setup, tmp_path):
+    from click.testing import CliRunner
+
+    from graphsval_core.cli.main import cli
+
+    base = setup("toy.calibration.csv")
+    args = ["calibrate", "--hw", "toy", "--baseline", str(base)]
+    full = CliRunner().invoke(cli, [*args, "--out", str(tmp_path / "a.json")])
+    assert full.exit_code == 0, full.output
+    assert "fit quality (latency; grouped CV is the out-of-sample figure):" in full.output
+    assert "families):" in full.output and "grouped CV     median |error|" in full.output
+    assert "skipped" not in full.output
+    quick = CliRunner().invoke(
+        cli, [*args, "--out", str(tmp_path / "b.json"), "--no-loo", "--no-grouped-cv"]
+    )
+    assert quick.exit_code == 0, quick.output
+    assert "skipped: leave-one-out and grouped CV:" in quick.output
+    assert "grouped CV     median" not in quick.output

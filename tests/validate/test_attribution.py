@@ -209,3 +209,14 @@ def test_centred_means_within_a_quarter_of_the_band(median, centred):
     assert CENTRED_FRACTION == 0.25
     assert drift.centred is centred
     assert ("holds on average" in drift.text()) is centred
+
+
+def test_an_off_centre_cell_whose_constant_did_not_move_blames_another_term():
+    still = Drift("static power", "W", 79.2, 79.2 * 0.999, 14, -0.10, "energy", band=0.15)
+    assert not still.centred and still.holds
+    text = still.text()
+    assert "static power (model 79.2 W) holds" in text and "another term" in text
+    assert "under-predicts energy by 10%" in text
+    moved = Drift("static power", "W", 79.2, 60.0, 14, -0.10, "energy", band=0.15)
+    assert not moved.holds and "measurements imply" in moved.text()
+    assert "holds" not in moved.text()
