@@ -104,17 +104,17 @@ def main(argv: list[str]) -> None:
         start = time.perf_counter()
         fit = fit_latency(registry, spec, rows)
         fitted = apply_constants(spec, fit.values, "fit")
-        latency, _ = predict_rows(registry, fitted, rows)
-        errors, inside = judge(registry, fitted, rows, latency, tolerances)
+        latency, terms = predict_rows(registry, fitted, rows)
+        errors, inside = judge(rows, latency, terms["regime"], tolerances)
         sample = per_op(rows, errors, inside)
-        grouped = grouped_cv(registry, spec, rows, fit.params, tolerances) if cv else None
+        grouped = grouped_cv(registry, spec, fit, tolerances) if cv else None
         val_paths = _baselines(registry, key, "validation")
         val = _rows_of(val_paths, key)
         valid: dict[str, ErrorFigures] = {}
         within10: dict[str, ErrorFigures] = {}
         if val:
-            vlat, _ = predict_rows(registry, fitted, val)
-            verr, vin = judge(registry, fitted, val, vlat, tolerances)
+            vlat, vterms = predict_rows(registry, fitted, val)
+            verr, vin = judge(val, vlat, vterms["regime"], tolerances)
             valid = per_op(val, verr, vin)
             within10 = per_op(val, verr, np.abs(verr) <= 0.10)
         agree = _agreement(val_paths, key)

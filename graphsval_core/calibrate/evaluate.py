@@ -26,14 +26,13 @@ from typing import Any
 import numpy as np
 from attrs import field, frozen
 
-from graphsval_core.calibrate.fit import fit_latency
+from graphsval_core.calibrate.fit import Fit, fit_latency
 from graphsval_core.calibrate.params import Param
-from graphsval_core.calibrate.rows import canonical, predict_rows
+from graphsval_core.calibrate.rows import predict_rows
 from graphsval_core.datamodel.target import TargetSpec
 from graphsval_core.files.baseline import BaselineRow
 from graphsval_core.files.calibration import apply_constants
 from graphsval_core.files.tolerances import band
-from graphsval_core.model.reference import predict
 
 #: Grouped CV this many times worse than in sample (median |error|) is warned about.
 GROUPED_WARN_RATIO = 1.5
@@ -75,26 +74,6 @@ def family_of(row: BaselineRow) -> tuple[str, str, tuple[int, ...]]:
     )
 
 
-def model_regime(registry: Any, spec: TargetSpec, row: BaselineRow) -> str:
-    """The model's own regime of one row (whose tolerance judges it)."""
-    p = predict(registry, spec, registry.op(row.op), np.array([row.dims]), row.dtype)
-    return str(p.regime[0])
-
-
-def row_regimes(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) -> list[str]:
-    """The model's regime of every row, batched per (op, dtype)."""
-    out = [""] * len(rows)
-    groups: dict[tuple[str, str], list[int]] = {}
-    for i, r in enumerate(rows):
-        groups.setdefault((r.op, r.dtype), []).append(i)
-    for (op, dtype), index in groups.items():
-        shapes = np.array([rows[i].dims for i in index], dtype=np.int64)
-        p = predict(registry, spec, registry.op(op), shapes, dtype)
-        for i, reg in zip(index, p.regime, strict=True):
-            out[i] = str(reg)
-    return out
-
-
 def figures(errors: Sequence[float], inside: Sequence[bool]) -> ErrorFigures:
     """:class:`ErrorFigures` of relative ``errors`` and whether each is in its band."""
     abs_err = np.abs(np.asarray(errors, dtype=np.float64))
@@ -109,17 +88,16 @@ def figures(errors: Sequence[float], inside: Sequence[bool]) -> ErrorFigures:
 
 
 def judge(
-    registry: Any,
-    spec: TargetSpec,
     rows: Sequence[BaselineRow],
     predicted: Sequence[float],
+    regimes: Sequence[str],
     tolerances: dict[str, dict[str, float]],
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Each row's relative error and whether it is within its regime's band (by ``spec``)."""
+    """Each row's relative error and whether it is within the latency band of
+    its regime (``predicted`` and ``regimes`` as :func:`predict_rows` gives them)."""
     measured = np.array([r.latency_s for r in rows], dtype=np.float64)
     errors = (np.asarray(predicted, dtype=np.float64) - measured) / measured
-    regimes = row_regimes(registry, spec, rows)
-    limits = np.array([band(tolerances, g)["latency"] for g in regimes])
+    limits = np.array([band(tolerances, str(g))["latency"] for g in regimes])
     return errors, np.abs(errors) <= limits
 
 
@@ -132,19 +110,6 @@ def per_op(
         index = [i for i, r in enumerate(rows) if r.op == op]
         out[op] = figures(errors[index], inside[index])
     return out
-
-
-def within_band(
-    registry: Any,
-    spec: TargetSpec,
-    rows: Sequence[BaselineRow],
-    predicted: Sequence[float],
-    tolerances: dict[str, dict[str, float]],
-) -> float:
-    """The share of ``rows`` whose ``predicted`` latency (by ``spec``) is
-    within the latency tolerance of the row's regime."""
-    _, inside = judge(registry, spec, rows, predicted, tolerances)
-    return float(np.mean(inside)) if len(inside) else float("nan")
 
 
 def cross_validate(
@@ -167,8 +132,8 @@ def cross_validate(
         fit = fit_latency(registry, spec, rest, params, x_start=x_start)
         model = apply_constants(spec, fit.values, "cv")
         out = [rows[i] for i in group]
-        latency, _ = predict_rows(registry, model, out)
-        err, ok = judge(registry, model, out, latency, tolerances)
+        latency, terms = predict_rows(registry, model, out)
+        err, ok = judge(out, latency, terms["regime"], tolerances)
         errors[list(group)] = err
         inside[list(group)] = ok
     judged = ~np.isnan(errors)
@@ -185,18 +150,12 @@ def cross_validate(
 
 
 def leave_one_out(
-    registry: Any,
-    spec: TargetSpec,
-    rows: Sequence[BaselineRow],
-    params: Sequence[Param],
-    tolerances: dict[str, dict[str, float]],
+    registry: Any, spec: TargetSpec, fit: Fit, tolerances: dict[str, dict[str, float]]
 ) -> OutOfSample:
-    """Refit without each row and predict it (see module doc)."""
-    rows = canonical(rows)
-    whole = fit_latency(registry, spec, rows, params)
-    return cross_validate(
-        registry, spec, rows, params, tolerances, [[i] for i in range(len(rows))], whole.x
-    )
+    """Refit ``fit``'s rows without each row and predict it (see module doc);
+    each refit starts from ``fit``."""
+    groups = [[i] for i in range(len(fit.rows))]
+    return cross_validate(registry, spec, fit.rows, fit.params, tolerances, groups, fit.x)
 
 
 def families(rows: Sequence[BaselineRow]) -> list[list[int]]:
@@ -208,18 +167,14 @@ def families(rows: Sequence[BaselineRow]) -> list[list[int]]:
 
 
 def grouped_cv(
-    registry: Any,
-    spec: TargetSpec,
-    rows: Sequence[BaselineRow],
-    params: Sequence[Param],
-    tolerances: dict[str, dict[str, float]],
+    registry: Any, spec: TargetSpec, fit: Fit, tolerances: dict[str, dict[str, float]]
 ) -> OutOfSample:
-    """Refit without each family and predict it (see module doc). A family
-    that holds every row of its (op, dtype) is still left out: the fit then
-    has to predict a dtype from the others, as it would for a new one."""
-    rows = canonical(rows)
-    whole = fit_latency(registry, spec, rows, params)
-    return cross_validate(registry, spec, rows, params, tolerances, families(rows), whole.x)
+    """Refit ``fit``'s rows without each family and predict it (see module
+    doc); each refit starts from ``fit``. A family that holds every row of
+    its (op, dtype) is still left out: the fit then has to predict a dtype
+    from the others, as it would for a new one."""
+    groups = families(fit.rows)
+    return cross_validate(registry, spec, fit.rows, fit.params, tolerances, groups, fit.x)
 
 
 def grouped_warning(in_sample_median: float, grouped: OutOfSample | None) -> str | None:

@@ -30,11 +30,13 @@ def predict_rows(
     registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]
 ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """Predicted latency of every row (batched per op and dtype), and per-row
-    terms: ``compute_s``, ``memory_s``, ``launch_s``, ``pack_s`` and
-    ``tier_time`` (one column per tier of ``spec``)."""
+    terms: ``compute_s``, ``memory_s``, ``launch_s``, ``pack_s``,
+    ``tier_time`` (one column per tier of ``spec``) and ``regime`` (the
+    model's regime of the row, whose tolerance judges it)."""
     latency = np.zeros(len(rows))
     terms = {k: np.zeros(len(rows)) for k in ("compute_s", "memory_s", "launch_s", "pack_s")}
     tier_time = np.zeros((len(rows), len(spec.tiers)))
+    regime = np.empty(len(rows), dtype=object)
     for (op_name, dtype), index in by_op_and_dtype(rows).items():
         shapes = np.array([rows[i].dims for i in index], dtype=np.int64)
         p = predict(registry, spec, registry.op(op_name), shapes, dtype)
@@ -42,5 +44,7 @@ def predict_rows(
         for k in terms:
             terms[k][index] = getattr(p, k)
         tier_time[index] = p.time_per_tier_s
+        regime[index] = p.regime
     terms["tier_time"] = tier_time
+    terms["regime"] = regime
     return latency, terms

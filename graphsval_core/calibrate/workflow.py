@@ -149,17 +149,11 @@ def calibrate(registry: Registry, options: CalibrateOptions) -> CalibrateResult:
     fit = fit_latency(registry, spec, rows)
     energy_rows = [r for r in found.rows if id(r) not in skip_energy]
     energy = fit_energy(registry, apply_constants(spec, fit.values, "fit"), energy_rows)
-    loo = (
-        leave_one_out(registry, spec, rows, fit.params, tolerances)
-        if options.leave_one_out
-        else None
-    )
-    grouped = (
-        grouped_cv(registry, spec, rows, fit.params, tolerances) if options.grouped_cv else None
-    )
+    loo = leave_one_out(registry, spec, fit, tolerances) if options.leave_one_out else None
+    grouped = grouped_cv(registry, spec, fit, tolerances) if options.grouped_cv else None
     calibrated = apply_constants(spec, {**fit.values, **energy.values}, "fit")
-    predicted, _ = predict_rows(registry, calibrated, rows)
-    errors, inside = judge(registry, calibrated, rows, predicted, tolerances)
+    predicted, terms = predict_rows(registry, calibrated, rows)
+    errors, inside = judge(rows, predicted, terms["regime"], tolerances)
     in_band = float(np.mean(inside))
     in_sample = per_op(rows, errors, inside)
     warned = grouped_warning(float(np.median(np.abs(errors))), grouped)
