@@ -379,7 +379,7 @@ def recapture_agreement(
             if tolerance is None or twin is None or row.latency_s is None:
                 continue
             key = (row.hardware, row.op)
-            first = _first_latency(row)
+            first = first_latency(row)
             diff = abs(first - twin.latency_s) / twin.latency_s
             diffs_of.setdefault(key, []).append(diff)
             agree_of[key] = agree_of.get(key, 0) + (diff <= tolerance)
@@ -401,7 +401,7 @@ def recapture_agreement(
     return out
 
 
-def _first_latency(row: BaselineRow) -> float:
+def first_latency(row: BaselineRow) -> float:
     """The row's first captured latency (before any re-measure)."""
     text = row.extras.get("first_latency_s", "").strip()
     try:
