@@ -87,6 +87,7 @@ from graphsval_core.model.terms.memory import (
     residency_tier_names,
 )
 from graphsval_core.model.terms.overheads import (
+    first_kernel_time,
     first_touch_time,
     fresh_output,
     launch_time,
@@ -195,7 +196,7 @@ def predict(
     compute = compute_waves(flops, register_tiles, active, units, achievable)
 
     # overheads of the call
-    first_kernel = target.launch_for(dtype) if gemm is not None else target.launch_overhead_s
+    first_kernel = first_kernel_time(target, dtype, gemm is not None)
     per_kernel = target.kernel_overhead_s
     if per_kernel is None:
         per_kernel = target.launch_overhead_s

@@ -42,6 +42,7 @@ from graphsval_core.model.plausibility import (
     suspect_of,
 )
 from graphsval_core.model.reference import NAME as REFERENCE
+from graphsval_core.model.terms.overheads import pays_dispatch
 from graphsval_core.plugins.records import PredictorSpec
 from graphsval_core.plugins.registry import Registry
 from graphsval_core.validate.records import CHECKED, EXCLUDED, SUSPECT, Records, Terms
@@ -328,10 +329,12 @@ def _terms(
     absent = np.full(n, np.nan)
     reported = "launch_s" in columns
     launch = columns.get("launch_s", np.full(n, target.launch_for(dtype)))
-    pays_dispatch = dtype in target.dispatch_overhead_s and (
-        op is None or not reported or op.gemm_dims is not None
+    dispatched = (
+        pays_dispatch(target, dtype, op.gemm_dims is not None)
+        if op is not None and reported
+        else dtype in target.dispatch_overhead_s
     )
-    dispatch = target.dispatch_overhead_s[dtype] if pays_dispatch else np.nan
+    dispatch = target.dispatch_overhead_s[dtype] if dispatched else np.nan
     zero = np.zeros(n)
     fixed = launch + (columns.get("first_touch_s", zero) + columns.get("pack_s", zero))
     bandwidth = {t.name: t.effective_bandwidth_bps for t in target.tiers}

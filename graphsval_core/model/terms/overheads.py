@@ -3,7 +3,27 @@ a fresh output, and the packing of B by a CPU GEMM library."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
+
+if TYPE_CHECKING:
+    from graphsval_core.datamodel.target import TargetSpec
+
+
+def pays_dispatch(target: TargetSpec, dtype: str, product: bool) -> bool:
+    """Whether a call's first kernel is the dtype's own GEMM-library dispatch
+    (``dispatch_overhead_s``): only a matrix product (``product``) at a dtype
+    the spec gives one for; any other call pays the framework's launch."""
+    return product and dtype in target.dispatch_overhead_s
+
+
+def first_kernel_time(target: TargetSpec, dtype: str, product: bool) -> float:
+    """The first kernel of a call: the dtype's dispatch where it
+    :func:`pays_dispatch`, else ``launch_overhead_s``."""
+    if pays_dispatch(target, dtype, product):
+        return target.dispatch_overhead_s[dtype]
+    return target.launch_overhead_s
 
 
 def launch_time(
