@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from attrs import frozen
 
 from graphsval_core.calibrate.energy import ALL_TIERS_PER_BYTE, ENERGY_FLOOR, EnergyFit
+from graphsval_core.calibrate.file import resolved
 from graphsval_core.calibrate.fit import Fit
 from graphsval_core.calibrate.params import Param
 from graphsval_core.datamodel.errors import UserInputError
@@ -66,13 +67,6 @@ class Diagnostic:
         return out
 
 
-def _spec_fraction(spec: TargetSpec, name: str) -> float:
-    """The spec's value of a fraction (fitted as a multiplier of it)."""
-    if name.startswith("compute_fraction."):
-        return spec.compute_fraction[name.split(".", 1)[1]]
-    return spec.tier(name.split(".")[1]).achievable_fraction
-
-
 def _quantity(name: str, value: float) -> str:
     """``value`` with the unit its name ends in."""
     for suffix, unit in (("_bps", " B/s"), ("_bytes", " B"), ("_s", " s")):
@@ -86,7 +80,7 @@ def _bound_words(spec: TargetSpec, p: Param, side: str) -> str:
     bound = p.upper if side == "upper" else p.lower
     if not is_fraction(p.name):
         return _quantity(p.name, bound)
-    value = bound * _spec_fraction(spec, p.name)
+    value = resolved(spec, p.name, bound)
     if side == "lower":
         return f"{value:.3g}, {bound:g} x the spec's value"
     if math.isclose(value, 1.0, rel_tol=1e-9):

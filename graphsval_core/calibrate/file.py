@@ -79,7 +79,7 @@ def build_file(
         if p.name not in fit.values or p.name in fit.held:
             continue
         constants[p.name] = {
-            "value": _sig(_resolved(spec, p.name, fit.values[p.name])),
+            "value": _sig(resolved(spec, p.name, fit.values[p.name])),
             "datasheet": _sig(datasheet.get(p.name, float("nan"))),
             "relative_uncertainty": _sig(fit.uncertainty[p.name]),
             "from": p.exercised_by,
@@ -207,7 +207,7 @@ def _current_values(spec: TargetSpec) -> dict[str, float]:
     return out
 
 
-def _resolved(spec: TargetSpec, name: str, multiplier_or_value: float) -> float:
+def resolved(spec: TargetSpec, name: str, multiplier_or_value: float) -> float:
     """Fractions are fitted as multipliers of the spec's value; report the value."""
     if is_fraction(name):
         return multiplier_or_value * _current_values(spec)[name]
