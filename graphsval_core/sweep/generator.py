@@ -7,7 +7,9 @@ and op count caps), classifies each on every first-party target, and picks
 shapes greedily so that every (measured target, regime) cell reachable at that
 dtype gets its quota: a regime is never left with a handful of shapes. Shapes
 of the shipped real-hardware calibration baselines are put in the calibration
-set first; the validation set never contains a calibration shape.
+set first; the validation set never contains a calibration shape. A matrix
+product's calibration set then gets the structured coverage grid of
+:mod:`.coverage` (less any validation shape), which moves no drawn entry.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from graphsval_core.plugins.first_party import (
     FIRST_PARTY_DISTRIBUTIONS,
     is_first_party,
 )
+from graphsval_core.sweep.coverage import coverage_shapes
 
 if TYPE_CHECKING:
     from graphsval_core.datamodel.op import OpSpec
@@ -164,14 +167,51 @@ def _select(
 
 
 def ground_truth_shapes(registry: Registry) -> dict[tuple[str, str], set[tuple[int, ...]]]:
-    """(op, dtype) -> shapes of every shipped calibration baseline row."""
+    """(op, dtype) -> shapes of every shipped calibration baseline row, less the
+    coverage grid (appended on its own after the draw, so that capturing it moves
+    no drawn entry)."""
     out: dict[tuple[str, str], set[tuple[int, ...]]] = {}
+    grid = {shape for shape, _kind in coverage_shapes()}
     for baseline in read_many(path for _, path in registry.baseline_files()):
         for row in baseline.select("calibration"):
             if baseline.purpose_source == "none":
                 continue
+            if registry.op(row.op).gemm_dims is not None and row.dims in grid:
+                continue
             out.setdefault((row.op, row.dtype), set()).add(row.dims)
     return out
+
+
+def coverage_entries(
+    registry: Registry,
+    targets: Sequence[TargetSpec],
+    op: OpSpec,
+    dtype: str,
+    taken: set[tuple[int, ...]],
+) -> list[SweepEntry]:
+    """The coverage grid of a matrix product at ``dtype`` (:mod:`.coverage`),
+    labelled on every target, less the shapes in ``taken`` (the drawn
+    calibration and validation entries) and those too large to capture."""
+    if op.gemm_dims is None:
+        return []
+    grid = [(s, kind) for s, kind in coverage_shapes() if s not in taken]
+    if not grid:
+        return []
+    shapes = np.array([s for s, _ in grid], dtype=np.int64)
+    keep = _feasible(op, shapes, dtype)
+    shapes = shapes[keep]
+    kinds = [kind for (_, kind), k in zip(grid, keep, strict=True) if k]
+    labels = labels_for(registry, targets, op, shapes, dtype)
+    return [
+        SweepEntry(
+            tuple(int(x) for x in shapes[i]),
+            dtype,
+            {hw: str(labels[hw][i]) for hw in labels},
+            {"coverage": kinds[i]},
+            op.name,
+        )
+        for i in range(len(shapes))
+    ]
 
 
 def generate(
@@ -237,6 +277,8 @@ def generate(
                             op_name,
                         )
                     )
+            drawn = {tuple(int(x) for x in pool[i]) for i in (*cal, *val)}
+            entries["calibration"] += coverage_entries(registry, targets, op, dtype, drawn)
         for purpose in ("calibration", "validation"):
             name = f"{op_name}_{purpose}.json"
             out[name] = Sweep(
