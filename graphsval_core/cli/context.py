@@ -62,13 +62,22 @@ class AppContext:
             from graphsval_core.plugins.loader import PluginLoadError, build_registry
 
             try:
-                self._registry = build_registry(
+                registry = build_registry(
                     strict=self.strict,
                     plugin_args=self.plugin_args,
                     workspace=self.workspace.path,
                 )
             except PluginLoadError as exc:
                 raise InputError(str(exc)) from exc
+            if registry.strict:  # any broken plugin stops a strict run, before it starts
+                from graphsval_core.authoring.health import exercise
+                from graphsval_core.plugins.registry import HookError
+
+                try:
+                    exercise(registry)
+                except HookError as exc:
+                    raise InputError(str(exc)) from exc
+            self._registry = registry
         return self._registry
 
     def problems(self) -> list[Any]:

@@ -1,4 +1,9 @@
-"""``graphsval plugins``: every plugin, its distribution, targets and errors."""
+"""``graphsval plugins``: every plugin, its distribution, targets and errors.
+
+Before listing, every hook each plugin implements is called and every file
+it ships read (:mod:`graphsval_core.authoring.health`), so a plugin that
+would fail a command later shows as ``problem`` now, with the line naming it.
+"""
 
 from __future__ import annotations
 
@@ -13,8 +18,14 @@ from graphsval_core.datamodel.tables import format_table
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 @pass_app
 def plugins(app: AppContext, as_json: bool) -> None:
-    """List plugins: distribution, version, targets, and any load error."""
+    """List plugins: distribution, version, targets, and any problem: one
+    that failed to load is FAILED; one whose hook raised, exited or answered
+    garbage, or whose shipped files do not parse (every hook but measuring is
+    called to find out), is problem."""
+    from graphsval_core.authoring.health import exercise
+
     registry = app.registry
+    exercise(registry)
     if as_json:
         echo_json(
             {

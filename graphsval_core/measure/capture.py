@@ -42,6 +42,7 @@ from graphsval_core.measure.rounds import (
     unsettled_reason,
 )
 from graphsval_core.plugins.records import Measurement
+from graphsval_core.plugins.registry import HookError
 
 __all__ = ["COLUMNS", "CaptureItem", "CaptureSummary", "capture", "finalize", "measurement_row"]
 
@@ -160,8 +161,8 @@ def _measure_safely(measure: Measure, item: CaptureItem, settings: CaptureSettin
     """The measurement, or a failed one whose note says why."""
     try:
         m = measure(item, settings)
-    except KeyboardInterrupt:
-        raise
+    except (KeyboardInterrupt, HookError):
+        raise  # Ctrl-C, or (strict mode) a plugin fault: stop, every finished row kept
     except MemoryError:
         m, why = None, "out of memory"
     except Exception as exc:  # a kernel error, OOM on a device, unsupported dtype

@@ -6,8 +6,10 @@ implementations by a :class:`Guard` with the same call signature, so pluggy's
 own call loop (``pm.hook.<name>(**kwargs)``, with its ordering, ``firstresult``,
 wrappers and tracing) stays in charge, while:
 
-- an implementation that raises (any :class:`Exception`, or
-  :class:`SystemExit`) or answers something its spec does not promise (see
+- an implementation that raises (any :class:`Exception`, :class:`SystemExit`,
+  or a :class:`KeyboardInterrupt` that is no Ctrl-C of the user's: see
+  :mod:`graphsval_core.plugins.interrupts`) or answers something its spec
+  does not promise (see
   :mod:`graphsval_core.plugins.answers`) gives no answer (None): the failure is
   handed to the manager's failure handler, and a first-result hook moves on
   to the next implementation;
@@ -35,10 +37,7 @@ import pluggy
 
 from graphsval_core.plugins.answers import check_answer, materialise
 from graphsval_core.plugins.calls import CallLog
-
-#: What a guard catches from plugin code: errors and ``sys.exit``, never
-#: KeyboardInterrupt.
-CAUGHT: tuple[type[BaseException], ...] = (Exception, SystemExit)
+from graphsval_core.plugins.interrupts import is_plugin_fault
 
 #: A wrapper's generator, paused at its ``yield``.
 Teardown = Generator[Any, Any, Any]
@@ -164,7 +163,9 @@ class _Guarded:
             check_answer(self.hook, value, call)
         except TypeError as exc:
             raise _Malformed(exc) from None
-        except CAUGHT as exc:
+        except BaseException as exc:
+            if not is_plugin_fault(exc):
+                raise
             raise self.malformed(
                 f"returned {type(value).__name__}, which cannot be checked: "
                 f"{type(exc).__name__}: {exc}"
@@ -182,7 +183,9 @@ class _Guarded:
         except StopIteration:
             self.fail(self.malformed("wrapper did not yield"))
             return None
-        except CAUGHT as exc:
+        except BaseException as exc:
+            if not is_plugin_fault(exc):
+                raise
             self.fail(exc)
             return None
         return teardown
@@ -219,7 +222,9 @@ class _Guarded:
     def plain(self, *args: Any, **kwargs: Any) -> Any:
         try:
             value = materialise(self.hook, self.function(*args, **kwargs))
-        except CAUGHT as exc:
+        except BaseException as exc:
+            if not is_plugin_fault(exc):
+                raise
             self.fail(exc)
             return None
         try:
@@ -247,7 +252,9 @@ class _Guarded:
             teardown.send(result)
         except StopIteration as stop:
             return self._accept(stop.value, result, before, call)
-        except CAUGHT as exc:
+        except BaseException as exc:
+            if not is_plugin_fault(exc):
+                raise
             self._restore(result, before)
             self.fail(exc)
             return result
@@ -266,10 +273,12 @@ class _Guarded:
         except StopIteration as stop:
             try:
                 return self.replacement(stop.value, None, None, call)
-            except CAUGHT as exc:
+            except BaseException as exc:
+                if not is_plugin_fault(exc):
+                    raise
                 self.fail(exc)
         except BaseException as exc:
-            if exc is thrown or not isinstance(exc, CAUGHT):
+            if exc is thrown or not is_plugin_fault(exc):
                 raise
             self.fail(exc)
         else:
@@ -280,7 +289,9 @@ class _Guarded:
     def _accept(self, value: Any, result: Any, before: Any, call: Mapping[str, Any]) -> Any:
         try:
             return self.replacement(value, result, before, call)
-        except CAUGHT as exc:
+        except BaseException as exc:
+            if not is_plugin_fault(exc):
+                raise
             self._restore(result, before)
             self.fail(exc)
             return result
@@ -319,7 +330,9 @@ class _Guarded:
             teardown.send(outcome)
         except StopIteration:
             pass
-        except CAUGHT as exc:
+        except BaseException as exc:
+            if not is_plugin_fault(exc):
+                raise
             failed(exc)
             return
         else:
@@ -330,5 +343,7 @@ class _Guarded:
             return
         try:
             outcome.force_result(self.replacement(outcome.get_result(), result, before, call))
-        except CAUGHT as exc:
+        except BaseException as exc:
+            if not is_plugin_fault(exc):
+                raise
             failed(exc)

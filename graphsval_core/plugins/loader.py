@@ -2,8 +2,10 @@
 
 A registry is built per invocation (nothing loads at import time). Each entry
 point of the ``graphsval`` group is loaded inside its own guard: a plugin that
-fails to import, declares another plugin API major version, implements an
-unknown hook or registers an invalid target is recorded as a
+fails to import (an error, ``sys.exit``, or a KeyboardInterrupt that is no
+Ctrl-C: :mod:`graphsval_core.plugins.interrupts`), declares another plugin
+API major version, implements an unknown hook or registers an invalid target
+is recorded as a
 :class:`~graphsval_core.plugins.registry.PluginProblem` (plugin name,
 distribution and version, the error) and the others keep working. Strict mode
 turns any problem into :class:`PluginLoadError`, and, once loading is over,
@@ -21,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from graphsval_core import PLUGIN_API_VERSION, __version__
+from graphsval_core.plugins import interrupts
 from graphsval_core.plugins.first_party import CORE_DISTRIBUTION, is_first_party
 from graphsval_core.plugins.registry import PluginInfo, Registry
 
@@ -155,6 +158,7 @@ def build_registry(
         line in ``registry.notes``). None (the default): no workspace, only
         the installed plugins; the ``graphsval`` command always passes one.
     """
+    interrupts.install()  # tells the user's Ctrl-C from a plugin's KeyboardInterrupt
     if strict is None:
         strict = _env_flag(ENV_STRICT)
     if autoload is None:
@@ -186,8 +190,10 @@ def build_registry(
                 return
         try:
             pm.register(obj, name=name)
-        except Exception as exc:
-            registry.record_problem(name, f"could not be registered: {type(exc).__name__}: {exc}")
+        except BaseException as exc:
+            if not interrupts.is_plugin_fault(exc):
+                raise
+            registry.record_problem(name, f"could not be registered: {interrupts.describe(exc)}")
             return
         unknown = [hc.name for hc in pm.get_hookcallers(obj) or [] if not hc.has_spec()]
         if unknown:
@@ -213,8 +219,10 @@ def build_registry(
         infos[name] = info
         try:
             module = importer()
-        except Exception as exc:
-            registry.record_problem(name, f"failed to import: {type(exc).__name__}: {exc}")
+        except BaseException as exc:  # sys.exit at import is the plugin's fault too
+            if not interrupts.is_plugin_fault(exc):
+                raise
+            registry.record_problem(name, f"failed to import: {interrupts.describe(exc)}")
             return
         register(name, module, info)
 

@@ -1,5 +1,6 @@
 """Typed records that plugins hand to the core through hooks (besides targets
-and ops): predictors, consistency checks, measurer probes and measurements."""
+and ops): predictors and the constants they declare, consistency checks,
+measurer probes and measurements."""
 
 from __future__ import annotations
 
@@ -10,12 +11,40 @@ from attrs import field, frozen
 
 
 @frozen(kw_only=True)
+class PredictorConstant:
+    """One constant a predictor used, as drift attribution reports it.
+
+    ``regime`` is the regime whose cells the constant governs (``alu_bound``
+    for a peak, ``dram_bound`` for a bandwidth, ``launch_bound`` for a launch
+    overhead; None: every regime, e.g. a static power); ``quantity`` is what
+    it governs, ``latency`` or ``energy``. What a failing cell's measurements
+    imply for it follows from its ``unit``: a rate (a unit ending in ``/s``:
+    ``FLOP/s``, ``B/s``) scales inversely with the time it governs, a time
+    (``s``) adds to the latency, a power (``W``) adds its share of energy over
+    the measured time, and any other unit scales with the quantity.
+    """
+
+    name: str
+    value: float
+    unit: str
+    regime: str | None
+    quantity: str = "latency"
+
+
+@frozen(kw_only=True)
 class PredictorSpec:
-    """A named analytical model. ``predict`` takes a batch and returns predictions."""
+    """A named analytical model.
+
+    ``predict(registry, target, op, shapes, dtype)`` takes a batch of shapes
+    and returns a :class:`graphsval_core.model.prediction.Prediction`;
+    ``constants(registry, target, op, dtype)``, optional, returns the
+    :class:`PredictorConstant` records it used for that target, op and dtype
+    (None: it declares none, so attribution names no constant)."""
 
     name: str
     description: str
     predict: Callable[..., Any]
+    constants: Callable[..., Any] | None = None
 
 
 @frozen(kw_only=True)

@@ -15,9 +15,10 @@ and message (or, in strict mode once loading is over, raises
 from __future__ import annotations
 
 import difflib
+import functools
 import json
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, NoReturn
 
 from attrs import define, field, frozen
 
@@ -33,9 +34,12 @@ from graphsval_core.plugins.first_party import (
     is_first_party,
 )
 from graphsval_core.plugins.guards import GuardedPluginManager
+from graphsval_core.plugins.interrupts import describe
+from graphsval_core.plugins.predictors import guarded
 from graphsval_core.plugins.records import (
     ConsistencyCheck,
     Measurement,
+    PredictorConstant,
     PredictorSpec,
     ProbeResult,
 )
@@ -66,11 +70,28 @@ class HookError(RuntimeError):
     garbage; in any mode, a hook nobody answered where an answer is required.
     The message names the plugin and the hook."""
 
-    def __init__(self, plugin: str, hook: str, error: BaseException) -> None:
+    def __init__(
+        self, plugin: str, hook: str, error: BaseException, detail: str | None = None
+    ) -> None:
         self.plugin = plugin
         self.hook = hook
         self.error = error
-        super().__init__(f"plugin {plugin} failed in hook {hook}: {type(error).__name__}: {error}")
+        super().__init__(f"plugin {plugin} failed in hook {hook}: {detail or describe(error)}")
+
+
+class PredictorFailed(HookError):
+    """A predictor of a plugin raised, or answered against the contract, in
+    ``predict`` or ``constants``; the problem is recorded. The harness leaves
+    the rows it could not predict out with this reason (strict mode: it
+    stops); a command that predicts one batch stops with this one line."""
+
+    def __init__(self, plugin: str, predictor: str, what: str, error: BaseException) -> None:
+        self.plugin = plugin
+        self.hook = "graphsval_register_predictors"
+        self.error = error
+        RuntimeError.__init__(
+            self, f"predictor {predictor!r} of plugin {plugin} failed in {what}: {describe(error)}"
+        )
 
 
 class UnknownNameError(UserInputError, LookupError):
@@ -190,26 +211,53 @@ class Registry:
         is over, it raises :class:`HookError`.
         """
         self.pm.calls.fail(hook, plugin, error)
-        if hook in MEASUREMENT_HOOKS:
+        if hook in MEASUREMENT_HOOKS and isinstance(error, Exception) and not malformed:
             return  # a failed measurement (out of memory, a kernel error) is the row's reason
         what = REGISTRATION_HOOKS.get(hook)
         if what is not None:
-            self.reject(plugin, f"invalid {what}: {type(error).__name__}: {error}")
+            self.reject(plugin, f"invalid {what}: {describe(error)}")
             return
-        if malformed:
-            message = f"hook {error}"
-        else:
-            message = f"hook {hook} raised {type(error).__name__}: {error}"
+        message = f"hook {error}" if malformed else f"hook {hook} raised {describe(error)}"
         self._hook_problem(plugin, hook, message, error)
 
-    def _hook_problem(self, plugin: str, hook: str, message: str, error: BaseException) -> None:
+    def _hook_problem(
+        self,
+        plugin: str,
+        hook: str,
+        message: str,
+        error: BaseException,
+        detail: str | None = None,
+    ) -> None:
         """Record a problem of ``plugin`` in ``hook`` once, however often it
         recurs; in strict mode once loading is over, raise :class:`HookError`."""
+        self._record_once(plugin, hook, message)
+        if self._raise_hook_errors:
+            raise HookError(self._label(plugin), hook, error, detail)
+
+    def _record_once(self, plugin: str, hook: str, message: str) -> None:
         if (plugin, hook, message) not in self._failures:
             self._failures.add((plugin, hook, message))
             self.record_problem(plugin, message)
-        if self._raise_hook_errors:
-            raise HookError(self._label(plugin), hook, error)
+
+    def contribution_problem(self, plugin: str, hook: str, message: str) -> None:
+        """Something ``plugin`` contributed through ``hook`` cannot be used (a
+        shipped file that does not parse, rows of a target nobody registers):
+        recorded once, in one line; in strict mode once loading is over,
+        :class:`HookError` is raised."""
+        self._hook_problem(plugin, hook, message, ValueError(message), message)
+
+    @property
+    def strict(self) -> bool:
+        """Whether a plugin problem met after loading stops the command."""
+        return self._raise_hook_errors
+
+    def _predictor_failed(
+        self, plugin: str, name: str, what: str, error: BaseException
+    ) -> NoReturn:
+        """A guarded predictor failed: record it once, raise :class:`PredictorFailed`."""
+        hook = "graphsval_register_predictors"
+        self._record_once(plugin, hook, f"predictor {name!r} failed in {what}: {describe(error)}")
+        raise PredictorFailed(self._label(plugin), name, what, error)
 
     def _label(self, plugin: str) -> str:
         info = self.infos.get(plugin)
@@ -244,6 +292,10 @@ class Registry:
     def _is_first_party(self, plugin: str) -> bool:
         info = self.infos.get(plugin)
         return info is not None and is_first_party(info.distribution)
+
+    def _is_builtin(self, plugin: str) -> bool:
+        info = self.infos.get(plugin)
+        return info is not None and info.builtin
 
     def _live(self, plugin: str) -> bool:
         info = self.infos.get(plugin)
@@ -341,6 +393,8 @@ class Registry:
         ):
             for key, (plugin, record) in gathered.items():
                 if self._live(plugin):
+                    if listing == "predictors" and not self._is_builtin(plugin):
+                        record = guarded(record, functools.partial(self._predictor_failed, plugin))
                     store[key] = record
                     if plugin in self.infos:
                         getattr(self.infos[plugin], listing).append(key)
@@ -410,9 +464,20 @@ class Registry:
         return dict(self._predictors)
 
     def predictor(self, name: str) -> PredictorSpec:
+        """The predictor ``name``; a plugin's has its ``predict`` and
+        ``constants`` guarded (:class:`PredictorFailed` names the plugin)."""
         if name in self._predictors:
             return self._predictors[name]
         raise UnknownNameError(f"unknown predictor {name!r}{_suggest(name, self._predictors)}")
+
+    def predictor_constants(
+        self, predictor: PredictorSpec, target: TargetSpec, op: OpSpec, dtype: str
+    ) -> tuple[PredictorConstant, ...] | None:
+        """The constants ``predictor`` declares for ``target``, ``op`` and
+        ``dtype``; None when it declares none (no ``constants`` function)."""
+        if predictor.constants is None:
+            return None
+        return tuple(predictor.constants(self, target, op, dtype))
 
     def memory_hierarchy(self, target: TargetSpec) -> tuple[MemoryTier, ...]:
         """The target's tiers, innermost first (first-result hook). A spec is
@@ -462,17 +527,23 @@ class Registry:
     ) -> Measurement | None:
         """One measurement of ``shape`` on this machine (first-result hook).
 
-        A measurer that raises (out of memory, a kernel error) is no plugin
-        problem but a failed measurement: when no other plugin measures the
-        shape, its error is raised again here, for the capture to record as
-        the row's reason."""
+        A measurer that raises an error (out of memory, a kernel error) is no
+        plugin problem but a failed measurement: when no other plugin measures
+        the shape, its error is raised again here, for the capture to record
+        as the row's reason. A malformed answer, ``sys.exit`` or a
+        KeyboardInterrupt with no Ctrl-C is a plugin problem, and the row's
+        reason names it (a :class:`RuntimeError`); in strict mode the guard
+        raises :class:`HookError` instead, which stops the capture."""
         result: Measurement | None = self.pm.hook.graphsval_measure(
             target=target, op=op, shape=shape, dtype=dtype, settings=settings
         )
         if result is None:
             failed = self.pm.calls.failures("graphsval_measure")
             if failed:
-                raise failed[0][1]
+                plugin, error = failed[0]
+                if isinstance(error, Exception) and not isinstance(error, TypeError):
+                    raise error
+                raise RuntimeError(str(HookError(self._label(plugin), "graphsval_measure", error)))
         return result
 
     def snapshot_target(self, target: TargetSpec, settings: Any) -> TargetSpec | None:
@@ -533,9 +604,7 @@ class Registry:
                     f"declares known findings about {target.key!r}, a target of plugin "
                     f"{owner!r}; only a target's own plugin may, so they are ignored"
                 )
-                self._hook_problem(
-                    plugin, "graphsval_expected_failures", message, ValueError(message)
-                )
+                self.contribution_problem(plugin, "graphsval_expected_failures", message)
                 continue
             out.update(answer)
         return out

@@ -4,7 +4,10 @@ With no file named, every baseline the installed plugins ship; a file in a
 ``recapture/`` folder beside a baseline is that baseline captured a second time
 and is paired with it (the capture-vs-recapture agreement), not validated.
 Which rows of a file count (DESIGN.md section 6): its ``purpose`` column, else
-its name's suffix, else every row with a warning. A target that ships only
+its name's suffix, else every row with a warning. A shipped file that does
+not parse, or its rows naming a target or op nobody registers, are left out
+as a problem of the plugin that ships it (a file named explicitly is the
+user's input: one line and exit 2). A target that ships only
 calibration rows is validated on them, marked in-sample only, when the
 shipped baselines are validated (never for a file named explicitly).
 """
@@ -12,17 +15,22 @@ shipped baselines are validated (never for a file named explicitly).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from attrs import define, evolve, frozen
 
 from graphsval_core.files.baseline import (
     Baseline,
+    BaselineFileError,
     BaselineRow,
     is_recapture,
     read_baseline_file,
     recapture_path,
 )
 from graphsval_core.plugins.registry import Registry
+
+#: The hook a plugin ships baselines through.
+HOOK = "graphsval_baselines"
 
 
 @define
@@ -51,6 +59,30 @@ def recapture_of(path: str, candidates: Sequence[str]) -> str | None:
     return twin if twin in candidates else None
 
 
+def shipped_baseline(registry: Registry, plugin: str, item: Any) -> tuple[Baseline, str] | None:
+    """A baseline a plugin ships, with its sha256, less the rows naming a
+    target or op nobody registers; None when it does not parse. What is left
+    out is that plugin's problem, named in one line (strict mode: an error)."""
+    try:
+        baseline, sha = read_baseline_file(item)
+    except BaselineFileError as exc:
+        registry.contribution_problem(plugin, HOOK, f"shipped baseline left out: {exc}")
+        return None
+    targets, ops = registry.targets(), registry.ops()
+    unknown = sorted(
+        {(r.hardware, r.op) for r in baseline.rows if r.hardware not in targets or r.op not in ops}
+    )
+    if not unknown:
+        return baseline, sha
+    for hw, op in unknown:
+        what = f"target {hw!r}" if hw not in targets else f"op {op!r}"
+        registry.contribution_problem(
+            plugin, HOOK, f"{baseline.path}: rows of {hw}/{op} left out: no plugin registers {what}"
+        )
+    rows = tuple(r for r in baseline.rows if (r.hardware, r.op) not in unknown)
+    return evolve(baseline, rows=rows), sha
+
+
 def select(
     registry: Registry,
     explicit: Sequence[str],
@@ -62,11 +94,17 @@ def select(
     """The rows of ``explicit`` files (or of every shipped baseline) for the
     targets ``hws`` and ops ``ops`` (None: all) and ``purpose``; with
     ``hw_override``, every row is taken as that target's."""
-    items = list(explicit) if explicit else [item for _, item in registry.baseline_files()]
+    items = [("", item) for item in explicit] if explicit else registry.baseline_files()
     parsed: dict[str, Baseline] = {}
     hashes: dict[str, str] = {}
-    for item in items:
-        baseline, hashes[str(item)] = read_baseline_file(item)
+    for plugin, item in items:
+        if explicit:
+            baseline, hashes[str(item)] = read_baseline_file(item)
+        else:
+            shipped = shipped_baseline(registry, plugin, item)
+            if shipped is None:
+                continue
+            baseline, hashes[str(item)] = shipped
         if hw_override:
             baseline = evolve(
                 baseline, rows=tuple(evolve(r, hardware=hw_override) for r in baseline.rows)

@@ -325,7 +325,8 @@ def test_sys_exit_inside_a_hook_is_a_recorded_failure(world):
     registry = world(quitter={"graphsval_memory_hierarchy": leave})
     assert _names(registry.memory_hierarchy(registry.target("toy_target"))) == ["l1", "l2", "dram"]
     assert _problems(registry) == [
-        "plugin 'quitter' (quitter-dist 1.0): hook graphsval_memory_hierarchy raised SystemExit: 3"
+        "plugin 'quitter' (quitter-dist 1.0): hook graphsval_memory_hierarchy raised "
+        "SystemExit: 3 (the plugin called sys.exit)"
     ]
 
 
@@ -494,9 +495,7 @@ def test_calls_from_two_threads_are_attributed_apart(world, tmp_path):
     assert results.count({"b": floors}) == 20
 
 
-def test_an_op_of_four_dims_gets_the_default_tile_of_its_matrix_product(
-    make_plugin, make_target
-):
+def test_an_op_of_four_dims_gets_the_default_tile_of_its_matrix_product(make_plugin, make_target):
     """The residency window is a tile of the op's matrix product (n, 3), whatever
     the op's own dims: a batched product of (B, M, K, N) predicts like its GEMM."""
     import numpy as np
