@@ -16,7 +16,7 @@ __version__ = "0.1.0"
 #: The plugin API version this core implements. A plugin declares the version
 #: it was built for as a module attribute ``graphsval_api_version`` on its
 #: entry-point module; a plugin whose major version differs is refused.
-PLUGIN_API_VERSION = "2.0"
+PLUGIN_API_VERSION = "2.1"
 
 #: The pluggy project name: hook implementations are marked with ``hookimpl``.
 PROJECT_NAME = "graphsval"

@@ -12,7 +12,8 @@ without breaking it. The names, by what a plugin does with them:
   :data:`KNOWN_DTYPES`, target spec files :func:`read_spec` / :func:`write_spec`,
   and the plugin's packaged files :func:`packaged_files`;
 - **answer hooks** with records: :class:`ProbeResult`, :class:`Measurement`,
-  :class:`PredictorSpec`, :class:`ConsistencyCheck`;
+  :class:`PredictorSpec` (with the :class:`PredictorConstant` records a
+  predictor declares), :class:`ConsistencyCheck`;
 - **measure** as every measurer does: :class:`CaptureSettings`,
   :func:`measure_workload`, :func:`wall_clock_block`, the energy meter contract
   (:class:`EnergyMeter`, :class:`EnergyReading`, :class:`NoEnergy`),
@@ -22,7 +23,9 @@ without breaking it. The names, by what a plugin does with them:
   how a capture writes a measurement (:class:`CaptureItem`, :func:`measurement_row`);
 - **model** a residency window on the reference model's tiles:
   :func:`square_tile`, :func:`tile_capacity_bytes`, :func:`gemm_traffic_bytes`,
-  :func:`write_allocates`, :class:`Prediction`;
+  :func:`write_allocates`; predict with :class:`Prediction` and the regime
+  names (:data:`LAUNCH_BOUND`, :data:`ALU_BOUND`, :func:`tier_regime`,
+  :data:`REGIMES`);
 - **check** invariants: :class:`CheckContext` (handed to every check),
   :class:`Outcome`, :func:`outcome`, :func:`skipped`, the statuses
   (:data:`PASS`, :data:`FAIL`, :data:`XFAIL`, :data:`XPASS`, :data:`SKIP`),
@@ -59,8 +62,11 @@ _WHERE: dict[str, str] = {
     ),
     **dict.fromkeys(("read_spec", "write_spec"), "graphsval_core.datamodel.target_json"),
     **dict.fromkeys(
-        ("ProbeResult", "Measurement", "PredictorSpec", "ConsistencyCheck"),
+        ("ProbeResult", "Measurement", "PredictorSpec", "PredictorConstant", "ConsistencyCheck"),
         "graphsval_core.plugins.records",
+    ),
+    **dict.fromkeys(
+        ("LAUNCH_BOUND", "ALU_BOUND", "REGIMES", "tier_regime"), "graphsval_core.datamodel.regimes"
     ),
     "packaged_files": "graphsval_core.plugins.resources",
     **dict.fromkeys(
@@ -157,6 +163,12 @@ if TYPE_CHECKING:  # what type checkers and editors see (names re-exported as X 
         detected as detected,
         estimated as estimated,
     )
+    from graphsval_core.datamodel.regimes import (
+        ALU_BOUND as ALU_BOUND,
+        LAUNCH_BOUND as LAUNCH_BOUND,
+        REGIMES as REGIMES,
+        tier_regime as tier_regime,
+    )
     from graphsval_core.datamodel.target import (
         TIER_NAMES as TIER_NAMES,
         MemoryTier as MemoryTier,
@@ -214,6 +226,7 @@ if TYPE_CHECKING:  # what type checkers and editors see (names re-exported as X 
     from graphsval_core.plugins.records import (
         ConsistencyCheck as ConsistencyCheck,
         Measurement as Measurement,
+        PredictorConstant as PredictorConstant,
         PredictorSpec as PredictorSpec,
         ProbeResult as ProbeResult,
     )

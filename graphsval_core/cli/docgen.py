@@ -6,7 +6,8 @@
     python -m graphsval_core.cli.docgen cli > docs/cli.md
 
 The hook reference is the hookspec docstrings of :mod:`graphsval_core.plugins.hookspecs`
-(reST roles turned into Markdown), each under its exact signature; the CLI
+(reST roles turned into Markdown), each under its exact signature, with the
+source of its worked example (:data:`EXAMPLES`) where it has one; the CLI
 reference is every command and subcommand with its usage and options, as
 click knows them. ``tests/test_docs.py`` keeps both files honest.
 """
@@ -103,6 +104,30 @@ def rst_to_markdown(text: str) -> str:
     return "\n".join(out).strip() + "\n"
 
 
+#: Worked examples printed under a hook's reference: hook -> the example module.
+EXAMPLES: dict[str, str] = {
+    "graphsval_register_predictors": "graphsval_core.examples.naive_roofline",
+}
+
+
+def example_markdown(module_name: str) -> str:
+    """The source of an example module under a heading, as a Python block."""
+    import importlib
+
+    module = importlib.import_module(module_name)
+    path = module_name.replace(".", "/") + ".py"
+    return "\n".join(
+        [
+            f"#### Worked example: `{path}`",
+            "",
+            "```python",
+            inspect.getsource(module).rstrip(),
+            "```",
+            "",
+        ]
+    )
+
+
 def _sections() -> dict[int, str]:
     lines = inspect.getsource(hookspecs).splitlines()
     return {n: m.group(1) for n, line in enumerate(lines, 1) if (m := _SECTION_RE.match(line))}
@@ -138,6 +163,8 @@ def hooks_markdown() -> str:
             "",
             rst_to_markdown(inspect.getdoc(fn) or ""),
         ]
+        if fn.__name__ in EXAMPLES:
+            parts.append(example_markdown(EXAMPLES[fn.__name__]))
     return "\n".join(parts).rstrip() + "\n"
 
 

@@ -79,6 +79,12 @@ def explain(
         return
     click.echo(row["explanation"])
     terms = row["terms"]
+    if not terms:
+        click.echo(
+            f"terms: none: predictor {predictor!r} reports no breakdown (compute, memory or "
+            "per-tier times), only its totals"
+        )
+        return
     lines = [f"  {name}: {value:.6g}" for name, value in terms.items()]
     click.echo("terms:\n" + "\n".join(lines))
 

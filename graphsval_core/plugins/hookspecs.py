@@ -17,27 +17,57 @@ Two kinds of hook:
 
 Hooks are called through pluggy's own call loop, so ``tryfirst``/``trylast``,
 wrappers (``wrapper=True``, or old-style ``hookwrapper=True``) and tracing
-work as pluggy defines them. An implementation that raises, calls
-``sys.exit``, or returns something other than what its spec promises gives no
-answer (a first-result hook asks the next plugin); the failure is reported in
-one line naming the plugin and the hook, as a ``warning:`` on stderr at the end
-of the command. A plugin that fails while loading (at import, or in a hook
-called then) is also listed by ``graphsval plugins``: status ``problem``, or
-``FAILED`` when it was not loaded. A registration hook that fails rejects the
-whole plugin. In strict mode (``--strict-plugins``) any such failure stops the
-command (exit 2).
+work as pluggy defines them.
+
+A plugin can never take the tool down. An implementation that raises, calls
+``sys.exit``, raises KeyboardInterrupt when no Ctrl-C was pressed, or returns
+something other than what its spec promises gives no answer (a first-result
+hook asks the next plugin): that plugin loses that contribution only, every
+other plugin and target keeps working, and the exit code reflects only the
+command's own result. The same holds for a plugin that fails at import
+(an error, ``sys.exit``, a KeyboardInterrupt) and for a file it ships that
+does not parse (a baseline, a calibration, the floors, the prediction
+snapshot, a sweep-label overlay). Each failure is one line naming the plugin,
+the hook and the error, as a ``warning:`` on stderr at the end of the
+command. ``graphsval plugins`` calls every hook of every plugin (measuring
+aside) and reads every file it ships before listing them, so such a plugin
+shows status ``problem`` (``FAILED`` when it was not loaded) with the line.
+A registration hook that fails rejects the whole plugin. A Ctrl-C is always
+the user's: it stops the command wherever it lands, and an interrupted
+capture keeps every finished row and resumes.
+
+In strict mode (``--strict-plugins``, or ``GRAPHSVAL_STRICT_PLUGINS=1``) every
+hook (measuring aside) is called and every shipped file read before the
+command runs, and any such failure stops it with that one line and exit 2.
+
+A target, op or predictor key registered by a first-party plugin (the core's
+built-ins, graphsval-cpu, -cuda, -jetson, -kpu, -tpu) keeps its owner: a
+plugin of another distribution registering it loses that key only, named in
+one line. Two third-party plugins registering the same key both lose it.
 
 The plugin's module must also declare the API version it was written for::
 
-    graphsval_api_version = "2.0"
+    graphsval_api_version = "2.1"
 
 A plugin built for another major version than the core's
 (:data:`graphsval_core.PLUGIN_API_VERSION`) is refused, with a message naming
-both. Version 2.0 gave plugins one module to import from
-(:mod:`graphsval_core.plugin_api`), hands a consistency check a context instead
-of the registry, and added the ``graphsval_prediction_snapshot`` and
-``graphsval_expected_failures`` hooks; a plugin written for 1.0 imported core
-modules that have moved, and is refused rather than left to fail at import.
+both; a plugin of any minor version of the same major loads. The
+versions:
+
+- 2.1 (this core): a predictor may declare the constants it used
+  (``PredictorSpec.constants`` returning :class:`PredictorConstant` records),
+  which drift attribution reports instead of the target spec's; the plugin
+  API module exports the regime names (``LAUNCH_BOUND``, ``ALU_BOUND``,
+  ``tier_regime``, ``REGIMES``); a hook that exits, or raises
+  KeyboardInterrupt without a Ctrl-C, is contained like one that raises an
+  error. Additive: a 2.0 plugin needs no change.
+- 2.0: plugins import from one module, :mod:`graphsval_core.plugin_api`; a
+  consistency check gets a context instead of the registry; the
+  ``graphsval_prediction_snapshot`` and ``graphsval_expected_failures`` hooks.
+  A 1.x plugin imported core modules that have moved, and is refused rather
+  than left to fail at import.
+- 1.1: the check context and the two hooks above, as additions.
+- 1.0: the first contract.
 
 Entry-point modules do nothing at import time: no torch import, no NVML
 initialisation, no sysfs reads. Work happens inside the hooks.
@@ -107,7 +137,51 @@ def graphsval_register_predictors() -> Iterable[PredictorSpec]:
 
     Collecting hook: every plugin contributes. The built-in reference model is
     registered through this hook under the name ``reference``; ``--predictor
-    NAME`` selects one, so two models can be validated by the same harness.
+    NAME`` selects one (``validate``, ``explain``, ``predict``), so two models
+    can be validated by the same harness.
+
+    A predictor is a :class:`~graphsval_core.plugins.records.PredictorSpec`: a
+    ``name``, a one-line ``description``, ``predict`` and, optionally,
+    ``constants``.
+
+    ``predict(registry, target, op, shapes, dtype)`` is called once per batch
+    of one target, op and dtype: ``shapes`` is an integer array ``(n,
+    len(op.dims))``; ``target`` is the calibrated spec
+    (``registry.datasheet_target(target.key)`` is the datasheet one). It
+    returns a :class:`~graphsval_core.model.prediction.Prediction` holding,
+    per shape, ``latency_s`` (finite, positive seconds), ``energy_j``
+    (joules), ``regime`` (``launch_bound``, ``alu_bound`` or ``<tier>_bound``:
+    it picks the tolerance band and is judged against the measured regime) and
+    ``binding_tier`` (a tier name), besides ``predictor``, ``target``, ``op``,
+    ``dtype``, ``dims`` and ``shapes``. Every breakdown field (``launch_s``,
+    ``compute_s``, ``memory_s``, per-tier bytes and times, tiles, energy
+    terms) is optional; one that is given holds one row per shape. Without a
+    breakdown, explanations give the totals, reports leave the terms out, and
+    ``explain`` and ``validate`` say so.
+
+    ``constants(registry, target, op, dtype)``, optional, returns the
+    :class:`~graphsval_core.plugins.records.PredictorConstant` records the
+    predictor used for that target, op and dtype: ``name``, ``value``,
+    ``unit``, ``regime`` (the regime whose cells it governs; None: every
+    regime) and ``quantity`` (``latency`` or ``energy``). Drift attribution
+    reports, for a failing cell, each constant of its regime that governs the
+    failing quantity, with the value the measurements imply: a rate (a unit
+    ending in ``/s``) scales inversely with the time it governs (the reported
+    compute or memory term, else the whole predicted latency), a time (``s``)
+    adds to the latency, a power (``W``) adds the energy the model misses over
+    the measured time, any other unit scales with the quantity. A predictor
+    that declares none gets the error and its spread per failing cell, and a
+    sentence saying that no constant can be named; the target spec's
+    constants are the reference model's and are never reported for another
+    predictor.
+
+    A predictor that raises, exits or answers against this contract is named
+    in one line with its plugin: ``validate`` leaves the rows it could not
+    predict out with that reason (strict mode: exit 2), ``explain`` and
+    ``predict`` exit 2. The conformance class of :mod:`graphsval_core.testing`
+    runs each predictor a plugin registers over a tiny baseline through the
+    real harness. The worked example below, a naive roofline, is
+    ``graphsval_core/examples/naive_roofline.py``, tested with the core.
 
     :returns: an iterable of :class:`~graphsval_core.plugins.records.PredictorSpec`.
     """

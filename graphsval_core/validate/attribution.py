@@ -33,10 +33,20 @@ comes from another term (for energy, most often the predicted latency).
 
 A record whose predictor does not report the term a constant is inferred from
 (a predictor with no compute or memory breakdown) adds nothing to that figure.
+
+The constants above are the target spec's, which the reference model uses.
+Another predictor's cells are attributed to the constants it declares
+(:class:`~graphsval_core.plugins.records.PredictorConstant`, per target, op
+and dtype): each constant of the cell's regime (or of every regime) that
+governs the failing quantity, with the value the measurements imply by its
+unit (:func:`implied_declared`). A failing cell for which the predictor
+declares no such constant names the error and its spread, and says that no
+constant can be named.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -45,6 +55,7 @@ from attrs import frozen
 from graphsval_core.datamodel.dtypes import KNOWN_DTYPES
 from graphsval_core.datamodel.regimes import ALU_BOUND, LAUNCH_BOUND, order, regime_tier
 from graphsval_core.datamodel.units import fmt_seconds, fmt_si
+from graphsval_core.plugins.records import PredictorConstant
 from graphsval_core.validate.records import Records
 
 VERDICTS = ("regime", "latency", "energy")
@@ -176,6 +187,8 @@ class Drift:
         return bool(abs(self.change) < HOLDS_CHANGE)
 
     def text(self) -> str:
+        if not self.constant:
+            return self._unnamed_text()
         if self.centred:
             return self._centred_text()
         direction = "over" if self.median_error > 0 else "under"
@@ -194,6 +207,16 @@ class Drift:
             f"{self._fmt(self.implied)} ({self.change:+.0%}) over {self.shapes} "
             f"shape{'s' if self.shapes != 1 else ''}; the model {direction}-predicts "
             f"{self.error_kind} by {abs(self.median_error):.0%} (median)"
+        )
+
+    def _unnamed_text(self) -> str:
+        """A cell whose predictor declares no constant for it."""
+        direction = "over" if self.median_error > 0 else "under"
+        return (
+            f"the predictor declares no {self.error_kind} constant for this cell, so no "
+            f"constant can be named: the model {direction}-predicts {self.error_kind} by "
+            f"{abs(self.median_error):.0%} (median) over {self.rows} "
+            f"shape{'s' if self.rows != 1 else ''} (p10..p90 {self.p10:+.0%}..{self.p90:+.0%})"
         )
 
     def _centred_text(self) -> str:
@@ -351,10 +374,102 @@ def _energy_drifts(cell: Cell) -> list[Drift]:
     ]
 
 
-def attribute(cell: Cell) -> list[Drift]:
-    """The drifted constant(s) of a cell (empty for a passing cell)."""
+#: A predictor's declared constants per (hardware, op, dtype); None: it declares none.
+Declared = Mapping[tuple[str, str, str], tuple[PredictorConstant, ...] | None]
+
+
+def implied_declared(records: Records, constant: PredictorConstant) -> np.ndarray:
+    """The value of a declared constant each record's measurement implies.
+
+    A rate (unit ending in ``/s``) scales inversely with the time it governs:
+    the term the predictor reports for the regime where it has one (compute
+    for ``alu_bound``, memory for a tier), else its whole predicted latency.
+    A time (``s``) adds to the latency; a power (``W``) adds the energy the
+    model misses over the measured time; any other unit scales with the
+    quantity (measured over predicted)."""
+    value = float(constant.value)
+    if constant.quantity == "energy":
+        measured, predicted = records.energy_measured_j, records.energy_predicted_j
+    else:
+        measured, predicted = records.latency_measured_s, records.latency_predicted_s
+    ok = np.isfinite(measured) & np.isfinite(predicted) & (measured > 0) & (predicted > 0)
+    latency = constant.quantity == "latency"
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if latency and constant.unit.endswith("/s"):
+            terms = records.terms
+            term = terms.compute_s if constant.regime == ALU_BOUND else terms.memory_s
+            rest = measured - np.nan_to_num(records.terms.fixed_s)
+            reported = np.isfinite(term) & (rest > 0)
+            implied = np.where(reported, value * term / rest, value * predicted / measured)
+        elif latency and constant.unit == "s":
+            implied = value + (measured - predicted)
+        elif constant.unit == "W":
+            implied = value + (measured - predicted) / records.latency_measured_s
+        else:
+            implied = value * measured / predicted
+    return implied[ok & np.isfinite(implied)]
+
+
+def _declared_drifts(cell: Cell, declared: Declared) -> list[Drift]:
+    """A failing cell of a predictor other than the reference: one drift per
+    declared constant that governs the failing quantity in the cell's regime,
+    and one that names no constant for the dtypes it declares none for."""
+    out: list[Drift] = []
+    kinds = []
+    if cell.fails("latency") or cell.fails("regime"):
+        kinds.append("latency")
+    if cell.fails("energy"):
+        kinds.append("energy")
+    for kind in kinds:
+        recs = cell.records
+        if kind == "energy":
+            recs = recs.take(np.array([v is not None for v in recs.pass_energy], dtype=bool))
+        by_constant: dict[PredictorConstant, list[str]] = {}
+        unnamed: list[str] = []
+        for dtype in sorted(set(recs.dtype), key=dtype_order):
+            mine = [
+                c
+                for c in declared.get((cell.hardware, cell.op, dtype)) or ()
+                if c.quantity == kind and c.regime in (None, cell.regime)
+            ]
+            for constant in mine:
+                by_constant.setdefault(constant, []).append(dtype)
+            if not mine:
+                unnamed.append(dtype)
+        errors = "energy_error" if kind == "energy" else "latency_error"
+        bands = "tolerance_energy" if kind == "energy" else "tolerance_latency"
+        for constant, dtypes in by_constant.items():
+            sub = recs.take(np.isin(recs.dtype, dtypes))
+            implied = implied_declared(sub, constant)
+            out.append(
+                Drift(
+                    constant.name,
+                    constant.unit,
+                    float(constant.value),
+                    _median(implied),
+                    int(implied.size),
+                    error_kind=kind,
+                    **_spread(getattr(sub, errors), getattr(sub, bands)),
+                )
+            )
+        if unnamed:
+            sub = recs.take(np.isin(recs.dtype, unnamed))
+            spread = _spread(getattr(sub, errors), getattr(sub, bands))
+            nan = float("nan")
+            out.append(Drift("", "", nan, nan, spread["rows"], error_kind=kind, **spread))
+    return out
+
+
+def attribute(cell: Cell, declared: Declared | None = None) -> list[Drift]:
+    """The drifted constant(s) of a cell (empty for a passing cell).
+
+    ``declared``: the constants a predictor other than the reference declares
+    (see the module doc); None for the reference model, whose constants are
+    the target spec's."""
     if cell.ok:
         return []
+    if declared is not None:
+        return _declared_drifts(cell, declared)
     drifts: list[Drift] = []
     if cell.fails("latency") or cell.fails("regime"):
         if cell.regime == ALU_BOUND:

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from attrs import field, frozen
+from attrs import evolve, field, frozen
 
 from graphsval_core.datamodel.op import OpSpec
 from graphsval_core.datamodel.regimes import AMBIGUOUS
@@ -43,8 +43,8 @@ from graphsval_core.model.plausibility import (
 )
 from graphsval_core.model.reference import NAME as REFERENCE
 from graphsval_core.model.terms.overheads import pays_dispatch
-from graphsval_core.plugins.records import PredictorSpec
-from graphsval_core.plugins.registry import Registry
+from graphsval_core.plugins.records import PredictorConstant, PredictorSpec
+from graphsval_core.plugins.registry import PredictorFailed, Registry
 from graphsval_core.validate.records import CHECKED, EXCLUDED, SUSPECT, Records, Terms
 from graphsval_core.validate.selection import Selection
 
@@ -95,15 +95,24 @@ class Recapture:
         return f"floor {', '.join(parts)}: {verdict}"
 
 
+#: What a predictor's declared constants are keyed by: (hardware, op, dtype).
+GroupKey = tuple[str, str, str]
+
+
 @frozen
 class Validation:
     """Everything a report needs: the records, the predictor's name, warnings
-    about the data, and the recapture agreement per (target, op)."""
+    about the data, and the recapture agreement per (target, op).
+
+    ``constants`` is None for the reference predictor (attribution reads the
+    constants from the target's spec); for any other predictor, the constants
+    it declared per (hardware, op, dtype), None where it declares none."""
 
     records: Records
     predictor: str
     warnings: list[str] = field(factory=list)
     recapture: dict[tuple[str, str], Recapture] = field(factory=dict)
+    constants: dict[GroupKey, tuple[PredictorConstant, ...] | None] | None = None
 
 
 def _reasons(head: str, flags: Sequence[Flag]) -> str:
@@ -156,6 +165,8 @@ def validate(
     """Records for every selected row (see module doc)."""
     parts: list[Records] = []
     warnings: list[str] = []
+    own = predictor.name == REFERENCE
+    constants: dict[GroupKey, tuple[PredictorConstant, ...] | None] = {}
     for sel in selections:
         if sel.warning:
             warnings.append(sel.warning)
@@ -170,7 +181,45 @@ def validate(
                 warnings += _fingerprint_warnings(sel, target)
                 checked_targets.add(hw)
             parts += _group_records(registry, sel, target, op, dtype, rows, predictor, tolerances)
-    return Validation(Records.concat(parts), predictor.name, warnings)
+            if not own and (hw, op_name, dtype) not in constants:
+                constants[(hw, op_name, dtype)] = _declared(registry, predictor, target, op, dtype)
+    records = Records.concat(parts)
+    if not own:
+        warnings += _breakdown_warnings(predictor.name, records, constants)
+    return Validation(records, predictor.name, warnings, constants=None if own else constants)
+
+
+def _declared(
+    registry: Registry, predictor: PredictorSpec, target: TargetSpec, op: OpSpec, dtype: str
+) -> tuple[PredictorConstant, ...] | None:
+    """The constants a predictor declares for a group; None when it declares
+    none or its ``constants`` failed (a plugin problem, named at the end)."""
+    try:
+        return registry.predictor_constants(predictor, target, op, dtype)
+    except PredictorFailed:
+        if registry.strict:
+            raise
+        return None
+
+
+def _breakdown_warnings(
+    name: str, records: Records, constants: dict[GroupKey, tuple[PredictorConstant, ...] | None]
+) -> list[str]:
+    """What a predictor's missing breakdown or constants take from the report."""
+    out = []
+    checked = records.checked
+    if checked.any() and not np.isfinite(records.terms.compute_s[checked]).any():
+        out.append(
+            f"predictor {name!r} reports no breakdown terms (compute_s, memory_s, per-tier "
+            "times): explanations give its totals only, and attribution infers a constant "
+            "from the whole latency"
+        )
+    if constants and all(c is None for c in constants.values()):
+        out.append(
+            f"predictor {name!r} declares no constants: drift attribution names the error in "
+            "each failing cell but cannot name a constant"
+        )
+    return out
 
 
 def _from_rows(sel: Selection, rows: Sequence[BaselineRow], **values: Any) -> Records:
@@ -217,6 +266,16 @@ def _group_records(
             excluded.append((row, f"shape needs {len(op.dims)} dims for {op.name}"))
         else:
             keep.append(row)
+    if keep:
+        sheet = registry.datasheet_target(target.key)
+        flags = row_flags(sheet, registry.op, keep, sel.baseline.path)
+        try:
+            checked = _checked(registry, sel, target, op, dtype, keep, flags, predictor, tolerances)
+        except PredictorFailed as exc:  # a plugin's predictor: its problem is named at the end
+            if registry.strict:
+                raise
+            excluded += [(row, f"no prediction: {exc}") for row in keep]
+            keep = []
     out = []
     if excluded:
         out.append(
@@ -228,9 +287,7 @@ def _group_records(
             )
         )
     if keep:
-        sheet = registry.datasheet_target(target.key)
-        flags = row_flags(sheet, registry.op, keep, sel.baseline.path)
-        out.append(_checked(registry, sel, target, op, dtype, keep, flags, predictor, tolerances))
+        out.append(checked)
     return out
 
 
@@ -304,7 +361,7 @@ def _checked(
         tolerance_energy=tolerance_energy,
         binding_tier=columns["binding_tier"],
         explanation=[pred.sentence(i) for i in range(len(rows))],
-        terms=_terms(columns, target, dtype, op),
+        terms=_terms(columns, target, dtype, op, own=predictor.name == REFERENCE),
     )
 
 
@@ -314,11 +371,19 @@ def _verdict(made: np.ndarray, ok: np.ndarray) -> list[bool | None]:
 
 
 def _terms(
-    columns: dict[str, np.ndarray], target: TargetSpec, dtype: str, op: OpSpec | None = None
+    columns: dict[str, np.ndarray],
+    target: TargetSpec,
+    dtype: str,
+    op: OpSpec | None = None,
+    own: bool = True,
 ) -> Terms:
     """What attribution needs to infer the constant a measurement implies; a
     term the predictor does not report is NaN (the launch falls back on the
-    target's launch overhead, first touch and packing on nothing).
+    target's launch overhead, first touch and packing on nothing). The
+    constants (launch, dispatch, bandwidth, achievable peak, static power)
+    are the target spec's, which only the reference model uses: for another
+    predictor (``own`` False) they are NaN, and attribution reports the
+    constants that predictor declares instead.
 
     The launch's first kernel is the dtype's own dispatch overhead for a
     matrix product (``op.gemm_dims``) at a dtype that has one, as the
@@ -338,6 +403,20 @@ def _terms(
     zero = np.zeros(n)
     fixed = launch + (columns.get("first_touch_s", zero) + columns.get("pack_s", zero))
     bandwidth = {t.name: t.effective_bandwidth_bps for t in target.tiers}
+    if not own:
+        launch = columns.get("launch_s", absent)
+        fixed = launch + (columns.get("first_touch_s", zero) + columns.get("pack_s", zero))
+        return evolve(
+            Terms.empty(n),
+            launch_s=launch,
+            fixed_s=np.nan_to_num(fixed),
+            compute_s=columns.get("compute_s", absent),
+            memory_s=columns.get("memory_s", absent),
+            energy_compute_j=columns.get("energy_compute_j", absent),
+            energy_static_j=columns.get("energy_static_j", absent),
+            energy_traffic_j=columns.get("energy_traffic_j", absent),
+            flops=columns.get("flops", absent),
+        )
     return Terms(
         launch_s=launch,
         dispatch_s=np.full(n, dispatch),

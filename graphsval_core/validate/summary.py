@@ -294,7 +294,7 @@ def build_summary(
     drift = [
         DriftEntry.of(cell, d)
         for cell in sorted(cells.values(), key=cell_order)
-        for d in attribute(cell)
+        for d in attribute(cell, validation.constants)
     ]
     checked = records.checked
     return Summary(

@@ -1,0 +1,2 @@
+"""Worked examples of plugins, shipped and tested with the core; the hook
+reference (docs/hooks.md) prints their source."""
