@@ -17,7 +17,10 @@ Fixtures:
   in-process (click's ``CliRunner``), optionally with in-process plugins.
 
 The conformance class, :class:`PluginConformance`, proves a plugin honours the
-contract of :mod:`graphsval_core.plugins.hookspecs`; subclass it once::
+contract of :mod:`graphsval_core.plugins.hookspecs`: every hook it implements
+is called as the tool calls it, and a predictor it registers validates a tiny
+baseline through the real harness (on its own targets, else on a toy target
+the class registers); subclass it once::
 
     from graphsval_core.testing import PluginConformance
 
@@ -215,9 +218,83 @@ def _fresh_roots(module: types.ModuleType) -> list[str]:
     return [] if top == "graphsval_core" else [top]
 
 
+# --- a toy target and a tiny baseline, for predictor plugins --------------------
+
+#: The target a predictor plugin with no target of its own is validated on.
+TOY_TARGET = "graphsval_conformance_toy"
+
+
+def _toy_plugin() -> types.ModuleType:
+    """An in-process plugin registering :data:`TOY_TARGET`: a small CPU-like
+    part with fp32 and fp16, an L1, an L2 and DRAM."""
+    from graphsval_core import hookimpl
+    from graphsval_core.plugin_api import MemoryTier, TargetSpec, datasheet
+
+    def tier(name: str, capacity: float, bandwidth: float, shared: bool = False) -> MemoryTier:
+        return MemoryTier(
+            name,
+            datasheet(capacity, "conformance toy"),
+            not shared,
+            1 if shared else 8,
+            datasheet(bandwidth, "conformance toy"),
+            datasheet(5.0, "conformance toy"),
+            energy_per_byte_j=datasheet(5e-12, "conformance toy"),
+        )
+
+    def toy() -> TargetSpec:
+        source = "conformance toy"
+        return TargetSpec(
+            key=TOY_TARGET,
+            name="graphsval conformance toy target",
+            family="graphsval_conformance",
+            architecture="cpu",
+            compute_units=datasheet(8, source),
+            clock_hz=datasheet(2e9, source),
+            peak_ops_per_s={"fp32": datasheet(5e11, source), "fp16": datasheet(1e12, source)},
+            energy_per_op_j={"fp32": datasheet(5e-12, source), "fp16": datasheet(3e-12, source)},
+            launch_overhead_s=datasheet(5e-6, source),
+            idle_power_w=datasheet(5.0, source),
+            tdp_w=datasheet(65.0, source),
+            ground_truth="measured",
+            tiers=[
+                tier("l1", 32 * 1024, 2e12),
+                tier("l2", 1024 * 1024, 8e11),
+                tier("dram", 16 * 1024**3, 5e10, shared=True),
+            ],
+        )
+
+    module = types.ModuleType(TOY_TARGET)
+    module.graphsval_api_version = PLUGIN_API_VERSION  # type: ignore[attr-defined]
+    module.graphsval_register_targets = hookimpl(lambda: [toy()])  # type: ignore[attr-defined]
+    return module
+
+
+def _tiny_baseline(registry: Registry, target: Any, path: Path) -> Path:
+    """A validation baseline of three shapes of every op on ``target`` at its
+    first dtype, measured 30% slower (and costlier) than the reference model
+    predicts: enough records for every verdict, failing cells for attribution."""
+    import numpy as np
+
+    dtype = target.dtypes[0]
+    lines = ["hardware,op,shape,dtype,latency_s,energy_j,trial_count,notes,purpose"]
+    reference = registry.predictor("reference")
+    for op in registry.ops().values():
+        shapes = np.array([[n] * len(op.dims) for n in (64, 512, 2048)], dtype=np.int64)
+        pred = reference.predict(registry, target, op, shapes, dtype)
+        for i, dims in enumerate(shapes):
+            shape = "x".join(str(int(d)) for d in dims)
+            latency, energy = 1.3 * pred.latency_s[i], 1.3 * pred.energy_j[i]
+            lines.append(
+                f"{target.key},{op.name},{shape},{dtype},{latency:.6e},{energy:.6e},5,,validation"
+            )
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
 # --- the conformance class ------------------------------------------------------
 
 _REGISTRIES: dict[type, Registry] = {}
+_TOY_REGISTRIES: dict[type, Registry] = {}
 
 
 class PluginConformance:
@@ -229,8 +306,12 @@ class PluginConformance:
     installed entry point. The checks run on a registry holding the built-ins
     and this plugin alone, built strictly.
 
-    ``graphsval_measure`` and ``graphsval_snapshot_target`` are never called:
-    they need the hardware.
+    Every hook the plugin implements is called as the tool calls it, through
+    the registry's guards (:mod:`graphsval_core.authoring.health`), so a
+    plugin that would crash or be refused by the tool fails here; each
+    predictor it registers validates a tiny baseline through the real
+    harness and reports. ``graphsval_measure`` is never called: it needs the
+    hardware.
     """
 
     #: The plugin's entry-point module, or its import path.
@@ -334,6 +415,87 @@ class PluginConformance:
             with forbid_imports(self.forbidden_imports, _fresh_roots(module)) as attempts:
                 importlib.import_module(module.__name__)
             assert not attempts, f"importing {module.__name__} imports {', '.join(attempts)}"
+
+    def test_hooks_answer_as_the_tool_expects(self) -> None:
+        """Every hook the plugin implements (measuring aside), called by the
+        tool's own health check with realistic arguments, answers what its
+        spec promises, and every file it ships parses: what ``graphsval
+        plugins`` and ``--strict-plugins`` would find."""
+        from graphsval_core.authoring.health import exercise
+        from graphsval_core.plugins.registry import HookError
+
+        registry = self.predictor_registry()
+        try:
+            exercise(registry, only=[self.plugin_name()])
+        except HookError as exc:
+            raise AssertionError(str(exc)) from None
+        mine = [str(p) for p in registry.problems if p.plugin == self.plugin_name()]
+        assert not mine, "plugin problems:\n  " + "\n  ".join(mine)
+
+    def test_predictors_validate_a_baseline(self, tmp_path: Path) -> None:
+        """Each predictor the plugin registers validates a tiny baseline (three
+        shapes of every op on one target, measured 30% slower than the
+        reference model predicts) through the real harness, explains a shape,
+        and renders every report, attribution included."""
+        registry = self.predictor_registry()
+        names = registry.infos[self.plugin_name()].predictors
+        if not names:
+            pytest.skip("the plugin registers no predictor")
+        from graphsval_core.model.predict import predict_shapes
+        from graphsval_core.plugins.registry import HookError
+        from graphsval_core.validate.report import render
+        from graphsval_core.validate.workflow import ValidateOptions, reports, validate
+
+        target = self.predictor_target(registry)
+        csv = _tiny_baseline(registry, target, tmp_path / f"{target.key}.validation.csv")
+        for name in names:
+            try:
+                result = validate(registry, ValidateOptions(baselines=[str(csv)], predictor=name))
+                op = next(iter(registry.ops().values()))
+                dims = tuple([64] * len(op.dims))
+                predict_shapes(registry, target, op, [dims], target.dtypes[0], name).row(0)
+            except HookError as exc:
+                raise AssertionError(str(exc)) from None
+            assert result.summary is not None and result.validation is not None
+            assert result.summary.checked, f"predictor {name!r} validated no record"
+            render(result.summary, result.validation)
+            assert set(reports(result, registry)) == {
+                "report.json",
+                "report.md",
+                "records.csv",
+                "report.html",
+            }
+
+    def predictor_target(self, registry: Registry) -> Any:
+        """The target the predictors are run on: the plugin's first own target,
+        else the conformance class's toy target."""
+        own = self.own_targets()
+        return own[0] if own else registry.target(TOY_TARGET)
+
+    def predictor_registry(self) -> Registry:
+        """This plugin's registry, with the toy target when the plugin has no
+        target of its own (cached per class)."""
+        cls = type(self)
+        if self.own_targets():
+            return self.registry()
+        if cls not in _TOY_REGISTRIES:
+            extra = [("graphsval_conformance_toy", _toy_plugin())]
+            try:
+                if self.entry_point_name is None:
+                    extra.append((self.plugin_name(), self.module()))
+                    _TOY_REGISTRIES[cls] = build_registry(
+                        strict=True, autoload=False, extra_plugins=extra
+                    )
+                else:
+                    _TOY_REGISTRIES[cls] = build_registry(
+                        strict=True,
+                        autoload=False,
+                        plugin_args=[self.entry_point_name],
+                        extra_plugins=extra,
+                    )
+            except PluginLoadError as exc:
+                raise AssertionError(str(exc)) from None
+        return _TOY_REGISTRIES[cls]
 
     def test_target_specs_valid(self) -> None:
         """Every target is a valid spec (it rebuilds from its own fields) and
