@@ -35,6 +35,8 @@ packages = ["$package"]
 $package = [
     "baselines/*.csv",
     "baselines/README.md",
+    "calibration/*.calibration.json",
+    "calibration/README.md",
     "sweep_labels.json",
     "floors.json",
     "consistency_snapshot.json",
@@ -62,7 +64,11 @@ Next steps (graphsval's docs/writing-a-plugin.md walks through them):
    `graphsval sweep label --hw $target_key --out $package/sweep_labels.json`.
 3. Capture a baseline (write `$package/measure.py`, then `graphsval capture`)
    or write one by hand into `$package/baselines/`.
-4. `graphsval validate --hw $target_key`.
+4. Capture calibration rows too (`--purpose calibration`), fit the constants no
+   datasheet gives with `graphsval calibrate --hw $target_key --baseline ...
+   --out $package/calibration/$target_key.calibration.json` and ship the file
+   (`$package/calibration/README.md`).
+5. `graphsval validate --hw $target_key`.
 """
 
 INIT = '''\
@@ -110,6 +116,15 @@ def graphsval_register_targets() -> Iterable[TargetSpec]:
 def graphsval_baselines() -> Iterable[Traversable]:
     """The baseline CSVs in $package/baselines/."""
     return packaged_files("$package", "baselines", ".csv")
+
+
+@hookimpl
+def graphsval_calibrations() -> Iterable[Traversable]:
+    """The calibration files in $package/calibration/, written by
+    `graphsval calibrate --hw $target_key --baseline ... --out
+    $package/calibration/$target_key.calibration.json`: every command applies
+    them to the target's spec."""
+    return packaged_files("$package", "calibration", ".calibration.json")
 
 
 @hookimpl
@@ -295,6 +310,25 @@ $package/baselines/${target_key}_matmul.validation.csv` writes them on the
 hardware once $package/measure.py is written.
 """
 
+CALIBRATION_README = """\
+Calibration files of $distribution, served by the `graphsval_calibrations` hook
+and applied by every graphsval command to the target they name (the constants
+no datasheet gives: launch overhead, compute and tier fractions, energy
+coefficients; `graphsval targets --hw $target_key` shows them beside the
+datasheet values, with provenance `calibrated`).
+
+Fit one on the target's calibration rows only (never its validation rows):
+
+    graphsval calibrate --hw $target_key \\
+        --baseline $package/baselines/${target_key}_matmul.calibration.csv \\
+        --baseline $package/baselines/${target_key}_vector_add.calibration.csv \\
+        --out $package/calibration/$target_key.calibration.json
+
+Name each file `<target>.calibration.json`; the package data of
+`pyproject.toml` ships every such file. Recalibrating rewrites the file:
+commit it with the floors it moves (`graphsval validate --update-floors`).
+"""
+
 TEST = '''\
 """$distribution honours the plugin contract (graphsval_core.testing)."""
 
@@ -334,5 +368,6 @@ FILES: dict[str, str] = {
     "$package/targets.py": TARGETS,
     "$package/measure.py": MEASURE,
     "$package/baselines/README.md": BASELINES_README,
+    "$package/calibration/README.md": CALIBRATION_README,
     "tests/test_${name}_conformance.py": TEST,
 }

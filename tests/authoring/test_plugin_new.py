@@ -4,8 +4,11 @@ is given, and passes its own tests (the conformance class)."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +16,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+import graphsval_core
 from graphsval_core.authoring.scaffold import check_name
 from graphsval_core.cli.main import cli
 
@@ -73,6 +77,7 @@ def test_scaffold_writes_a_complete_package(acme):
         "README.md",
         "graphsval_acme/__init__.py",
         "graphsval_acme/baselines/README.md",
+        "graphsval_acme/calibration/README.md",
         "graphsval_acme/measure.py",
         "graphsval_acme/plugin.py",
         "graphsval_acme/sweep_labels.json",
@@ -134,7 +139,8 @@ def test_scaffolded_plugin_passes_its_own_tests(acme, tmp_path: Path):
         env=_env_with(site), cwd=tmp_path,
     )  # fmt: skip
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "10 passed" in result.stdout
+    # the conformance class (its predictor check skipped: acme registers none) and two tests
+    assert "11 passed, 1 skipped" in result.stdout
 
 
 def test_scaffolded_measurer_says_what_is_missing(acme, tmp_path: Path):
@@ -147,6 +153,56 @@ def test_scaffolded_measurer_says_what_is_missing(acme, tmp_path: Path):
     assert result.returncode == 2
     assert "not implemented for this hardware" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_scaffolded_plugin_ships_the_calibration_it_fits(acme, tmp_path: Path):
+    """The walk of docs/writing-a-plugin.md: calibration rows into the
+    package's baselines, ``graphsval calibrate --out`` into its calibration
+    folder, installed as package data, applied by every command."""
+    source, site = acme
+    copy = tmp_path / "graphsval-acme"
+    shutil.copytree(source, copy, ignore=shutil.ignore_patterns("build", "*.egg-info"))
+    package = copy / "graphsval_acme"
+    env = _env_with(site)
+    sweeps = Path(graphsval_core.__file__).parent / "sweeps"
+    baselines = []
+    for op in ("matmul", "vector_add"):
+        predicted = _run(
+            "-m", "graphsval_core", "predict", "--hw", KEY, "--op", op, "--dtype", "fp32",
+            "--sweep", str(sweeps / f"{op}_calibration.json"), "--format", "csv",
+            env=env, cwd=tmp_path,
+        )  # fmt: skip
+        assert predicted.returncode == 0, predicted.stderr
+        # "measured": 25% slower than the datasheet model, plus 3 us of launch
+        rows = [
+            f"{KEY},{op},{r['shape']},fp32,{float(r['latency_s']) * 1.25 + 3e-6:.6e},,20,by hand"
+            for r in csv.DictReader(io.StringIO(predicted.stdout))
+        ]
+        path = package / "baselines" / f"{KEY}_{op}.calibration.csv"
+        path.write_text("hardware,op,shape,dtype,latency_s,energy_j,trial_count,notes\n")
+        path.write_text(path.read_text() + "\n".join(rows) + "\n")
+        baselines += ["--baseline", str(path)]
+    out = package / "calibration" / f"{KEY}.calibration.json"
+    fitted = _run(
+        "-m", "graphsval_core", "calibrate", "--hw", KEY, *baselines, "--out", str(out),
+        "--no-loo", "--no-grouped-cv", env=env, cwd=tmp_path,
+    )  # fmt: skip
+    assert fitted.returncode == 0, fitted.stdout + fitted.stderr
+    shipped = tmp_path / "site"
+    installed = _run(
+        "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation", "--no-index",
+        "--target", str(shipped), str(copy),
+    )  # fmt: skip
+    assert installed.returncode == 0, installed.stderr
+    assert (shipped / "graphsval_acme" / "calibration" / out.name).is_file()
+    shown = _run(
+        "-m", "graphsval_core", "targets", "--hw", KEY, "--json",
+        env=_env_with(shipped), cwd=tmp_path,
+    )  # fmt: skip
+    assert shown.returncode == 0, shown.stderr
+    spec = json.loads(shown.stdout)
+    assert spec["provenance"]["launch_overhead_s"].startswith(f"calibrated: {out.name}")
+    assert spec["launch_overhead_s"] == pytest.approx(5e-6, rel=0.3)
 
 
 @pytest.mark.parametrize(
