@@ -1,58 +1,145 @@
 #!/usr/bin/env bash
-# Capture NVIDIA GPU baselines for graphsval-cuda in under 5 minutes (docs/runbook-nvidia.md).
+# Capture an NVIDIA GPU's baselines for graphsval-cuda in one bounded run: the calibration
+# and validation sets of matmul, linear and vector_add, and the recapture of the validation
+# sets (docs/runbook-nvidia.md).
 #
-# On a machine with an NVIDIA GPU, python3 with a CUDA build of torch, and no network:
-#  1. checks that python3 imports what graphsval needs (pluggy, click, attrs, numpy,
-#     pynvml from nvidia-ml-py, torch) and says which are missing and how to bring them;
-#  2. installs graphsval and graphsval-cuda without dependencies or build isolation: into
-#     python3's site-packages when writable, else into a private folder put on PYTHONPATH,
-#     else (pip cannot build) runs them from this source tree;
-#  3. picks the target: the named datacenter target (h100_sxm5_80gb, h200_sxm_141gb, ...)
-#     whose probe says available, else host_gpu;
-#  4. captures calibration and validation baselines of matmul, linear and vector_add at
-#     fp16 and bf16: the first LIMIT shapes per dtype of each shipped sweep, reordered so
-#     that any prefix spreads over the sweep, each capture bounded by --max-total-time so
-#     that the whole run stays within BUDGET_S seconds.
+# Written for a machine lent for minutes (issue 19's H200): python3 with a CUDA torch,
+# pluggy, click, attrs, numpy and nvidia-ml-py, no network, and a folder ($OUT) copied back
+# that takes a few files. The whole run is one command:
+#     RUN_DIR=/tmp/gvrun bash scripts/gpu_capture.sh     (into $OUT if set, else ./gpu-baselines)
+# It
+#  1. checks what python3 imports; records the machine (nvidia-smi -q, pip freeze), the GPU
+#     torch sees, and which int8 shapes torch._int_mm runs there (a few tiny products);
+#  2. installs graphsval and graphsval-cuda from this tree with `pip install --no-deps
+#     --no-build-isolation --no-index` (into python3's site-packages when writable, else a
+#     private folder on PYTHONPATH; where pip cannot build them, runs them from the tree);
+#  3. runs `graphsval targets` and picks the target: the named one whose probe says
+#     available (h200_sxm_141gb on an H200), else host_gpu; TARGET=KEY overrides;
+#  4. plans (scripts/gpu_capture_steps.py plan): for each op and each dtype its shipped
+#     sweeps hold (fp32, fp16, bf16; int8 for matmul, less the shapes torch._int_mm
+#     refuses), CAL_N calibration and VAL_N validation shapes, sampled as `graphsval capture
+#     --limit` samples (across the regimes the model predicts on the target, and sizes),
+#     written as sweep files ordered so that any prefix spreads over the dtypes and sizes;
+#  5. captures, with `graphsval capture`: every calibration set, every validation set, then
+#     every validation set again with --recapture (in reverse order; shapes whose two
+#     captures disagree are measured again), one round per shape. Each capture gets a share
+#     of CAPTURE_S in proportion to its estimate (--max-total-time) and a hard limit;
+#  6. writes every CSV, the sweeps, the plan, the targets, nvidia-smi's reports and the log
+#     into ONE archive, $OUT/gpu-capture.tar.gz, refreshed after every capture (a run killed
+#     at its time limit still returns the captures finished so far), and sums the CSVs up.
 #
-# usage: scripts/gpu_capture.sh [OUT_DIR]      (default: $OUT if set, else ./gpu-baselines)
+# Budget (the defaults; issue 19: about 7 minutes of capture at about 1.5 s a shape, NVML's
+# 1 s energy window included):
+#   rows per op, dtype and purpose          calibration  validation  recapture    rows
+#   matmul      fp32, fp16, bf16, int8       12 each      8 each      8 each       112
+#   linear      fp32, fp16, bf16             12 each      8 each      8 each        84
+#   vector_add  fp32, fp16, bf16             12 each      8 each      8 each        84
+#   total                                    120          80          80           280
+#   seconds: 280 rows x ~1.5 s = ~420 s of capture in 9 graphsval capture runs (CAPTURE_S=420,
+#   shared by estimate); ~30 s before it (checks, install, targets, plan) and a few after.
+#   The script stops within BUDGET_S=480 s: give the command a 540 s limit. The plan prints
+#   its estimate per capture: against the fake H200 about 510 s (1.8 s a row: the largest
+#   shapes' operands are drawn on the CPU, 6 s a capture process); a machine that slow gets
+#   about 230 rows, each capture cut evenly (its shapes are ordered for that), no set dropped.
+#
+# usage: scripts/gpu_capture.sh [OUT_DIR]
 # environment knobs:
-#   PYTHON=python3            the interpreter (the one with the CUDA torch)
-#   LIMIT=12                  shapes per dtype in each capture
-#   BUDGET_S=270              seconds for the whole script (install and captures)
-#   MAX_TIME_PER_SHAPE=0.5    seconds of timing per shape (plus NVML's 1 s energy window)
-#   TARGET=KEY                measure this target instead of the one picked
-#   WHEELS=DIR                a folder of wheels to install first (missing dependencies)
-#   OPS="matmul linear vector_add"   DTYPES="fp16 bf16"
-# Resumable: rerun with the same OUT_DIR to finish shapes a budget cut short; raise LIMIT to
-# add more shapes (the prefix grows, already measured shapes are skipped).
+#   PYTHON=python3             the interpreter (the one with the CUDA torch)
+#   OPS="matmul linear vector_add"
+#   DTYPES=""                  only these dtypes (default: every dtype the sweeps hold)
+#   CAL_N=12  VAL_N=8          shapes per op and dtype: calibration, validation (= recapture)
+#   CAPTURE_S=420              seconds for all the captures together
+#   BUDGET_S=480               seconds for the whole script (the captures shrink to fit)
+#   ROUNDS=1                   interleaved rounds per shape (each pays its own energy window)
+#   MAX_TIME_PER_SHAPE=0.4     seconds of timing per shape (the energy window comes on top)
+#   MAX_WAIT=5                 seconds a capture waits for a busy CPU to settle
+#   PROCESS_S=6                seconds a capture process costs besides its shapes (estimate)
+#   TARGET=KEY                 measure this target instead of the one picked
+#   WHEELS=DIR                 a folder of wheels to install first (missing dependencies)
+#   INSTALL=auto               auto | site | target | source | none (step 2; none: as python3
+#                              imports them already, e.g. a development install)
+#   RUN_DIR=DIR                the run's folder (default: a new temporary one); the same
+#                              RUN_DIR again resumes: measured shapes are skipped
+#   DRY_RUN=1                  no GPU: graphsval runs against the fakes of the CUDA plugin's
+#                              tests (plugins/graphsval_cuda/tests/gpu_capture_dryrun.py): a
+#                              fake H200 in NVML, CPU kernels of clipped shapes, real 1 s
+#                              energy windows; installs into a private folder, never into
+#                              python3's site-packages; writes gpu-capture-dryrun.tar.gz
+# Exit status: 0 when every capture finished, 2 when one failed or was cut short, 1 when the
+# machine cannot run it.
 set -euo pipefail
 
 REPO=$(cd "$(dirname "$0")/.." && pwd)
+STEPS="$REPO/scripts/gpu_capture_steps.py"
+SHIM="$REPO/plugins/graphsval_cuda/tests/gpu_capture_dryrun.py"
 OUT_DIR=${1:-${OUT:-./gpu-baselines}}
 mkdir -p "$OUT_DIR"
 OUT_DIR=$(cd "$OUT_DIR" && pwd)
 PY=${PYTHON:-python3}
-LIMIT=${LIMIT:-12}
-BUDGET_S=${BUDGET_S:-270}
-MAX_TIME_PER_SHAPE=${MAX_TIME_PER_SHAPE:-0.5}
+DRY_RUN=${DRY_RUN:-0}
+CAL_N=${CAL_N:-12}
+VAL_N=${VAL_N:-8}
+CAPTURE_S=${CAPTURE_S:-420}
+BUDGET_S=${BUDGET_S:-480}
+ROUNDS=${ROUNDS:-1}
+MAX_TIME_PER_SHAPE=${MAX_TIME_PER_SHAPE:-0.4}
+MAX_WAIT=${MAX_WAIT:-5}
+PROCESS_S=${PROCESS_S:-6}
+INSTALL=${INSTALL:-auto}
 read -ra ops <<<"${OPS:-matmul linear vector_add}"
-read -ra dtypes <<<"${DTYPES:-fp16 bf16}"
-#: Seconds kept back per capture: interpreter, torch and CUDA start-up, and the last shape,
-#: which may run past --max-total-time (the budget is checked between shapes).
-RESERVE_S=12
-export PYTHONUNBUFFERED=1
+read -ra dtypes <<<"${DTYPES:-}"
+#: Seconds a capture process spends before its --max-total-time clock starts (interpreter,
+#: graphsval, the plan, one second's look at the machine's load).
+STARTUP_S=3
+#: Seconds past its share at which a capture is interrupted (SIGINT: finished rows are kept;
+#: SIGKILL 10 s later), and the least share worth starting a capture for.
+GRACE_S=20
+MIN_LOOP_S=5
+#: Seconds kept for the end (nvidia-smi, summary, archive).
+FINISH_S=10
+
+NAME=gpu-capture
+if [ "$DRY_RUN" = 1 ]; then
+    NAME=gpu-capture-dryrun
+    [ "$INSTALL" = auto ] && INSTALL=target
+fi
+ARCHIVE="$OUT_DIR/$NAME.tar.gz"
+LOG="$OUT_DIR/gpu_capture.log"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/graphsval-gpu.XXXXXX")
-exec > >(tee -a "$OUT_DIR/gpu_capture.log") 2>&1
+RUN=${RUN_DIR:-$WORK/run}
+mkdir -p "$RUN/baselines"
+RUN=$(cd "$RUN" && pwd)
+export PYTHONUNBUFFERED=1 PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1
+export GRAPHSVAL_WORKSPACE="$RUN/workspace"
+
+archive() { # every file of the run (not the plan's scratch) and the log, atomically
+    cp "$LOG" "$RUN/gpu_capture.log" 2>/dev/null || true
+    if tar -czf "$ARCHIVE.part" -C "$RUN" --exclude=./scratch . 2>/dev/null; then
+        mv -f "$ARCHIVE.part" "$ARCHIVE"
+    fi
+}
+exec > >(tee -a "$LOG") 2>&1
 tee_pid=$!
 finish() {
-    rm -rf "$WORK"
+    local rc=$?
+    set +e
     exec 1>&- 2>&-
-    wait "$tee_pid" 2>/dev/null || true # the log is complete when the script returns
+    wait "$tee_pid" 2>/dev/null # the log is complete before it goes into the archive
+    archive
+    rm -rf "$WORK"
+    exit "$rc"
 }
 trap finish EXIT
-echo "== graphsval GPU capture, $(date -u +%Y-%m-%dT%H:%M:%SZ), into $OUT_DIR"
+trap 'exit 143' TERM
+trap 'exit 130' INT
 
-# --- 1. what python3 must import ----------------------------------------------------------
+echo "== graphsval GPU capture, $(date -u +%Y-%m-%dT%H:%M:%SZ): run folder $RUN, archive $ARCHIVE"
+[ "$DRY_RUN" = 1 ] && echo "== DRY RUN: fake GPU (NVML and torch fakes), CPU kernels; the rows are meaningless"
+echo "== knobs: OPS='${ops[*]}' DTYPES='${dtypes[*]}' CAL_N=$CAL_N VAL_N=$VAL_N CAPTURE_S=$CAPTURE_S" \
+    "BUDGET_S=$BUDGET_S ROUNDS=$ROUNDS MAX_TIME_PER_SHAPE=$MAX_TIME_PER_SHAPE MAX_WAIT=$MAX_WAIT" \
+    "INSTALL=$INSTALL TARGET=${TARGET:-auto}"
+
+# --- 1. what python3 imports; the machine; the GPU ---------------------------------------
 if [ -n "${WHEELS:-}" ]; then
     compgen -G "$WHEELS/*.whl" >/dev/null || { echo "no wheels (*.whl) in $WHEELS"; exit 1; }
     echo "== installing the wheels in $WHEELS"
@@ -60,88 +147,71 @@ if [ -n "${WHEELS:-}" ]; then
         "$WHEELS"/*.whl
     export PYTHONPATH="$WORK/deps${PYTHONPATH:+:$PYTHONPATH}"
 fi
-if ! "$PY" -c "import pluggy, click, attrs, numpy, pynvml" 2>/dev/null; then
-    missing=$("$PY" - <<'EOF'
-import importlib
-
-wanted = {"pluggy": "pluggy", "click": "click", "attrs": "attrs", "numpy": "numpy",
-          "pynvml": "nvidia-ml-py"}
-missing = []
-for module, dist in wanted.items():
-    try:
-        importlib.import_module(module)
-    except Exception:
-        missing.append(dist)
-print(" ".join(missing))
-EOF
-)
-    pyver=$("$PY" -c 'import sys; print(f"{sys.version_info[0]}.{sys.version_info[1]}")')
-    cat <<EOF
-missing Python packages: $missing
-Bring them as wheels: on a machine with network (any OS), for Python $pyver on x86-64 Linux:
-  python3 -m pip download --no-deps --only-binary=:all: --python-version $pyver \\
-      --implementation cp --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 \\
-      --platform manylinux2014_x86_64 -d wheels $missing
-(--no-deps fetches none of their own needs: add any of theirs that is missing here too.)
-Bring the folder here, then:
-  WHEELS=wheels scripts/gpu_capture.sh ${1:-}
-EOF
-    exit 1
-fi
-"$PY" - <<'EOF' || exit 1
-import sys
-
-try:
-    import torch
-except ImportError as exc:
-    sys.exit(f"torch cannot be imported ({exc}): this script needs python3 with a CUDA torch")
-if not torch.cuda.is_available():
-    sys.exit(f"torch {torch.__version__} sees no CUDA device (its CUDA: {torch.version.cuda})")
-name = torch.cuda.get_device_name(0)
-print(f"== torch {torch.__version__}, CUDA {torch.version.cuda}, GPU 0: {name}")
-EOF
+"$PY" "$STEPS" imports || exit 1
+{
+    uname -a
+    "$PY" -c 'import sys; print(sys.executable, sys.version)'
+    "$PY" -m pip freeze 2>/dev/null || true
+} >"$RUN/python.txt"
+head -2 "$RUN/python.txt"
+for f in /proc/driver/nvidia/version /dev/nvidiactl /dev/nvidia0; do
+    if [ -e "$f" ]; then echo "   $f: present"; else echo "   $f: absent"; fi
+done
 if command -v nvidia-smi >/dev/null; then
-    nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw \
+    nvidia-smi -q >"$RUN/nvidia-smi-before.txt" 2>&1 || true
+    nvidia-smi --query-gpu=name,driver_version,persistence_mode,pstate,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw,power.limit \
         --format=csv || true
     busy=$(nvidia-smi --query-compute-apps=pid,process_name --format=csv,noheader || true)
     [ -z "$busy" ] || echo "warning: other processes use the GPU (timings and energy suffer): $busy"
 fi
+dry_flag=()
+[ "$DRY_RUN" = 1 ] && dry_flag=(--dry-run)
+"$PY" "$STEPS" gpu "$RUN/gpu.json" "${dry_flag[@]}" || exit 1
 
 # --- 2. install graphsval and graphsval-cuda ---------------------------------------------
 pip_install=("$PY" -m pip install -q --no-deps --no-build-isolation --no-index --no-compile)
 sources=("$REPO" "$REPO/plugins/graphsval_cuda")
 purelib=$("$PY" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
-GV=("$PY" -m graphsval_core)
-if [ -w "$purelib" ] && "${pip_install[@]}" "${sources[@]}"; then
-    echo "== installed graphsval and graphsval-cuda into $purelib"
-elif "${pip_install[@]}" --target "$WORK/site" "${sources[@]}"; then
-    export PYTHONPATH="$WORK/site${PYTHONPATH:+:$PYTHONPATH}"
-    echo "== installed graphsval and graphsval-cuda into a private folder (PYTHONPATH)"
-else
-    echo "== pip could not build the packages: running graphsval from the source tree"
+plugin_args=()
+installed=""
+if [ "$INSTALL" = auto ] || [ "$INSTALL" = site ]; then
+    if [ -w "$purelib" ] && "${pip_install[@]}" "${sources[@]}"; then
+        installed="into $purelib"
+    fi
+fi
+if [ -z "$installed" ] && { [ "$INSTALL" = auto ] || [ "$INSTALL" = target ]; }; then
+    if "${pip_install[@]}" --target "$WORK/site" "${sources[@]}"; then
+        export PYTHONPATH="$WORK/site${PYTHONPATH:+:$PYTHONPATH}"
+        installed="into a private folder (PYTHONPATH)"
+    fi
+fi
+if [ "$INSTALL" = none ]; then
+    installed="before: python3 imports them as they are"
+fi
+if [ -z "$installed" ]; then
+    [ "$INSTALL" = source ] || echo "== pip could not install the packages"
     export PYTHONPATH="$REPO:$REPO/plugins/graphsval_cuda${PYTHONPATH:+:$PYTHONPATH}"
     export GRAPHSVAL_DISABLE_PLUGIN_AUTOLOAD=1
-    GV=("$PY" -m graphsval_core -p graphsval_cuda.plugin)
+    plugin_args=(-p graphsval_cuda.plugin)
+    installed="nowhere: running from the source tree"
 fi
-"${GV[@]}" --version
+if [ "$DRY_RUN" = 1 ]; then
+    GV=("$PY" "$SHIM" graphsval "${plugin_args[@]}")
+    PYG=("$PY" "$SHIM" python)
+else
+    GV=("$PY" -m graphsval_core "${plugin_args[@]}")
+    PYG=("$PY")
+fi
+echo "== graphsval and graphsval-cuda installed $installed"
+"$PY" -c 'import graphsval_core, graphsval_cuda
+print("   graphsval", graphsval_core.__version__, "from", graphsval_core.__file__)
+print("   graphsval-cuda from", graphsval_cuda.__file__)'
 
 # --- 3. the target ------------------------------------------------------------------------
+"${GV[@]}" targets | tee "$RUN/targets.txt"
+"${GV[@]}" targets --json >"$RUN/targets.json"
 if [ -z "${TARGET:-}" ]; then
-    "${GV[@]}" targets --json >"$WORK/targets.json"
-    TARGET=$("$PY" - "$WORK/targets.json" <<'EOF'
-import json
-import sys
-
-with open(sys.argv[1]) as handle:
-    targets = [t for t in json.load(handle)["targets"]
-               if t["family"] in ("nvidia_datacenter", "nvidia_gpu")]
-for t in targets:
-    print(f"  {t['key']}: {t['measurer']['reason'] or 'available'}", file=sys.stderr)
-named = [t["key"] for t in targets if t["key"] != "host_gpu" and t["measurer"]["available"]]
-host = [t["key"] for t in targets if t["key"] == "host_gpu" and t["measurer"]["available"]]
-print((named + host + [""])[0])
-EOF
-)
+    TARGET=$("$PY" "$STEPS" pick "$RUN/targets.json")
 fi
 if [ -z "$TARGET" ]; then
     echo "no CUDA target can be measured here (reasons above)"
@@ -149,75 +219,70 @@ if [ -z "$TARGET" ]; then
 fi
 echo "== target: $TARGET"
 
-# --- 4. the captures ----------------------------------------------------------------------
-# Each shipped sweep, restricted to DTYPES, reordered: per dtype in bit-reversed index order
-# (any prefix spreads over the sweep's sizes), the dtypes interleaved.
-"$PY" - "$REPO/graphsval_core/sweeps" "$WORK" "${dtypes[*]}" "${ops[@]}" <<'EOF'
-import itertools
-import json
-import sys
-from pathlib import Path
+# --- 4. the plan --------------------------------------------------------------------------
+"${PYG[@]}" "$STEPS" plan --target "$TARGET" --ops "${ops[@]}" --dtypes "${dtypes[@]}" \
+    --cal-n "$CAL_N" --val-n "$VAL_N" --rounds "$ROUNDS" \
+    --max-time-per-shape "$MAX_TIME_PER_SHAPE" --process-s "$PROCESS_S" \
+    --capture-s "$CAPTURE_S" --gpu "$RUN/gpu.json" --workspace "$GRAPHSVAL_WORKSPACE" \
+    "${plugin_args[@]}" --dir "$RUN"
+archive
 
-src, dst, dtypes, ops = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3].split(), sys.argv[4:]
-
-
-def spread(n: int) -> list[int]:
-    bits = max(1, (n - 1).bit_length())
-    return sorted(range(n), key=lambda i: int(f"{i:0{bits}b}"[::-1], 2))
-
-
-for op in ops:
-    for purpose in ("calibration", "validation"):
-        data = json.loads((src / f"{op}_{purpose}.json").read_text())
-        groups = [[s for s in data["shapes"] if s["dtype"] == d] for d in dtypes]
-        ordered = [[group[i] for i in spread(len(group))] for group in groups]
-        data["shapes"] = [s for row in itertools.zip_longest(*ordered) for s in row if s]
-        (dst / f"{op}_{purpose}.json").write_text(json.dumps(data))
-EOF
-
-dtype_args=()
-for dtype in "${dtypes[@]}"; do dtype_args+=(--dtype "$dtype"); done
-runs=()
-for purpose in calibration validation; do
-    for op in "${ops[@]}"; do runs+=("$op:$purpose"); done
-done
-left=${#runs[@]}
+# --- 5. the captures ----------------------------------------------------------------------
+budget=$CAPTURE_S
+if [ $((BUDGET_S - SECONDS - FINISH_S)) -lt "$budget" ]; then
+    budget=$((BUDGET_S - SECONDS - FINISH_S))
+    echo "== $budget s left for the captures (BUDGET_S=$BUDGET_S, ${SECONDS} s spent)"
+fi
+mapfile -t captures <"$RUN/captures.tsv"
+est_left=0
+for line in "${captures[@]}"; do est_left=$((est_left + ${line##*$'\t'})); done
+started=$SECONDS
 failed=()
-for run in "${runs[@]}"; do
-    op=${run%%:*}
-    purpose=${run#*:}
-    per_run=$(( (BUDGET_S - SECONDS) / left - RESERVE_S ))
-    left=$((left - 1))
-    if [ "$per_run" -lt 5 ]; then
-        echo "== $op $purpose: skipped, the time budget is spent (rerun to continue)"
-        failed+=("$op $purpose (no time left)")
+for line in "${captures[@]}"; do
+    IFS=$'\t' read -r op purpose recapture sweep out rows est <<<"$line"
+    kind=$purpose
+    [ "$recapture" = 1 ] && kind=recapture
+    remaining=$((budget - (SECONDS - started)))
+    share=$((remaining * est / (est_left > 0 ? est_left : 1)))
+    est_left=$((est_left - est))
+    loop=$((share - STARTUP_S))
+    [ "$recapture" = 1 ] && loop=$((share * 85 / 100 - STARTUP_S)) # the rest: re-measures
+    if [ "$loop" -lt "$MIN_LOOP_S" ]; then
+        echo "== $op $kind: skipped, the time budget is spent (rerun with the same RUN_DIR)"
+        failed+=("$op $kind (no time left)")
         continue
     fi
-    echo "== $op $purpose: up to $LIMIT shapes per dtype, at most ${per_run} s"
-    "${GV[@]}" capture --hw "$TARGET" --op "$op" --purpose "$purpose" \
-        --sweep "$WORK/${op}_${purpose}.json" "${dtype_args[@]}" \
-        --limit $((LIMIT * ${#dtypes[@]})) \
-        --max-time-per-shape "$MAX_TIME_PER_SHAPE" --max-total-time "$per_run" \
-        --out "$OUT_DIR/${TARGET}_${op}.${purpose}.csv" || failed+=("$op $purpose")
+    if [ "$recapture" = 1 ]; then # the shapes the validation capture measured, reversed
+        rows=$("$PY" "$STEPS" recapture-sweep --csv "$out" --out "$sweep" \
+            --sweep "$RUN/sweeps/${op}_validation.json") || rows=0
+        if [ "$rows" = 0 ]; then
+            echo "== $op $kind: skipped, no validation row to compare with"
+            failed+=("$op $kind (no validation rows)")
+            continue
+        fi
+    fi
+    echo "== $op $kind: $rows shapes, estimated ${est} s, at most ${loop} s of measuring"
+    args=(capture --hw "$TARGET" --op "$op" --purpose "$purpose" --sweep "$sweep" --out "$out"
+        --rounds "$ROUNDS" --max-time-per-shape "$MAX_TIME_PER_SHAPE" --max-total-time "$loop"
+        --allow-busy --max-wait "$MAX_WAIT")
+    [ "$recapture" = 1 ] && args+=(--recapture)
+    t0=$SECONDS
+    rc=0
+    timeout --foreground -k 10 -s INT $((share + GRACE_S)) "${GV[@]}" "${args[@]}" || rc=$?
+    echo "== $op $kind: exit $rc in $((SECONDS - t0)) s"
+    [ "$rc" -eq 0 ] || failed+=("$op $kind (exit $rc)")
+    archive
 done
+echo "== captures: $((SECONDS - started)) s of $budget"
 
-# --- summary ------------------------------------------------------------------------------
-"$PY" - "$OUT_DIR" <<'EOF'
-import csv
-import sys
-from pathlib import Path
-
-for path in sorted(Path(sys.argv[1]).glob("*.csv")):
-    with path.open(newline="") as handle:
-        rows = list(csv.DictReader(handle))
-    ok = [r for r in rows if r["latency_s"]]
-    wrong = [r for r in rows if r.get("verdict") == "FAIL"]
-    energy = [r for r in ok if r["energy_j"]]
-    wide = [r for r in ok if float(r.get("spread_ci_rel") or 0) > 0.02]
-    print(f"{path.name}: {len(rows)} rows, {len(rows) - len(ok)} failed, {len(wrong)} incorrect, "
-          f"{len(energy)} with energy, {len(wide)} with CI above 2%")
-EOF
-echo "== done in ${SECONDS} s; CSVs and this log are in $OUT_DIR"
+# --- 6. summary ---------------------------------------------------------------------------
+if command -v nvidia-smi >/dev/null; then
+    nvidia-smi -q >"$RUN/nvidia-smi-after.txt" 2>&1 || true
+fi
+"$PY" "$STEPS" summary "$RUN" || failed+=("rows short of the plan")
+echo "== done in ${SECONDS} s; archive $ARCHIVE:"
+archive
+tar -tzf "$ARCHIVE" | grep -v '/$' | sed 's/^/   /'
 if [ ${#failed[@]} -gt 0 ]; then
     printf 'incomplete: %s\n' "${failed[@]}"
     exit 2

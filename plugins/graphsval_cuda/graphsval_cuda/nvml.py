@@ -26,6 +26,9 @@ from attrs import frozen
 DRIVER_VERSION_FILE = "proc/driver/nvidia/version"
 #: The GPU device of WSL 2, where the driver lives on the Windows side.
 WSL_GPU_DEVICE = "dev/dxg"
+#: The NVIDIA control device: sandboxes that pass the GPU through without the
+#: driver's /proc files (gVisor's nvproxy) still show it.
+CONTROL_DEVICE = "dev/nvidiactl"
 
 #: The energy-counter error when the binding predates the counter.
 NO_COUNTER_IN_BINDING = "this nvidia-ml-py has no nvmlDeviceGetTotalEnergyConsumption"
@@ -180,11 +183,13 @@ def missing_driver_reason(root: Path = Path("/"), platform: str = sys.platform) 
     """Why NVML cannot work here, known without importing pynvml; None to ask NVML.
 
     Only decides on Linux, where a loaded NVIDIA kernel driver always shows
-    ``/proc/driver/nvidia/version`` (``/dev/dxg`` on WSL 2).
+    ``/proc/driver/nvidia/version`` (``/dev/dxg`` on WSL 2; a sandbox that
+    passes the GPU through without the driver's /proc files still shows
+    ``/dev/nvidiactl``).
     """
     if not platform.startswith("linux"):
         return None
-    if (root / DRIVER_VERSION_FILE).exists() or (root / WSL_GPU_DEVICE).exists():
+    if any((root / p).exists() for p in (DRIVER_VERSION_FILE, WSL_GPU_DEVICE, CONTROL_DEVICE)):
         return None
     return f"NVIDIA driver not loaded: no /{DRIVER_VERSION_FILE}"
 

@@ -128,6 +128,15 @@ def test_cuda_missing_driver_is_known_without_nvml(tmp_path: Path) -> None:
     assert missing_driver_reason(tmp_path, "linux") is None
 
 
+def test_cuda_sandboxed_driver_is_asked(tmp_path: Path) -> None:
+    """gVisor passes the GPU through without /proc/driver/nvidia: its control
+    device stands for the driver, and NVML decides."""
+    control = tmp_path / "dev/nvidiactl"
+    control.parent.mkdir(parents=True)
+    control.touch()
+    assert missing_driver_reason(tmp_path, "linux") is None
+
+
 def _has_real_gpu() -> bool:
     return isinstance(query_gpu(None), GpuInfo)
 
