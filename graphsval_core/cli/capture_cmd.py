@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from graphsval_core.cli.context import AppContext, pass_app
+from graphsval_core.extras import require_plugin_extra
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -54,6 +55,17 @@ def machine_options(command: F) -> F:
     ):
         command = option(command)
     return command
+
+
+def plugin_distribution(app: AppContext, hw: str) -> str | None:
+    """The distribution of the plugin that registers target ``hw`` (None: an
+    unknown target, which the capture names itself, or one of no distribution)."""
+    from graphsval_core.plugins.registry import UnknownNameError
+
+    try:
+        return app.registry.target_plugin(hw).distribution
+    except UnknownNameError:
+        return None
 
 
 def _percent(value: str) -> float:
@@ -167,6 +179,8 @@ def capture(
     from graphsval_core.measure.workflow import CaptureOptions, capture_sweep
     from graphsval_core.model.reference import UnsupportedDtypeError
     from graphsval_core.plugins.registry import UnknownNameError
+
+    require_plugin_extra("graphsval capture", plugin_distribution(app, hw))
 
     options = CaptureOptions(
         target=hw,

@@ -7,8 +7,14 @@ import time
 import click
 from attrs import evolve
 
-from graphsval_core.cli.capture_cmd import machine_options, progress_bar, render_summary
+from graphsval_core.cli.capture_cmd import (
+    machine_options,
+    plugin_distribution,
+    progress_bar,
+    render_summary,
+)
 from graphsval_core.cli.context import AppContext, pass_app
+from graphsval_core.extras import require, require_plugin_extra
 
 
 def _minutes(seconds: float) -> str:
@@ -65,6 +71,9 @@ def capture_machine(
         run_campaign,
     )
 
+    require_plugin_extra("graphsval capture-machine", plugin_distribution(app, hw))
+    if not no_calibrate:
+        require("calibrate", "graphsval capture-machine (its calibration; --no-calibrate skips it)")
     registry = app.registry
     for op in ops:
         registry.op(op)  # an unknown op: one line naming the close ones

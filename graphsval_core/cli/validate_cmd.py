@@ -90,6 +90,7 @@ def validate(
     """
     from graphsval_core.consistency.report import report_lines
     from graphsval_core.datamodel.errors import UserInputError
+    from graphsval_core.extras import require
     from graphsval_core.validate.report import render, report_json
     from graphsval_core.validate.workflow import ValidateOptions, reports, validate as run
 
@@ -108,6 +109,8 @@ def validate(
         )
     except UserInputError as exc:
         raise click.UsageError(str(exc)) from None
+    if out_dir:  # before any work: nothing is written when a part is missing
+        require("report", "validate --out (report.html's pictures)")
     registry = app.registry
     if not registry.strict:  # (strict: every plugin was checked before the command)
         from graphsval_core.authoring.health import exercise, third_party
