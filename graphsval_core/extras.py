@@ -29,6 +29,9 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "report": ("matplotlib",),
     "calibrate": ("scipy",),
 }
+#: Distributions whose import name is not their name with dashes as underscores.
+IMPORT_NAMES = {"nvidia-ml-py": "pynvml"}
+
 
 class MissingExtraError(UserInputError):
     """A command needs an optional part that is not installed (exit 2, one line)."""
@@ -79,10 +82,6 @@ def plugin_extra_modules(distribution: str, extra: str) -> list[str]:
             if name:
                 out.append(IMPORT_NAMES.get(name.group(0).lower(), name.group(0).replace("-", "_")))
     return out
-
-
-#: Distributions whose import name is not their name with dashes as underscores.
-IMPORT_NAMES = {"nvidia-ml-py": "pynvml"}
 
 
 def require_plugin_extra(what: str, distribution: str | None, extra: str = "capture") -> None:
