@@ -4,10 +4,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from graphsval_core.cli.context import AppContext, InputError, pass_app
+
+if TYPE_CHECKING:
+    from graphsval_core.validate.workflow import ValidateResult
 
 
 @click.command()
@@ -40,6 +44,14 @@ from graphsval_core.cli.context import AppContext, InputError, pass_app
     default="text",
     show_default=True,
 )
+@click.option(
+    "-v",
+    "--verbose",
+    count=True,
+    help="Text: the full report (-v: every failing record, flagged and suspect row; "
+    "-vv: every record with the model's explanation).",
+)
+@click.option("-q", "--quiet", is_flag=True, help="Text: the verdict line only.")
 @click.option("--tolerances", "tolerances_file", metavar="FILE", help="Per-regime tolerances.")
 @click.option("--check-floors", is_flag=True, help="Exit by the pass-count floors.")
 @click.option("--update-floors", is_flag=True, help="Raise the floors to the current counts.")
@@ -60,6 +72,8 @@ def validate(
     predictor: str,
     out_dir: str | None,
     fmt: str,
+    verbose: int,
+    quiet: bool,
     tolerances_file: str | None,
     check_floors: bool,
     update_floors: bool,
@@ -127,12 +141,16 @@ def validate(
         if result.failed:
             raise SystemExit(1)
         return
-    for line in result.consistency_lines:
-        click.echo(line, err=True)
     if fmt == "json":
+        for line in result.consistency_lines:
+            click.echo(line, err=True)
         click.echo(report_json(summary, validation), nl=False)
+    elif fmt == "markdown":
+        for line in result.consistency_lines:
+            click.echo(line, err=True)
+        click.echo(render(summary, validation, markdown=True), nl=False)
     else:
-        click.echo(render(summary, validation, markdown=fmt == "markdown"), nl=False)
+        _echo_text(result, verbose, quiet)
     if out_dir:
         _write_reports(Path(out_dir), reports(result, registry))
     floors = result.floors
@@ -149,6 +167,40 @@ def validate(
             click.echo(f"floor {key}: no floors file (its plugin or workspace has none)", err=aside)
     if result.failed:
         raise SystemExit(1)
+
+
+def _echo_text(result: ValidateResult, verbose: int, quiet: bool) -> None:
+    """The terminal summary (default), the verdict alone (``-q``) or the full
+    report after the verdict (``-v``, ``-vv``)."""
+    from graphsval_core.validate.report import render
+    from graphsval_core.validate.terminal import Screen, summary_lines, verdict
+
+    summary, validation = result.summary, result.validation
+    assert summary is not None and validation is not None
+    screen = Screen.detect()
+    colour = None if screen.colour else False  # click strips the style off a pipe itself
+    consistency = result.consistency_lines
+    if quiet or verbose:
+        top = verdict(summary, result.failed, len(consistency), result.floors)
+        style = {"fg": "red" if result.failed else "green", "bold": True}
+        click.echo(screen.paint(top, **style), color=colour)
+        if quiet:
+            return
+        click.echo("")
+        for line in consistency:
+            click.echo(line)
+        per_shape = "all" if verbose > 1 else "failing"
+        click.echo(render(summary, validation, per_shape=per_shape), nl=False)
+        return
+    lines = summary_lines(
+        summary,
+        validation,
+        screen,
+        failed=result.failed,
+        consistency=consistency,
+        floors=result.floors,
+    )
+    click.echo("\n".join(lines), color=colour)
 
 
 def _write_reports(folder: Path, files: dict[str, str]) -> None:

@@ -19,10 +19,19 @@ from graphsval_core.datamodel.tables import format_table, markdown_table
 from graphsval_core.datamodel.units import fmt_joules, fmt_seconds
 from graphsval_core.validate.attribution import PER_DTYPE, cell_label, split_label
 from graphsval_core.validate.harness import Validation
+from graphsval_core.validate.paths import display_path
 from graphsval_core.validate.records import RECORD_FIELDS
 from graphsval_core.validate.summary import SCHEMA_VERSION, Summary, summary_dict
 
-__all__ = ["RECORD_FIELDS", "heatmap_rows", "records_csv", "render", "report_json"]
+__all__ = [
+    "RECORD_FIELDS",
+    "heatmap_rows",
+    "records_csv",
+    "regimes_present",
+    "render",
+    "report_json",
+    "verdict_counts",
+]
 
 
 def report_json(summary: Summary, validation: Validation) -> str:
@@ -45,7 +54,8 @@ def records_csv(validation: Validation) -> str:
     return buf.getvalue()
 
 
-def _regimes_present(summary: Summary) -> list[str]:
+def regimes_present(summary: Summary) -> list[str]:
+    """The predicted regimes of the report's cells, in report order."""
     seen = {split_label(label)[0] for t in summary.targets for label in t.cells}
     return sorted(seen, key=lambda r: (order(r), r))
 
@@ -95,7 +105,7 @@ def _heatmap_lines(
 def heatmap_rows(summary: Summary) -> tuple[list[str], list[list[str]]]:
     """The heatmap as a table: rows per target and op (and dtype, see
     :func:`_heatmap_lines`), a column per regime."""
-    regimes = _regimes_present(summary)
+    regimes = regimes_present(summary)
     header = ["target / op", "dtype", *[short(r) for r in regimes]]
     rows = []
     for t in summary.targets:
@@ -153,15 +163,22 @@ def render(
 ) -> str:
     """Text or Markdown: header, heatmap, attribution, per target/op, flagged, shapes."""
     h = summary.header
+    bullet = "- " if markdown else "  "
     out: list[str] = []
     title = "# graphsval validation report" if markdown else "graphsval validation report"
     out.append(title)
     out.append(
-        f"graphsval {h.graphsval_version} | predictor {summary.predictor} | plugins: "
+        f"graphsval {h.graphsval_version}, predictor {summary.predictor}, plugins: "
         + ", ".join(f"{p.name} {p.version}" for p in h.plugins)
     )
+    out.append("")
+    out.append(f"Baselines ({len(h.baselines)}):")
+    if markdown:
+        out.append("")
     for b in h.baselines:
-        out.append(f"baseline {b.path} (sha256 {b.sha256[:12]}, {b.rows} rows, {b.selection})")
+        out.append(
+            f"{bullet}{display_path(b.path)} (sha256 {b.sha256[:12]}, {b.rows} rows, {b.selection})"
+        )
     out.append("")
     out.append(
         "## Heatmap"
@@ -187,9 +204,10 @@ def render(
             markdown,
         )
     )
-    bullet = "- " if markdown else "  "
     out.append("")
     out.append("## Drift attribution" if markdown else "Drift attribution (failing cells):")
+    if markdown:
+        out.append("")
     if summary.drift:
         for d in summary.drift:
             label = cell_label(d.regime, d.dtype)
@@ -204,30 +222,43 @@ def render(
         if items:
             out.append("")
             out.append(f"## {label} ({len(items)})" if markdown else f"{label} ({len(items)}):")
+            if markdown:
+                out.append("")
             for item in items:
                 why = f": {item.reason}" if with_reason else ""
                 out.append(
                     f"{bullet}{item.hardware} {item.op} {item.shape} "
-                    f"{item.dtype}{why} ({item.file}:{item.line})"
+                    f"{item.dtype}{why} ({display_path(item.file)}:{item.line})"
                 )
     if summary.suspect:
         out.append("")
         out += _suspect_lines(summary, markdown)
-    for w in summary.warnings:
-        out.append(f"warning: {w}")
-    table = _shape_rows(validation, per_shape)
+    if summary.warnings:
+        out.append("")
+        out.append("## Warnings" if markdown else "Warnings:")
+        if markdown:
+            out.append("")
+        out += [f"{bullet}{w}" for w in summary.warnings]
+    explain = markdown or per_shape == "all"
+    table = _shape_rows(validation, per_shape, explain)
     if table:
         out.append("")
         what = "Per shape" if per_shape == "all" else "Failing shapes"
         out.append(f"## {what}" if markdown else f"{what}:")
-        out.append(_table(SHAPE_COLUMNS, table, markdown))
+        columns = SHAPE_COLUMNS if explain else SHAPE_COLUMNS[:-1]
+        out.append(_table(columns, table, markdown))
     out.append("")
+    out.append(verdict_counts(summary))
+    return "\n".join(out) + "\n"
+
+
+def verdict_counts(summary: Summary) -> str:
+    """``N/M records pass (F fail, X excluded, S suspect)``: the report's last line."""
     suspect = sum(t.suspect for t in summary.targets)
-    out.append(
+    return (
         f"{summary.passed}/{summary.checked} records pass "
         f"({summary.failed} fail, {len(summary.excluded)} excluded, {suspect} suspect)"
     )
-    return "\n".join(out) + "\n"
 
 
 #: The heading of the suspect measurements.
@@ -240,10 +271,12 @@ def _suspect_lines(summary: Summary, markdown: bool) -> list[str]:
     bullet = "- " if markdown else "  "
     n = len(summary.suspect)
     out = [f"## {SUSPECT_HEADING} ({n})" if markdown else f"{SUSPECT_HEADING} ({n}):"]
+    if markdown:
+        out.append("")
     for item in summary.suspect:
         out.append(
             f"{bullet}{item.hardware} {item.op} {item.shape} {item.dtype} {item.quantity}: "
-            f"{item.reason}; excluded: {item.excluded} ({item.file}:{item.line})"
+            f"{item.reason}; excluded: {item.excluded} ({display_path(item.file)}:{item.line})"
         )
     return out
 
@@ -264,8 +297,9 @@ SHAPE_COLUMNS = (
 )
 
 
-def _shape_rows(validation: Validation, per_shape: str) -> list[list[str]]:
-    """The checked records (``all``) or the failing ones, as table rows."""
+def _shape_rows(validation: Validation, per_shape: str, explain: bool = True) -> list[list[str]]:
+    """The checked records (``all``) or the failing ones, as table rows (the
+    model's explanation last, with ``explain``)."""
     records = validation.records
     out = []
     for i in range(len(records)):
@@ -285,7 +319,7 @@ def _shape_rows(validation: Validation, per_shape: str) -> list[list[str]]:
                 f"{r['regime_predicted']}/{r['regime_measured']}",
                 r["binding_tier"],
                 f"{fmt_joules(r['energy_predicted_j'])}/{energy}",
-                r["explanation"],
+                *([r["explanation"]] if explain else []),
             ]
         )
     return out

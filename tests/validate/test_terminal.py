@@ -1,0 +1,85 @@
+"""The terminal summary of ``graphsval validate``: the verdict first, the
+heatmap, capped lists, every line within the width, colour only on a
+terminal, no absolute path; ``-q`` the verdict alone, ``-v`` the details."""
+
+from __future__ import annotations
+
+import io
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from graphsval_core.cli.main import cli
+from graphsval_core.validate.paths import display_path
+from graphsval_core.validate.terminal import Screen
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _validate(monkeypatch: pytest.MonkeyPatch, columns: int, *args: str) -> list[str]:
+    monkeypatch.setenv("COLUMNS", str(columns))
+    result = CliRunner().invoke(cli, ["validate", *args])
+    assert result.exit_code in (0, 1), result.output
+    return result.stdout.splitlines()
+
+
+@pytest.mark.parametrize("columns", [80, 60, 132])
+def test_default_summary_fits_the_first_screens(monkeypatch, columns):
+    lines = _validate(monkeypatch, columns)
+    assert lines[0].startswith(("PASSED: ", "FAILED: ")) and "records pass" in lines[0]
+    assert lines[-1].endswith("suspect)") and "records pass" in lines[-1]
+    assert any(line.startswith("Heatmap") for line in lines[:4])
+    assert len(lines) <= 60 if columns == 80 else len(lines) <= 80
+    too_wide = [line for line in lines if len(line) > columns]
+    assert not too_wide, too_wide
+    text = "\n".join(lines)
+    assert str(REPO) not in text and "\x1b[" not in text  # not a terminal: no colour
+
+
+def test_long_lists_are_counted_not_listed(monkeypatch):
+    text = re.sub(r"\s+", " ", " ".join(_validate(monkeypatch, 80)))
+    assert "Listed apart (-v lists them)" in text
+    assert "near a" in text and "Near a regime boundary" not in text
+    assert text.count("\n  ") < 60
+
+
+def test_quiet_is_the_verdict_alone(monkeypatch):
+    lines = _validate(monkeypatch, 80, "-q")
+    assert len(lines) == 1 and "records pass" in lines[0]
+
+
+def test_verbose_lists_everything_with_relative_paths(monkeypatch):
+    lines = _validate(monkeypatch, 80, "-v")
+    text = "\n".join(lines)
+    assert lines[0].startswith(("PASSED: ", "FAILED: "))
+    assert "Near a regime boundary (" in text and "Failing shapes:" in text
+    assert str(REPO) not in text
+    assert "graphsval_cpu/baselines/" in text
+    assert "explanation" not in text.split("Failing shapes:")[1].splitlines()[1]
+    very = "\n".join(_validate(monkeypatch, 80, "-vv"))
+    assert "Per shape:" in very and "output tile" in very
+
+
+def test_colour_only_on_a_terminal_and_never_with_no_color(monkeypatch):
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    assert Screen.detect(Tty()).colour
+    assert not Screen.detect(io.StringIO()).colour
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert not Screen.detect(Tty()).colour
+    assert "\x1b[" in Screen(colour=True).paint("FAIL", fg="red")
+
+
+def test_display_path_is_never_absolute(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mine.csv").write_text("")
+    assert display_path(str(tmp_path / "mine.csv")) == "mine.csv"
+    import graphsval_cpu
+
+    shipped = Path(graphsval_cpu.__file__).parent / "baselines" / "x.csv"
+    assert display_path(str(shipped)) == "graphsval_cpu/baselines/x.csv"
