@@ -56,14 +56,15 @@ class CalibrateOptions:
     """What to calibrate: the target's key, its baselines (CSV paths), the
     calibration file to write (default ``<key>.calibration.json`` here), the
     reason to use validation rows anyway (None: refuse them), whether to run
-    leave-one-out cross-validation, a folder for plots (None: no plots), and
+    leave-one-out cross-validation (None: only up to :data:`LOO_MAX_ROWS`
+    rows, one refit each), a folder for plots (None: no plots), and
     whether to run the grouped cross-validation (a family left out at a time)."""
 
     target: str
     baselines: tuple[str, ...]
     out: str | None = None
     allow_validation_rows: str | None = None
-    leave_one_out: bool = True
+    leave_one_out: bool | None = None
     report_dir: str | None = None
     grouped_cv: bool = True
 
@@ -98,6 +99,13 @@ class CalibrateResult:
     in_sample: dict[str, ErrorFigures] = field(factory=dict)
     warnings: tuple[str, ...] = ()
     diagnostics: tuple[Diagnostic, ...] = ()
+    #: why the leave-one-out was skipped when it was not asked to be
+    loo_skipped: str | None = None
+
+
+#: Above this many rows leave-one-out (one refit per row) is skipped unless
+#: asked for: it flatters a fit anyway, and grouped CV is the figure to trust.
+LOO_MAX_ROWS = 150
 
 
 def _refuse_foreign(path: Path, key: str) -> None:
@@ -149,7 +157,13 @@ def calibrate(registry: Registry, options: CalibrateOptions) -> CalibrateResult:
     fit = fit_latency(registry, spec, rows)
     energy_rows = [r for r in found.rows if id(r) not in skip_energy]
     energy = fit_energy(registry, apply_constants(spec, fit.values, "fit"), energy_rows)
-    loo = leave_one_out(registry, spec, fit, tolerances) if options.leave_one_out else None
+    run_loo = options.leave_one_out
+    loo_skipped = None
+    if run_loo is None:
+        run_loo = len(rows) <= LOO_MAX_ROWS
+        if not run_loo:
+            loo_skipped = f"{len(rows)} rows, one refit each; --loo runs it"
+    loo = leave_one_out(registry, spec, fit, tolerances) if run_loo else None
     grouped = grouped_cv(registry, spec, fit, tolerances) if options.grouped_cv else None
     calibrated = apply_constants(spec, {**fit.values, **energy.values}, "fit")
     predicted, terms = predict_rows(registry, calibrated, rows)
@@ -210,4 +224,5 @@ def calibrate(registry: Registry, options: CalibrateOptions) -> CalibrateResult:
         in_sample=in_sample,
         warnings=warnings,
         diagnostics=diagnostics,
+        loo_skipped=loo_skipped,
     )

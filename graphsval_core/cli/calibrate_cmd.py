@@ -36,7 +36,13 @@ from graphsval_core.cli.context import pass_app
     help="Use rows the project holds out for validation anyway; the reason is "
     "recorded loudly in the calibration file.",
 )
-@click.option("--no-loo", is_flag=True, help="Skip the leave-one-out cross-validation.")
+@click.option(
+    "--loo/--no-loo",
+    "loo",
+    default=None,
+    help="Run (or skip) the leave-one-out cross-validation (default: run it up to 150 "
+    "rows; it refits once per row).",
+)
 @click.option(
     "--no-grouped-cv",
     is_flag=True,
@@ -51,7 +57,7 @@ def calibrate(
     out: str | None,
     report_dir: str | None,
     override: str | None,
-    no_loo: bool,
+    loo: bool | None,
     no_grouped_cv: bool,
 ) -> None:
     """Fit launch overhead, compute and tier fractions, shared-tier capacity,
@@ -83,7 +89,7 @@ def calibrate(
         baselines=baselines,
         out=str(into) if into is not None else out,
         allow_validation_rows=override,
-        leave_one_out=not no_loo,
+        leave_one_out=loo,
         report_dir=report_dir,
         grouped_cv=not no_grouped_cv,
     )
@@ -160,8 +166,9 @@ def _render_quality(result: Any) -> None:
     warning; says which cross-validations were skipped."""
     from graphsval_core.calibrate.evaluate import family_of
 
+    why = {"leave-one-out": f" ({result.loo_skipped})" if result.loo_skipped else ""}
     skipped = [
-        name
+        name + why.get(name, "")
         for name, ran in (("leave-one-out", result.loo), ("grouped CV", result.grouped))
         if ran is None
     ]

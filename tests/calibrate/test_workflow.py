@@ -105,3 +105,17 @@ def test_an_output_that_cannot_be_written_is_bad_input(setup, tmp_path):
     folder.mkdir()
     with pytest.raises(CalibrationError, match=f"--out {folder} is a folder"):
         calibrate(build_registry(), evolve(options, out=str(folder)))
+
+
+def test_leave_one_out_is_skipped_above_its_row_limit_unless_asked(setup, tmp_path, monkeypatch):
+    import graphsval_core.calibrate.workflow as workflow
+
+    base = setup("toy.calibration.csv")
+    monkeypatch.setattr(workflow, "LOO_MAX_ROWS", 10)
+    auto = calibrate(build_registry(), _options(tmp_path, base))
+    assert auto.loo is None and auto.loo_skipped == "14 rows, one refit each; --loo runs it"
+    assert auto.grouped is not None  # the out-of-sample figure still runs
+    forced = calibrate(build_registry(), _options(tmp_path, base, leave_one_out=True))
+    assert forced.loo is not None and forced.loo.rows == 14 and forced.loo_skipped is None
+    skipped = calibrate(build_registry(), _options(tmp_path, base, leave_one_out=False))
+    assert skipped.loo is None and skipped.loo_skipped is None
