@@ -17,7 +17,7 @@ from graphsval_core.plugin_api import (
     packaged_files,
 )
 
-graphsval_api_version = "2.0"
+graphsval_api_version = "2.1"
 
 
 @hookimpl

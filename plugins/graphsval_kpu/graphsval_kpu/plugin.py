@@ -19,7 +19,7 @@ from graphsval_core.plugin_api import (
 if TYPE_CHECKING:
     import numpy as np
 
-graphsval_api_version = "2.0"
+graphsval_api_version = "2.1"
 
 
 @hookimpl

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from graphsval_core.plugin_api import ConsistencyCheck, ProbeResult, TargetSpec, hookimpl
 
-graphsval_api_version = "2.0"
+graphsval_api_version = "2.1"
 
 
 @hookimpl
