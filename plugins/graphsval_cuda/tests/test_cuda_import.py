@@ -9,7 +9,7 @@ import sys
 def test_cuda_plugin_import_loads_neither_torch_nor_pynvml() -> None:
     code = (
         "import graphsval_cuda.plugin, sys; "
-        "assert graphsval_cuda.plugin.graphsval_api_version == '2.0'; "
+        "assert graphsval_cuda.plugin.graphsval_api_version == '2.1'; "
         "assert 'torch' not in sys.modules and 'pynvml' not in sys.modules, "
         "sorted(m for m in sys.modules if m in ('torch', 'pynvml'))"
     )

@@ -82,7 +82,7 @@ def test_tpu_probe_is_consistency_only_and_ignores_others() -> None:
 def test_tpu_plugin_import_is_side_effect_free() -> None:
     code = (
         "import graphsval_tpu.plugin, sys; "
-        "assert graphsval_tpu.plugin.graphsval_api_version == '2.0'; "
+        "assert graphsval_tpu.plugin.graphsval_api_version == '2.1'; "
         "assert 'torch' not in sys.modules and 'pynvml' not in sys.modules; "
         "assert 'graphsval_tpu.targets' not in sys.modules"
     )
