@@ -201,9 +201,11 @@ def _current_values(spec: TargetSpec) -> dict[str, float]:
         out[f"tiers.{t.name}.achievable_fraction"] = t.achievable_fraction
         out[f"tiers.{t.name}.energy_per_byte_j"] = t.energy_per_byte_j
         out[f"tiers.{t.name}.usable_capacity_bytes"] = t.effective_capacity_bytes
-    for name in ("first_touch_bps", "fork_join_s", "kernel_overhead_s", "pack_bps"):
+    for name in ("first_touch_bps", "fork_join_s", "kernel_overhead_s"):
         if getattr(spec, name) is not None:
             out[name] = getattr(spec, name)
+    for d, rate in spec.pack_bps.items():
+        out[f"pack_bps.{d}"] = rate
     return out
 
 

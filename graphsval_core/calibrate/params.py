@@ -11,8 +11,10 @@ exercise it:
   bias), for targets whose spec sets it (a GPU queues it behind the first);
 - ``fork_join_s``: waking and joining the thread team, on multi-unit CPU
   targets (rows at or below the grain run on one thread and do not pay it);
-- ``pack_bps``: the rate at which a CPU GEMM library packs B, from the rows
-  whose A has at least ``pack_min_rows`` rows;
+- ``pack_bps.<dtype>``: the rate at which a CPU GEMM library packs B (each
+  dtype's library on its own: MKL for fp32, oneDNN's reorders for bf16 and
+  int8), from the rows of that dtype whose A has at least its ``pack_min_rows``
+  rows;
 - ``compute_fraction.<dtype>``: the achievable fraction of each dtype's peak
   (when the data say more than the spec's peak, the peak itself is calibrated
   and the fraction is 1: the clock under load is above the one the spec read);
@@ -40,7 +42,7 @@ import numpy as np
 from attrs import define
 
 from graphsval_core.calibrate.rows import predict_rows
-from graphsval_core.datamodel.dtypes import bytes_per_element
+from graphsval_core.datamodel.dtypes import bytes_per_element, product_output_bytes
 from graphsval_core.datamodel.provenance import Provenance
 from graphsval_core.datamodel.target import TargetSpec
 from graphsval_core.files.baseline import BaselineRow
@@ -177,17 +179,20 @@ def choose_params(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) 
                 f"{len(multi)} rows of ops that run more than one kernel (mostly the small ones)",
             )
         )
-    packed = int(np.sum(terms["pack_s"] > 0))  # the model's own rule for who packs
-    if packed >= 2:
-        params.append(
-            Param(
-                "pack_bps",
-                spec.pack_bps,
-                1e8,
-                1e13,
-                f"{packed} matmul/linear rows of {spec.pack_min_rows:g} rows of A or more",
+    packs = terms["pack_s"] > 0  # the model's own rule for who packs
+    for dtype in row_dtypes:
+        packed = int(sum(1 for i, r in enumerate(rows) if packs[i] and r.dtype == dtype))
+        if packed >= 2:
+            params.append(
+                Param(
+                    f"pack_bps.{dtype}",
+                    spec.pack_bps[dtype],
+                    1e8,
+                    1e13,
+                    f"{packed} {dtype} matmul/linear rows of "
+                    f"{spec.pack_min_rows[dtype]:g} rows of A or more",
+                )
             )
-        )
     if (
         spec.fork_join_s is not None
         and spec.parallel_grain_ops is not None
@@ -203,7 +208,7 @@ def choose_params(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) 
             )
         )
     if spec.architecture == "cpu":
-        big = [r for r in rows if _output_bytes(registry, r) >= FIRST_TOUCH_MIN_BYTES]
+        big = [r for r in rows if _output_bytes(registry, spec, r) >= FIRST_TOUCH_MIN_BYTES]
         if len(big) >= 2:
             params.append(
                 Param(
@@ -217,10 +222,13 @@ def choose_params(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) 
     return params
 
 
-def _output_bytes(registry: Any, row: BaselineRow) -> float:
+def _output_bytes(registry: Any, spec: TargetSpec, row: BaselineRow) -> float:
     """Bytes of the row's output operand (0 for an op without one)."""
     op = registry.op(row.op)
     if not op.output_operand:
         return 0.0
     elements = op.operand_elements(np.array([row.dims]))
-    return float(elements[op.output_operand][0]) * bytes_per_element(row.dtype)
+    width = bytes_per_element(row.dtype)
+    if op.gemm_dims:
+        width = product_output_bytes(row.dtype, spec.architecture)
+    return float(elements[op.output_operand][0]) * width

@@ -109,10 +109,16 @@ def _detail_rows(registry: Registry, target: TargetSpec) -> list[list[str]]:
                 ("extra kernel", "kernel_overhead_s", fmt_seconds),
                 ("fork/join", "fork_join_s", fmt_seconds),
                 ("parallel grain", "parallel_grain_ops", lambda v: f"{v:g} ops"),
-                ("packing B", "pack_bps", lambda v: fmt_si(v, "B/s")),
-                ("packing from", "pack_min_rows", lambda v: f"{v:g} rows of A"),
             )
             if getattr(target, name) is not None
+        ],
+        *[
+            [
+                f"packing B {d}",
+                f"{fmt_si(rate, 'B/s')} from {target.pack_min_rows[d]:g} rows of A",
+                src(f"pack_bps.{d}"),
+            ]
+            for d, rate in target.pack_bps.items()
         ],
         ["idle power", f"{target.idle_power_w:g} W", src("idle_power_w")],
         ["TDP", f"{target.tdp_w:g} W", src("tdp_w")],

@@ -251,8 +251,10 @@ class TargetSpec:
     (None: a whole framework dispatch, as on a CPU); ``parallel_grain_ops``
     the work at or below which an op runs on one unit and ``fork_join_s`` what
     waking and joining the thread team costs above it; ``pack_bps`` and
-    ``pack_min_rows`` the rate at which a CPU GEMM library packs B on every
-    call and from how many rows of A it does. A tier marked ``non_inclusive``
+    ``pack_min_rows`` (per dtype, as each dtype's GEMM library packs its own
+    way: MKL for fp32, oneDNN's reorders for bf16 and int8 on a CPU) the rate
+    at which the library packs B on every call and from how many rows of A it
+    does. A tier marked ``non_inclusive``
     holds lines the tier inside it does not, so their capacities add up.
     ``tiers`` are
     innermost first and must grow in capacity outward. ``ground_truth`` is
@@ -295,8 +297,9 @@ class TargetSpec:
     first_touch_min_bytes: float | None = None
     fork_join_s: float | None = None
     kernel_overhead_s: float | None = None
-    pack_bps: float | None = None
-    pack_min_rows: float | None = None
+    #: per dtype (a number given for either applies to every dtype)
+    pack_bps: Mapping[str, float] = field(factory=dict)
+    pack_min_rows: Mapping[str, float] = field(factory=dict)
     parallel_grain_ops: float | None = None
     detected: bool = False
     description: str = ""
@@ -314,9 +317,9 @@ class TargetSpec:
         "fork_join_s",
         "parallel_grain_ops",
         "kernel_overhead_s",
-        "pack_bps",
-        "pack_min_rows",
     )
+    #: Per-dtype packing of a CPU GEMM library (each dtype's library packs its own way).
+    PACKING = ("pack_bps", "pack_min_rows")
 
     def __attrs_post_init__(self) -> None:
         prov = dict(self.provenance)
@@ -365,8 +368,6 @@ class TargetSpec:
                 "first_touch_bps",
                 "give first_touch_bps and first_touch_min_bytes together (or neither)",
             )
-        if (self.pack_bps is None) != (self.pack_min_rows is None):
-            raise SpecError("pack_bps", "give pack_bps and pack_min_rows together (or neither)")
         peaks = _dtype_map("peak_ops_per_s", self.peak_ops_per_s, prov)
         energies = _dtype_map("energy_per_op_j", self.energy_per_op_j, prov)
         for dtype in peaks:
@@ -387,12 +388,20 @@ class TargetSpec:
                 raise SpecError(name, f"dtype {dtype!r} has no peak_ops_per_s")
             dispatch[dtype] = _number(name, _unwrap(raw, name, prov), strict=False)
         _set(self, "dispatch_overhead_s", MappingProxyType(dispatch))
+        packing = {name: self._packing(name, peaks, prov) for name in self.PACKING}
+        if set(packing["pack_bps"]) != set(packing["pack_min_rows"]):
+            raise SpecError(
+                "pack_bps", "give pack_bps and pack_min_rows for the same dtypes (or neither)"
+            )
+        for name, values in packing.items():
+            _set(self, name, values)
         self._check_tiers()
         required = [
             *self.PROVENANCED,
             *(f"peak_ops_per_s.{d}" for d in peaks),
             *(f"energy_per_op_j.{d}" for d in energies),
             *(f"dispatch_overhead_s.{d}" for d in self.dispatch_overhead_s),
+            *(f"{name}.{d}" for name in self.PACKING for d in getattr(self, name)),
         ]
         for optional in self.OPTIONAL_NUMBERS:
             if getattr(self, optional) is not None:
@@ -400,6 +409,31 @@ class TargetSpec:
         _require_provenance("", required, prov)
         _set(self, "provenance", MappingProxyType(prov))
         _set(self, "fingerprint", MappingProxyType(dict(self.fingerprint)))
+
+    def _packing(
+        self, name: str, peaks: Mapping[str, float], prov: dict[str, Provenance]
+    ) -> Mapping[str, float]:
+        """``pack_bps`` or ``pack_min_rows`` per dtype: a mapping of dtype to
+        number, or one number (with the provenance filed under ``name``) for
+        every dtype of the spec."""
+        raw = getattr(self, name)
+        if raw is None:
+            return MappingProxyType({})
+        out: dict[str, float] = {}
+        if isinstance(raw, Mapping):
+            for dtype, value in raw.items():
+                where = f"{name}.{dtype}"
+                if dtype not in peaks:
+                    raise SpecError(where, f"dtype {dtype!r} has no peak_ops_per_s")
+                out[dtype] = _number(where, _unwrap(value, where, prov))
+            return MappingProxyType(out)
+        value = _number(name, _unwrap(raw, name, prov))
+        source = prov.pop(name, None)
+        for dtype in peaks:
+            out[dtype] = value
+            if source is not None:
+                prov[f"{name}.{dtype}"] = source
+        return MappingProxyType(out)
 
     def _compute_fractions(
         self, peaks: Mapping[str, float], prov: dict[str, Provenance]
@@ -492,8 +526,8 @@ class TargetSpec:
             "fork_join_s": self.fork_join_s,
             "parallel_grain_ops": self.parallel_grain_ops,
             "kernel_overhead_s": self.kernel_overhead_s,
-            "pack_bps": self.pack_bps,
-            "pack_min_rows": self.pack_min_rows,
+            "pack_bps": dict(self.pack_bps),
+            "pack_min_rows": dict(self.pack_min_rows),
             "launch_overhead_s": self.launch_overhead_s,
             "idle_power_w": self.idle_power_w,
             "tdp_w": self.tdp_w,

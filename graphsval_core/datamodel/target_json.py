@@ -27,7 +27,13 @@ _TIER_FIELDS = (
 _SCALARS = (*TargetSpec.PROVENANCED, *TargetSpec.OPTIONAL_NUMBERS)
 #: What the cross-target checks compare a part with (written only when set).
 _COMPARISON = ("power_mode_class", "family_rank", "power_class")
-_MAPS = ("peak_ops_per_s", "energy_per_op_j", "compute_fraction", "dispatch_overhead_s")
+_MAPS = (
+    "peak_ops_per_s",
+    "energy_per_op_j",
+    "compute_fraction",
+    "dispatch_overhead_s",
+    *TargetSpec.PACKING,
+)
 
 
 def _prov(p: Provenance) -> dict[str, str]:
@@ -99,9 +105,14 @@ def spec_from_json(data: dict[str, Any]) -> TargetSpec:
                 ),
             )
         )
-    maps = {
-        f: {d: _sourced(v, prov.get(f"{f}.{d}")) for d, v in data.get(f, {}).items()} for f in _MAPS
+    maps: dict[str, Any] = {
+        f: {d: _sourced(v, prov.get(f"{f}.{d}")) for d, v in (data.get(f) or {}).items()}
+        for f in _MAPS
+        if not isinstance(data.get(f), int | float)
     }
+    for f in TargetSpec.PACKING:  # a spec written before packing was per dtype
+        if isinstance(data.get(f), int | float):
+            maps[f] = _sourced(data[f], prov.get(f))
     return TargetSpec(
         key=data["key"],
         name=data["name"],

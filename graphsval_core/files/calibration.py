@@ -29,7 +29,6 @@ def _prov(source: str) -> Provenance:
 SCALAR_CONSTANTS = (
     "launch_overhead_s",
     "idle_power_w",
-    "pack_bps",
     "kernel_overhead_s",
     "fork_join_s",
 )
@@ -46,6 +45,14 @@ def apply_constants(spec: TargetSpec, values: dict[str, float], source: str) -> 
         if f"dispatch_overhead_s.{dtype}" in values:
             dispatch[dtype] = Sourced(values[f"dispatch_overhead_s.{dtype}"], _prov(source))
     changes["dispatch_overhead_s"] = dispatch
+    packing = {d: Sourced(v, prov[f"pack_bps.{d}"]) for d, v in spec.pack_bps.items()}
+    for dtype in spec.pack_bps:
+        # "pack_bps" alone: a calibration made before packing was per dtype
+        for key in (f"pack_bps.{dtype}", "pack_bps"):
+            if key in values:
+                packing[dtype] = Sourced(values[key], _prov(source))
+                break
+    changes["pack_bps"] = packing
     peaks = dict(spec.peak_ops_per_s)
     fractions = dict(spec.compute_fraction)
     for dtype in spec.dtypes:
@@ -100,7 +107,13 @@ def apply_constants(spec: TargetSpec, values: dict[str, float], source: str) -> 
             k: v
             for k, v in prov.items()
             if not k.startswith(
-                ("peak_ops_per_s.", "compute_fraction.", "energy_per_op_j.", "dispatch_overhead_s.")
+                (
+                    "peak_ops_per_s.",
+                    "compute_fraction.",
+                    "energy_per_op_j.",
+                    "dispatch_overhead_s.",
+                    "pack_bps.",
+                )
             )
         },
     )

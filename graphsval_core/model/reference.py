@@ -11,7 +11,9 @@ latency and energy of one call on warm data, term by term
   C-tile sized for the inner level (the register tile for tier 0, the
   residency window a plugin gives for tier ``k - 1`` otherwise, by default a
   square tile): ``(p*M*N + M*K*ceil(N/Nt) + K*N*ceil(M/Mt)) * bpe``, plus
-  operands outside the product, such as a bias, once. An op with no reuse
+  operands outside the product, such as a bias, once; C's elements take the
+  product's output width (int32 for an int8 product on a CPU or GPU:
+  ``torch._int_mm`` returns its accumulators). An op with no reuse
   moves every operand once. ``p`` is 2 on a write-allocate target (a CPU reads
   an output line before a store fills it) and 1 otherwise, or for a freshly
   mapped output; a CPU's vector_add likewise moves its output twice.
@@ -47,8 +49,9 @@ latency and energy of one call on warm data, term by term
   ``first_touch_min_bytes`` costs its bytes over ``first_touch_bps`` (the OS
   zeroing its pages).
 - **Packing**: a CPU GEMM library copies B, ``K*N*bpe`` bytes, into its panel
-  layout at ``pack_bps`` on every call once A has ``pack_min_rows`` rows or
-  more.
+  layout at the dtype's ``pack_bps`` on every call once A has the dtype's
+  ``pack_min_rows`` rows or more (MKL streams B unpacked through a GEMV for
+  one or two rows; oneDNN reorders a bf16 or int8 B for every call).
 - **Latency** (:mod:`.terms.latency`) = launch + max(compute, memory)
   + (1 - overlap) * min(compute, memory) + first touch + packing. The terms
   reported satisfy launch + exposed compute + exposed memory + first touch +
@@ -68,7 +71,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from graphsval_core.datamodel.dtypes import bytes_per_element
+from graphsval_core.datamodel.dtypes import bytes_per_element, product_output_bytes
 from graphsval_core.datamodel.errors import UserInputError
 from graphsval_core.model.prediction import Prediction
 from graphsval_core.model.terms.compute import (
@@ -161,8 +164,17 @@ def predict(
     operands = operand_bytes(elements, bpe)
     working_set = np.asarray(op.working_set_bytes(shapes, bpe), dtype=np.float64)
     out_bytes = np.zeros(len(shapes))
+    # a product's output may be wider than its inputs (int8 -> int32)
+    out_bpe = bpe
+    if op.gemm_dims is not None:
+        out_bpe = product_output_bytes(dtype, target.architecture)
     if op.output_operand:
-        out_bytes = np.asarray(elements[op.output_operand], dtype=np.float64) * bpe
+        out_elements = np.asarray(elements[op.output_operand], dtype=np.float64)
+        out_bytes = out_elements * out_bpe
+        wider = out_elements * (out_bpe - bpe)
+        operands = operands + wider
+        if op.output_operand in op.working_set_operands:
+            working_set = working_set + wider
 
     # traffic per tier, less what the inner levels keep
     fresh = fresh_output(out_bytes, target.first_touch_bps, target.first_touch_min_bytes)
@@ -172,8 +184,8 @@ def predict(
     if op.gemm_dims is not None:
         gemm = np.asarray(op.gemm_dims(shapes), dtype=np.float64).reshape(len(shapes), 3)
         tiles = _tiles(registry, target, op, shapes, dtype, gemm, tiers)
-        outside = outside_product_bytes(operands, gemm, bpe)
-        traffic = reuse_traffic(gemm, tiles, bpe, outside, read_first)
+        outside = outside_product_bytes(operands, gemm, bpe, out_bpe)
+        traffic = reuse_traffic(gemm, tiles, bpe, outside, read_first, out_bpe)
     else:
         traffic = streamed_traffic(operands, out_bytes, read_first, len(tiers))
     bytes_per_tier = traffic * miss_fraction(working_set, inner_capacities(tiers))
@@ -204,7 +216,7 @@ def predict(
     first_touch = first_touch_time(out_bytes, fresh, target.first_touch_bps)
     pack = np.zeros(len(shapes))
     if gemm is not None:
-        pack = pack_time(gemm, bpe, target.pack_bps, target.pack_min_rows)
+        pack = pack_time(gemm, bpe, target.pack_bps.get(dtype), target.pack_min_rows.get(dtype))
 
     exposed = overlap_terms(compute.compute_s, memory.memory_s, overlap)
     latency = launch_s + exposed.exposed_compute_s + exposed.exposed_memory_s + first_touch + pack

@@ -25,7 +25,7 @@ SHAPES = {
     "matmul": [[1, 900, 1100], [2, 1500, 1300], [24, 1200, 1400], [48, 2000, 900], [520, 520, 520]],
     "linear": [[1, 70, 90], [1, 300, 300], [16, 1600, 1200], [600, 700, 500]],
 }
-TRUE = {"fork_join_s": 4.2e-6, "pack_bps": 7.5e9, "kernel_overhead_s": 1.3e-6}
+TRUE = {"fork_join_s": 4.2e-6, "pack_bps.fp32": 7.5e9, "kernel_overhead_s": 1.3e-6}
 
 
 def _cpu(make_target, **true):
@@ -34,7 +34,7 @@ def _cpu(make_target, **true):
         fork_join_s=estimated(true.get("fork_join_s", 2e-6), "t"),
         parallel_grain_ops=estimated(32768, "t"),
         kernel_overhead_s=estimated(true.get("kernel_overhead_s", 2e-6), "t"),
-        pack_bps=estimated(true.get("pack_bps", 20e9), "t"),
+        pack_bps=estimated(true.get("pack_bps.fp32", 20e9), "t"),
         pack_min_rows=estimated(3, "t"),
     )
 
@@ -73,7 +73,7 @@ def test_recovers_fork_join_kernel_overhead_and_pack_rate_within_2_percent(cpu_s
     constants = json.loads(out.read_text())["constants"]
     for name, value in TRUE.items():
         assert constants[name]["value"] == pytest.approx(value, rel=0.02), name
-    assert "of 3 rows of A or more" in constants["pack_bps"]["from"]
+    assert "fp32 matmul/linear rows of 3 rows of A or more" in constants["pack_bps.fp32"]["from"]
 
 
 def test_a_coefficient_the_rows_cannot_see_sits_at_its_floor(cpu_setup, tmp_path):

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from graphsval_core import hookimpl
-from graphsval_core.datamodel.provenance import estimated
+from graphsval_core.datamodel.provenance import datasheet, estimated
 from graphsval_core.model.predict import predict_batch, predict_one
 from graphsval_core.model.reference import UnsupportedDtypeError
 from graphsval_core.plugins.loader import build_registry
@@ -216,3 +216,38 @@ def test_first_touch_of_a_large_fresh_output(make_target, make_plugin, fake_entr
     total = p.launch_s + p.exposed_compute_s + p.exposed_memory_s + p.first_touch_s + p.pack_s
     assert np.array_equal(total, p.latency_s)
     assert "first touch of the fresh output" in p.sentence(0)
+
+
+def test_an_int8_product_writes_int32(make_target, make_plugin, fake_entry_points):
+    # torch._int_mm returns int32: a 4096 x 2048 output is 32 MiB, not 8 MiB, so it
+    # is mapped afresh (first touch) and its traffic counts 4 bytes per element;
+    # A and B stay 1 byte per element
+    fake_entry_points()
+    spec = make_target(
+        "int8y",
+        peak_ops_per_s={"fp32": datasheet(256e9, "test"), "int8": datasheet(1e12, "test")},
+        energy_per_op_j={"fp32": estimated(1e-12, "test"), "int8": estimated(1e-13, "test")},
+        first_touch_bps=estimated(10e9, "test"),
+        first_touch_min_bytes=estimated(32 * 2**20, "test"),
+    )
+    registry = build_registry(extra_plugins=[("t", make_plugin("t", lambda: [spec]))])
+    m, k, n = 4096, 64, 2048
+    p = predict_batch(registry, "int8y", "matmul", [[m, k, n]], "int8")
+    assert p.first_touch_s[0] == pytest.approx(m * n * 4 / 10e9)
+    assert p.working_set_bytes[0] == m * k + k * n + m * n * 4
+    # every tier's traffic counts C at 4 bytes: C is written once (fresh) in l1's
+    # register tiles of floor(sqrt(2048 / 3)) = 26 on a side
+    tiles = np.ceil(m / 26), np.ceil(n / 26)
+    l1 = m * n * 4 + m * k * tiles[1] + k * n * tiles[0]
+    assert p.bytes_per_tier[0, 0] == pytest.approx(l1)
+    fp32 = predict_batch(registry, "int8y", "matmul", [[m, k, n]], "fp32")
+    assert fp32.working_set_bytes[0] == (m * k + k * n + m * n) * 4
+
+
+def test_only_pytorch_architectures_return_int8_accumulators():
+    from graphsval_core.datamodel.dtypes import product_output_bytes
+
+    assert product_output_bytes("int8", "cpu") == product_output_bytes("int8", "gpu") == 4.0
+    # a systolic array requantizes in its output pipeline
+    assert product_output_bytes("int8", "systolic") == 1.0
+    assert product_output_bytes("bf16", "cpu") == 2.0

@@ -86,6 +86,34 @@ def test_packing_b_costs_its_bytes_from_the_threshold_on(registry_of):
 def test_pack_rate_and_threshold_come_together(make_target):
     with pytest.raises(SpecError, match="pack_bps"):
         make_target(pack_bps=estimated(10e9, "test"))
+    with pytest.raises(SpecError, match="same dtypes"):
+        make_target(
+            peak_ops_per_s={"fp32": datasheet(1e11, "t"), "bf16": datasheet(2e11, "t")},
+            energy_per_op_j={"fp32": estimated(1e-12, "t"), "bf16": estimated(1e-12, "t")},
+            pack_bps={"fp32": estimated(10e9, "t"), "bf16": estimated(5e9, "t")},
+            pack_min_rows={"fp32": estimated(3, "t")},
+        )
+    with pytest.raises(SpecError, match="pack_bps.int8"):
+        make_target(
+            pack_bps={"int8": estimated(10e9, "t")}, pack_min_rows={"int8": estimated(1, "t")}
+        )
+
+
+def test_each_dtype_packs_with_its_own_library(registry_of):
+    # MKL streams a 2-row fp32 B unpacked; oneDNN reorders a bf16 B even for one row
+    registry = registry_of(
+        peak_ops_per_s={"fp32": datasheet(1e11, "t"), "bf16": datasheet(2e11, "t")},
+        energy_per_op_j={"fp32": estimated(1e-12, "t"), "bf16": estimated(1e-12, "t")},
+        pack_bps={"fp32": estimated(20e9, "mkl"), "bf16": estimated(5e9, "onednn")},
+        pack_min_rows={"fp32": estimated(3, "mkl"), "bf16": estimated(1, "onednn")},
+    )
+    fp32 = predict_batch(registry, "t", "matmul", [[1, 1024, 1024], [4, 1024, 1024]], "fp32")
+    bf16 = predict_batch(registry, "t", "matmul", [[1, 1024, 1024], [4, 1024, 1024]], "bf16")
+    assert fp32.pack_s[0] == 0.0
+    assert fp32.pack_s[1] == pytest.approx(1024 * 1024 * 4 / 20e9)
+    assert bf16.pack_s.tolist() == pytest.approx([1024 * 1024 * 2 / 5e9] * 2)
+    spec = registry.target("t")
+    assert spec.provenance["pack_bps.bf16"].source == "onednn"
 
 
 def test_write_allocate_on_a_cpu_not_on_a_gpu(registry_of):
@@ -170,7 +198,8 @@ def test_new_fields_survive_a_json_round_trip(make_target, make_tier):
     )
     back = spec_from_json(spec_to_json(spec))
     assert back == spec
-    assert back.provenance["pack_min_rows"].source == "e"
+    assert back.provenance["pack_min_rows.fp32"].source == "e"
+    assert back.pack_bps == {"fp32": 2e10} and back.pack_min_rows == {"fp32": 3}
     assert back.tiers[1].non_inclusive is True
 
 

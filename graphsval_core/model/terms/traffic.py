@@ -38,15 +38,23 @@ def square_tile(gemm: np.ndarray, capacity_bytes: float, bpe: float) -> np.ndarr
 
 
 def gemm_traffic_bytes(
-    gemm: np.ndarray, tile: np.ndarray, bpe: float, output_passes: float | np.ndarray = 2.0
+    gemm: np.ndarray,
+    tile: np.ndarray,
+    bpe: float,
+    output_passes: float | np.ndarray = 2.0,
+    out_bpe: float | None = None,
 ) -> np.ndarray:
     """Bytes crossing a boundary for ``C[M,N] = A[M,K] B[K,N]`` with C-tile
-    ``(Mt, Nt)``: ``(p*M*N + M*K*ceil(N/Nt) + K*N*ceil(M/Mt)) * bpe``, where C
-    crosses ``p = output_passes`` times (written, and read first by a
-    write-allocate cache). ``gemm`` and ``tile`` are ``(n, 3)`` of (M, K, N)."""
+    ``(Mt, Nt)``: ``p*M*N*out_bpe + (M*K*ceil(N/Nt) + K*N*ceil(M/Mt)) * bpe``,
+    where C crosses ``p = output_passes`` times (written, and read first by a
+    write-allocate cache) and its elements take ``out_bpe`` bytes (``bpe``
+    unless given: int32 for an int8 product). ``gemm`` and ``tile`` are
+    ``(n, 3)`` of (M, K, N)."""
     m, k, n = (gemm[:, i].astype(np.float64) for i in range(3))
     mt, nt = tile[:, 0], tile[:, 2]
-    return (output_passes * m * n + m * k * np.ceil(n / nt) + k * n * np.ceil(m / mt)) * bpe
+    c_bpe = bpe if out_bpe is None else out_bpe
+    inputs = (m * k * np.ceil(n / nt) + k * n * np.ceil(m / mt)) * bpe
+    return output_passes * m * n * c_bpe + inputs
 
 
 def write_allocates(target: TargetSpec) -> bool:
@@ -68,11 +76,14 @@ def operand_bytes(elements: Mapping[str, np.ndarray], bpe: float) -> np.ndarray:
     return sum(np.asarray(v, dtype=np.float64) for v in elements.values()) * bpe
 
 
-def outside_product_bytes(operands: np.ndarray, gemm: np.ndarray, bpe: float) -> np.ndarray:
+def outside_product_bytes(
+    operands: np.ndarray, gemm: np.ndarray, bpe: float, out_bpe: float | None = None
+) -> np.ndarray:
     """Operand bytes outside a product's A, B and C (a bias):
-    ``operands - (M*K + K*N + M*N) * bpe``; they cross every boundary once."""
+    ``operands - (M*K + K*N) * bpe - M*N * out_bpe``; they cross every boundary once."""
     m, k, n = gemm[:, 0], gemm[:, 1], gemm[:, 2]
-    return operands - (m * k + k * n + m * n) * bpe
+    c_bpe = bpe if out_bpe is None else out_bpe
+    return operands - (m * k + k * n) * bpe - m * n * c_bpe
 
 
 def reuse_traffic(
@@ -81,6 +92,7 @@ def reuse_traffic(
     bpe: float,
     outside: np.ndarray,
     read_first: np.ndarray,
+    out_bpe: float | None = None,
 ) -> np.ndarray:
     """Traffic of a matrix product at every tier: column ``k`` is
     :func:`gemm_traffic_bytes` with tier ``k``'s tile ``tiles[:, k]`` (``(n, T, 3)``),
@@ -89,7 +101,7 @@ def reuse_traffic(
     passes = 1.0 + read_first
     traffic = np.zeros(tiles.shape[:2])
     for k in range(tiles.shape[1]):
-        traffic[:, k] = gemm_traffic_bytes(gemm, tiles[:, k, :], bpe, passes) + outside
+        traffic[:, k] = gemm_traffic_bytes(gemm, tiles[:, k, :], bpe, passes, out_bpe) + outside
     return traffic
 
 

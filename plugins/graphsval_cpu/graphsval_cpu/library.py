@@ -7,6 +7,8 @@ chip; each is estimated here and calibrated per target from its rows.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from graphsval_core.plugin_api import Sourced, estimated
 
 #: PyTorch's at::internal::GRAIN_SIZE: an op with fewer elements (here: ops)
@@ -32,19 +34,43 @@ def grain() -> Sourced:
     )
 
 
-def pack_rate() -> Sourced:
-    """The rate at which the GEMM library copies B into its panel layout."""
-    return estimated(
-        20e9,
-        "MKL/oneDNN pack B into panels on every call: a read and a write of B, "
-        "about 20 GB/s (a copy's rate)",
-    )
+#: The dtypes whose products go through oneDNN (its reorders) rather than MKL.
+ONEDNN_DTYPES = ("bf16", "int8")
 
 
-def pack_min_rows() -> Sourced:
-    """From how many rows of A the GEMM library packs B."""
-    return estimated(
-        3,
-        "MKL and oneDNN stream B unpacked through GEMV-like kernels for one or two rows "
-        "of A and pack it from a few rows on",
-    )
+def pack_rate(dtypes: Iterable[str]) -> dict[str, Sourced]:
+    """The rate at which each dtype's GEMM library copies B into its layout."""
+    out = {}
+    for dtype in dtypes:
+        if dtype in ONEDNN_DTYPES:
+            out[dtype] = estimated(
+                10e9,
+                f"oneDNN reorders a {dtype} B into its blocked (VNNI/AMX) layout on every "
+                "call: a read and a strided write of B with a format change, about 10 GB/s",
+            )
+        else:
+            out[dtype] = estimated(
+                20e9,
+                f"MKL packs a {dtype} B into panels on every call: a read and a write of B, "
+                "about 20 GB/s (a copy's rate)",
+            )
+    return out
+
+
+def pack_min_rows(dtypes: Iterable[str]) -> dict[str, Sourced]:
+    """From how many rows of A each dtype's GEMM library packs B."""
+    out = {}
+    for dtype in dtypes:
+        if dtype in ONEDNN_DTYPES:
+            out[dtype] = estimated(
+                1,
+                f"oneDNN reorders a {dtype} B for every call, a GEMV's included (a {dtype} "
+                "GEMV takes as long for 1 row as for 16)",
+            )
+        else:
+            out[dtype] = estimated(
+                3,
+                "MKL streams B unpacked through GEMV-like kernels for one or two rows of A "
+                "and packs it from a few rows on",
+            )
+    return out

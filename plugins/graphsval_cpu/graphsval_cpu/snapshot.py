@@ -45,6 +45,12 @@ def _kept(value: float | None, prov: Provenance | None) -> Sourced | None:
     return Sourced(value, prov) if prov is not None else Sourced(value, Provenance("detected", ""))
 
 
+def _kept_per_dtype(target: TargetSpec, name: str) -> dict[str, Sourced]:
+    """A per-dtype constant of the detected spec carried into the snapshot unchanged."""
+    values = getattr(target, name)
+    return {d: _kept(v, target.provenance.get(f"{name}.{d}")) for d, v in values.items()}  # type: ignore[misc]
+
+
 def snapshot_host(target: TargetSpec, threads: int | None) -> TargetSpec:
     """The named target a capture of ``target`` with ``threads`` threads measures."""
     cores = target.compute_units
@@ -86,8 +92,8 @@ def snapshot_host(target: TargetSpec, threads: int | None) -> TargetSpec:
         },
         launch_overhead_s=Sourced(target.launch_overhead_s, prov["launch_overhead_s"]),
         # the GEMM library's packing of B does not depend on the threads
-        pack_bps=_kept(target.pack_bps, prov.get("pack_bps")),
-        pack_min_rows=_kept(target.pack_min_rows, prov.get("pack_min_rows")),
+        pack_bps=_kept_per_dtype(target, "pack_bps"),
+        pack_min_rows=_kept_per_dtype(target, "pack_min_rows"),
         idle_power_w=Sourced(target.idle_power_w, prov["idle_power_w"]),
         tdp_w=Sourced(target.tdp_w, prov["tdp_w"]),
         ground_truth="measured",
