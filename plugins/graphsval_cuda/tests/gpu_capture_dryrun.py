@@ -97,10 +97,9 @@ def main(argv: list[str]) -> None:
     if len(argv) < 2 or argv[1] not in ("graphsval", "python"):
         sys.exit("usage: gpu_capture_dryrun.py graphsval ARGS... | python FILE ARGS...")
     install_fakes()
-    if argv[1] == "graphsval":
-        from graphsval_core.cli.main import main as graphsval
-
-        graphsval(argv[2:])
+    if argv[1] == "graphsval":  # the command itself, as `python -m graphsval_core` runs it
+        sys.argv = ["graphsval", *argv[2:]]
+        runpy.run_module("graphsval_core", run_name="__main__", alter_sys=True)
         return
     sys.argv = argv[2:]
     runpy.run_path(argv[2], run_name="__main__")
