@@ -41,6 +41,7 @@ from graphsval_core.model.plausibility import (
     row_flags,
     suspect_of,
 )
+from graphsval_core.model.prediction import Prediction
 from graphsval_core.model.reference import NAME as REFERENCE
 from graphsval_core.model.terms.overheads import pays_dispatch
 from graphsval_core.plugins.records import PredictorConstant, PredictorSpec
@@ -362,7 +363,47 @@ def _checked(
         binding_tier=columns["binding_tier"],
         explanation=[pred.sentence(i) for i in range(len(rows))],
         terms=_terms(columns, target, dtype, op, own=predictor.name == REFERENCE),
+        **breakdown(pred),
     )
+
+
+#: The prediction's terms the records carry under the same name.
+BREAKDOWN_TERMS = (
+    "launch_s",
+    "compute_s",
+    "memory_s",
+    "exposed_compute_s",
+    "exposed_memory_s",
+    "hidden_s",
+    "first_touch_s",
+    "pack_s",
+    "flops",
+    "working_set_bytes",
+    "energy_compute_j",
+    "energy_static_j",
+)
+
+
+def breakdown(pred: Prediction) -> dict[str, Any]:
+    """The record columns of a prediction's structured terms (see
+    :class:`~graphsval_core.validate.records.Records`); a term the predictor
+    does not report is left out (absent in the record)."""
+    out: dict[str, Any] = {}
+    for name in BREAKDOWN_TERMS:
+        value = getattr(pred, name)
+        if value is not None:
+            out[name] = value
+    if pred.residency_tier is not None:
+        out["residency_tier"] = np.asarray(pred.residency_tier).astype(str)
+    for prefix, array, suffix in (
+        ("bytes_", pred.bytes_per_tier, ""),
+        ("memory_", pred.time_per_tier_s, "_s"),
+        ("energy_", pred.energy_per_tier_j, "_j"),
+    ):
+        if array is not None:
+            for k, tier in enumerate(pred.tier_names):
+                out[f"{prefix}{tier}{suffix}"] = np.asarray(array, dtype=np.float64)[:, k]
+    return out
 
 
 def _verdict(made: np.ndarray, ok: np.ndarray) -> list[bool | None]:

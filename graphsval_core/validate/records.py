@@ -13,7 +13,11 @@ NaN where absent), ``flag`` (True, False or None: a verdict not made) and
 (failed capture or correctness check: not predicted) or ``suspect`` (predicted,
 but its latency is physically implausible: out of pass/fail; an implausible
 energy only skips the energy verdict, see
-:mod:`graphsval_core.model.plausibility`). :class:`Terms` holds, for the same records, the model's
+:mod:`graphsval_core.model.plausibility`). The last fields are the
+prediction's structured terms: launch, compute, memory and their overlap,
+first touch, packing, and per tier (l1, l2, l3, dram: the only tier names)
+the bytes it serves, its memory time and its traffic's energy, with the
+energy of compute and the static energy. :class:`Terms` holds, for the same records, the model's
 terms that drift attribution needs (not part of the public schema).
 """
 
@@ -146,6 +150,32 @@ class Records:
     file: np.ndarray = column(TEXT, "the baseline file")
     line: np.ndarray = column(COUNT, "the row's line in that file")
     notes: np.ndarray = column(TEXT, "the baseline row's notes")
+    # --- the prediction's structured terms (absent: the predictor does not report it)
+    launch_s: np.ndarray = column(NUMBER, "launch: the call's kernels and thread team (s)")
+    compute_s: np.ndarray = column(NUMBER, "compute time (s)")
+    memory_s: np.ndarray = column(NUMBER, "memory time: the binding tier's (s)")
+    exposed_compute_s: np.ndarray = column(NUMBER, "compute time not hidden under memory (s)")
+    exposed_memory_s: np.ndarray = column(NUMBER, "memory time not hidden under compute (s)")
+    hidden_s: np.ndarray = column(NUMBER, "the overlapped time (s)")
+    first_touch_s: np.ndarray = column(NUMBER, "first touch of a fresh output (s)")
+    pack_s: np.ndarray = column(NUMBER, "packing B for the GEMM library (s)")
+    flops: np.ndarray = column(NUMBER, "operations of the call (FLOP or OP)")
+    working_set_bytes: np.ndarray = column(NUMBER, "operands and output (B)")
+    residency_tier: np.ndarray = column(TEXT, "the tier the reused tile lives in")
+    bytes_l1: np.ndarray = column(NUMBER, "bytes the l1 tier serves (B)")
+    bytes_l2: np.ndarray = column(NUMBER, "bytes the l2 tier serves (B)")
+    bytes_l3: np.ndarray = column(NUMBER, "bytes the l3 tier serves (B)")
+    bytes_dram: np.ndarray = column(NUMBER, "bytes dram serves (B)")
+    memory_l1_s: np.ndarray = column(NUMBER, "the l1 tier's memory time (s)")
+    memory_l2_s: np.ndarray = column(NUMBER, "the l2 tier's memory time (s)")
+    memory_l3_s: np.ndarray = column(NUMBER, "the l3 tier's memory time (s)")
+    memory_dram_s: np.ndarray = column(NUMBER, "dram's memory time (s)")
+    energy_compute_j: np.ndarray = column(NUMBER, "energy of the operations (J)")
+    energy_l1_j: np.ndarray = column(NUMBER, "energy of the l1 tier's traffic (J)")
+    energy_l2_j: np.ndarray = column(NUMBER, "energy of the l2 tier's traffic (J)")
+    energy_l3_j: np.ndarray = column(NUMBER, "energy of the l3 tier's traffic (J)")
+    energy_dram_j: np.ndarray = column(NUMBER, "energy of dram's traffic (J)")
+    energy_static_j: np.ndarray = column(NUMBER, "static (idle) power over the latency (J)")
     terms: Terms = field(metadata={"public": False})
 
     def __len__(self) -> int:

@@ -11,8 +11,8 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, TypeVar
 
 from graphsval_core.datamodel.regimes import order, short
 from graphsval_core.datamodel.tables import format_table, markdown_table
@@ -23,8 +23,11 @@ from graphsval_core.validate.paths import display_path
 from graphsval_core.validate.records import RECORD_FIELDS
 from graphsval_core.validate.summary import SCHEMA_VERSION, Summary, summary_dict
 
+T = TypeVar("T")
+
 __all__ = [
     "RECORD_FIELDS",
+    "heatmap_layout",
     "heatmap_rows",
     "records_csv",
     "regimes_present",
@@ -34,12 +37,25 @@ __all__ = [
 ]
 
 
+def _shown(record: dict[str, Any]) -> dict[str, Any]:
+    """A record as a report writes it: its baseline file's path as shown
+    (:func:`~graphsval_core.validate.paths.display_path`)."""
+    record["file"] = display_path(record["file"] or "")
+    return record
+
+
 def report_json(summary: Summary, validation: Validation) -> str:
     """``report.json``: the summary and every record."""
+    head = summary_dict(summary)
+    for key in ("excluded", "suspect", "near_boundary", "unplaced"):
+        for item in head[key]:
+            item["file"] = display_path(item["file"])
+    for item in head["header"]["baselines"]:
+        item["path"] = display_path(item["path"])
     body = {
         "schema_version": SCHEMA_VERSION,
-        "summary": summary_dict(summary),
-        "records": list(validation.records.rows()),
+        "summary": head,
+        "records": [_shown(r) for r in validation.records.rows()],
     }
     return json.dumps(body, indent=2, default=str) + "\n"
 
@@ -50,7 +66,7 @@ def records_csv(validation: Validation) -> str:
     writer = csv.DictWriter(buf, fieldnames=list(RECORD_FIELDS), lineterminator="\n")
     writer.writeheader()
     for r in validation.records.rows():
-        writer.writerow({k: "" if v is None else v for k, v in r.items()})
+        writer.writerow({k: "" if v is None else v for k, v in _shown(r).items()})
     return buf.getvalue()
 
 
@@ -64,13 +80,14 @@ def regimes_present(summary: Summary) -> list[str]:
 ALL_DTYPES = "all"
 
 
-def _heatmap_lines(
-    cells: dict[str, str], dtypes: Sequence[str], regimes: Sequence[str]
-) -> list[tuple[str, list[str]]]:
-    """One target and op's heatmap rows, ``(dtype, cells)``: one row when its
-    records have one dtype; else a row per dtype for the regimes whose cells
-    hold one dtype (:data:`PER_DTYPE`), then an ``all`` row for the pooled
-    ones (blank: the cell is on the other rows; ``.``: no records)."""
+def heatmap_layout(
+    cells: Mapping[str, T], dtypes: Sequence[str], regimes: Sequence[str]
+) -> list[tuple[str, list[T | str]]]:
+    """One target and op's heatmap rows, ``(dtype, cells)``, each cell the
+    value ``cells`` holds under its label: one row when its records have one
+    dtype; else a row per dtype for the regimes whose cells hold one dtype
+    (:data:`PER_DTYPE`), then an ``all`` row for the pooled ones (``""``: the
+    cell is on the other rows; ``"."``: no records)."""
     split = [r in PER_DTYPE for r in regimes]
     if len(dtypes) <= 1:
         dtype = dtypes[0] if dtypes else None
@@ -83,10 +100,10 @@ def _heatmap_lines(
                 ],
             )
         ]
-    lines: list[tuple[str, list[str]]] = []
+    lines: list[tuple[str, list[T | str]]] = []
     if any(split):
         for dtype in dtypes:
-            row = [
+            row: list[T | str] = [
                 cells.get(cell_label(r, dtype), ".") if s else ""
                 for r, s in zip(regimes, split, strict=True)
             ]
@@ -104,13 +121,13 @@ def _heatmap_lines(
 
 def heatmap_rows(summary: Summary) -> tuple[list[str], list[list[str]]]:
     """The heatmap as a table: rows per target and op (and dtype, see
-    :func:`_heatmap_lines`), a column per regime."""
+    :func:`heatmap_layout`), a column per regime."""
     regimes = regimes_present(summary)
     header = ["target / op", "dtype", *[short(r) for r in regimes]]
     rows = []
     for t in summary.targets:
         label = f"{t.hardware} / {t.op}" + (" (in-sample only)" if t.in_sample else "")
-        for dtype, cells in _heatmap_lines(dict(t.cells), t.dtypes, regimes):
+        for dtype, cells in heatmap_layout(dict(t.cells), t.dtypes, regimes):
             rows.append([label, dtype, *cells])
     for hw, info in sorted(summary.consistency.items()):
         label = f"{hw} (consistency-only)"
@@ -129,7 +146,19 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[Any]], markdown: bool)
     return markdown_table(header, rows) if markdown else format_table(header, rows)
 
 
-def _target_lines(summary: Summary) -> list[list[str]]:
+#: The columns of the per target and op table.
+TARGET_COLUMNS = (
+    "target / op",
+    "pass",
+    "median |latency error|",
+    "near-boundary/unplaced/excluded/suspect",
+    "capture vs recapture (ceiling)",
+    "data",
+)
+
+
+def target_rows(summary: Summary) -> list[list[str]]:
+    """The per target and op table's rows (see :data:`TARGET_COLUMNS`)."""
     out = []
     for t in summary.targets:
         rate = f"{t.passed}/{t.checked}" + (f" ({t.passed / t.checked:.0%})" if t.checked else "")
@@ -192,15 +221,8 @@ def render(
     out.append("## Per target and op" if markdown else "Per target and op:")
     out.append(
         _table(
-            [
-                "target / op",
-                "pass",
-                "median |latency error|",
-                "near-boundary/unplaced/excluded/suspect",
-                "capture vs recapture (ceiling)",
-                "data",
-            ],
-            _target_lines(summary),
+            TARGET_COLUMNS,
+            target_rows(summary),
             markdown,
         )
     )

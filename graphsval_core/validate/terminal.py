@@ -27,9 +27,9 @@ from attrs import frozen
 
 from graphsval_core.datamodel.regimes import AMBIGUOUS, short
 from graphsval_core.datamodel.units import fmt_seconds
-from graphsval_core.validate.attribution import PER_DTYPE, build_cells, cell_label
+from graphsval_core.validate.attribution import build_cells, cell_label
 from graphsval_core.validate.harness import Validation
-from graphsval_core.validate.report import ALL_DTYPES, regimes_present, verdict_counts
+from graphsval_core.validate.report import heatmap_layout, regimes_present, verdict_counts
 from graphsval_core.validate.summary import Summary
 
 #: Failing cells whose drift attribution the summary quotes.
@@ -114,7 +114,10 @@ def _cell(cell: Any, narrow: bool) -> tuple[str, dict[str, Any]]:
 
 
 def _heatmap_rows(
-    summary: Summary, cells: dict[tuple[str, str, str], Any], regimes: Sequence[str], narrow: bool
+    summary: Summary,
+    cells: dict[tuple[str, str], dict[str, Any]],
+    regimes: Sequence[str],
+    narrow: bool,
 ) -> list[Row | str]:
     rows: list[Row | str] = []
     hw_seen = None
@@ -122,25 +125,15 @@ def _heatmap_rows(
         if t.hardware != hw_seen:
             hw_seen = t.hardware
             rows.append(t.hardware + (" (in-sample only)" if t.in_sample else ""))
-        if len(t.dtypes) > 1:
-            lines: list[tuple[str, bool | None]] = [(d, True) for d in t.dtypes]
-            if not all(r in PER_DTYPE for r in regimes):
-                lines.append((ALL_DTYPES, False))
-        else:
-            lines = [(t.dtypes[0] if t.dtypes else "", None)]
-        for dtype, per_dtype in lines:
+        mine = cells.get((t.hardware, t.op), {})
+        for dtype, line in heatmap_layout(mine, t.dtypes, regimes):
             row: Row = [(f"  {t.op}", {}), (dtype, {})]
-            found = False
-            for r in regimes:
-                if per_dtype is not None and per_dtype != (r in PER_DTYPE):
-                    row.append(("", {}))  # on the other rows
-                    continue
-                label = cell_label(r, dtype if r in PER_DTYPE and dtype != ALL_DTYPES else None)
-                cell = cells.get((t.hardware, t.op, label))
-                found |= cell is not None
-                row.append(_cell(cell, narrow) if cell is not None else (".", {"dim": True}))
-            if found:
-                rows.append(row)
+            for cell in line:
+                if isinstance(cell, str):
+                    row.append((cell, {"dim": True}))
+                else:
+                    row.append(_cell(cell, narrow))
+            rows.append(row)
     return rows
 
 
@@ -148,7 +141,9 @@ def heatmap_lines(summary: Summary, validation: Validation, screen: Screen) -> l
     """The heatmap in the terminal's width: a row per target, op and dtype
     (``all``: the memory tiers' cells, which pool every dtype), a column per
     regime, each cell ``passed/records``; consistency-only targets on one line."""
-    cells = {(c.hardware, c.op, c.label): c for c in build_cells(validation.records).values()}
+    cells: dict[tuple[str, str], dict[str, Any]] = {}
+    for c in build_cells(validation.records).values():
+        cells.setdefault((c.hardware, c.op), {})[c.label] = c
     regimes = regimes_present(summary)
     header = ["target / op", "dtype", *(short(r) for r in regimes)]
     narrow = False
@@ -161,14 +156,11 @@ def heatmap_lines(summary: Summary, validation: Validation, screen: Screen) -> l
     out = screen.wrap(head, "", "  ")
     out[0] = screen.paint("Heatmap", bold=True) + out[0][len("Heatmap") :]
     out += lines
-    consistency = [
-        f"{hw} {info['passed']}/{info['checks']}"
-        for hw, info in sorted(summary.consistency.items())
-    ]
+    counts = sorted(summary.consistency.items())
+    consistency = [f"{hw} {info['passed']}/{info['checks']}" for hw, info in counts]
     if consistency:
-        out += screen.wrap(
-            "consistency-only targets (checks passed): " + ", ".join(consistency), ""
-        )
+        text = "Consistency-only targets (checks passed): " + ", ".join(consistency)
+        out += screen.wrap(text, "")
     return out
 
 

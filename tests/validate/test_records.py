@@ -27,9 +27,19 @@ def _two() -> Records:
 
 def test_schema_order_is_the_report_order():
     assert RECORD_FIELDS[:4] == ("hardware", "op", "shape", "dtype")
-    assert RECORD_FIELDS[-3:] == ("file", "line", "notes")
+    assert RECORD_FIELDS[27:30] == ("file", "line", "notes")
     assert "terms" not in RECORD_FIELDS
-    assert len(RECORD_FIELDS) == len(set(RECORD_FIELDS)) == 30
+    assert len(RECORD_FIELDS) == len(set(RECORD_FIELDS)) == 55
+
+
+def test_records_carry_the_structured_terms():
+    """Per tier bytes, times and energy, compute, launch, packing, first touch
+    and the energy split: a record says what explain --json says of its shape."""
+    for tier in ("l1", "l2", "l3", "dram"):
+        for name in (f"bytes_{tier}", f"memory_{tier}_s", f"energy_{tier}_j"):
+            assert name in RECORD_FIELDS
+    for name in ("launch_s", "compute_s", "pack_s", "first_touch_s", "energy_static_j"):
+        assert name in RECORD_FIELDS
 
 
 def test_absent_values_read_as_none_and_present_ones_as_plain_python():

@@ -1,0 +1,110 @@
+"""The report files of ``validate --out``: Markdown that a parser renders as
+the tables and lists it means, an HTML page whose lists are lists, whose
+records sort, filter and are reached from the heatmap, and records carrying
+the structured terms that ``explain --json`` gives."""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from markdown_it import MarkdownIt
+
+from graphsval_core.cli.main import cli
+from graphsval_core.validate.roofline import spread_up
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("reports")
+    result = CliRunner().invoke(
+        cli, ["validate", "--hw", "i7_12700k", "--hw", "jetson_orin_nano_8gb", "--out", str(out)]
+    )
+    assert result.exit_code in (0, 1), result.output
+    return out
+
+
+def _tables(tokens: list) -> list[tuple[int, list[int]]]:
+    """Per parsed table: its heading's cells and each body row's cells."""
+    out, head, rows, cells, section = [], 0, [], 0, None
+    for t in tokens:
+        if t.type in ("thead_open", "tbody_open"):
+            section = t.type
+        elif t.type == "tr_open":
+            cells = 0
+        elif t.type in ("th_open", "td_open"):
+            cells += 1
+        elif t.type == "tr_close":
+            if section == "thead_open":
+                head = cells
+            else:
+                rows.append(cells)
+        elif t.type == "table_close":
+            out.append((head, rows))
+            rows = []
+    return out
+
+
+def test_markdown_renders_every_table_and_list(reports):
+    text = (reports / "report.md").read_text()
+    tokens = MarkdownIt("commonmark").enable("table").parse(text)
+    blocks = re.findall(r"(?m)^\|.*\n\|---", text)  # a heading row followed by its delimiter
+    tables = _tables(tokens)
+    assert len(tables) == len(blocks) >= 3  # every table parses as one (none falls to text)
+    for head, rows in tables:
+        assert rows and all(n == head for n in rows)
+    items = sum(1 for t in tokens if t.type == "list_item_open")
+    baselines = len(
+        json.loads((reports / "report.json").read_text())["summary"]["header"]["baselines"]
+    )
+    assert items >= baselines  # the baselines are a list, not one paragraph
+    assert "/work/" not in text and "sha256" in text
+
+
+def test_html_lists_are_lists_and_cells_lead_to_their_records(reports):
+    page = (reports / "report.html").read_text()
+    assert page.count("<li>") > 0
+    for block in re.split(r"</ul>", page)[:-1]:
+        assert "<ul" in block  # every item sits in a list
+    assert page.count("<ul") == page.count("</ul>")
+    assert page.split("</ul>")[-1].count("<li>") == 0
+    cells = set(re.findall(r'<a href="#records" data-cell="([^"]+)"', page))
+    rows = set(re.findall(r'<tr class="[^"]*" [^>]*data-cell="([^"]+)"', page))
+    assert cells and cells <= rows  # each heatmap cell has its records in the table
+    assert 'id="record-table"' in page and 'id="filter-text"' in page
+    assert 'data-type="num"' in page  # numeric columns sort as numbers
+    assert page.count("roofline") >= 2 and "data:image/png;base64," in page
+
+
+def test_records_carry_the_terms_explain_gives(reports):
+    (row,) = [
+        r
+        for r in csv.DictReader((reports / "records.csv").open())
+        if r["hardware"] == "i7_12700k" and r["op"] == "matmul" and r["status"] == "checked"
+    ][:1]
+    result = CliRunner().invoke(
+        cli,
+        ["explain", "--hw", "i7_12700k", "--op", "matmul", "--shape", row["shape"],
+         "--dtype", row["dtype"], "--json"],
+    )  # fmt: skip
+    explained = json.loads(result.output)
+    details, terms = explained["details"], explained["terms"]
+    for tier, moved in details["bytes_per_tier"].items():
+        assert float(row[f"bytes_{tier}"]) == pytest.approx(moved)
+        assert float(row[f"memory_{tier}_s"]) == pytest.approx(details["time_per_tier_s"][tier])
+    for name in ("launch_s", "compute_s", "pack_s", "first_touch_s", "energy_static_j"):
+        assert float(row[name]) == pytest.approx(terms[name])
+    record = json.loads((reports / "report.json").read_text())["records"][0]
+    assert {"bytes_l1", "memory_dram_s", "energy_compute_j", "energy_static_j"} <= set(record)
+    assert not record["file"].startswith("/")
+
+
+def test_roof_labels_never_overlap():
+    heights = spread_up([1.0, 1.05, 1.1, 3.0, 2.99], 0.2)
+    ordered = sorted(heights)
+    assert all(b - a >= 0.2 - 1e-12 for a, b in zip(ordered, ordered[1:], strict=False))
+    assert heights[3] >= 3.0 and heights[0] == 1.0
