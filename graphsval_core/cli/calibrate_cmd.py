@@ -80,8 +80,13 @@ def calibrate(
     compute units.
     """
     from graphsval_core.calibrate.workflow import CalibrateOptions, calibrate as run
+    from graphsval_core.extras import require
     from graphsval_core.plugins.registry import UnknownNameError
     from graphsval_core.workspace.location import creating_parent
+
+    require("calibrate", "graphsval calibrate")  # before any work: nothing is written
+    if report_dir:
+        require("report", "calibrate --report (its plots)")
 
     into = _workspace_out(app, hw) if out is None else None
     options = CalibrateOptions(

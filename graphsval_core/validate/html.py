@@ -257,7 +257,7 @@ def records_table(records: Records) -> str:
             esc(r["shape"]),
             esc(r["dtype"]),
             esc(r["status"]),
-            f'<td class="verdict">{verdict}</td>',
+            f'<td class="v">{verdict}</td>',
             esc(regime),
             esc(r["regime_measured"] or ""),
             _numcell(r["latency_predicted_s"], fmt_seconds),

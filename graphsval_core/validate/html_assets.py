@@ -7,7 +7,7 @@ from __future__ import annotations
 STYLE = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0;color:#222;
   line-height:1.4}
-main{max-width:1280px;margin:0 auto;padding:1em 2em 4em}
+main{max-width:1440px;margin:0 auto;padding:1em 2em 4em}
 header{background:#f6f8fa;border-bottom:1px solid #ddd;padding:1em 2em}
 header h1{margin:0 0 .3em;font-size:1.5em}
 .verdict{font-weight:600;font-size:1.1em;padding:.4em .8em;border-radius:4px;display:inline-block}
@@ -25,8 +25,8 @@ table.heatmap td.cell small{display:block;font-size:11px;opacity:.8}
 table.heatmap tr.target th{background:#eaeef2;text-align:left}
 .ok{background:#d4edda}.fail{background:#f8d7da}.none{color:#999}
 .figures{display:flex;flex-wrap:wrap;gap:1em}
-figure{margin:0;border:1px solid #eee;padding:.4em}
-figure img{display:block;max-width:100%}
+figure{margin:0;border:1px solid #eee;padding:.4em;flex:1 1 560px;max-width:680px}
+figure img{display:block;width:100%;height:auto}
 figcaption{font-size:12px;color:#555;max-width:640px}
 .filters{display:flex;flex-wrap:wrap;gap:.6em;align-items:center;margin:.6em 0;
   position:sticky;top:0;background:#fff;padding:.4em 0;z-index:1}
@@ -34,8 +34,8 @@ figcaption{font-size:12px;color:#555;max-width:640px}
 #cell-filter{background:#fff3cd;padding:2px 8px;border-radius:3px}
 #record-table th{cursor:pointer;white-space:nowrap;position:sticky;top:2.6em}
 #record-table th.asc::after{content:" \\25B2"}#record-table th.desc::after{content:" \\25BC"}
-#record-table tr.FAIL td.verdict{color:#a40e26;font-weight:600}
-#record-table tr.pass td.verdict{color:#1a7f37}
+#record-table tr.FAIL td.v{color:#a40e26;font-weight:600}
+#record-table tr.pass td.v{color:#1a7f37}
 #record-table details{font-size:12px;max-width:46em}
 #record-table details dl{display:grid;grid-template-columns:max-content auto;gap:0 1em;
   margin:.3em 0}

@@ -78,6 +78,26 @@ def test_capture_without_torch_names_the_plugins_capture_extra(hide, tmp_path):
     assert not (tmp_path / "x.csv").exists()
 
 
+def test_calibrate_without_scipy_names_its_extra_and_writes_nothing(hide, tmp_path):
+    hide("scipy", "scipy.optimize")
+    out = tmp_path / "x.calibration.json"
+    result = CliRunner().invoke(
+        cli, ["calibrate", "--hw", "i7_12700k", "--baseline", "x.csv", "--out", str(out)]
+    )
+    assert result.exit_code == 2, result.output
+    assert "pip install 'graphsval[calibrate]'" in _one_line(result.output)
+    assert not out.exists()
+
+
+def test_calibrate_report_without_matplotlib_names_the_report_extra(hide, tmp_path):
+    hide("matplotlib")
+    result = CliRunner().invoke(
+        cli, ["calibrate", "--hw", "i7_12700k", "--baseline", "x.csv", "--report", str(tmp_path)]
+    )
+    assert result.exit_code == 2, result.output
+    assert "pip install 'graphsval[report]'" in _one_line(result.output)
+
+
 def test_capture_machine_without_scipy_names_the_calibrate_extra(hide):
     hide("scipy")
     result = CliRunner().invoke(cli, ["capture-machine", "--quick"])
