@@ -5,7 +5,9 @@ import this module, never each other or :mod:`graphsval_core.cli.main`."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+import warnings
+from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 import click
@@ -98,11 +100,37 @@ class AppContext:
 pass_app = click.make_pass_decorator(AppContext)
 
 
+@contextlib.contextmanager
+def input_warnings() -> Iterator[None]:
+    """Print each :class:`~graphsval_core.datamodel.errors.InputWarning` a
+    command raises as one ``warning:`` line on stderr, once, as it comes;
+    other warnings go their usual way."""
+    from graphsval_core.datamodel.errors import InputWarning
+
+    shown: set[str] = set()
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", InputWarning)
+        usual = warnings.showwarning
+
+        def show(message: Any, category: Any, *args: Any, **kwargs: Any) -> None:
+            if not issubclass(category, InputWarning):
+                usual(message, category, *args, **kwargs)
+            elif str(message) not in shown:
+                shown.add(str(message))
+                click.echo(f"warning: {message}", err=True)
+
+        warnings.showwarning = show
+        yield
+
+
 class Group(click.Group):
-    """Turns a plugin's hook failure, and any bad input a workflow reports
-    (:class:`~graphsval_core.datamodel.errors.UserInputError`), into one line
-    and exit code 2. At the end of a command, each note of the registry (a
-    workspace target replacing an installed one) is one ``note:`` line on
+    """Turns a plugin's hook failure, any bad input a workflow reports
+    (:class:`~graphsval_core.datamodel.errors.UserInputError`) and any file
+    or folder that cannot be read or written (an ``OSError`` no command
+    caught itself) into one line and exit code 2; prints each warning of the
+    user's input (:func:`input_warnings`) as it comes. At the end of a
+    command, each note of the registry (a workspace target replacing an
+    installed one) is one ``note:`` line on
     stderr; at the end of one that did not fail in a hook, each plugin problem
     of the run (a plugin that did not load, or a hook implementation that
     raised or answered garbage and so gave no answer) is one ``warning:``
@@ -115,12 +143,16 @@ class Group(click.Group):
 
         failed_in_hook = False
         try:
-            return super().invoke(ctx)
+            with input_warnings():
+                return super().invoke(ctx)
         except HookError as exc:
             failed_in_hook = True
             raise InputError(str(exc)) from exc
         except UserInputError as exc:
             raise InputError(str(exc)) from exc
+        except OSError as exc:  # a file or folder no command expected to fail on
+            where = f"{exc.filename}: " if exc.filename else ""
+            raise InputError(f"{where}{exc.strerror or exc}") from exc
         finally:
             app = ctx.obj if isinstance(ctx.obj, AppContext) else None
             for note in app.notes() if app is not None else []:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import csv
 import io
 import sys
-from pathlib import Path
 from typing import Any
 
 import click
@@ -90,24 +89,9 @@ def explain(
 
 
 def _read_shapes_file(path: str, op_spec: Any) -> list[tuple[int, ...]]:
-    from graphsval_core.datamodel.op import ShapeError
+    from graphsval_core.files.shapes import read_shapes_file
 
-    try:
-        text = Path(path).read_text()
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    shapes = []
-    for lineno, line in enumerate(text.splitlines(), start=1):
-        line = line.split("#", 1)[0].strip()
-        if not line:
-            continue
-        try:
-            shapes.append(op_spec.parse_shape(line))
-        except ShapeError as exc:
-            raise InputError(f"{path}:{lineno}: {exc}") from None
-    if not shapes:
-        raise InputError(f"{path}: no shapes in the file")
-    return shapes
+    return read_shapes_file(path, op_spec)
 
 
 CSV_COLUMNS = (
@@ -206,13 +190,23 @@ def predict(
             dims_list = _read_shapes_file(shapes_file or "", op_spec)
         items = [(op, d, dtype, {}) for d in dims_list]
 
-    target, _ = _resolve(app, hw, items[0][0])
+    try:
+        target = app.registry.target(hw)
+    except UnknownNameError as exc:
+        raise click.BadParameter(str(exc), param_hint="'--hw'") from None
     rows: list[dict[str, Any] | None] = [None] * len(items)
     for op_name, dt in dict.fromkeys((o, d) for o, _, d, _ in items):
         try:
             op_spec = app.registry.op(op_name)
         except UnknownNameError as exc:
-            raise InputError(f"{sweep_file}: {exc}") from None
+            if sweep_file is None:
+                raise click.BadParameter(str(exc), param_hint="'--op'") from None
+            raise InputError(f"{sweep_file}: an entry's op: {exc}") from None
+        if sweep_file is not None and dtype is None and dt not in target.dtypes:
+            raise InputError(
+                f"{sweep_file}: entries of dtype {dt!r}, which target {target.key} does not "
+                f"support (it supports {', '.join(target.dtypes)}); choose one with --dtype"
+            )
         _check_dtype(target, dt)
         index = [i for i, (o, _, d, _) in enumerate(items) if o == op_name and d == dt]
         dims = [items[i][1] for i in index]

@@ -12,3 +12,16 @@ from __future__ import annotations
 
 class UserInputError(ValueError):
     """An input (file, name, shape, flag value) cannot be used; one line says why."""
+
+
+class InputWarning(UserWarning):
+    """Something in a user's input that graphsval reads on, but the user should
+    know (an exact duplicate row, counted once): one ``warning:`` line."""
+
+
+def warn_input(message: str) -> None:
+    """Warn of ``message`` (one line naming the file, row or key); the command
+    line prints it once, as ``warning: <message>`` on stderr."""
+    import warnings
+
+    warnings.warn(message, InputWarning, stacklevel=2)

@@ -85,15 +85,62 @@ class OpSpec:
         return total * float(bytes_per_element)
 
 
-def parse_shape(text: str, ndims: int, op: str = "", dims: Sequence[str] = ()) -> tuple[int, ...]:
-    """Parse ``"AxBxC"`` into positive integers, with a message naming the problem."""
-    parts = str(text).strip().lower().split("x")
-    what = f" for {op} ({'x'.join(dims)})" if op else ""
-    if len(parts) != ndims:
-        raise ShapeError(f"shape {text!r}{what}: expected {ndims} dims joined by 'x'")
+#: The largest dimension a shape may have (2^40, a trillion elements): far
+#: beyond any real operator, and every product the model forms of such dims
+#: stays exact in float64 and within int64.
+MAX_DIM = 2**40
+_PLAIN_SHAPE = re.compile(r"[1-9][0-9]{0,12}(?:x[1-9][0-9]{0,12})*\Z")
+
+
+def split_shape(text: str, what: str = "") -> tuple[int, ...]:
+    """Parse ``"AxBxC"`` into positive integers of at most :data:`MAX_DIM`,
+    whatever their count; :class:`ShapeError` names the part that is wrong
+    (``what`` follows the shape in the message: ``" for matmul (MxKxN)"``)."""
+    text = str(text)
+    if _PLAIN_SHAPE.match(text):  # the common case, checked in one regex match
+        dims = tuple(map(int, text.split("x")))
+        if max(dims) <= MAX_DIM:
+            return dims
+    shown = repr(text if len(text) <= 60 else text[:57] + "...") + what
     out = []
-    for part in parts:
-        if not part.isdigit() or int(part) < 1:
-            raise ShapeError(f"shape {text!r}{what}: {part!r} is not a positive integer")
-        out.append(int(part))
+    for part in text.strip().lower().split("x"):
+        part = part.strip()
+        if not part:
+            raise ShapeError(f"shape {shown}: expected dims joined by 'x', got an empty dim")
+        if not (part.isascii() and part.isdigit()):
+            raise ShapeError(f"shape {shown}: dim {part[:20]!r} is not a positive integer")
+        if len(part) > 15 or int(part) > MAX_DIM:
+            big = part if len(part) <= 20 else f"{part[:17]}... ({len(part)} digits)"
+            raise ShapeError(f"shape {shown}: dim {big} is larger than {MAX_DIM} (2^40)")
+        value = int(part)
+        if value < 1:
+            raise ShapeError(f"shape {shown}: dim {part!r} must be at least 1")
+        out.append(value)
     return tuple(out)
+
+
+def dims_problem(dims: Sequence[object]) -> str | None:
+    """Why ``dims`` (read from JSON, say) is not a shape, or None: positive
+    integers of at most :data:`MAX_DIM`, at least one."""
+    if not dims:
+        return "expected at least one dim"
+    for d in dims:
+        if isinstance(d, bool) or not isinstance(d, int):
+            return f"dim {d!r} is not an integer"
+        if d < 1:
+            return f"dim {d} must be at least 1"
+        if d > MAX_DIM:
+            return f"dim {d} is larger than {MAX_DIM} (2^40)"
+    return None
+
+
+def parse_shape(text: str, ndims: int, op: str = "", dims: Sequence[str] = ()) -> tuple[int, ...]:
+    """Parse ``"AxBxC"`` into ``ndims`` positive integers, with a message naming the problem."""
+    what = f" for {op} ({'x'.join(dims)})" if op else ""
+    out = split_shape(text, what)
+    if len(out) != ndims:
+        shown = repr(text if len(text) <= 60 else text[:57] + "...")
+        raise ShapeError(
+            f"shape {shown}{what}: expected {ndims} dims joined by 'x', got {len(out)}"
+        )
+    return out

@@ -15,16 +15,19 @@ from __future__ import annotations
 
 import csv
 import hashlib
-import math
+import json
 import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
+from sys import intern
 from typing import Any
 
-from attrs import field, frozen
+from attrs import evolve, field, frozen
 
-from graphsval_core.datamodel.errors import UserInputError
+from graphsval_core.datamodel.dtypes import KNOWN_DTYPES
+from graphsval_core.datamodel.errors import UserInputError, warn_input
+from graphsval_core.datamodel.op import ShapeError, split_shape
 
 V4_COLUMNS: tuple[str, ...] = (
     "hardware",
@@ -127,24 +130,46 @@ def purpose_from_name(path: str | Path) -> str | None:
     return None
 
 
-def _float(value: str, where: str, column: str) -> float | None:
+#: The largest latency (s) and energy (J) a row may hold: a day, a gigajoule.
+MAX_LATENCY_S = 86_400.0
+MAX_ENERGY_J = 1e9
+#: The largest trial count a row may hold.
+MAX_TRIALS = 2**53
+#: Extra columns holding a number (empty: none), with their largest value.
+NUMERIC_EXTRAS: dict[str, float] = {
+    "first_latency_s": MAX_LATENCY_S,
+    "energy_window_s": MAX_LATENCY_S * 1000,
+}
+
+
+def _float(value: str, where: str, column: str, high: float) -> float | None:
     value = value.strip()
     if value == "":
         return None
     try:
         number = float(value)
     except ValueError:
-        raise BaselineFileError(f"{where}: {column} {value!r} is not a number") from None
-    if not math.isfinite(number) or number < 0:
-        raise BaselineFileError(f"{where}: {column} {value!r} must be finite and >= 0")
+        raise BaselineFileError(
+            f"{where}: {column} {_clip(value)} is not a number (expected seconds or joules, "
+            "or empty)"
+        ) from None
+    if not 0 <= number <= high:  # NaN fails this too
+        raise BaselineFileError(
+            f"{where}: {column} {_clip(value)} must be a finite number in [0, {high:g}]"
+        )
     return number
 
 
+def _clip(text: str) -> str:
+    return repr(text if len(text) <= 40 else text[:37] + "...")
+
+
 def parse_dims(shape: str) -> tuple[int, ...] | None:
-    parts = shape.strip().lower().split("x")
-    if not parts or not all(p.isdigit() and int(p) > 0 for p in parts):
+    """The dims of ``shape`` (``"AxBxC"``), or None when it is not one."""
+    try:
+        return split_shape(shape)
+    except ShapeError:
         return None
-    return tuple(int(p) for p in parts)
 
 
 def read_baseline_file(item: Any) -> tuple[Baseline, str]:
@@ -153,95 +178,214 @@ def read_baseline_file(item: Any) -> tuple[Baseline, str]:
     name = str(item)
     try:
         data = Path(item).read_bytes() if isinstance(item, str | os.PathLike) else item.read_bytes()
+    except IsADirectoryError:
+        raise BaselineFileError(f"{name}: is a folder, not a baseline CSV") from None
     except OSError as exc:
         raise BaselineFileError(f"{name}: cannot read: {exc.strerror or exc}") from None
     try:
-        text = data.decode("utf-8")
+        text = data.decode("utf-8-sig")  # a leading BOM (a spreadsheet's export) is no column
     except UnicodeDecodeError as exc:
         raise BaselineFileError(
-            f"{name}: not UTF-8 text (byte {exc.start}: {exc.reason})"
+            f"{name}: not UTF-8 text (byte {exc.start}: {exc.reason}); expected a baseline CSV"
         ) from None
     return read_baseline(name, text), hashlib.sha256(data).hexdigest()
 
 
 def read_baseline(path: str | Path, text: str | None = None) -> Baseline:
-    """Parse a baseline CSV (read from ``path`` unless its ``text`` is given)."""
+    """Parse a baseline CSV (read from ``path`` unless its ``text`` is given).
+
+    Every error names the file and line: a header that is not the V4 columns
+    or names a column twice, a quoted field left open (a field never spans
+    lines), a row of the wrong field count, an empty name, a malformed shape,
+    a number that is not finite or out of range, an unknown dtype or purpose,
+    a file with no row. A shape measured twice in the file (same target, op,
+    shape, dtype and purpose) is an error when the two rows differ, and is
+    read once, with a warning, when they are the same."""
     if text is None:
         return read_baseline_file(path)[0]
     path = str(path)
-    reader = csv.reader(text.splitlines())
+    text = text.removeprefix("\ufeff")
+    reader = csv.reader(text.split("\n"), strict=True)
     try:
         header = next(reader)
     except StopIteration:
         raise BaselineFileError(f"{path}: empty file (expected a header)") from None
     except csv.Error as exc:
         raise BaselineFileError(f"{path}:1: {exc}") from None
+    if reader.line_num > 1:
+        raise BaselineFileError(f"{path}:1: the header runs over lines (an unterminated quote?)")
     header = [h.strip() for h in header]
     if tuple(header[: len(V4_COLUMNS)]) != V4_COLUMNS:
+        got = ",".join(header)
         raise BaselineFileError(
-            f"{path}:1: header must start with {','.join(V4_COLUMNS)}; got {','.join(header)}"
+            f"{path}:1: header must start with {','.join(V4_COLUMNS)}; got "
+            f"{ascii(got[:200]) if not got.isprintable() else got[:200]}"
         )
+    for i, name in enumerate(header):
+        if header.index(name) != i:
+            raise BaselineFileError(
+                f"{path}:1: column {name!r} appears twice (columns {header.index(name) + 1} "
+                f"and {i + 1})"
+            )
     extras_names = header[len(V4_COLUMNS) :]
     has_purpose = "purpose" in extras_names
     file_purpose = None if has_purpose else purpose_from_name(path)
-    rows = []
-    lineno = 1
+    rows: list[BaselineRow] = []
+    seen: dict[tuple[Any, ...], int] = {}
+    repeats: list[str] = []  # "line N repeats line M", each an exact duplicate
+    checks = _extra_checks(extras_names)
+    last = 1
     try:
-        for lineno, raw in enumerate(reader, start=2):
-            if not raw or all(not c.strip() for c in raw):
+        for raw in reader:
+            lineno, last = last + 1, reader.line_num
+            if last != lineno:
+                raise BaselineFileError(
+                    f"{path}:{lineno}: a quoted field runs on to line {last} (an unterminated "
+                    "quote?); a field may not hold a line break"
+                )
+            if not raw or (not raw[0].strip() and not "".join(raw).strip()):
                 continue
-            rows.append(_row(path, lineno, raw, header, extras_names, has_purpose, file_purpose))
+            row = _row(path, lineno, raw, len(header), extras_names, has_purpose, file_purpose)
+            if checks:
+                checks(f"{path}:{lineno}", row.extras)
+            key = (row.hardware, row.op, row.dims, row.dtype, row.purpose)
+            if key in seen:
+                repeats.append(_duplicate(path, row, rows[seen[key]]))
+                continue
+            seen[key] = len(rows)
+            rows.append(row)
     except csv.Error as exc:
-        raise BaselineFileError(f"{path}:{lineno + 1}: {exc}") from None
+        if "unexpected end of data" in str(exc):
+            raise BaselineFileError(
+                f"{path}:{last + 1}: a quoted field is never closed (an unterminated quote "
+                "takes in every line after it)"
+            ) from None
+        raise BaselineFileError(f"{path}:{last + 1}: {exc}") from None
+    if not rows:
+        raise BaselineFileError(f"{path}: no rows under the header; a baseline holds at least one")
+    if repeats:
+        more = f" and {len(repeats) - 3} more" if len(repeats) > 3 else ""
+        warn_input(
+            f"{path}: {len(repeats)} row(s) repeat an earlier row exactly (same target, op, "
+            f"shape, dtype, purpose and values: {', '.join(repeats[:3])}{more}); each is read once"
+        )
     source = "column" if has_purpose else ("suffix" if file_purpose else "none")
     return Baseline(path, tuple(header), tuple(rows), source)
+
+
+def _duplicate(path: str, row: BaselineRow, first: BaselineRow) -> str:
+    """A second row of the same shape (and target, op, dtype, purpose): read
+    once (``"line N repeats line M"`` for the warning) when it is the first
+    one again; else an error."""
+    what = f"{row.hardware} {row.op} {row.shape} {row.dtype}"
+    if evolve(row, line=first.line, shape=first.shape) != first:
+        raise BaselineFileError(
+            f"{path}:{row.line}: {what} was measured at line {first.line} already, with "
+            "other values; keep one row per shape"
+        )
+    return f"line {row.line} repeats line {first.line}"
+
+
+def _extra_checks(names: list[str]) -> Any:
+    """A check of the extra columns other modules read as numbers or JSON,
+    for a file of extra columns ``names`` (None: it has none of them)."""
+    numeric = [(n, high) for n, high in NUMERIC_EXTRAS.items() if n in names]
+    fingerprint = "fingerprint" in names
+    if not numeric and not fingerprint:
+        return None
+    good: set[str] = set()
+
+    def check(where: str, extras: dict[str, str]) -> None:
+        for name, high in numeric:
+            if extras[name].strip():
+                _float(extras[name], where, name, high)
+        text = extras["fingerprint"].strip() if fingerprint else ""
+        if text and text not in good:
+            try:
+                data = json.loads(text, parse_constant=_no_constant)
+            except (ValueError, RecursionError):
+                data = None
+            if not isinstance(data, dict) or not all(
+                isinstance(v, str | int | float) for v in data.values()
+            ):
+                raise BaselineFileError(
+                    f"{where}: fingerprint {_clip(text)} is not a JSON object of names to values"
+                )
+            good.add(text)
+
+    return check
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(name)
 
 
 def _row(
     path: str,
     lineno: int,
     raw: list[str],
-    header: list[str],
+    width: int,
     extras_names: list[str],
     has_purpose: bool,
     file_purpose: str | None,
 ) -> BaselineRow:
+    """One row; its first fields are the V4 columns, in their order."""
+    if len(raw) != width:
+        raise BaselineFileError(f"{path}:{lineno}: {len(raw)} fields, the header has {width}")
+    # names repeat on every row: one string each (a large file's memory)
+    hardware, op, dtype = intern(raw[0].strip()), intern(raw[1].strip()), intern(raw[3].strip())
+    shape = raw[2].strip()
+    if not (hardware and op and shape and dtype):
+        empty = V4_COLUMNS[[hardware, op, shape, dtype].index("")]
+        raise BaselineFileError(f"{path}:{lineno}: empty {empty}")
     where = f"{path}:{lineno}"
-    if len(raw) != len(header):
-        raise BaselineFileError(f"{where}: {len(raw)} fields, the header has {len(header)}")
-    values = dict(zip(header, raw, strict=True))
-    for column in ("hardware", "op", "shape", "dtype"):
-        if not values[column].strip():
-            raise BaselineFileError(f"{where}: empty {column}")
-    dims = parse_dims(values["shape"])
-    if dims is None:
-        raise BaselineFileError(f"{where}: shape {values['shape']!r} is not dims joined by 'x'")
-    latency = _float(values["latency_s"], where, "latency_s")
+    try:
+        dims = split_shape(shape)
+    except ShapeError as exc:
+        raise BaselineFileError(f"{where}: {exc}") from None
+    if dtype not in KNOWN_DTYPES:
+        raise BaselineFileError(
+            f"{where}: dtype {_clip(dtype)} is not a known dtype ({', '.join(KNOWN_DTYPES)})"
+        )
+    latency = _float(raw[4], where, "latency_s", MAX_LATENCY_S)
     if latency == 0.0:
         raise BaselineFileError(f"{where}: latency_s is 0 (leave it empty for a failed shape)")
-    energy = _float(values["energy_j"], where, "energy_j")
+    energy = _float(raw[5], where, "energy_j", MAX_ENERGY_J)
     if energy == 0.0:
         energy = None  # RAPL's sub-millisecond 0.0 readings: missing, not zero joules
-    trials_text = values["trial_count"].strip() or "0"
-    if not trials_text.isdigit():
-        raise BaselineFileError(f"{where}: trial_count {trials_text!r} is not an integer")
-    extras = {name: values[name] for name in extras_names}
-    purpose = (extras.get("purpose", "").strip() or None) if has_purpose else file_purpose
+    trials = _trials(raw[6].strip() or "0", where)
+    extras = dict(zip(extras_names, raw[len(V4_COLUMNS) :], strict=True)) if extras_names else {}
+    purpose = (extras["purpose"].strip() or None) if has_purpose else file_purpose
     if purpose is not None and purpose not in PURPOSES:
-        raise BaselineFileError(f"{where}: purpose {purpose!r} is not one of {', '.join(PURPOSES)}")
+        raise BaselineFileError(
+            f"{where}: purpose {_clip(purpose)} is not one of {', '.join(PURPOSES)}"
+        )
     return BaselineRow(
         line=lineno,
-        hardware=values["hardware"].strip(),
-        op=values["op"].strip(),
-        shape=values["shape"].strip(),
+        hardware=hardware,
+        op=op,
+        shape=shape,
         dims=dims,
-        dtype=values["dtype"].strip(),
+        dtype=dtype,
         latency_s=latency,
         energy_j=energy,
-        trial_count=int(trials_text),
-        notes=values["notes"],
+        trial_count=trials,
+        notes=raw[7],
         purpose=purpose,
         extras=extras,
+    )
+
+
+def _trials(text: str, where: str) -> int:
+    if text.isascii() and text.isdigit() and len(text) <= 16 and int(text) <= MAX_TRIALS:
+        return int(text)
+    if text.isascii() and text.lstrip("-").isdigit():
+        raise BaselineFileError(
+            f"{where}: trial_count {_clip(text)} must be an integer in [0, {MAX_TRIALS}]"
+        )
+    raise BaselineFileError(
+        f"{where}: trial_count {_clip(text)} is not an integer (expected a count of trials, "
+        "or empty)"
     )
 
 

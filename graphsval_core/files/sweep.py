@@ -4,8 +4,13 @@ A sweep is ``{"op": ..., "purpose": ..., "seed": ..., "shapes": [{"shape": [...]
 "dtype": ..., "regime_per_hw": {target: regime}}, ...]}``; ``schema_version`` is
 optional on reading (V4 files have none) and always written. A file whose
 ``op`` is ``"mixed"`` (e.g. the shapes of a whole model, ``sweep from-config``)
-names the op of every entry in the entry. Every error names the file and the
-entry; duplicate (op, shape, dtype) entries are an error.
+names the op of every entry in the entry. An entry of ``sweep from-config``
+also carries ``count`` (calls per pass) and ``used_in`` (its call sites, each
+with its own count; they sum to ``count``). Reading is strict: an unknown key,
+a value of the wrong type, a shape that is not positive integers of at most
+``MAX_DIM``, an unknown dtype or label is an error naming the file and the
+entry; an entry given twice (same op, shape and dtype) is an error unless the
+two are identical (read once, with a warning).
 
 Files are written one entry per line with sorted label keys, so adding a
 target's labels changes no other target's label and diffs stay readable.
@@ -13,15 +18,20 @@ target's labels changes no other target's label and diffs stay readable.
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Sequence
+import re
 from pathlib import Path
 from typing import Any
 
 from attrs import field, frozen
 
 from graphsval_core.datamodel.dtypes import KNOWN_DTYPES
-from graphsval_core.datamodel.errors import UserInputError
+from graphsval_core.datamodel.errors import UserInputError, warn_input
+from graphsval_core.datamodel.op import dims_problem
+from graphsval_core.datamodel.regimes import LABELS
+from graphsval_core.files import schema
+from graphsval_core.files.jsonfile import parse_json
 
 
 class SweepFileError(UserInputError):
@@ -30,6 +40,9 @@ class SweepFileError(UserInputError):
 
 SCHEMA_VERSION = 1
 MIXED = "mixed"
+#: The most calls of one shape per pass a sweep may count (a trillion).
+MAX_CALLS = 10**12
+_OP_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
 @frozen
@@ -59,63 +72,147 @@ class Sweep:
     meta: dict[str, Any] = field(factory=dict)
 
 
-def load_sweep(path: str | Path, ndims: int | None = None, text: str | None = None) -> Sweep:
-    """Read a sweep JSON file; ``ndims`` (if given) is the op's dimension count."""
+#: The keys a sweep file may hold at the top level, and in an entry.
+TOP_KEYS = ("schema_version", "op", "purpose", "seed", "generator", "source", "comment", "shapes")
+ENTRY_KEYS = ("op", "shape", "dtype", "regime_per_hw", "coverage", "count", "used_in")
+SITE_KEYS = ("model", "phase", "site", "count")
+PURPOSES = ("calibration", "validation")
+_ERR = SweepFileError
+
+
+def load_sweep(
+    path: str | Path, ndims: int | None = None, text: str | bytes | None = None
+) -> Sweep:
+    """Read a sweep JSON file; ``ndims`` (if given) is the op's dimension count.
+
+    The file is checked whole (see the module doc): known keys only, typed
+    values, shapes of positive integers of at most ``MAX_DIM``, known dtypes
+    and labels, call counts that agree with their call sites. An entry given
+    twice (the same op, shape and dtype) is an error unless the two are the
+    same in every key: then it is read once, with a warning."""
     path = Path(path)
-    try:
-        data = json.loads(path.read_text() if text is None else text)
-    except OSError as exc:
-        raise SweepFileError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    except json.JSONDecodeError as exc:
-        raise SweepFileError(f"{path}: not valid JSON: {exc.msg} (line {exc.lineno})") from None
-    if not isinstance(data, dict):
-        raise SweepFileError(f"{path}: expected a JSON object at the top level")
-    for key in ("op", "shapes"):
-        if key not in data:
-            raise SweepFileError(f"{path}: missing key {key!r}")
-    if not isinstance(data["shapes"], list):
-        raise SweepFileError(f"{path}: 'shapes' must be a list")
-    op = str(data["op"])
-    entries = [_entry(path, i, raw, ndims, op) for i, raw in enumerate(data["shapes"])]
+    if text is None:
+        try:
+            data = path.read_bytes()
+        except IsADirectoryError:
+            raise SweepFileError(f"{path}: is a folder, not a sweep file") from None
+        except OSError as exc:
+            raise SweepFileError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        parsed = parse_json(data, str(path), SweepFileError)
+    else:
+        parsed = parse_json(text, str(path), SweepFileError)
+    return sweep_from(parsed, path, ndims)
+
+
+def sweep_from(data: Any, path: str | Path, ndims: int | None = None) -> Sweep:
+    """The sweep a parsed file ``path`` holds (see :func:`load_sweep`)."""
+    where = str(path)
+    top = schema.obj(data, where, _ERR)
+    schema.keys(top, where, _ERR, required=("op", "shapes"), optional=TOP_KEYS)
+    schema.schema_version(top, where, _ERR, SCHEMA_VERSION)
+    op = schema.string(top["op"], f"{where}: op", _ERR)
+    if op != MIXED and not _OP_NAME.match(op):
+        raise SweepFileError(f"{where}: op {op!r} is not an op name (nor {MIXED!r})")
+    purpose = top.get("purpose")
+    if purpose is not None and purpose not in PURPOSES:
+        raise SweepFileError(
+            f"{where}: purpose {purpose!r} is not one of {', '.join(PURPOSES)} (or null)"
+        )
+    if "seed" in top:
+        schema.integer(top["seed"], f"{where}: seed", _ERR, 0, 2**64 - 1)
+    if not isinstance(top["shapes"], list):
+        raise SweepFileError(f"{where}: 'shapes' must be a list, got {schema.kind(top['shapes'])}")
+    entries: list[SweepEntry] = []
     seen: dict[tuple[str, str], int] = {}
-    for i, entry in enumerate(entries):
+    for i, raw in enumerate(top["shapes"]):
+        entry = _entry(where, i, raw, ndims, op)
         ident = (entry.op, entry.key)
         if ident in seen:
-            raise SweepFileError(
-                f"{path}: shapes[{i}]: duplicate of shapes[{seen[ident]}] ({entry.op} {entry.key})"
+            first = seen[ident]
+            if raw != top["shapes"][first]:
+                raise SweepFileError(
+                    f"{where}: shapes[{i}]: {entry.op} {entry.key} is also shapes[{first}], "
+                    "with other values; keep one"
+                )
+            warn_input(
+                f"{where}: shapes[{i}]: {entry.op} {entry.key} repeats shapes[{first}] "
+                "exactly; read once"
             )
+            continue
         seen[ident] = i
-    meta = {k: v for k, v in data.items() if k not in ("op", "purpose", "shapes")}
-    return Sweep(str(path), op, data.get("purpose"), tuple(entries), meta)
+        entries.append(entry)
+    meta = {k: v for k, v in top.items() if k not in ("op", "purpose", "shapes")}
+    return Sweep(where, op, purpose, tuple(entries), meta)
 
 
-def _entry(path: Path, i: int, raw: Any, ndims: int | None, op: str) -> SweepEntry:
-    where = f"{path}: shapes[{i}]"
-    if not isinstance(raw, dict):
-        raise SweepFileError(f"{where}: expected an object")
-    for key in ("shape", "dtype"):
-        if key not in raw:
-            raise SweepFileError(f"{where}: missing key {key!r}")
-    dims = raw["shape"]
-    if not isinstance(dims, Sequence) or isinstance(dims, str) or not dims:
-        raise SweepFileError(f"{where}: 'shape' must be a non-empty list of integers")
-    if not all(isinstance(d, int) and not isinstance(d, bool) and d >= 1 for d in dims):
-        raise SweepFileError(f"{where}: 'shape' {dims!r} must hold positive integers")
+def _entry(where: str, i: int, raw: Any, ndims: int | None, op: str) -> SweepEntry:
+    at = f"{where}: shapes[{i}]"
+    entry = schema.obj(raw, at, _ERR)
+    required = ("shape", "dtype", "op") if op == MIXED else ("shape", "dtype")
+    if op == MIXED and "op" not in entry:
+        raise SweepFileError(f"{at}: a mixed sweep names the op of every entry")
+    schema.keys(entry, at, _ERR, required=required, optional=ENTRY_KEYS)
+    dims = entry["shape"]
+    if not isinstance(dims, list):
+        raise SweepFileError(
+            f"{at}: 'shape' must be a non-empty list of integers, got {schema.kind(dims)}"
+        )
+    problem = dims_problem(dims)
+    if problem:
+        raise SweepFileError(f"{at}: 'shape' {problem}")
     if ndims is not None and len(dims) != ndims:
-        raise SweepFileError(f"{where}: 'shape' {dims!r} has {len(dims)} dims, expected {ndims}")
-    if raw["dtype"] not in KNOWN_DTYPES:
-        raise SweepFileError(f"{where}: unknown dtype {raw['dtype']!r}")
-    regimes = raw.get("regime_per_hw", {})
+        raise SweepFileError(f"{at}: 'shape' {dims!r} has {len(dims)} dims, expected {ndims}")
+    dtype = entry["dtype"]
+    if not isinstance(dtype, str) or dtype not in KNOWN_DTYPES:
+        raise SweepFileError(
+            f"{at}: unknown dtype {dtype!r}; known dtypes: {', '.join(KNOWN_DTYPES)}"
+        )
+    regimes = entry.get("regime_per_hw", {})
     if not isinstance(regimes, dict):
-        raise SweepFileError(f"{where}: 'regime_per_hw' must be an object")
+        raise SweepFileError(f"{at}: 'regime_per_hw' must be an object")
     for hw, regime in regimes.items():
-        if not isinstance(hw, str) or not isinstance(regime, str):
-            raise SweepFileError(f"{where}: 'regime_per_hw' must map target keys to regime names")
-    entry_op = raw.get("op", op)
-    if op == MIXED and "op" not in raw:
-        raise SweepFileError(f"{where}: a mixed sweep names the op of every entry")
-    extra = {k: v for k, v in raw.items() if k not in ("shape", "dtype", "regime_per_hw", "op")}
-    return SweepEntry(tuple(int(d) for d in dims), raw["dtype"], dict(regimes), extra, entry_op)
+        if not hw.strip() or not isinstance(regime, str) or regime not in LABELS:
+            raise SweepFileError(
+                f"{at}: regime_per_hw.{hw}: {regime!r} is not a label ({', '.join(LABELS)})"
+            )
+    entry_op = op
+    if "op" in entry:
+        entry_op = schema.string(entry["op"], f"{at}: op", _ERR)
+        if not _OP_NAME.match(entry_op):
+            raise SweepFileError(f"{at}: op {entry_op!r} is not an op name")
+        if op != MIXED and entry_op != op:
+            raise SweepFileError(f"{at}: op {entry_op!r} in a sweep of op {op!r}")
+    if "coverage" in entry:
+        schema.string(entry["coverage"], f"{at}: coverage", _ERR)
+    _counts(entry, at)
+    extra = {k: v for k, v in entry.items() if k not in ("shape", "dtype", "regime_per_hw", "op")}
+    return SweepEntry(tuple(dims), dtype, dict(regimes), extra, entry_op)
+
+
+def _counts(entry: dict[str, Any], at: str) -> None:
+    """``count`` (calls per pass) and ``used_in`` (the call sites, each with
+    its count) are positive integers that agree."""
+    count = None
+    if "count" in entry:
+        count = schema.integer(entry["count"], f"{at}: count", _ERR, 1, MAX_CALLS)
+    if "used_in" not in entry:
+        return
+    sites = entry["used_in"]
+    if not isinstance(sites, list) or not sites:
+        raise SweepFileError(f"{at}: 'used_in' must be a non-empty list of call sites")
+    total = 0
+    for j, site in enumerate(sites):
+        here = f"{at}: used_in[{j}]"
+        schema.obj(site, here, _ERR)
+        schema.keys(site, here, _ERR, required=("count",), optional=SITE_KEYS)
+        for key in ("model", "phase", "site"):
+            if key in site:
+                schema.string(site[key], f"{here}.{key}", _ERR)
+        total += schema.integer(site["count"], f"{here}.count", _ERR, 1, MAX_CALLS)
+    if count is not None and total != count:
+        raise SweepFileError(
+            f"{at}: count {count} disagrees with its call sites, whose counts sum to {total}"
+        )
 
 
 def entry_json(entry: SweepEntry, mixed: bool = False) -> str:
@@ -152,5 +249,10 @@ def write_sweep(sweep: Sweep, path: str | Path) -> None:
     """Write ``sweep`` to ``path`` atomically (temp file + rename)."""
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(dump_sweep(sweep))
-    tmp.replace(path)
+    try:
+        tmp.write_text(dump_sweep(sweep), encoding="utf-8")
+        tmp.replace(path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        raise SweepFileError(f"{path}: cannot write: {exc.strerror or exc}") from None

@@ -1,13 +1,28 @@
-"""Per-regime tolerances, read from one editable file (``tolerances.json``)."""
+"""Per-regime tolerances, read from one editable file (``tolerances.json``).
+
+The layout, strictly (a misspelt key is an error, never ignored)::
+
+    {"schema_version": 1, "comment": "...",
+     "regimes": {"alu_bound": {"latency": 0.10, "energy": 0.15}, ...}}
+
+``regimes`` holds every core regime, each with a ``latency`` and an
+``energy`` tolerance: a relative error, a finite number in (0, 10].
+"""
 
 from __future__ import annotations
 
-import json
 from importlib import resources
 from pathlib import Path
 
 from graphsval_core.datamodel.errors import UserInputError
 from graphsval_core.datamodel.regimes import REGIMES
+from graphsval_core.files import schema
+from graphsval_core.files.jsonfile import parse_json
+
+SCHEMA_VERSION = 1
+#: The loosest tolerance a file may set: a relative error of 1000%.
+MAX_TOLERANCE = 10.0
+KINDS = ("latency", "energy")
 
 
 class TolerancesError(UserInputError):
@@ -24,27 +39,35 @@ def load_tolerances(path: str | Path | None = None) -> dict[str, dict[str, float
     """``regime -> {"latency": tol, "energy": tol}`` from ``path`` or the shipped file."""
     where = str(path) if path else "graphsval_core/files/tolerances.json"
     try:
-        text = (
-            Path(path).read_text()
+        data = (
+            Path(path).read_bytes()
             if path
-            else resources.files("graphsval_core.files").joinpath("tolerances.json").read_text()
+            else resources.files("graphsval_core.files").joinpath("tolerances.json").read_bytes()
         )
-        data = json.loads(text)
+    except IsADirectoryError:
+        raise TolerancesError(f"{where}: is a folder, not a tolerances file") from None
     except OSError as exc:
         raise TolerancesError(f"{where}: cannot read: {exc.strerror or exc}") from None
-    except json.JSONDecodeError as exc:
-        raise TolerancesError(f"{where}: not valid JSON: {exc.msg} (line {exc.lineno})") from None
-    regimes = data.get("regimes") if isinstance(data, dict) else None
-    if not isinstance(regimes, dict):
-        raise TolerancesError(f"{where}: expected an object with a 'regimes' object")
+    return tolerances_from(parse_json(data, where, TolerancesError), where)
+
+
+def tolerances_from(data: object, where: str) -> dict[str, dict[str, float]]:
+    """The tolerances of a parsed file (see the module doc)."""
+    err = TolerancesError
+    top = schema.obj(data, where, err)
+    schema.keys(top, where, err, required=("regimes",), optional=("schema_version", "comment"))
+    schema.schema_version(top, where, err, SCHEMA_VERSION)
+    if "comment" in top:
+        schema.string(top["comment"], f"{where}: comment", err, empty=True)
+    regimes = schema.obj(top["regimes"], f"{where}: regimes", err)
+    schema.keys(regimes, f"{where}: regimes", err, required=REGIMES)
     out: dict[str, dict[str, float]] = {}
     for regime in REGIMES:
-        entry = regimes.get(regime)
-        if not isinstance(entry, dict):
-            raise TolerancesError(f"{where}: regimes.{regime} is missing")
-        for kind in ("latency", "energy"):
-            value = entry.get(kind)
-            if not isinstance(value, int | float) or isinstance(value, bool) or value <= 0:
-                raise TolerancesError(f"{where}: regimes.{regime}.{kind} must be a positive number")
-        out[regime] = {"latency": float(entry["latency"]), "energy": float(entry["energy"])}
+        at = f"{where}: regimes.{regime}"
+        entry = schema.obj(regimes[regime], at, err)
+        schema.keys(entry, at, err, required=KINDS)
+        out[regime] = {
+            kind: schema.number(entry[kind], f"{at}.{kind}", err, 0.0, MAX_TOLERANCE, low_open=True)
+            for kind in KINDS
+        }
     return out

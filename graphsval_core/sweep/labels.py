@@ -23,6 +23,7 @@ import numpy as np
 from attrs import evolve, frozen
 
 from graphsval_core.datamodel.regimes import LABELS
+from graphsval_core.files.overlay import OVERLAY_KIND, overlay_from, read_overlay
 from graphsval_core.files.sweep import (
     SCHEMA_VERSION,
     Sweep,
@@ -36,8 +37,6 @@ from graphsval_core.plugins.resources import sweep_files
 
 if TYPE_CHECKING:
     from graphsval_core.plugins.registry import Registry
-
-OVERLAY_KIND = "graphsval-sweep-labels"
 
 
 @frozen
@@ -63,22 +62,15 @@ def load_shipped(
             sweeps[path.name] = load_sweep(path)
     else:
         for item in sweep_files():
-            sweeps[item.name] = load_sweep(item.name, text=item.read_text())
+            sweeps[item.name] = load_sweep(item.name, text=item.read_bytes())
     if overlays and registry is not None:
         for plugin, item in registry.sweep_overlays():
             where = f"plugin {plugin}: {getattr(item, 'name', item)}"
             try:
-                text = Path(item).read_text() if isinstance(item, str | Path) else item.read_text()
-                data = json.loads(text)
-            except (OSError, UnicodeDecodeError) as exc:
-                raise SweepFileError(f"{where}: cannot read: {exc}") from None
-            except json.JSONDecodeError as exc:
-                raise SweepFileError(
-                    f"{where}: not valid JSON: {exc.msg} (line {exc.lineno})"
-                ) from None
-            if not isinstance(data, dict):
-                raise SweepFileError(f"{where}: expected a JSON object")
-            sweeps = merge_overlay(sweeps, data, where)
+                raw = Path(item).read_bytes() if isinstance(item, str | Path) else item.read_bytes()
+            except OSError as exc:
+                raise SweepFileError(f"{where}: cannot read: {exc.strerror or exc}") from None
+            sweeps = merge_overlay(sweeps, read_overlay(raw, where), where)
     return sweeps
 
 
@@ -86,8 +78,7 @@ def merge_overlay(
     sweeps: dict[str, Sweep], overlay: dict[str, Any], where: str
 ) -> dict[str, Sweep]:
     """Add an overlay's labels for its own targets; other labels are untouched."""
-    if overlay.get("kind") != OVERLAY_KIND:
-        raise SweepFileError(f"{where}: not a sweep-label overlay (kind {overlay.get('kind')!r})")
+    overlay = overlay_from(overlay, where)
     declared = set(overlay.get("targets", []))
     out = dict(sweeps)
     for name, labels in overlay.get("labels", {}).items():
@@ -204,7 +195,7 @@ def write_overlay(overlay: dict[str, Any], path: str | Path) -> None:
     lines.append(",\n".join(sweeps))
     lines.append("  }")
     lines.append("}")
-    Path(path).write_text("\n".join(lines) + "\n")
+    Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 def write_all(sweeps: dict[str, Sweep], folder: str | Path) -> None:

@@ -13,13 +13,15 @@ per pass and whose ``used_in`` lists every call site with its own count.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from graphsval_core.datamodel.errors import UserInputError
-from graphsval_core.files.sweep import MIXED, Sweep, SweepEntry
+from graphsval_core.datamodel.op import dims_problem
+from graphsval_core.files import schema
+from graphsval_core.files.jsonfile import read_json
+from graphsval_core.files.sweep import MAX_CALLS, MIXED, Sweep, SweepEntry
 
 REQUIRED = (
     "hidden_size",
@@ -34,20 +36,39 @@ class ModelConfigError(UserInputError):
     pass
 
 
+#: The optional keys read, each a positive integer when given (null: absent).
+OPTIONAL = ("num_key_value_heads", "head_dim")
+#: The largest size a config may give (a hidden size or vocabulary of 2^31).
+MAX_SIZE = 2**31
+
+
 def read_config(path: str | Path) -> dict[str, Any]:
-    path = Path(path)
-    try:
-        config = json.loads(path.read_text())
-    except OSError as exc:
-        raise ModelConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    except json.JSONDecodeError as exc:
-        raise ModelConfigError(f"{path}: not valid JSON: {exc.msg} (line {exc.lineno})") from None
-    if not isinstance(config, dict):
-        raise ModelConfigError(f"{path}: expected a JSON object")
+    """The config at ``path``: a JSON object whose sizes (``REQUIRED``, and
+    ``OPTIONAL`` when given) are integers in [1, 2^31]; any other key (a
+    Hugging Face config holds many) is not read. The heads must divide the
+    hidden size when no ``head_dim`` is given, and the key/value heads the
+    attention heads."""
+    where = str(path)
+    config = schema.obj(read_json(path, ModelConfigError), where, ModelConfigError)
     for key in REQUIRED:
-        value = config.get(key)
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise ModelConfigError(f"{path}: {key!r} must be a positive integer, got {value!r}")
+        if key not in config:
+            raise ModelConfigError(f"{where}: missing key {key!r} (a positive integer)")
+        schema.integer(config[key], f"{where}: {key}", ModelConfigError, 1, MAX_SIZE)
+    for key in OPTIONAL:
+        if config.get(key) is not None:
+            schema.integer(config[key], f"{where}: {key}", ModelConfigError, 1, MAX_SIZE)
+    heads = config["num_attention_heads"]
+    if not config.get("head_dim") and config["hidden_size"] % heads:
+        raise ModelConfigError(
+            f"{where}: hidden_size {config['hidden_size']} is not a multiple of "
+            f"num_attention_heads {heads} (give head_dim)"
+        )
+    kv_heads = config.get("num_key_value_heads") or heads
+    if heads % kv_heads:
+        raise ModelConfigError(
+            f"{where}: num_attention_heads {heads} is not a multiple of num_key_value_heads "
+            f"{kv_heads}"
+        )
     return config
 
 
@@ -97,9 +118,21 @@ def sweep_from_config(path: str | Path, tokens: Sequence[int], batch: int, dtype
     model = config.get("_name_or_path") or config.get("model_type") or Path(path).stem
     merged: dict[tuple[str, tuple[int, ...]], dict[str, Any]] = {}
     for op, phase, shape, site, count in model_calls(config, tokens, batch):
+        problem = dims_problem(shape)
+        if problem:
+            raise ModelConfigError(
+                f"{path}: {site} of {phase} (batch {batch}) has shape "
+                f"{'x'.join(map(str, shape))}: {problem}; use fewer --tokens or a smaller --batch"
+            )
         slot = merged.setdefault((op, shape), {"count": 0, "used_in": []})
         slot["count"] += count
         slot["used_in"].append({"model": model, "phase": phase, "site": site, "count": count})
+    for (op, shape), v in merged.items():
+        if v["count"] > MAX_CALLS:
+            raise ModelConfigError(
+                f"{path}: {op} {'x'.join(map(str, shape))} is called {v['count']} times a pass, "
+                f"more than {MAX_CALLS}"
+            )
     entries = tuple(
         SweepEntry(shape, dtype, {}, {"count": v["count"], "used_in": v["used_in"]}, op)
         for (op, shape), v in merged.items()

@@ -19,6 +19,7 @@ from typing import Any
 
 from attrs import define, evolve, frozen
 
+from graphsval_core.datamodel.errors import UserInputError
 from graphsval_core.files.baseline import (
     Baseline,
     BaselineFileError,
@@ -83,6 +84,23 @@ def shipped_baseline(registry: Registry, plugin: str, item: Any) -> tuple[Baseli
     return evolve(baseline, rows=rows), sha
 
 
+def check_names(registry: Registry, baseline: Baseline) -> None:
+    """Every row of a file the user named names an installed target and a
+    registered op; else :class:`BaselineFileError` names the file and line."""
+    targets, ops = registry.targets(), registry.ops()
+    for row in baseline.rows:
+        if row.hardware not in targets:
+            try:
+                registry.resolve(row.hardware)
+            except UserInputError as exc:
+                raise BaselineFileError(f"{baseline.path}:{row.line}: hardware: {exc}") from None
+        if row.op not in ops:
+            try:
+                registry.op(row.op)
+            except UserInputError as exc:
+                raise BaselineFileError(f"{baseline.path}:{row.line}: op: {exc}") from None
+
+
 def select(
     registry: Registry,
     explicit: Sequence[str],
@@ -109,6 +127,8 @@ def select(
             baseline = evolve(
                 baseline, rows=tuple(evolve(r, hardware=hw_override) for r in baseline.rows)
             )
+        if explicit:
+            check_names(registry, baseline)
         parsed[str(item)] = baseline
     recaptures = {p for p in parsed if is_recapture(p)} if not explicit else set()
     pairs = []

@@ -63,22 +63,37 @@ def _warnings(output):
 def test_copies_of_one_row_are_refused_in_one_line_with_exit_2(setup, tmp_path):
     base = setup("toy.calibration.csv")
     lines = base.read_text().splitlines()
-    one = tmp_path / "copies.calibration.csv"
-    one.write_text("\n".join([lines[0]] + [lines[-1]] * 20) + "\n")  # 20 x matmul 1300x700x900
+    copies = []
+    for n in range(4):  # one row (matmul 1300x700x900) in four files: four rows, one shape
+        copies.append(tmp_path / f"copy{n}.calibration.csv")
+        copies[-1].write_text("\n".join([lines[0], lines[-1]]) + "\n")
     out = tmp_path / "copies.json"
-    result = _run("--baseline", str(one), "--out", str(out))
+    result = _run(*[a for c in copies for a in ("--baseline", str(c))], "--out", str(out))
     assert result.exit_code == 2, result.output
     message = [line for line in result.output.splitlines() if line.strip()]
     assert len(message) == 1 and "Traceback" not in result.output
     assert (
-        "20 usable toy rows but only 1 distinct (op, shape, dtype); the fit has 2 free "
+        "4 usable toy rows but only 1 distinct (op, shape, dtype); the fit has 2 free "
         "latency constants (launch_overhead_s, compute_fraction.fp32) and needs at least 2 "
         "distinct rows: add rows of other shapes" in message[0]
     )
     assert not out.exists()
     with pytest.raises(UserInputError, match="only 1 distinct"):
-        options = CalibrateOptions("toy", (str(one),), out=str(out), leave_one_out=False)
+        options = CalibrateOptions(
+            "toy", tuple(str(c) for c in copies), out=str(out), leave_one_out=False
+        )
         calibrate(build_registry(), options)
+
+
+def test_copies_of_one_row_in_one_file_count_once(setup, tmp_path):
+    base = setup("toy.calibration.csv")
+    lines = base.read_text().splitlines()
+    one = tmp_path / "copies.calibration.csv"
+    one.write_text("\n".join([lines[0]] + [lines[-1]] * 20) + "\n")  # 20 x matmul 1300x700x900
+    result = _run("--baseline", str(one), "--out", str(tmp_path / "copies.json"))
+    assert result.exit_code == 2, result.output
+    assert "19 row(s) repeat an earlier row exactly" in result.stderr
+    assert "1 usable toy rows in the given baselines" in result.stderr
 
 
 def test_duplicates_count_once_but_do_not_refuse_enough_distinct_rows(setup, tmp_path):
@@ -88,7 +103,8 @@ def test_duplicates_count_once_but_do_not_refuse_enough_distinct_rows(setup, tmp
     twice.write_text("\n".join([lines[0]] + lines[1:] * 2) + "\n")  # 14 distinct, 28 rows
     result = _run("--baseline", str(twice), "--out", str(tmp_path / "twice.json"))
     assert result.exit_code == 0, result.output
-    assert "28 rows" in result.output.splitlines()[0]
+    assert "14 rows" in result.stdout.splitlines()[0]
+    assert "14 row(s) repeat an earlier row exactly" in result.stderr
 
 
 # -- a constant at a bound of its range -------------------------------------------------

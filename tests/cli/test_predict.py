@@ -96,9 +96,9 @@ def test_predict_shapes_file_csv(toy_cli, tmp_path):
         "csv",
     )
     assert result.exit_code == 0, result.output
-    rows = list(csv.DictReader(io.StringIO(result.output)))
-    assert [r["shape"] for r in rows] == ["8x8x8", "1x2048x2048", "8x8x8"]
-    assert rows[0]["latency_s"] == rows[2]["latency_s"]
+    rows = list(csv.DictReader(io.StringIO(result.stdout)))
+    assert [r["shape"] for r in rows] == ["8x8x8", "1x2048x2048"]  # the repeat predicted once
+    assert "warning: " in result.stderr and "(line 5 repeats line 1)" in result.stderr
     assert rows[1]["regime"] == "dram_bound"
 
 

@@ -200,17 +200,17 @@ def test_overlay_cannot_label_undeclared_targets(shipped):
         ({"op": "matmul", "shapes": [{"shape": [1, 2, 3], "dtype": "fp13"}]}, "unknown dtype"),
         (
             {"op": "matmul", "shapes": [{"shape": [1, 2.5, 3], "dtype": "fp32"}]},
-            "must hold positive integers",
+            "shapes[0]: 'shape' dim 2.5 is not an integer",
         ),
         (
             {
                 "op": "matmul",
                 "shapes": [
-                    {"shape": [1, 2, 3], "dtype": "fp32"},
-                    {"shape": [1, 2, 3], "dtype": "fp32"},
+                    {"shape": [1, 2, 3], "dtype": "fp32", "regime_per_hw": {"t": "l1_bound"}},
+                    {"shape": [1, 2, 3], "dtype": "fp32", "regime_per_hw": {"t": "l2_bound"}},
                 ],
             },
-            "shapes[1]: duplicate of shapes[0]",
+            "shapes[1]: matmul 1x2x3 fp32 is also shapes[0], with other values",
         ),
     ],
 )
@@ -314,7 +314,7 @@ def test_from_config_bad_config(tmp_path):
     path.write_text(json.dumps({"hidden_size": 2048}))
     result = CliRunner().invoke(cli, ["sweep", "from-config", str(path)])
     assert result.exit_code == 2
-    assert "'intermediate_size' must be a positive integer" in result.output
+    assert "missing key 'intermediate_size' (a positive integer)" in result.output
 
 
 def test_inline_labels_are_for_first_party_targets_only(
