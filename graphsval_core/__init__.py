@@ -9,7 +9,7 @@ Importing this package is cheap: it never imports torch or numpy.
 
 from __future__ import annotations
 
-import pluggy
+from typing import Any
 
 __version__ = "0.1.0"
 
@@ -21,6 +21,17 @@ PLUGIN_API_VERSION = "2.1"
 #: The pluggy project name: hook implementations are marked with ``hookimpl``.
 PROJECT_NAME = "graphsval"
 
-hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
+
+def __getattr__(name: str) -> Any:
+    """``hookimpl``, the marker of hook implementations, made on first use:
+    ``graphsval --help`` never imports pluggy."""
+    if name == "hookimpl":
+        import pluggy
+
+        marker = pluggy.HookimplMarker(PROJECT_NAME)
+        globals()["hookimpl"] = marker
+        return marker
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = ["PLUGIN_API_VERSION", "PROJECT_NAME", "__version__", "hookimpl"]

@@ -56,40 +56,126 @@ def cli(
     ctx.obj = AppContext(strict_plugins, plugin_args, workspace)
 
 
-def _register_commands() -> None:
-    from graphsval_core.cli import (
-        calibrate_cmd,
-        capture_cmd,
-        capture_machine_cmd,
-        check_cmd,
-        ci_matrix_cmd,
-        plugin_cmd,
-        plugins_cmd,
-        predict_cmds,
-        registry_cmd,
-        sweep_cmds,
-        targets_cmd,
-        validate_cmd,
-        workspace_cmd,
-    )
+#: Every command: ``name -> (module, attribute, the first paragraph of its
+#: help)``. A command's module is imported only when the command runs, so
+#: ``graphsval --help`` imports none (tests/cli/test_cli.py holds each first
+#: paragraph to its command's docstring).
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "calibrate": (
+        "graphsval_core.cli.calibrate_cmd",
+        "calibrate",
+        "Fit launch overhead, compute and tier fractions, shared-tier capacity, first-touch "
+        "cost and energy coefficients from calibration rows, and write a calibration file the"
+        " target's plugin can ship.",
+    ),
+    "capture": (
+        "graphsval_core.cli.capture_cmd",
+        "capture",
+        "Capture ground truth for a sweep on this machine, at the noise floor and resumably.",
+    ),
+    "capture-machine": (
+        "graphsval_core.cli.capture_machine_cmd",
+        "capture_machine",
+        "Capture this machine into the workspace and calibrate it.",
+    ),
+    "check": (
+        "graphsval_core.cli.check_cmd",
+        "check",
+        "Run the consistency checks: decomposition, monotonicity, precision scaling, "
+        "coefficient sensitivity, physical bounds, rankings, snapshot regression, provenance,"
+        " and the plugins' own.",
+    ),
+    "ci-matrix": (
+        "graphsval_core.cli.ci_matrix_cmd",
+        "ci_matrix",
+        "The installed plugins as a CI matrix: an include list of plugin, distribution, "
+        "source folder, targets, ops, and whether it needs hardware or torch "
+        "(.github/workflows/plugins.yml runs one job per entry).",
+    ),
+    "explain": (
+        "graphsval_core.cli.predict_cmds",
+        "explain",
+        "Predict one shape and explain the prediction: the tile and the tier it lives in, the"
+        " tier it streams from, memory and compute time, the verdict.",
+    ),
+    "plugin": (
+        "graphsval_core.cli.plugin_cmd",
+        "plugin",
+        "Tools for plugin authors (docs/writing-a-plugin.md).",
+    ),
+    "plugins": (
+        "graphsval_core.cli.plugins_cmd",
+        "plugins",
+        "List plugins: distribution, version, targets, and any problem: one that failed to "
+        "load is FAILED; one whose hook raised, exited or answered garbage, or whose shipped "
+        "files do not parse (every hook but measuring is called to find out), is problem.",
+    ),
+    "predict": (
+        "graphsval_core.cli.predict_cmds",
+        "predict",
+        "Predict latency, energy and regime for one shape, a file of shapes, or a sweep.",
+    ),
+    "registry": (
+        "graphsval_core.cli.registry_cmd",
+        "registry",
+        "Look up measured ground truth in the installed (or given) baselines.",
+    ),
+    "sweep": (
+        "graphsval_core.cli.sweep_cmds",
+        "sweep",
+        "Frozen calibration and validation shape sets, and their regime labels.",
+    ),
+    "targets": (
+        "graphsval_core.cli.targets_cmd",
+        "targets",
+        "List installed targets: family, plugin, ground truth, dtypes, tiers and whether the "
+        "target's measurer can run on this machine.",
+    ),
+    "validate": (
+        "graphsval_core.cli.validate_cmd",
+        "validate",
+        "Compare predictions with baselines shape by shape; for every failing cell, say which"
+        " hardware assumption drifted.",
+    ),
+    "workspace": (
+        "graphsval_core.cli.workspace_cmd",
+        "workspace",
+        "Show the workspace: its folder and where that came from (--workspace, "
+        "GRAPHSVAL_WORKSPACE, or the user data directory), its targets, baselines (rows per "
+        "file) and calibrations.",
+    ),
+}
 
-    cli.add_command(plugins_cmd.plugins)
-    cli.add_command(targets_cmd.targets)
-    cli.add_command(predict_cmds.explain)
-    cli.add_command(predict_cmds.predict)
-    cli.add_command(sweep_cmds.sweep)
-    cli.add_command(capture_cmd.capture)
-    cli.add_command(capture_machine_cmd.capture_machine)
-    cli.add_command(registry_cmd.registry)
-    cli.add_command(validate_cmd.validate)
-    cli.add_command(check_cmd.check)
-    cli.add_command(calibrate_cmd.calibrate)
-    cli.add_command(plugin_cmd.plugin)
-    cli.add_command(ci_matrix_cmd.ci_matrix)
-    cli.add_command(workspace_cmd.workspace)
+
+def _lazy_group(group: click.Group) -> None:
+    """Make ``group`` find its commands in :data:`COMMANDS`, importing a
+    command's module only when it is asked for by name."""
+    import importlib
+
+    def list_commands(ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(ctx: click.Context, name: str) -> click.Command | None:
+        if name not in COMMANDS:
+            return None
+        module, attribute, _ = COMMANDS[name]
+        command: click.Command = getattr(importlib.import_module(module), attribute)
+        return command
+
+    def format_commands(ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        from click.utils import make_default_short_help
+
+        limit = formatter.width - 6 - max(len(name) for name in COMMANDS)
+        rows = [(name, make_default_short_help(COMMANDS[name][2], limit)) for name in COMMANDS]
+        with formatter.section("Commands"):
+            formatter.write_dl(sorted(rows))
+
+    group.list_commands = list_commands  # type: ignore[method-assign]
+    group.get_command = get_command  # type: ignore[method-assign]
+    group.format_commands = format_commands  # type: ignore[method-assign]
 
 
-_register_commands()
+_lazy_group(cli)
 
 
 def main(argv: list[str] | None = None) -> None:

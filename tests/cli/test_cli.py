@@ -88,3 +88,22 @@ def test_no_targets_message(fake_entry_points):
     result = CliRunner().invoke(cli, ["targets"])
     assert result.exit_code == 0
     assert "No targets" in result.output
+
+
+def test_the_lazy_command_table_holds_each_commands_own_help():
+    """``graphsval --help`` lists the commands from a table, importing none:
+    each entry is the command's module, name and first paragraph of help."""
+    import importlib
+    import inspect
+
+    import click
+
+    from graphsval_core.cli.main import COMMANDS
+
+    ctx = click.Context(cli)
+    for name, (module, attribute, first) in COMMANDS.items():
+        command = getattr(importlib.import_module(module), attribute)
+        assert cli.get_command(ctx, name) is command
+        assert command.name == name
+        own = " ".join(inspect.cleandoc(command.help or "").split("\n\n")[0].split())
+        assert first == own, f"{name}: update COMMANDS in graphsval_core/cli/main.py"
