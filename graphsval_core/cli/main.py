@@ -179,8 +179,11 @@ _lazy_group(cli)
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Console-script entry point."""
-    cli.main(args=argv, prog_name="graphsval")
+    """Console-script entry point: exit codes and error lines as
+    :func:`graphsval_core.cli.entry.run` sets them."""
+    from graphsval_core.cli.entry import run
+
+    run(cli, argv)
 
 
 if __name__ == "__main__":  # pragma: no cover

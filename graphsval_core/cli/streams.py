@@ -42,12 +42,17 @@ class GuardedStream:
         self._stream = stream
         self._name = name
         self.reader_gone = False
+        #: a write failed (not for a closed pipe): the command stopped with exit code 2
+        self.failed = False
 
     def _failed(self, exc: OSError) -> None:
-        _silence(self._stream)
         if exc.errno == errno.EPIPE or isinstance(exc, BrokenPipeError):
+            _silence(self._stream)
             self.reader_gone = True
             return
+        # not silenced: a caller that swallows this (click probes a stream with an
+        # empty write) meets the same error on the next write
+        self.failed = True
         raise OutputError(f"{self._name}: cannot write: {exc.strerror or exc}") from None
 
     def write(self, text: str) -> int:
@@ -94,12 +99,17 @@ def guard_stdout() -> GuardedStream:
     return sys.stdout  # type: ignore[return-value]
 
 
-def final_flush() -> None:
+def final_flush() -> bool:
     """Flush standard output and error before the interpreter does, so that
-    a failure is one line and exit code 2 here rather than a message from
-    the interpreter's shutdown."""
+    a failure is seen here rather than reported by the interpreter's
+    shutdown; whether standard output failed (its output is then dropped)."""
+    failed = isinstance(sys.stdout, GuardedStream) and sys.stdout.failed
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
         except (OSError, ValueError):
-            _silence(stream)
+            failed = failed or stream is sys.stdout
+            _silence(getattr(stream, "_stream", stream))
+    if failed:
+        _silence(getattr(sys.stdout, "_stream", sys.stdout))
+    return failed
