@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -10,7 +11,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from graphsval_core.cli.context import AppContext, pass_app
+from graphsval_core.cli.context import AppContext, InputError, pass_app
+from graphsval_core.cli.params import Seconds
 from graphsval_core.extras import require_plugin_extra
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -18,6 +20,10 @@ F = TypeVar("F", bound=Callable[..., Any])
 #: Host captures run on one thread unless told otherwise: two OpenMP threads on
 #: a busy 2-vCPU VM spin and get descheduled (a 13 us GEMM measured at 16 ms).
 DEFAULT_THREADS = 1
+#: The most threads a capture may ask for (and never more than this machine has).
+MAX_THREADS = 4096
+DAY = 86_400.0
+
 #: Interleaved rounds by default (see docs/runbook-cpu.md for the agreement
 #: against time that chose it).
 DEFAULT_ROUNDS = 5
@@ -33,7 +39,7 @@ def machine_options(command: F) -> F:
         (
             click.option(
                 "--threads",
-                type=click.IntRange(min=1),
+                type=click.IntRange(1, MAX_THREADS),
                 default=DEFAULT_THREADS,
                 show_default=True,
                 help="CPU threads (part of the snapshot key; one thread is far steadier on a "
@@ -46,7 +52,7 @@ def machine_options(command: F) -> F:
             ),
             click.option(
                 "--max-wait",
-                type=click.FloatRange(min=0),
+                type=Seconds(0, DAY),
                 default=60.0,
                 show_default=True,
                 help="Seconds to wait for a busy machine to settle before measuring anyway.",
@@ -55,6 +61,17 @@ def machine_options(command: F) -> F:
     ):
         command = option(command)
     return command
+
+
+def check_threads(threads: int | None) -> None:
+    """``--threads`` is at most this machine's CPU threads (more only
+    oversubscribe it; far more make the threading library fail at exit)."""
+    available = os.cpu_count() or 1
+    if threads is not None and threads > available:
+        raise click.BadParameter(
+            f"{threads} is more than this machine's {available} CPU thread(s)",
+            param_hint="'--threads'",
+        )
 
 
 def plugin_distribution(app: AppContext, hw: str) -> str | None:
@@ -76,7 +93,7 @@ def _percent(value: str) -> float:
         raise click.BadParameter(
             f"{value!r} is not a percentage", param_hint="'--target-ci'"
         ) from None
-    if not 0 < number < 100:
+    if not 0 < number < 100:  # NaN too
         raise click.BadParameter("must be between 0 and 100 (percent)", param_hint="'--target-ci'")
     return number / 100.0
 
@@ -93,7 +110,7 @@ def _percent(value: str) -> float:
 )
 @click.option(
     "--limit",
-    type=click.IntRange(min=1),
+    type=click.IntRange(1, 10**9),
     help="Only N runnable entries, sampled across regimes and sizes.",
 )
 @click.option(
@@ -113,12 +130,12 @@ def _percent(value: str) -> float:
 )
 @click.option(
     "--max-time-per-shape",
-    type=click.FloatRange(min=0.01),
+    type=Seconds(0.01, DAY),
     default=10.0,
     show_default=True,
     help="Seconds of sampling per shape (all rounds together).",
 )
-@click.option("--max-total-time", type=click.FloatRange(min=1), help="Stop after S seconds.")
+@click.option("--max-total-time", type=Seconds(1, 30 * DAY), help="Stop after S seconds.")
 @click.option(
     "--target-ci",
     default="2",
@@ -129,13 +146,19 @@ def _percent(value: str) -> float:
 @machine_options
 @click.option(
     "--rounds",
-    type=click.IntRange(min=1),
+    type=click.IntRange(1, 1000),
     default=DEFAULT_ROUNDS,
     show_default=True,
     help="Interleaved rounds: every round visits every shape in a shuffled order; a row is "
     "the median of its rounds, an outlier round is measured again.",
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the round orders.")
+@click.option(
+    "--seed",
+    type=click.IntRange(0, 2**63 - 1),
+    default=0,
+    show_default=True,
+    help="Seed of the round orders.",
+)
 @click.option("--preallocate", is_flag=True, help="Write into a preallocated output (out=).")
 @click.option(
     "--force",
@@ -181,6 +204,7 @@ def capture(
     from graphsval_core.plugins.registry import UnknownNameError
 
     require_plugin_extra("graphsval capture", plugin_distribution(app, hw))
+    check_threads(threads)
 
     options = CaptureOptions(
         target=hw,
@@ -231,6 +255,9 @@ def capture(
         raise click.BadParameter(str(exc)) from None
     except UnsupportedDtypeError as exc:
         raise click.BadParameter(str(exc), param_hint="'--dtype'") from None
+    except OSError as exc:
+        where = exc.filename or out or "the workspace"
+        raise InputError(f"cannot write the capture: {where}: {exc.strerror or exc}") from None
     render_summary(result)
     summary = result.summary
     if summary.out_of_time:

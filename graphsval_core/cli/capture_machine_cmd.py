@@ -8,6 +8,7 @@ import click
 from attrs import evolve
 
 from graphsval_core.cli.capture_cmd import (
+    check_threads,
     machine_options,
     plugin_distribution,
     progress_bar,
@@ -37,7 +38,7 @@ def _minutes(seconds: float) -> str:
 @machine_options
 @click.option(
     "--rounds",
-    type=click.IntRange(min=1),
+    type=click.IntRange(1, 1000),
     help="Interleaved rounds per shape (default: 3 with --quick, else 5).",
 )
 @click.option("--no-calibrate", is_flag=True, help="Capture only; do not fit the target.")
@@ -72,6 +73,7 @@ def capture_machine(
     )
 
     require_plugin_extra("graphsval capture-machine", plugin_distribution(app, hw))
+    check_threads(threads)
     if not no_calibrate:
         require("calibrate", "graphsval capture-machine (its calibration; --no-calibrate skips it)")
     registry = app.registry

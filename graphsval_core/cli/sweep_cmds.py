@@ -11,9 +11,15 @@ from graphsval_core.cli.context import AppContext, InputError, pass_app
 from graphsval_core.cli.output import echo_json
 from graphsval_core.datamodel.tables import format_table
 
+#: The most tokens ``sweep from-config --tokens`` takes (a context of 2^24).
+MAX_TOKENS = 2**24
+
 
 def _shipped_dir(sweeps_dir: str | None) -> Path:
     if sweeps_dir is not None:
+        if not Path(sweeps_dir).is_dir():
+            what = "is not a folder" if Path(sweeps_dir).exists() else "does not exist"
+            raise InputError(f"--sweeps-dir {sweeps_dir}: {what}; name the folder of the sweeps")
         return Path(sweeps_dir)
     from graphsval_core.plugins.resources import sweeps_dir as shipped
 
@@ -50,7 +56,12 @@ def sweep() -> None:
 
 @sweep.command()
 @click.option("--op", "ops", multiple=True, metavar="OP", help="Only these ops (repeatable).")
-@click.option("--seed", type=int, default=None, help="Generator seed (default: the project's).")
+@click.option(
+    "--seed",
+    type=click.IntRange(0, 2**63 - 1),
+    default=None,
+    help="Generator seed (default: the project's).",
+)
 @click.option("--out-dir", metavar="DIR", help="Where to write (default: the shipped sweeps).")
 @pass_app
 def generate(app: AppContext, ops: tuple[str, ...], seed: int | None, out_dir: str | None) -> None:
@@ -70,8 +81,13 @@ def generate(app: AppContext, ops: tuple[str, ...], seed: int | None, out_dir: s
         sweeps = run(app.registry, ops or OPS, DEFAULT_SEED if seed is None else seed)
     except SweepGenerationError as exc:
         raise InputError(str(exc)) from None
-    folder = _writable(_shipped_dir(out_dir), "--out-dir DIR")
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = _writable(Path(out_dir) if out_dir else _shipped_dir(None), "--out-dir DIR")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise InputError(f"--out-dir {folder}: is a file, not a folder") from None
+    except OSError as exc:
+        raise InputError(f"--out-dir {folder}: cannot create it: {exc.strerror or exc}") from None
     write_all(sweeps, folder)
     for name, s in sweeps.items():
         dtypes = Counter(e.dtype for e in s.entries)
@@ -113,7 +129,10 @@ def label(
     if not sweeps:
         raise InputError(f"no sweep files in {_shipped_dir(sweeps_dir)}")
     if out is not None:
-        write_overlay(overlay_for(app.registry, sweeps, hws), out)
+        try:
+            write_overlay(overlay_for(app.registry, sweeps, hws), out)
+        except OSError as exc:
+            raise InputError(f"--out {out}: cannot write: {exc.strerror or exc}") from None
         click.echo(f"wrote overlay {out} for {', '.join(hws)}")
         return
     folder = _writable(_shipped_dir(sweeps_dir), "--sweeps-dir DIR (a copy of them)")
@@ -171,7 +190,7 @@ def show(app: AppContext, hws: tuple[str, ...], sweeps_dir: str | None, as_json:
     show_default=True,
     help="Comma-separated token counts: a prefill of T and a decode step at context T.",
 )
-@click.option("--batch", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option("--batch", type=click.IntRange(1, 2**20), default=1, show_default=True)
 @click.option("--dtype", default="bf16", show_default=True)
 @click.option("--out", metavar="FILE", help="Output sweep file (default: <config>_sweep.json).")
 def from_config(config: str, tokens: str, batch: int, dtype: str, out: str | None) -> None:
@@ -181,14 +200,16 @@ def from_config(config: str, tokens: str, batch: int, dtype: str, out: str | Non
     from graphsval_core.files.sweep import write_sweep
     from graphsval_core.sweep.model_config import ModelConfigError, sweep_from_config
 
-    try:
-        token_list = [int(t) for t in tokens.split(",") if t.strip()]
-    except ValueError:
+    parts = [t.strip() for t in tokens.split(",") if t.strip()]
+    if not all(p.isascii() and p.removeprefix("-").isdigit() and len(p) <= 30 for p in parts):
         raise click.BadParameter(
-            f"{tokens!r} is not a comma-separated list of integers", param_hint="'--tokens'"
-        ) from None
-    if not token_list or min(token_list) < 1:
-        raise click.BadParameter("token counts must be positive", param_hint="'--tokens'")
+            f"{tokens[:60]!r} is not a comma-separated list of integers", param_hint="'--tokens'"
+        )
+    token_list = [int(p) for p in parts]
+    if not token_list or not all(1 <= t <= MAX_TOKENS for t in token_list):
+        raise click.BadParameter(
+            f"token counts must be integers in [1, {MAX_TOKENS}]", param_hint="'--tokens'"
+        )
     if dtype not in KNOWN_DTYPES:
         raise click.BadParameter(f"unknown dtype {dtype!r}", param_hint="'--dtype'")
     try:
@@ -196,6 +217,8 @@ def from_config(config: str, tokens: str, batch: int, dtype: str, out: str | Non
     except ModelConfigError as exc:
         raise InputError(str(exc)) from None
     path = Path(out) if out else Path(f"{Path(config).stem}_sweep.json")
+    if path.is_dir():
+        raise InputError(f"--out {path}: is a folder; name the sweep file to write")
     write_sweep(result, path)
     calls = sum(e.extra["count"] for e in result.entries)
     click.echo(f"wrote {path}: {len(result.entries)} distinct shapes, {calls} calls")

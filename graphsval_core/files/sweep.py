@@ -75,7 +75,7 @@ class Sweep:
 #: The keys a sweep file may hold at the top level, and in an entry.
 TOP_KEYS = ("schema_version", "op", "purpose", "seed", "generator", "source", "comment", "shapes")
 ENTRY_KEYS = ("op", "shape", "dtype", "regime_per_hw", "coverage", "count", "used_in")
-SITE_KEYS = ("model", "phase", "site", "count")
+SITE_KEYS = ("model", "phase", "site", "count", "batch")
 PURPOSES = ("calibration", "validation")
 _ERR = SweepFileError
 
@@ -191,7 +191,8 @@ def _entry(where: str, i: int, raw: Any, ndims: int | None, op: str) -> SweepEnt
 
 def _counts(entry: dict[str, Any], at: str) -> None:
     """``count`` (calls per pass) and ``used_in`` (the call sites, each with
-    its count) are positive integers that agree."""
+    its count, and its ``batch`` when one call does several products) are
+    positive integers that agree."""
     count = None
     if "count" in entry:
         count = schema.integer(entry["count"], f"{at}: count", _ERR, 1, MAX_CALLS)
@@ -209,6 +210,10 @@ def _counts(entry: dict[str, Any], at: str) -> None:
             if key in site:
                 schema.string(site[key], f"{here}.{key}", _ERR)
         total += schema.integer(site["count"], f"{here}.count", _ERR, 1, MAX_CALLS)
+        if "batch" in site:  # the products one call does (the heads of a batched attention)
+            schema.integer(site["batch"], f"{here}.batch", _ERR, 1, MAX_CALLS)
+        if "batch" in site:  # one call does this many heads (attention: one kernel a layer)
+            schema.integer(site["batch"], f"{here}.batch", _ERR, 1, MAX_CALLS)
     if count is not None and total != count:
         raise SweepFileError(
             f"{at}: count {count} disagrees with its call sites, whose counts sum to {total}"
