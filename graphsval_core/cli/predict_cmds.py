@@ -3,15 +3,15 @@ shape with its explanation, or for many shapes as a table, CSV or JSON."""
 
 from __future__ import annotations
 
-import csv
-import io
 import sys
 from typing import Any
 
 import click
+import numpy as np
 
 from graphsval_core.cli.context import AppContext, InputError, pass_app
 from graphsval_core.cli.output import echo_json
+from graphsval_core.cli.predict_table import CSV_COLUMNS, gather, rows, write_csv
 from graphsval_core.datamodel.tables import format_table
 
 
@@ -55,15 +55,40 @@ def _predictor(app: AppContext, name: str) -> Any:
 @click.option("--shape", required=True, metavar="S", help="Shape string, e.g. 1024x1024x1024.")
 @click.option("--dtype", required=True, metavar="D", help="Data type, e.g. fp32.")
 @click.option("--predictor", default="reference", show_default=True, help="Predictor name.")
+@click.option(
+    "--baseline",
+    "baselines",
+    multiple=True,
+    metavar="CSV",
+    help="Find the measured row in these files (default: the installed baselines).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @pass_app
 def explain(
-    app: AppContext, hw: str, op: str, shape: str, dtype: str, predictor: str, as_json: bool
+    app: AppContext,
+    hw: str,
+    op: str,
+    shape: str,
+    dtype: str,
+    predictor: str,
+    baselines: tuple[str, ...],
+    as_json: bool,
 ) -> None:
     """Predict one shape and explain the prediction: the tile and the tier it
-    lives in, the tier it streams from, memory and compute time, the verdict."""
+    lives in, the tier it streams from, memory and compute time, the verdict.
+
+    Beside the prediction: the measured row, when an installed baseline (or a
+    --baseline file) has the shape, with the prediction's errors and the
+    regime the measurement implies. Then where the latency goes (launch,
+    compute, memory, first touch, packing; each tier's bytes and time) and
+    where the energy goes (the operations, each tier's traffic, the static
+    power over the latency), in words and numbers.
+    """
+    from graphsval_core.cli.explain_view import energy_split, explain_lines, measured_view
     from graphsval_core.datamodel.op import ShapeError
+    from graphsval_core.files.baseline import BaselineFileError
     from graphsval_core.model.predict import predict_shapes
+    from graphsval_core.validate.measured import find_measured
 
     target, op_spec = _resolve(app, hw, op)
     _check_dtype(target, dtype)
@@ -72,46 +97,31 @@ def explain(
         dims = op_spec.parse_shape(shape)
     except ShapeError as exc:
         raise click.BadParameter(str(exc), param_hint="'--shape'") from None
-    row = predict_shapes(app.registry, target, op_spec, [dims], dtype, predictor).row(0)
+    pred = predict_shapes(app.registry, target, op_spec, [dims], dtype, predictor)
+    data = pred.row(0)
+    data["energy_split"] = energy_split(data, target.idle_power_w)
+    try:
+        found = find_measured(app.registry, target.key, op_spec.name, dims, dtype, baselines)
+    except BaselineFileError as exc:
+        raise InputError(str(exc)) from None
+    data["measured"] = (
+        measured_view(app.registry, target, op_spec, dims, dtype, pred, found) if found else None
+    )
     if as_json:
-        echo_json(row)
+        echo_json(data)
         return
-    click.echo(row["explanation"])
-    terms = row["terms"]
-    if not terms:
-        click.echo(
-            f"terms: none: predictor {predictor!r} reports no breakdown (compute, memory or "
-            "per-tier times), only its totals"
-        )
-        return
-    lines = [f"  {name}: {value:.6g}" for name, value in terms.items()]
-    click.echo("terms:\n" + "\n".join(lines))
+    where = ", ".join(baselines) if baselines else "no installed baseline has this shape"
+    data["measured_looked_in"] = f"looked in {where}" if baselines else where
+    click.echo("\n".join(explain_lines(data)))
+
+
+__all__ = ["CSV_COLUMNS", "explain", "predict"]
 
 
 def _read_shapes_file(path: str, op_spec: Any) -> list[tuple[int, ...]]:
     from graphsval_core.files.shapes import read_shapes_file
 
     return read_shapes_file(path, op_spec)
-
-
-CSV_COLUMNS = (
-    "hardware",
-    "op",
-    "shape",
-    "dtype",
-    "latency_s",
-    "energy_j",
-    "regime",
-    "binding_tier",
-    "launch_s",
-    "exposed_compute_s",
-    "exposed_memory_s",
-    "first_touch_s",
-    "pack_s",
-    "hidden_s",
-    "compute_s",
-    "memory_s",
-)
 
 
 @click.command()
@@ -163,6 +173,7 @@ def predict(
     _predictor(app, predictor)
     # (op, dims, dtype, extra) per requested shape, in input order
     items: list[tuple[str, tuple[int, ...], str, dict[str, Any]]] = []
+    sweep = None
     if sweep_file is not None:
         try:
             sweep = load_sweep(sweep_file)
@@ -194,7 +205,7 @@ def predict(
         target = app.registry.target(hw)
     except UnknownNameError as exc:
         raise click.BadParameter(str(exc), param_hint="'--hw'") from None
-    rows: list[dict[str, Any] | None] = [None] * len(items)
+    parts = []
     for op_name, dt in dict.fromkeys((o, d) for o, _, d, _ in items):
         try:
             op_spec = app.registry.op(op_name)
@@ -209,84 +220,119 @@ def predict(
             )
         _check_dtype(target, dt)
         index = [i for i, (o, _, d, _) in enumerate(items) if o == op_name and d == dt]
-        dims = [items[i][1] for i in index]
-        if any(len(d) != len(op_spec.dims) for d in dims):
+        dims = np.array([items[i][1] for i in index], dtype=np.int64)
+        if dims.ndim != 2 or dims.shape[1] != len(op_spec.dims):
             raise InputError(f"{sweep_file}: a {op_name} shape needs {len(op_spec.dims)} dims")
         pred = predict_shapes(app.registry, target, op_spec, dims, dt, predictor)
-        for i, row in zip(index, _flat_rows(pred), strict=True):
-            rows[i] = row
+        parts.append((np.array(index, dtype=np.int64), pred))
+    table = gather(len(items), parts)
     if rollup:
-        _emit_rollup(items, rows, sweep_file or "", fmt)  # type: ignore[arg-type]
+        _emit_rollup(app, target, predictor, items, table, sweep, fmt)
         return
-    _emit(rows, fmt)  # type: ignore[arg-type]
+    _emit(table, fmt)
 
 
 def _emit_rollup(
+    app: AppContext,
+    target: Any,
+    predictor: str,
     items: list[tuple[str, tuple[int, ...], str, dict[str, Any]]],
-    rows: list[dict[str, Any]],
-    sweep_file: str,
+    table: dict[str, Any],
+    sweep: Any,
     fmt: str,
 ) -> None:
-    """Sum count x prediction per phase (forward pass) over the sweep's call sites."""
-    from graphsval_core.datamodel.units import fmt_joules, fmt_seconds
+    """One forward pass per phase (:mod:`graphsval_core.sweep.rollup`)."""
+    from graphsval_core.model.predict import predict_shapes
+    from graphsval_core.sweep.rollup import (
+        Call,
+        Site,
+        combined_shape,
+        rollup,
+        rollup_lines,
+        weights_floor_tier,
+    )
 
-    totals: dict[str, dict[str, float]] = {}
-    for (_, _, _, extra), row in zip(items, rows, strict=True):
+    calls = []
+    for op_name, dims, dt, extra in items:
         sites = extra.get("used_in")
         if not sites:
             if "count" not in extra:
-                raise InputError(f"{sweep_file}: entry {row['shape']} has no count to roll up")
+                shape = "x".join(map(str, dims))
+                raise InputError(f"{sweep.path}: entry {shape} has no count to roll up")
             sites = [{"phase": "pass", "count": extra["count"]}]
-        for site in sites:
-            slot = totals.setdefault(
-                str(site.get("phase", "pass")), {"latency_s": 0.0, "energy_j": 0.0, "calls": 0}
+        calls.append(
+            Call(
+                op_name,
+                tuple(dims),
+                dt,
+                [
+                    Site(str(s.get("phase", "pass")), str(s.get("site", "-")), int(s["count"]),
+                         int(s.get("batch", 1)))
+                    for s in sites
+                ],
             )
-            slot["latency_s"] += site["count"] * row["latency_s"]
-            slot["energy_j"] += site["count"] * row["energy_j"]
-            slot["calls"] += site["count"]
-    if fmt == "json":
-        echo_json([{"phase": k, **v} for k, v in totals.items()])
-        return
-    table = [
-        [k, int(v["calls"]), fmt_seconds(v["latency_s"]), fmt_joules(v["energy_j"])]
-        for k, v in totals.items()
+        )  # fmt: skip
+    # each batched call site's heads stacked into one product: its compute and first touch
+    stacked_of: dict[tuple[str, str], list[tuple[int, int]]] = {}
+    for i, call in enumerate(calls):
+        for site in call.sites:
+            if site.batch > 1:
+                stacked_of.setdefault((call.op, call.dtype), []).append((i, site.batch))
+    stacked: dict[tuple[int, int], dict[str, float]] = {}
+    for (op_name, dt), keys in stacked_of.items():
+        keys = list(dict.fromkeys(keys))
+        shapes = np.array([combined_shape(calls[i].shape, b) for i, b in keys], dtype=np.int64)
+        op_spec = app.registry.op(op_name)
+        pred = predict_shapes(app.registry, target, op_spec, shapes, dt, predictor)
+        part = gather(len(keys), [(np.arange(len(keys)), pred)])
+        for k, key in enumerate(keys):
+            stacked[key] = {name: _plain(part[name][k]) for name in ROLLUP_TERMS}
+    rows = [
+        {name: _plain(table[name][i]) for name in ("regime", *ROLLUP_TERMS)}
+        | {"binding": f"{table['binding_tier'][i]}_bound"}
+        for i in range(len(items))
     ]
-    click.echo(format_table(["PASS", "CALLS", "LATENCY", "ENERGY"], table))
-
-
-def _flat_rows(pred: Any) -> list[dict[str, Any]]:
-    """One row per shape of a batch, the columns of ``predict --format csv`` (a term
-    the predictor does not report is None)."""
-    columns = pred.columns()
-    batch = {"hardware": pred.target, "op": pred.op, "dtype": pred.dtype}
-    out = []
-    for j in range(len(pred)):
-        row: dict[str, Any] = {}
-        for name in CSV_COLUMNS:
-            if name in batch:
-                row[name] = batch[name]
-            elif name not in columns:
-                row[name] = None
-            else:
-                value = columns[name][j]
-                row[name] = value if isinstance(value, str) else float(value)
-        out.append(row)
-    return out
-
-
-def _emit(rows: list[dict[str, Any]], fmt: str) -> None:
+    batch = int((sweep.meta.get("source") or {}).get("batch", 1))
+    floor = weights_floor_tier(app.registry.memory_hierarchy(target))
+    phases = rollup(calls, rows, stacked, batch=batch, floor_bandwidth=floor)
     if fmt == "json":
-        echo_json(rows)
+        echo_json(phases)
+        return
+    click.echo(f"{target.key}: one forward pass per phase of {sweep.path}")
+    click.echo("\n".join(rollup_lines(phases, batch)))
+
+
+#: The terms a rollup reads of each prediction.
+ROLLUP_TERMS = (
+    "latency_s",
+    "energy_j",
+    "launch_s",
+    "compute_s",
+    "memory_s",
+    "hidden_s",
+    "first_touch_s",
+    "pack_s",
+    "energy_static_j",
+)
+
+
+def _plain(value: Any) -> Any:
+    """A table cell as a plain value: a float (an absent term 0.0) or a string."""
+    if isinstance(value, str):
+        return value
+    number = float(value)
+    return 0.0 if number != number else number
+
+
+def _emit(table: dict[str, Any], fmt: str) -> None:
+    if fmt == "json":
+        echo_json(list(rows(table)))
     elif fmt == "csv":
-        buf = io.StringIO()
-        writer = csv.DictWriter(buf, fieldnames=list(CSV_COLUMNS), lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(rows)
-        sys.stdout.write(buf.getvalue())
+        write_csv(table, sys.stdout)
     else:
         from graphsval_core.datamodel.units import fmt_joules, fmt_seconds
 
-        table = [
+        lines = [
             [
                 r["shape"],
                 r["dtype"],
@@ -295,8 +341,8 @@ def _emit(rows: list[dict[str, Any]], fmt: str) -> None:
                 r["regime"],
                 r["binding_tier"],
             ]
-            for r in rows
+            for r in rows(table)
         ]
         click.echo(
-            format_table(["SHAPE", "DTYPE", "LATENCY", "ENERGY", "REGIME", "BINDING"], table)
+            format_table(["SHAPE", "DTYPE", "LATENCY", "ENERGY", "REGIME", "BINDING"], lines)
         )

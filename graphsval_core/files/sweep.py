@@ -212,8 +212,6 @@ def _counts(entry: dict[str, Any], at: str) -> None:
         total += schema.integer(site["count"], f"{here}.count", _ERR, 1, MAX_CALLS)
         if "batch" in site:  # the products one call does (the heads of a batched attention)
             schema.integer(site["batch"], f"{here}.batch", _ERR, 1, MAX_CALLS)
-        if "batch" in site:  # one call does this many heads (attention: one kernel a layer)
-            schema.integer(site["batch"], f"{here}.batch", _ERR, 1, MAX_CALLS)
     if count is not None and total != count:
         raise SweepFileError(
             f"{at}: count {count} disagrees with its call sites, whose counts sum to {total}"

@@ -2,13 +2,16 @@
 forward pass, read from a Hugging Face style config (``sweep from-config``).
 
 Per decoder layer: the q/k/v/o projections, the MLP gate/up/down projections
-(``torch.nn.Linear``: ``(tokens, in, out)``), and per attention head the score
-matmul ``(q_len, head_dim, kv_len)`` and the value matmul ``(q_len, kv_len,
-head_dim)``; once per pass the ``lm_head`` on every position (the Hugging Face
-default). For each ``--tokens`` value T: a prefill over T tokens (q_len = kv_len
-= T) and one decode step with a KV cache of T tokens (q_len = 1, kv_len = T).
+(``torch.nn.Linear``: ``(tokens, in, out)``), and the attention's score
+matmul ``(q_len, head_dim, kv_len)`` and value matmul ``(q_len, kv_len,
+head_dim)`` of every head, run as PyTorch runs them: one batched kernel a
+layer over every sequence's heads (the call site's ``batch``: heads a kernel);
+once per pass the ``lm_head`` on every position (the Hugging Face default).
+For each ``--tokens`` value T: a prefill over T tokens (q_len = kv_len = T)
+and one decode step with a KV cache of T tokens (q_len = 1, kv_len = T).
 Identical calls are merged into one entry whose ``count`` is the total calls
-per pass and whose ``used_in`` lists every call site with its own count.
+(kernels) per pass and whose ``used_in`` lists every call site with its own
+count (and ``batch``, when one call does several heads).
 """
 
 from __future__ import annotations
@@ -74,8 +77,11 @@ def read_config(path: str | Path) -> dict[str, Any]:
 
 def model_calls(
     config: dict[str, Any], tokens: Sequence[int], batch: int
-) -> list[tuple[str, str, tuple[int, ...], str, int]]:
-    """``(op, phase, shape, site, count)`` of every call of one pass per scenario."""
+) -> list[tuple[str, str, tuple[int, ...], str, int, int]]:
+    """``(op, phase, shape, site, count, heads)`` of every call of one pass per
+    scenario: ``count`` calls a pass, each doing ``heads`` heads' products of
+    ``shape`` in one kernel (1 for a projection; the attention's heads of
+    every sequence, as PyTorch batches them, for its scores and values)."""
     h = config["hidden_size"]
     inter = config["intermediate_size"]
     heads = config["num_attention_heads"]
@@ -100,15 +106,16 @@ def model_calls(
             ("mlp.up_proj", (rows, h, inter)),
             ("mlp.down_proj", (rows, inter, h)),
         ):
-            calls.append(("linear", phase, shape, site, layers))
-        per_head = batch * heads * layers
+            calls.append(("linear", phase, shape, site, layers, 1))
+        # one batched kernel a layer over every sequence's heads, as PyTorch runs it
+        heads_a_kernel = batch * heads
         calls.append(
-            ("matmul", phase, (q_len, head_dim, kv_len), "attn.scores (per head)", per_head)
+            ("matmul", phase, (q_len, head_dim, kv_len), "attn.scores", layers, heads_a_kernel)
         )
         calls.append(
-            ("matmul", phase, (q_len, kv_len, head_dim), "attn.values (per head)", per_head)
+            ("matmul", phase, (q_len, kv_len, head_dim), "attn.values", layers, heads_a_kernel)
         )
-        calls.append(("linear", phase, (rows, h, vocab), "lm_head", 1))
+        calls.append(("linear", phase, (rows, h, vocab), "lm_head", 1, 1))
     return calls
 
 
@@ -117,7 +124,7 @@ def sweep_from_config(path: str | Path, tokens: Sequence[int], batch: int, dtype
     config = read_config(path)
     model = config.get("_name_or_path") or config.get("model_type") or Path(path).stem
     merged: dict[tuple[str, tuple[int, ...]], dict[str, Any]] = {}
-    for op, phase, shape, site, count in model_calls(config, tokens, batch):
+    for op, phase, shape, site, count, heads in model_calls(config, tokens, batch):
         problem = dims_problem(shape)
         if problem:
             raise ModelConfigError(
@@ -126,7 +133,10 @@ def sweep_from_config(path: str | Path, tokens: Sequence[int], batch: int, dtype
             )
         slot = merged.setdefault((op, shape), {"count": 0, "used_in": []})
         slot["count"] += count
-        slot["used_in"].append({"model": model, "phase": phase, "site": site, "count": count})
+        call = {"model": model, "phase": phase, "site": site, "count": count}
+        if heads > 1:
+            call["batch"] = heads
+        slot["used_in"].append(call)
     for (op, shape), v in merged.items():
         if v["count"] > MAX_CALLS:
             raise ModelConfigError(

@@ -32,7 +32,38 @@ def test_explain_text(toy_cli):
     assert result.exit_code == 0, result.output
     assert "a 1x295 output tile lives in l2" in result.output
     assert "-> dram_bound" in result.output
-    assert "exposed_memory_s" in result.output
+    assert "Latency " in result.output and "memory" in result.output
+    assert "Energy " in result.output and "static" in result.output
+    assert "measured: none" in result.output
+
+
+def test_explain_sets_the_measured_row_beside_the_prediction():
+    from click.testing import CliRunner
+
+    from graphsval_core.cli.main import cli
+
+    args = ["explain", "--hw", "jetson_orin_nano_8gb", "--op", "matmul",
+            "--shape", "4096x4096x512", "--dtype", "fp16"]  # fmt: skip
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    text = result.output
+    assert "graphsval_jetson/baselines/jetson_orin_nano_8gb_matmul.calibration.csv:" in text
+    assert "/work/" not in text
+    assert "latency" in text and "(inferred)" in text and "%)" in text
+    energy = next(line for line in text.splitlines() if line.startswith("Energy "))
+    assert "compute" in energy and "static" in energy and "%" in energy
+    data = json.loads(CliRunner().invoke(cli, [*args, "--json"]).output)
+    assert data["measured"]["latency_s"] > 0 and data["measured"]["line"] > 1
+    assert data["measured"]["latency_error"] == pytest.approx(
+        (data["latency_s"] - data["measured"]["latency_s"]) / data["measured"]["latency_s"]
+    )
+    split = data["energy_split"]
+    parts = (
+        split["compute_j"]
+        + split["static_j"]
+        + sum(v for k, v in split.items() if k in ("l1_j", "l2_j", "l3_j", "dram_j"))
+    )
+    assert parts == pytest.approx(split["total_j"])
 
 
 def test_explain_json_has_top_level_fields(toy_cli):

@@ -263,13 +263,16 @@ def test_from_config_llama_shapes_and_counts(tmp_path):
     # MLP: gate and up 2048 -> 8192, down 8192 -> 2048
     assert entries[("linear", (128, 2048, 8192))].extra["count"] == 2 * layers
     assert entries[("linear", (128, 8192, 2048))].extra["count"] == layers
-    # attention per head: scores (128, 64, 128) and values (128, 128, 64)
-    assert entries[("matmul", (128, 64, 128))].extra["count"] == heads * layers
-    assert entries[("matmul", (128, 128, 64))].extra["count"] == heads * layers
+    # attention: one batched kernel a layer over the heads, scores (128, 64, 128) and
+    # values (128, 128, 64) of each head, as PyTorch runs it
+    scores = entries[("matmul", (128, 64, 128))]
+    assert scores.extra["count"] == layers
+    assert [s["batch"] for s in scores.extra["used_in"]] == [heads]
+    assert entries[("matmul", (128, 128, 64))].extra["count"] == layers
     # lm_head on every position: 128 x 2048 x 128256, once
     assert entries[("linear", (128, 2048, 128256))].extra["count"] == 1
     # decode at context 128: one token, scores (1, 64, 128); T=1 prefill has the same q shapes
-    assert entries[("matmul", (1, 64, 128))].extra["count"] == heads * layers
+    assert entries[("matmul", (1, 64, 128))].extra["count"] == layers
     assert entries[("linear", (1, 2048, 2048))].extra["count"] == 2 * 2 * layers
     assert entries[("linear", (1, 2048, 128256))].extra["count"] == 2
 
@@ -293,20 +296,36 @@ def test_predict_rollup_sums_count_times_prediction(tmp_path):
     )
     rows = json.loads(detail.output)
     sweep = load_sweep(out)
-    expected = {}
+    plain, batched = {}, {}  # per phase: the projections' sum, the attention's kernels
     for e, row in zip(sweep.entries, rows, strict=True):
         for site in e.extra["used_in"]:
-            expected[site["phase"]] = (
-                expected.get(site["phase"], 0) + site["count"] * row["latency_s"]
-            )
+            if "batch" in site:
+                batched.setdefault(site["phase"], []).append((site, row))
+            else:
+                phase = site["phase"]
+                plain[phase] = plain.get(phase, 0) + site["count"] * row["latency_s"]
     rolled = CliRunner().invoke(
         cli, ["predict", "--hw", "i7_12700k", "--sweep", str(out), "--rollup", "--format", "json"]
     )
     assert rolled.exit_code == 0, rolled.output
-    got = {r["phase"]: r["latency_s"] for r in json.loads(rolled.output)}
-    assert got.keys() == {"prefill T=128", "decode ctx=128"}
-    for phase, value in expected.items():
-        assert got[phase] == pytest.approx(value)
+    phases = {r["phase"]: r for r in json.loads(rolled.output)}
+    assert phases.keys() == {"prefill T=128", "decode ctx=128"}
+    for phase, p in phases.items():
+        sites = {s["site"]: s for s in p["sites"]}
+        attention = sum(s["latency_s"] for name, s in sites.items() if "heads a kernel" in name)
+        assert p["latency_s"] == pytest.approx(plain[phase] + attention)
+        # a batched kernel pays one launch, not one per head: cheaper than the heads apart
+        for site, row in batched[phase]:
+            mine = sites[f"{site['site']} ({site['batch']} heads a kernel)"]
+            assert mine["calls"] == site["count"] == 16
+            assert mine["latency_s"] < site["count"] * site["batch"] * row["latency_s"]
+            assert mine["latency_s"] > site["count"] * row["latency_s"]
+        assert p["tokens"] == (128 if phase.startswith("prefill") else 1)
+        assert p["tokens_per_s"] == pytest.approx(p["tokens"] / p["latency_s"])
+        # every weight read once: 1.24 G parameters (the tied lm_head counted) in bf16
+        assert p["weight_bytes"] == 2 * 1_235_746_816
+        assert p["weight_floor_tier"] == "dram" and p["weight_floor_s"] > 0
+        assert sum(r["share"] for r in p["regimes"].values()) == pytest.approx(1.0)
 
 
 def test_from_config_bad_config(tmp_path):

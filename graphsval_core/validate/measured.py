@@ -1,0 +1,58 @@
+"""The measured row of one shape in the installed (or given) baselines:
+what ``graphsval registry lookup`` prints and ``graphsval explain`` sets
+beside its prediction. Never a guess: a shape nobody measured has no row."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from graphsval_core.files.baseline import Baseline, BaselineRow, is_recapture, read_many
+from graphsval_core.plugins.registry import Registry
+
+
+def find_measured(
+    registry: Registry,
+    key: str,
+    op: str,
+    dims: tuple[int, ...],
+    dtype: str,
+    baselines: Sequence[str] = (),
+) -> tuple[Baseline, BaselineRow] | None:
+    """The row of ``key``, ``op``, ``dims`` and ``dtype`` in ``baselines``
+    (default: every installed one), None when none has it. A capture wins
+    over its recapture (which only measures the capture's agreement), and a
+    workspace's over an installed one (listed after it); else the last row.
+    A file that cannot be read raises
+    :class:`~graphsval_core.files.baseline.BaselineFileError`."""
+    sources: list[Any] = (
+        list(baselines) if baselines else [item for _, item in registry.baseline_files()]
+    )
+    hits = [
+        (b, r)
+        for b in read_many(sources)
+        for r in b.rows
+        if r.hardware == key and r.op == op and r.dims == dims and r.dtype == dtype
+    ]
+    if not hits:
+        return None
+    firsts = [h for h in hits if not is_recapture(h[0].path)]
+    return (firsts or hits)[-1]
+
+
+def measured_dict(baseline: Baseline, row: BaselineRow) -> dict[str, Any]:
+    """The row as ``registry lookup --json`` prints it."""
+    return {
+        "hardware": row.hardware,
+        "op": row.op,
+        "shape": row.shape,
+        "dtype": row.dtype,
+        "latency_s": row.latency_s,
+        "energy_j": row.energy_j,
+        "trial_count": row.trial_count,
+        "verdict": row.extras.get("verdict") or None,
+        "purpose": row.purpose,
+        "notes": row.notes,
+        "file": baseline.path,
+        "line": row.line,
+    }
