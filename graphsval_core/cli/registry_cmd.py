@@ -42,7 +42,8 @@ def lookup(
     as_json: bool,
 ) -> None:
     """Print the measured row (latency, energy, verdict) of one shape."""
-    from graphsval_core.files.baseline import BaselineFileError, parse_dims, read_many
+    from graphsval_core.datamodel.op import ShapeError, split_shape
+    from graphsval_core.files.baseline import BaselineFileError, read_many
     from graphsval_core.plugins.registry import UnknownNameError
 
     reg = app.registry
@@ -50,9 +51,10 @@ def lookup(
         key = reg.resolve(hw).key
     except UnknownNameError as exc:
         raise click.BadParameter(str(exc), param_hint="'--hw'") from None
-    dims = parse_dims(shape)
-    if dims is None:
-        raise click.BadParameter(f"{shape!r} is not dims joined by 'x'", param_hint="'--shape'")
+    try:
+        dims = split_shape(shape)
+    except ShapeError as exc:
+        raise click.BadParameter(str(exc), param_hint="'--shape'") from None
     sources = list(baselines) if baselines else [item for _, item in reg.baseline_files()]
     try:
         files = read_many(sources)

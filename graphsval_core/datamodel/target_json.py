@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from graphsval_core.datamodel.errors import UserInputError
 from graphsval_core.datamodel.provenance import Provenance, Sourced
 from graphsval_core.datamodel.target import MemoryTier, TargetSpec
 
@@ -134,10 +135,74 @@ def spec_from_json(data: dict[str, Any]) -> TargetSpec:
 def write_spec(spec: TargetSpec, path: str | Path) -> None:
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(spec_to_json(spec), indent=2, sort_keys=False) + "\n")
+    tmp.write_text(
+        json.dumps(spec_to_json(spec), indent=2, sort_keys=False) + "\n", encoding="utf-8"
+    )
     tmp.replace(path)
 
 
-def read_spec(path: str | Path, text: str | None = None) -> TargetSpec:
-    data = json.loads(Path(path).read_text() if text is None else text)
-    return spec_from_json(data)
+class TargetFileError(UserInputError):
+    """A target spec file cannot be read; the message names the file and key."""
+
+
+#: The keys a spec file may hold at the top level, and in a tier.
+TOP_KEYS = (
+    "schema_version",
+    "key",
+    "name",
+    "family",
+    "architecture",
+    "compute_unit_name",
+    "ground_truth",
+    "power_mode",
+    *_COMPARISON,
+    "detected",
+    "description",
+    "fingerprint",
+    *_SCALARS,
+    *_MAPS,
+    "tiers",
+    "provenance",
+)
+TIER_KEYS = (
+    "name",
+    "label",
+    "is_per_unit",
+    "num_units",
+    "shared_with_tenants",
+    "non_inclusive",
+    *_TIER_FIELDS,
+    "provenance",
+)
+
+
+def read_spec(path: str | Path, text: str | bytes | None = None) -> TargetSpec:
+    """The spec of file ``path`` (or of its ``text``), read strictly: valid
+    UTF-8 JSON, known keys only (a misspelt one is an error), every value
+    checked by :class:`TargetSpec`; :class:`TargetFileError` names the file
+    and the key."""
+    from graphsval_core.files import schema
+    from graphsval_core.files.jsonfile import parse_json, read_json
+
+    where, err = str(path), TargetFileError
+    data = read_json(path, err) if text is None else parse_json(text, where, err)
+    top = schema.obj(data, where, err)
+    required = ("key", "name", "family", "architecture", "ground_truth", "tiers")
+    schema.keys(top, where, err, required=required, optional=TOP_KEYS)
+    schema.schema_version(top, where, err, SCHEMA_VERSION)
+    if not isinstance(top["tiers"], list) or not top["tiers"]:
+        raise TargetFileError(f"{where}: tiers: expected a non-empty list of tiers")
+    for i, tier in enumerate(top["tiers"]):
+        at = f"{where}: tiers[{i}]"
+        schema.keys(schema.obj(tier, at, err), at, err, optional=TIER_KEYS)
+    for key in ("provenance", "fingerprint", *(m for m in _MAPS if m not in TargetSpec.PACKING)):
+        if key in top and top[key] is not None:
+            schema.obj(top[key], f"{where}: {key}", err)
+    try:
+        return spec_from_json(top)
+    except UserInputError as exc:
+        raise TargetFileError(f"{where}: {exc}") from None
+    except KeyError as exc:
+        raise TargetFileError(f"{where}: missing key {exc}") from None
+    except (TypeError, ValueError, AttributeError) as exc:
+        raise TargetFileError(f"{where}: {exc}") from None
