@@ -178,9 +178,11 @@ def constants_from_file(data: dict[str, Any]) -> dict[str, float]:
 
 
 def apply_file(spec: TargetSpec, data: dict[str, Any], name: str) -> TargetSpec:
-    """The calibrated spec a shipped calibration file describes."""
-    if data.get("target") != spec.key:
-        raise CalibrationError(f"{name}: calibrates {data.get('target')!r}, not {spec.key!r}")
+    """The calibrated spec a shipped calibration file describes (checked
+    first: :mod:`graphsval_core.files.calibration_file`)."""
+    from graphsval_core.files.calibration_file import check_calibration
+
+    check_calibration(data, name, spec)
     sources = ", ".join(s["file"] for s in data["provenance"]["sources"])
     return apply_constants(
         spec,

@@ -1,0 +1,101 @@
+"""The schema a calibration file (``<key>.calibration.json``) is checked
+against before its constants are applied to a target.
+
+What applying reads must be there and typed: ``target`` (the key),
+``constants`` (each ``{"value": ..., "datasheet": ...}``, finite numbers,
+positive where the value divides or scales), ``provenance`` with its
+``sources`` (each naming a ``file``) and ``graphsval_version``. Every
+constant's name must be one applying uses on this target (a misspelt one is
+an error, never ignored): a scalar such as ``launch_overhead_s``, a per-dtype
+constant such as ``compute_fraction.fp32`` of one of the target's dtypes, or
+a tier's ``tiers.<tier>.<field>`` of one of its tiers. The rest of the file
+(the fit, its residuals) is a record for people and is not read.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from graphsval_core.datamodel.errors import UserInputError
+from graphsval_core.datamodel.target import TargetSpec
+from graphsval_core.files import schema
+
+SCHEMA_VERSION = 1
+TOP_KEYS = ("schema_version", "target", "provenance", "constants", "energy", "fit", "residuals")
+#: Constants applied to the whole target, by their own name.
+SCALARS = (
+    "launch_overhead_s",
+    "idle_power_w",
+    "kernel_overhead_s",
+    "fork_join_s",
+    "first_touch_bps",
+    "pack_bps",  # one rate for every dtype (a calibration made before it was per dtype)
+)
+#: Constants of one dtype: ``<name>.<dtype>``.
+PER_DTYPE = (
+    "dispatch_overhead_s",
+    "pack_bps",
+    "compute_fraction",
+    "energy_per_op_j",
+    "vector_ops_per_s",
+)
+#: Constants of one memory tier: ``tiers.<tier>.<name>``.
+PER_TIER = ("achievable_fraction", "usable_capacity_bytes", "energy_per_byte_j")
+
+
+class CalibrationFileError(UserInputError):
+    """A calibration file does not hold what applying it needs."""
+
+
+def _known(name: str, spec: TargetSpec) -> bool:
+    if name in SCALARS:
+        return True
+    head, _, tail = name.partition(".")
+    if head in PER_DTYPE:
+        return tail in spec.dtypes or tail in getattr(spec, head, {})
+    if head == "tiers":
+        tier, _, field = tail.partition(".")
+        return field in PER_TIER and tier in {t.name for t in spec.tiers}
+    return False
+
+
+def check_calibration(data: Any, where: str, spec: TargetSpec) -> dict[str, Any]:
+    """``data`` (a parsed calibration file ``where``) checked against the
+    schema and against ``spec``, the target it calibrates; returned as is."""
+    err = CalibrationFileError
+    top = schema.obj(data, where, err)
+    schema.keys(top, where, err, required=("target", "constants", "provenance"), optional=TOP_KEYS)
+    schema.schema_version(top, where, err, SCHEMA_VERSION)
+    target = schema.string(top["target"], f"{where}: target", err)
+    if target != spec.key:
+        raise CalibrationFileError(f"{where}: calibrates {target!r}, not {spec.key!r}")
+    provenance = schema.obj(top["provenance"], f"{where}: provenance", err)
+    for key in ("sources", "graphsval_version"):
+        if key not in provenance:
+            raise CalibrationFileError(f"{where}: provenance: missing key {key!r}")
+    schema.string(provenance["graphsval_version"], f"{where}: provenance.graphsval_version", err)
+    sources = provenance["sources"]
+    if not isinstance(sources, list):
+        raise CalibrationFileError(f"{where}: provenance.sources: expected a list of files")
+    for i, source in enumerate(sources):
+        at = f"{where}: provenance.sources[{i}]"
+        schema.string(schema.obj(source, at, err).get("file"), f"{at}.file", err)
+    constants = schema.obj(top["constants"], f"{where}: constants", err)
+    for name, entry in constants.items():
+        at = f"{where}: constants.{name}"
+        if not _known(name, spec):
+            raise CalibrationFileError(
+                f"{at}: not a constant graphsval calibrates on {spec.key} (a scalar such as "
+                f"launch_overhead_s, <constant>.<dtype> of {', '.join(spec.dtypes)}, or "
+                f"tiers.<tier>.<{'|'.join(PER_TIER)}>)"
+            )
+        entry = schema.obj(entry, at, err)
+        if "value" not in entry:
+            raise CalibrationFileError(f"{at}: missing key 'value'")
+        fraction = name.endswith("achievable_fraction") or name.startswith("compute_fraction.")
+        schema.number(entry["value"], f"{at}.value", err, 0.0, low_open=fraction)
+        if fraction:  # applied as value / datasheet
+            if "datasheet" not in entry:
+                raise CalibrationFileError(f"{at}: missing key 'datasheet' (a fraction's)")
+            schema.number(entry["datasheet"], f"{at}.datasheet", err, 0.0, low_open=True)
+    return top
