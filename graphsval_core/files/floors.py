@@ -18,6 +18,8 @@ from typing import Any
 from attrs import define
 
 from graphsval_core.datamodel.errors import UserInputError
+from graphsval_core.files import schema
+from graphsval_core.files.jsonfile import parse_json
 
 SCHEMA_VERSION = 1
 
@@ -56,30 +58,37 @@ class FloorCheck:
         )
 
 
+#: The keys of a floors file, and of one target/op's floors.
+TOP_KEYS = ("schema_version", "comment", "floors")
+ENTRY_KEYS = ("pass", "records", "lowered_from", "reason", *RECAPTURE_KEYS)
+
+
 def read_floors(path: Path | Any) -> dict[str, dict[str, Any]]:
-    """``target/op -> {"pass": n, ...}`` of a floors file (empty if it does not exist)."""
+    """``target/op -> {"pass": n, ...}`` of a floors file (empty if it does not
+    exist), read strictly: known keys only, counts non-negative integers,
+    recapture floors fractions in (0, 1]."""
     try:
-        text = path.read_text()
+        data = path.read_bytes()
     except FileNotFoundError:
         return {}
     except OSError as exc:
         raise FloorsError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise FloorsError(f"{path}: not valid JSON: {exc.msg} (line {exc.lineno})") from None
-    floors = data.get("floors", {}) if isinstance(data, dict) else None
-    if not isinstance(floors, dict):
-        raise FloorsError(f"{path}: expected an object with a 'floors' object")
+    where, err = str(path), FloorsError
+    top = schema.obj(parse_json(data, where, err), where, err)
+    schema.keys(top, where, err, optional=TOP_KEYS)
+    schema.schema_version(top, where, err, SCHEMA_VERSION)
+    floors = schema.obj(top.get("floors", {}), f"{where}: floors", err)
     for key, entry in floors.items():
-        if not isinstance(entry, dict) or not isinstance(entry.get("pass"), int):
-            raise FloorsError(f"{path}: floors.{key}.pass must be an integer")
+        at = f"{where}: floors.{key}"
+        schema.keys(schema.obj(entry, at, err), at, err, required=("pass",), optional=ENTRY_KEYS)
+        for name in ("pass", "records", "lowered_from"):
+            if name in entry:
+                schema.integer(entry[name], f"{at}.{name}", err)
+        if "reason" in entry:
+            schema.string(entry["reason"], f"{at}.reason", err)
         for name in RECAPTURE_KEYS:
-            value = entry.get(name)
-            if value is not None and (
-                isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 1
-            ):
-                raise FloorsError(f"{path}: floors.{key}.{name} must be a fraction in (0, 1]")
+            if entry.get(name) is not None:
+                schema.number(entry[name], f"{at}.{name}", err, 0.0, 1.0, low_open=True)
     return floors
 
 
@@ -92,7 +101,7 @@ def write_floors(path: Path, floors: dict[str, dict[str, Any]]) -> None:
     }
     tmp = path.with_name(path.name + ".tmp")
     try:
-        tmp.write_text(json.dumps(body, indent=2) + "\n")
+        tmp.write_text(json.dumps(body, indent=2) + "\n", encoding="utf-8")
         tmp.replace(path)
     except OSError as exc:
         tmp.unlink(missing_ok=True)

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from graphsval_core.datamodel.errors import UserInputError
+from graphsval_core.files.jsonfile import parse_json
 
 SCHEMA_VERSION = 1
 #: A prediction moving by more than this (relative) fails the check.
@@ -40,15 +41,24 @@ def read_snapshot(path: Path | Any) -> Entries:
     try:
         if isinstance(path, Path) and not path.exists():
             return {}
-        data = json.loads(path.read_text(encoding="utf-8"))
+        raw = path.read_bytes()
     except FileNotFoundError:
         return {}
-    except (OSError, ValueError) as exc:
-        raise SnapshotError(f"{path}: cannot read the snapshot: {exc}") from None
+    except OSError as exc:
+        raise SnapshotError(f"{path}: cannot read the snapshot: {exc.strerror or exc}") from None
+    try:
+        data = parse_json(raw, str(path), SnapshotError)
+    except SnapshotError as exc:
+        raise SnapshotError(f"cannot read the snapshot: {exc}") from None
     targets = data.get("targets") if isinstance(data, dict) else None
     if not isinstance(targets, dict) or not all(
         isinstance(v, dict)
-        and all(isinstance(x, list) and len(x) == len(QUANTITIES) for x in v.values())
+        and all(
+            isinstance(x, list)
+            and len(x) == len(QUANTITIES)
+            and all(isinstance(n, int | float) and not isinstance(n, bool) for n in x)
+            for x in v.values()
+        )
         for v in targets.values()
     ):
         raise SnapshotError(
