@@ -43,8 +43,9 @@ def lookup(
 ) -> None:
     """Print the measured row (latency, energy, verdict) of one shape."""
     from graphsval_core.datamodel.op import ShapeError, split_shape
-    from graphsval_core.files.baseline import BaselineFileError, read_many
+    from graphsval_core.files.baseline import BaselineFileError
     from graphsval_core.plugins.registry import UnknownNameError
+    from graphsval_core.validate.measured import find_measured, measured_dict
 
     reg = app.registry
     try:
@@ -55,40 +56,14 @@ def lookup(
         dims = split_shape(shape)
     except ShapeError as exc:
         raise click.BadParameter(str(exc), param_hint="'--shape'") from None
-    sources = list(baselines) if baselines else [item for _, item in reg.baseline_files()]
     try:
-        files = read_many(sources)
+        found = find_measured(reg, key, op, dims, dtype, baselines)
     except BaselineFileError as exc:
         raise InputError(str(exc)) from None
-    hits = [
-        (b, r)
-        for b in files
-        for r in b.rows
-        if r.hardware == key and r.op == op and r.dims == dims and r.dtype == dtype
-    ]
-    if not hits:
+    if found is None:
         where = ", ".join(baselines) if baselines else "the installed baselines"
         raise InputError(f"{key} {op} {shape} {dtype} was not measured (looked in {where})")
-    # a capture wins over its recapture (which only measures the capture's agreement),
-    # and a workspace's over an installed one (listed after it); else the last row
-    from graphsval_core.files.baseline import is_recapture
-
-    firsts = [h for h in hits if not is_recapture(h[0].path)]
-    baseline, row = (firsts or hits)[-1]
-    data = {
-        "hardware": row.hardware,
-        "op": row.op,
-        "shape": row.shape,
-        "dtype": row.dtype,
-        "latency_s": row.latency_s,
-        "energy_j": row.energy_j,
-        "trial_count": row.trial_count,
-        "verdict": row.extras.get("verdict") or None,
-        "purpose": row.purpose,
-        "notes": row.notes,
-        "file": baseline.path,
-        "line": row.line,
-    }
+    data = measured_dict(*found)
     if as_json:
         echo_json(data)
         return
