@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from graphsval_core.datamodel.exports import md_cell
+
 
 def format_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     """Left-aligned columns separated by two spaces; cells never truncated."""
@@ -18,12 +20,13 @@ def format_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
 
 
 def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    """A Markdown table; a ``|`` inside a cell or a heading is escaped and a
-    line break becomes a space, so every row has the heading's cells."""
+    """A Markdown table; a ``|`` inside a cell or a heading is escaped, HTML
+    is shown as text and a line break becomes a space, so every row has the
+    heading's cells and no cell becomes markup."""
     lines = ["| " + " | ".join(_md_cell(h) for h in headers) + " |", "|" + "---|" * len(headers)]
     lines += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in rows]
     return "\n".join(lines)
 
 
 def _md_cell(value: Any) -> str:
-    return str(value).replace("|", "\\|").replace("\r", " ").replace("\n", " ")
+    return md_cell(value)

@@ -14,6 +14,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
+from graphsval_core.datamodel.exports import csv_cell, md_text
 from graphsval_core.datamodel.regimes import order, short
 from graphsval_core.datamodel.tables import format_table, markdown_table
 from graphsval_core.datamodel.units import fmt_joules, fmt_seconds
@@ -66,7 +67,7 @@ def records_csv(validation: Validation) -> str:
     writer = csv.DictWriter(buf, fieldnames=list(RECORD_FIELDS), lineterminator="\n")
     writer.writeheader()
     for r in validation.records.rows():
-        writer.writerow({k: "" if v is None else v for k, v in _shown(r).items()})
+        writer.writerow({k: "" if v is None else csv_cell(v) for k, v in _shown(r).items()})
     return buf.getvalue()
 
 
@@ -193,12 +194,15 @@ def render(
     """Text or Markdown: header, heatmap, attribution, per target/op, flagged, shapes."""
     h = summary.header
     bullet = "- " if markdown else "  "
+    esc = md_text if markdown else str  # Markdown: the inputs' text shows as text, never markup
     out: list[str] = []
     title = "# graphsval validation report" if markdown else "graphsval validation report"
     out.append(title)
     out.append(
-        f"graphsval {h.graphsval_version}, predictor {summary.predictor}, plugins: "
-        + ", ".join(f"{p.name} {p.version}" for p in h.plugins)
+        esc(
+            f"graphsval {h.graphsval_version}, predictor {summary.predictor}, plugins: "
+            + ", ".join(f"{p.name} {p.version}" for p in h.plugins)
+        )
     )
     out.append("")
     out.append(f"Baselines ({len(h.baselines)}):")
@@ -206,7 +210,8 @@ def render(
         out.append("")
     for b in h.baselines:
         out.append(
-            f"{bullet}{display_path(b.path)} (sha256 {b.sha256[:12]}, {b.rows} rows, {b.selection})"
+            bullet
+            + esc(f"{display_path(b.path)} (sha256 {b.sha256[:12]}, {b.rows} rows, {b.selection})")
         )
     out.append("")
     out.append(
@@ -233,7 +238,7 @@ def render(
     if summary.drift:
         for d in summary.drift:
             label = cell_label(d.regime, d.dtype)
-            out.append(f"{bullet}{d.hardware} {d.op} {label} [{d.cell}]: {d.text}")
+            out.append(bullet + esc(f"{d.hardware} {d.op} {label} [{d.cell}]: {d.text}"))
     else:
         out.append("none: every cell passes" if summary.checked else "no records")
     for items, label, with_reason in (
@@ -249,8 +254,11 @@ def render(
             for item in items:
                 why = f": {item.reason}" if with_reason else ""
                 out.append(
-                    f"{bullet}{item.hardware} {item.op} {item.shape} "
-                    f"{item.dtype}{why} ({display_path(item.file)}:{item.line})"
+                    bullet
+                    + esc(
+                        f"{item.hardware} {item.op} {item.shape} "
+                        f"{item.dtype}{why} ({display_path(item.file)}:{item.line})"
+                    )
                 )
     if summary.suspect:
         out.append("")
@@ -260,7 +268,7 @@ def render(
         out.append("## Warnings" if markdown else "Warnings:")
         if markdown:
             out.append("")
-        out += [f"{bullet}{w}" for w in summary.warnings]
+        out += [f"{bullet}{esc(w)}" for w in summary.warnings]
     explain = markdown or per_shape == "all"
     table = _shape_rows(validation, per_shape, explain)
     if table:
@@ -291,14 +299,18 @@ def _suspect_lines(summary: Summary, markdown: bool) -> list[str]:
     """The suspect quantities under their heading (the per target and op table
     counts the records)."""
     bullet = "- " if markdown else "  "
+    esc = md_text if markdown else str
     n = len(summary.suspect)
     out = [f"## {SUSPECT_HEADING} ({n})" if markdown else f"{SUSPECT_HEADING} ({n}):"]
     if markdown:
         out.append("")
     for item in summary.suspect:
         out.append(
-            f"{bullet}{item.hardware} {item.op} {item.shape} {item.dtype} {item.quantity}: "
-            f"{item.reason}; excluded: {item.excluded} ({display_path(item.file)}:{item.line})"
+            bullet
+            + esc(
+                f"{item.hardware} {item.op} {item.shape} {item.dtype} {item.quantity}: "
+                f"{item.reason}; excluded: {item.excluded} ({display_path(item.file)}:{item.line})"
+            )
         )
     return out
 
