@@ -246,7 +246,10 @@ def flagged_line(summary: Summary, screen: Screen) -> list[str]:
     """Counts of the records listed apart (``-v`` and ``--out`` list them)."""
     apart = [
         (len(summary.excluded), "excluded (failed capture or check)"),
-        (len(summary.suspect), "suspect quantities"),
+        (
+            len(summary.suspect),
+            "suspect " + ("quantity" if len(summary.suspect) == 1 else "quantities"),
+        ),
     ]
     unjudged = [
         (len(summary.near_boundary), "near a boundary"),
@@ -274,6 +277,10 @@ def recapture_line(summary: Summary, screen: Screen) -> list[str]:
     return screen.wrap(text, "")
 
 
+def _them(n: int) -> str:
+    return "them" if n != 1 else "it"
+
+
 def summary_lines(
     summary: Summary,
     validation: Validation,
@@ -295,9 +302,13 @@ def summary_lines(
     ):
         if block:
             out += ["", *block]
-    tail = [f"{len(summary.header.baselines)} baseline files (-v lists them)"]
+    files = len(summary.header.baselines)
+    tail = [f"{files} baseline file{'s' if files != 1 else ''} (-v lists {_them(files)})"]
     if consistency:
-        tail.append(f"{len(consistency)} consistency checks fail (-v lists them)")
+        n = len(consistency)
+        tail.append(
+            f"{n} consistency check{'s fail' if n != 1 else ' fails'} (-v lists {_them(n)})"
+        )
     out += screen.wrap("; ".join(tail), "")
     for w in summary.warnings:
         out += screen.wrap(f"warning: {w}", "", "  ")
