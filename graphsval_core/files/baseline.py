@@ -28,6 +28,7 @@ from attrs import evolve, field, frozen
 from graphsval_core.datamodel.dtypes import KNOWN_DTYPES
 from graphsval_core.datamodel.errors import UserInputError, warn_input
 from graphsval_core.datamodel.op import ShapeError, split_shape
+from graphsval_core.files.inputs import read_path_or_resource
 
 V4_COLUMNS: tuple[str, ...] = (
     "hardware",
@@ -176,12 +177,7 @@ def read_baseline_file(item: Any) -> tuple[Baseline, str]:
     """Parse a baseline file, a path or an importlib Traversable, from one
     read; with the sha256 of its bytes (the report records it)."""
     name = str(item)
-    try:
-        data = Path(item).read_bytes() if isinstance(item, str | os.PathLike) else item.read_bytes()
-    except IsADirectoryError:
-        raise BaselineFileError(f"{name}: is a folder, not a baseline CSV") from None
-    except OSError as exc:
-        raise BaselineFileError(f"{name}: cannot read: {exc.strerror or exc}") from None
+    data = read_path_or_resource(item, BaselineFileError, "a baseline CSV")
     try:
         text = data.decode("utf-8-sig")  # a leading BOM (a spreadsheet's export) is no column
     except UnicodeDecodeError as exc:

@@ -17,10 +17,10 @@ from __future__ import annotations
 import json
 import math
 import os
-from pathlib import Path
 from typing import Any
 
 from graphsval_core.datamodel.errors import UserInputError, warn_input
+from graphsval_core.files.inputs import read_input
 
 #: The longest integer literal read (a dimension of 2^63 has 19 digits).
 MAX_INT_DIGITS = 30
@@ -99,10 +99,4 @@ def parse_json(data: bytes | str, where: str, error: type[UserInputError] = User
 
 def read_json(path: str | os.PathLike[str], error: type[UserInputError] = UserInputError) -> Any:
     """The JSON value of the file at ``path`` (see :func:`parse_json`)."""
-    try:
-        data = Path(path).read_bytes()
-    except IsADirectoryError:
-        raise error(f"{path}: is a folder, not a JSON file") from None
-    except OSError as exc:
-        raise error(f"{path}: cannot read: {exc.strerror or exc}") from None
-    return parse_json(data, str(path), error)
+    return parse_json(read_input(path, error, "a JSON file"), str(path), error)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from graphsval_core.datamodel.errors import UserInputError, warn_input
 from graphsval_core.datamodel.op import OpSpec, ShapeError
+from graphsval_core.files.inputs import read_input
 
 #: The most shapes a file may list.
 MAX_SHAPES = 1_000_000
@@ -23,12 +24,7 @@ class ShapesFileError(UserInputError):
 
 def read_shapes_file(path: str | Path, op: OpSpec) -> list[tuple[int, ...]]:
     """The shapes of ``path`` for ``op``, in file order, each once."""
-    try:
-        data = Path(path).read_bytes()
-    except IsADirectoryError:
-        raise ShapesFileError(f"{path}: is a folder, not a shapes file") from None
-    except OSError as exc:
-        raise ShapesFileError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    data = read_input(path, ShapesFileError, "a shapes file")
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

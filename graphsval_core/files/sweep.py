@@ -31,6 +31,7 @@ from graphsval_core.datamodel.errors import UserInputError, warn_input
 from graphsval_core.datamodel.op import dims_problem
 from graphsval_core.datamodel.regimes import LABELS
 from graphsval_core.files import schema
+from graphsval_core.files.inputs import read_input
 from graphsval_core.files.jsonfile import parse_json
 
 
@@ -92,12 +93,7 @@ def load_sweep(
     same in every key: then it is read once, with a warning."""
     path = Path(path)
     if text is None:
-        try:
-            data = path.read_bytes()
-        except IsADirectoryError:
-            raise SweepFileError(f"{path}: is a folder, not a sweep file") from None
-        except OSError as exc:
-            raise SweepFileError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        data = read_input(path, SweepFileError, "a sweep file")
         parsed = parse_json(data, str(path), SweepFileError)
     else:
         parsed = parse_json(text, str(path), SweepFileError)

@@ -17,6 +17,7 @@ from pathlib import Path
 from graphsval_core.datamodel.errors import UserInputError
 from graphsval_core.datamodel.regimes import REGIMES
 from graphsval_core.files import schema
+from graphsval_core.files.inputs import read_path_or_resource
 from graphsval_core.files.jsonfile import parse_json
 
 SCHEMA_VERSION = 1
@@ -38,16 +39,8 @@ def band(tolerances: dict[str, dict[str, float]], regime: str) -> dict[str, floa
 def load_tolerances(path: str | Path | None = None) -> dict[str, dict[str, float]]:
     """``regime -> {"latency": tol, "energy": tol}`` from ``path`` or the shipped file."""
     where = str(path) if path else "graphsval_core/files/tolerances.json"
-    try:
-        data = (
-            Path(path).read_bytes()
-            if path
-            else resources.files("graphsval_core.files").joinpath("tolerances.json").read_bytes()
-        )
-    except IsADirectoryError:
-        raise TolerancesError(f"{where}: is a folder, not a tolerances file") from None
-    except OSError as exc:
-        raise TolerancesError(f"{where}: cannot read: {exc.strerror or exc}") from None
+    item = path if path else resources.files("graphsval_core.files").joinpath("tolerances.json")
+    data = read_path_or_resource(item, TolerancesError, "a tolerances file")
     return tolerances_from(parse_json(data, where, TolerancesError), where)
 
 
