@@ -95,4 +95,4 @@ def write_snapshot(path: Path, targets: Entries) -> None:
     try:
         path.write_text(dump_snapshot(targets), encoding="utf-8")
     except OSError as exc:
-        raise SnapshotError(f"{path}: cannot write the snapshot: {exc}") from None
+        raise SnapshotError(f"{path}: cannot write the snapshot: {exc.strerror or exc}") from None
