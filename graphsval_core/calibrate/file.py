@@ -206,6 +206,8 @@ def _current_values(spec: TargetSpec) -> dict[str, float]:
             out[name] = getattr(spec, name)
     for d, rate in spec.pack_bps.items():
         out[f"pack_bps.{d}"] = rate
+    for d, rate in spec.vector_ops_per_s.items():
+        out[f"vector_ops_per_s.{d}"] = rate
     return out
 
 

@@ -15,6 +15,9 @@ exercise it:
   dtype's library on its own: MKL for fp32, oneDNN's reorders for bf16 and
   int8), from the rows of that dtype whose A has at least its ``pack_min_rows``
   rows;
+- ``vector_ops_per_s.<dtype>``: the rate of an op with no matrix product at a
+  dtype whose spec gives one (a CPU's bf16 add, on the vector units), from the
+  rows of such ops at that dtype;
 - ``compute_fraction.<dtype>``: the achievable fraction of each dtype's peak
   (when the data say more than the spec's peak, the peak itself is calibrated
   and the fraction is 1: the clock under load is above the one the spec read);
@@ -129,6 +132,18 @@ def choose_params(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) 
                 f"{n} {dtype} rows (the compute-bound ones)",
             )
         )
+    for dtype in sorted(spec.vector_ops_per_s):
+        n = sum(1 for r in rows if r.dtype == dtype and registry.op(r.op).gemm_dims is None)
+        if n >= 2:
+            params.append(
+                Param(
+                    f"vector_ops_per_s.{dtype}",
+                    spec.vector_ops_per_s[dtype],
+                    spec.vector_ops_per_s[dtype] / 1000,
+                    spec.vector_ops_per_s[dtype] * 4,
+                    f"{n} {dtype} rows of ops with no matrix product (the cache-resident ones)",
+                )
+            )
     # a tier is exercised by a row when its time is a real share of the row's
     # latency (launch included): tiny launch-bound rows exercise no tier
     busy = latency
@@ -182,6 +197,7 @@ def choose_params(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) 
     packs = terms["pack_s"] > 0  # the model's own rule for who packs
     for dtype in row_dtypes:
         packed = int(sum(1 for i, r in enumerate(rows) if packs[i] and r.dtype == dtype))
+        least = spec.pack_min_rows.get(dtype, 0.0)
         if packed >= 2:
             params.append(
                 Param(
@@ -189,8 +205,8 @@ def choose_params(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) 
                     spec.pack_bps[dtype],
                     1e8,
                     1e13,
-                    f"{packed} {dtype} matmul/linear rows of "
-                    f"{spec.pack_min_rows[dtype]:g} rows of A or more",
+                    f"{packed} {dtype} matmul/linear rows of {least:g} "
+                    f"row{'' if least == 1 else 's'} of A or more",
                 )
             )
     if (

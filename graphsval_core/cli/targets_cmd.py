@@ -113,9 +113,13 @@ def _detail_rows(registry: Registry, target: TargetSpec) -> list[list[str]]:
             if getattr(target, name) is not None
         ],
         *[
+            [f"vector {d}", fmt_si(rate, "OP/s"), src(f"vector_ops_per_s.{d}")]
+            for d, rate in target.vector_ops_per_s.items()
+        ],
+        *[
             [
                 f"packing B {d}",
-                f"{fmt_si(rate, 'B/s')} from {target.pack_min_rows[d]:g} rows of A",
+                f"{fmt_si(rate, 'B/s')} from {_rows_of_a(target.pack_min_rows[d])}",
                 src(f"pack_bps.{d}"),
             ]
             for d, rate in target.pack_bps.items()
@@ -235,3 +239,7 @@ def targets(app: AppContext, key: str | None, as_json: bool) -> None:
     )
     if registry.problems:
         click.echo(f"\n{len(registry.problems)} plugin problem(s); see `graphsval plugins`.")
+
+
+def _rows_of_a(rows: float) -> str:
+    return f"{rows:g} row{'' if rows == 1 else 's'} of A"

@@ -431,8 +431,15 @@ def _throughput_sensitivity(
     tiers = ctx.memory_hierarchy(target)
     peak = Verdict("sensitivity.peak", target, ctx)
     for d in target.dtypes:
+        # the dtype's compute rate: its peak, and its vector rate where the spec
+        # gives one (an op with no product runs at that instead)
+        vector = dict(target.vector_ops_per_s)
+        if d in vector:
+            vector[d] *= RAISE
         raised = evolve(
-            target, peak_ops_per_s={**target.peak_ops_per_s, d: target.peak_ops_per_s[d] * RAISE}
+            target,
+            peak_ops_per_s={**target.peak_ops_per_s, d: target.peak_ops_per_s[d] * RAISE},
+            vector_ops_per_s=vector,
         )
         moved = ctx.predict_all(raised, shapes, (d,))
         for op, dtype, i, name, p in rows(base, (d,)):
@@ -440,7 +447,7 @@ def _throughput_sensitivity(
             _time_case(
                 peak,
                 name,
-                f"peak_ops_per_s.{d}",
+                f"{'vector_ops_per_s' if p.vector_rate else 'peak_ops_per_s'}.{d}",
                 p.compute_s[i],
                 q.compute_s[i],
                 0.0,
@@ -465,7 +472,10 @@ def _throughput_sensitivity(
                 q.latency_s[i],
             )
     return [
-        peak.outcome("peak x1.1 divides compute time by 1.1; latency moves by at most as much"),
+        peak.outcome(
+            "peak (or vector rate) x1.1 divides compute time by 1.1; latency moves by at most "
+            "as much"
+        ),
         bandwidth.outcome(
             "bandwidth x1.1 divides a tier's time by 1.1 above its latency floor; latency moves "
             "by at most as much"

@@ -245,6 +245,11 @@ class TargetSpec:
     zeroed pages: an output of at least ``first_touch_min_bytes`` allocated
     afresh on every call (glibc serves allocations of 32 MiB and more with a
     new mmap) costs ``output bytes / first_touch_bps`` on top of the kernel.
+    ``vector_ops_per_s`` is, per dtype, the rate of an op with no matrix
+    product (an elementwise add) where it differs from the dtype's peak: a
+    CPU's bf16 peak is its AMX tiles', while a bf16 add runs on the vector
+    units, converting each element to fp32 and back (unset: the peak times
+    ``compute_fraction``).
     The software around the arithmetic: ``dispatch_overhead_s`` is the call
     cost of each dtype's GEMM library (matrix products only);
     ``kernel_overhead_s`` the cost of each further kernel of a multi-kernel op
@@ -292,6 +297,7 @@ class TargetSpec:
     process_node_nm: float | None = None
     compute_fraction: Mapping[str, float] = field(factory=dict)
     dispatch_overhead_s: Mapping[str, float] = field(factory=dict)
+    vector_ops_per_s: Mapping[str, float] = field(factory=dict)
     register_tile_bytes: float | None = None
     first_touch_bps: float | None = None
     first_touch_min_bytes: float | None = None
@@ -388,6 +394,13 @@ class TargetSpec:
                 raise SpecError(name, f"dtype {dtype!r} has no peak_ops_per_s")
             dispatch[dtype] = _number(name, _unwrap(raw, name, prov), strict=False)
         _set(self, "dispatch_overhead_s", MappingProxyType(dispatch))
+        vector: dict[str, float] = {}
+        for dtype, raw in dict(self.vector_ops_per_s).items():
+            name = f"vector_ops_per_s.{dtype}"
+            if dtype not in peaks:
+                raise SpecError(name, f"dtype {dtype!r} has no peak_ops_per_s")
+            vector[dtype] = _number(name, _unwrap(raw, name, prov))
+        _set(self, "vector_ops_per_s", MappingProxyType(vector))
         packing = {name: self._packing(name, peaks, prov) for name in self.PACKING}
         if set(packing["pack_bps"]) != set(packing["pack_min_rows"]):
             raise SpecError(
@@ -401,6 +414,7 @@ class TargetSpec:
             *(f"peak_ops_per_s.{d}" for d in peaks),
             *(f"energy_per_op_j.{d}" for d in energies),
             *(f"dispatch_overhead_s.{d}" for d in self.dispatch_overhead_s),
+            *(f"vector_ops_per_s.{d}" for d in self.vector_ops_per_s),
             *(f"{name}.{d}" for name in self.PACKING for d in getattr(self, name)),
         ]
         for optional in self.OPTIONAL_NUMBERS:
@@ -520,6 +534,7 @@ class TargetSpec:
             "energy_per_op_j": dict(self.energy_per_op_j),
             "compute_fraction": dict(self.compute_fraction),
             "dispatch_overhead_s": dict(self.dispatch_overhead_s),
+            "vector_ops_per_s": dict(self.vector_ops_per_s),
             "register_tile_bytes": self.register_tile_bytes,
             "first_touch_bps": self.first_touch_bps,
             "first_touch_min_bytes": self.first_touch_min_bytes,

@@ -33,6 +33,7 @@ _MAPS = (
     "energy_per_op_j",
     "compute_fraction",
     "dispatch_overhead_s",
+    "vector_ops_per_s",
     *TargetSpec.PACKING,
 )
 

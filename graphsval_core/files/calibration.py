@@ -53,6 +53,13 @@ def apply_constants(spec: TargetSpec, values: dict[str, float], source: str) -> 
                 packing[dtype] = Sourced(values[key], _prov(source))
                 break
     changes["pack_bps"] = packing
+    vector = {
+        d: Sourced(v, prov[f"vector_ops_per_s.{d}"]) for d, v in spec.vector_ops_per_s.items()
+    }
+    for dtype in spec.vector_ops_per_s:
+        if f"vector_ops_per_s.{dtype}" in values:
+            vector[dtype] = Sourced(values[f"vector_ops_per_s.{dtype}"], _prov(source))
+    changes["vector_ops_per_s"] = vector
     peaks = dict(spec.peak_ops_per_s)
     fractions = dict(spec.compute_fraction)
     for dtype in spec.dtypes:
@@ -113,6 +120,7 @@ def apply_constants(spec: TargetSpec, values: dict[str, float], source: str) -> 
                     "energy_per_op_j.",
                     "dispatch_overhead_s.",
                     "pack_bps.",
+                    "vector_ops_per_s.",
                 )
             )
         },

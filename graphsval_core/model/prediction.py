@@ -83,6 +83,8 @@ class Prediction:
     compute_unit_name: str = ""
     peak_ops_per_s: float | None = None
     achievable_ops_per_s: float | None = None
+    #: the rate is the spec's vector_ops_per_s (an op with no product), not a peak's share
+    vector_rate: bool = False
     energy_compute_j: np.ndarray | None = None
     energy_per_tier_j: np.ndarray | None = None
     energy_static_j: np.ndarray | None = None
@@ -202,7 +204,11 @@ class Prediction:
         )
         unit = "OP/s" if self.dtype.startswith("int") else "FLOP/s"
         compute = f"compute needs {fmt_seconds(self.compute_s[i])}"
-        if self.achievable_ops_per_s and self.peak_ops_per_s and self.flops is not None:
+        if self.vector_rate and self.achievable_ops_per_s:
+            compute += (
+                f" at the vector units' {fmt_si(self.achievable_ops_per_s, unit)} {self.dtype}"
+            )
+        elif self.achievable_ops_per_s and self.peak_ops_per_s and self.flops is not None:
             frac = self.achievable_ops_per_s / self.peak_ops_per_s
             compute += (
                 f" at {frac:.0%} of the {fmt_si(self.peak_ops_per_s, unit)} {self.dtype} peak"

@@ -26,7 +26,10 @@ latency and energy of one call on warm data, term by term
   ``bytes / effective bandwidth``, floored at the tier's access latency when
   any byte moves. The memory time is the largest; that tier is the **binding
   tier**, the level inside it the **residency tier**.
-- **Compute time** (:mod:`.terms.compute`): output tiles are spread over
+- **Compute time** (:mod:`.terms.compute`): an op with no product runs at
+  the dtype's ``vector_ops_per_s`` where the spec gives one (a CPU's bf16 add
+  on its vector units), else at the peak times ``compute_fraction``. Output
+  tiles are spread over
   the compute units in waves; a partial wave costs a full one. On a GPU a
   matrix product's tile is the CTA tile its library picks (a few CUTLASS /
   cuBLAS sizes, the one with the least work on the busiest SM, split-K when
@@ -198,6 +201,9 @@ def predict(
     # compute in waves of register tiles
     units = target.compute_units
     achievable = target.peak_ops_per_s[dtype] * target.compute_fraction[dtype]
+    vector_rate = op.gemm_dims is None and dtype in target.vector_ops_per_s
+    if vector_rate:
+        achievable = target.vector_ops_per_s[dtype]  # the vector units, not the matrix ones
     team, active = parallelism(flops, units, target.parallel_grain_ops)
     if gemm is not None and target.architecture == "gpu":
         register_tiles = cta_tiles(gemm, flops, units)
@@ -264,6 +270,7 @@ def predict(
         compute_unit_name=target.compute_unit_name,
         peak_ops_per_s=target.peak_ops_per_s[dtype],
         achievable_ops_per_s=achievable,
+        vector_rate=vector_rate,
         energy_compute_j=spent.compute_j,
         energy_per_tier_j=spent.per_tier_j,
         energy_static_j=spent.static_j,

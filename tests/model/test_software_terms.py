@@ -257,3 +257,30 @@ def test_attribution_takes_first_touch_and_packing_out_with_the_launch(registry_
     fallback = _terms(bare, target, "fp32")
     assert fallback.fixed_s[0] == fallback.launch_s[0] == target.launch_for("fp32")
     assert fallback.fixed_s[0] != terms.fixed_s[0]
+
+
+def test_an_op_with_no_product_runs_at_the_vector_rate_where_given(registry_of):
+    # a CPU's bf16 peak is its matrix units'; a bf16 add runs on the vector units
+    registry = registry_of(
+        peak_ops_per_s={"fp32": datasheet(1e11, "t"), "bf16": datasheet(1e12, "t")},
+        energy_per_op_j={"fp32": estimated(1e-12, "t"), "bf16": estimated(1e-12, "t")},
+        vector_ops_per_s={"bf16": estimated(1e9, "conversion around the add")},
+    )
+    add = predict_batch(registry, "t", "vector_add", [[1 << 20]], "bf16")
+    assert add.compute_s[0] == pytest.approx((1 << 20) / 1e9, rel=0.01)
+    assert add.achievable_ops_per_s == 1e9
+    assert "at the vector units' 1 GFLOP/s bf16" in add.sentence(0)
+    mm = predict_batch(registry, "t", "matmul", [[256, 256, 256]], "bf16")
+    assert mm.achievable_ops_per_s == 1e12  # a product keeps the matrix units' peak
+    fp32 = predict_batch(registry, "t", "vector_add", [[1 << 20]], "fp32")
+    assert fp32.achievable_ops_per_s == 1e11  # no vector rate given: the peak
+    spec = registry.target("t")
+    back = spec_from_json(spec_to_json(spec))
+    assert back == spec and back.provenance["vector_ops_per_s.bf16"].source == (
+        "conversion around the add"
+    )
+
+
+def test_a_vector_rate_needs_a_dtype_with_a_peak(make_target):
+    with pytest.raises(SpecError, match="vector_ops_per_s.int8"):
+        make_target(vector_ops_per_s={"int8": estimated(1e9, "t")})

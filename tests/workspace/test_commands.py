@@ -123,7 +123,11 @@ def test_an_override_replaces_the_installed_target_in_one_note(run, override):
 
 def test_an_overridden_target_checks_and_validates_without_floors(run, override):
     checked = run(override, "check", "--hw", SHIPPED)
-    assert checked.exit_code == 0, checked.output
+    # the plugin's known findings no longer apply (the note says so): only the bf16
+    # add's precision finding (slower than an fp32 add, so dearer in static energy) fails
+    assert checked.exit_code in (0, 1), checked.output
+    failed = [line for line in checked.output.splitlines() if line.strip().startswith("FAIL")]
+    assert all("precision" in line and "vector_add" in line for line in failed), failed
     assert warnings(checked) == [] and len(notes(checked)) == 1
     validated = run(override, "validate", "--hw", SHIPPED, "--check-floors")
     assert validated.exit_code in (0, 1), validated.output

@@ -350,6 +350,7 @@ def _detect(root_text: str, usable: frozenset[int], given: bool) -> TargetSpec:
         launch_overhead_s=library.dispatch(),
         fork_join_s=library.fork_join(n_cpus) if n_cpus > 1 else None,
         parallel_grain_ops=library.grain() if n_cpus > 1 else None,
+        vector_ops_per_s=library.vector_rate(peaks, n_cpus),
         pack_bps=library.pack_rate(peaks),
         pack_min_rows=library.pack_min_rows(peaks),
         idle_power_w=estimated(2.0 * cores, "2 W per core (static share of a package)"),

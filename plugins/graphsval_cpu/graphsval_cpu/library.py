@@ -74,3 +74,24 @@ def pack_min_rows(dtypes: Iterable[str]) -> dict[str, Sourced]:
                 "and packs it from a few rows on",
             )
     return out
+
+
+#: Elements a core adds per second at bf16 in PyTorch's vectorized loop: each
+#: element converted to fp32, added, and rounded back, a few vector
+#: instructions per 16 elements and the loop around them.
+BF16_ADD_PER_CORE = 4e9
+
+
+def vector_rate(dtypes: Iterable[str], units: int) -> dict[str, Sourced]:
+    """The rate of an op with no matrix product where the dtype's peak is not
+    the vector units': bf16, whose peak is the AMX tiles' (or fp32's after
+    conversion), while an elementwise bf16 op converts on the vector units."""
+    out = {}
+    if "bf16" in dtypes:
+        out["bf16"] = estimated(
+            BF16_ADD_PER_CORE * units,
+            f"{units} core(s) x about {BF16_ADD_PER_CORE / 1e9:g} G bf16 elements/s: PyTorch "
+            "converts each element to fp32 and back around the add on the vector units, "
+            "never on the matrix units",
+        )
+    return out

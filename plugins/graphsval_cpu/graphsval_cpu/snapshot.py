@@ -91,6 +91,10 @@ def snapshot_host(target: TargetSpec, threads: int | None) -> TargetSpec:
             d: Sourced(v, prov[f"energy_per_op_j.{d}"]) for d, v in target.energy_per_op_j.items()
         },
         launch_overhead_s=Sourced(target.launch_overhead_s, prov["launch_overhead_s"]),
+        vector_ops_per_s={
+            d: _scaled(v, prov.get(f"vector_ops_per_s.{d}"), factor, why)
+            for d, v in target.vector_ops_per_s.items()
+        },
         # the GEMM library's packing of B does not depend on the threads
         pack_bps=_kept_per_dtype(target, "pack_bps"),
         pack_min_rows=_kept_per_dtype(target, "pack_min_rows"),
