@@ -13,7 +13,7 @@ tests in strict mode and then ``graphsval validate --check-floors``::
 - ``ops``: the ops its shipped baselines cover (what ``validate`` checks for it);
 - ``needs_hardware``: some of its targets are measured on silicon, so capturing
   them needs that hardware (its tests and ``validate`` never do);
-- ``needs_torch``: its distribution requires torch.
+- ``needs_torch``: its distribution requires torch (or its ``capture`` extra does).
 """
 
 from __future__ import annotations
@@ -55,10 +55,12 @@ def source_folder(dist: Any, cwd: Path | None = None) -> str | None:
 
 
 def requires_torch(dist: Any) -> bool:
-    """Whether ``dist`` lists torch among its requirements (extras excluded)."""
+    """Whether ``dist`` lists torch among its requirements, or its ``capture``
+    extra's (a measuring plugin's tests measure with it); other extras aside."""
     for requirement in (dist.requires or []) if dist is not None else []:
         name = re.split(r"[\s;<>=!~\[(]", requirement.strip(), maxsplit=1)[0]
-        if name.lower() == "torch" and "extra ==" not in requirement:
+        extra = re.search(r"extra\s*==\s*[\"']([^\"']+)[\"']", requirement)
+        if name.lower() == "torch" and (extra is None or extra.group(1) == "capture"):
             return True
     return False
 

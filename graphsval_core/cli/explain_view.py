@@ -63,8 +63,9 @@ def _pct(value: float | None) -> str:
     return "" if value is None else f"({value:+.1%})"
 
 
-def explain_lines(data: dict[str, Any]) -> list[str]:
-    """The text of ``explain`` (see module doc) from its JSON record."""
+def explain_lines(data: dict[str, Any], predictor: str) -> list[str]:
+    """The text of ``explain`` (see module doc) from its JSON record; the
+    predictor as the user named it."""
     out = [data["explanation"]]
     measured = data.get("measured")
     terms = data.get("terms") or {}
@@ -95,7 +96,7 @@ def explain_lines(data: dict[str, Any]) -> list[str]:
     if not terms:
         out.append("")
         out.append(
-            f"terms: none: predictor {data['predictor']!r} reports no breakdown (compute, "
+            f"terms: none: predictor {predictor!r} reports no breakdown (compute, "
             "memory or per-tier times), only its totals"
         )
         return out

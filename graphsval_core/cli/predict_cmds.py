@@ -112,7 +112,7 @@ def explain(
         return
     where = ", ".join(baselines) if baselines else "no installed baseline has this shape"
     data["measured_looked_in"] = f"looked in {where}" if baselines else where
-    click.echo("\n".join(explain_lines(data)))
+    click.echo("\n".join(explain_lines(data, predictor)))
 
 
 __all__ = ["CSV_COLUMNS", "explain", "predict"]

@@ -7,7 +7,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from graphsval_core.files.baseline import Baseline, BaselineRow, is_recapture, read_many
+from graphsval_core.files.baseline import (
+    Baseline,
+    BaselineFileError,
+    BaselineRow,
+    is_recapture,
+    read_baseline_file,
+    read_many,
+)
 from graphsval_core.plugins.registry import Registry
 
 
@@ -23,14 +30,13 @@ def find_measured(
     (default: every installed one), None when none has it. A capture wins
     over its recapture (which only measures the capture's agreement), and a
     workspace's over an installed one (listed after it); else the last row.
-    A file that cannot be read raises
-    :class:`~graphsval_core.files.baseline.BaselineFileError`."""
-    sources: list[Any] = (
-        list(baselines) if baselines else [item for _, item in registry.baseline_files()]
-    )
+    A file given that cannot be read raises
+    :class:`~graphsval_core.files.baseline.BaselineFileError`; a shipped one
+    is left out, its plugin's problem (named at the end of the command)."""
+    files = read_many(baselines) if baselines else _installed(registry)
     hits = [
         (b, r)
-        for b in read_many(sources)
+        for b in files
         for r in b.rows
         if r.hardware == key and r.op == op and r.dims == dims and r.dtype == dtype
     ]
@@ -38,6 +44,19 @@ def find_measured(
         return None
     firsts = [h for h in hits if not is_recapture(h[0].path)]
     return (firsts or hits)[-1]
+
+
+def _installed(registry: Registry) -> list[Baseline]:
+    """Every shipped baseline that parses; the others are their plugin's problem."""
+    out = []
+    for plugin, item in registry.baseline_files():
+        try:
+            out.append(read_baseline_file(item)[0])
+        except BaselineFileError as exc:
+            registry.contribution_problem(
+                plugin, "graphsval_baselines", f"shipped baseline left out: {exc}"
+            )
+    return out
 
 
 def measured_dict(baseline: Baseline, row: BaselineRow) -> dict[str, Any]:

@@ -73,6 +73,7 @@ def test_requires_torch():
     assert requires_torch(_Dist(requires=["graphsval>=0.1", "torch"]))
     assert requires_torch(_Dist(requires=["torch>=2.1; python_version>'3.9'"]))
     assert not requires_torch(_Dist(requires=["torchvision", 'torch; extra == "gpu"']))
+    assert requires_torch(_Dist(requires=['torch; extra == "capture"']))  # a measuring plugin
     assert not requires_torch(_Dist(requires=None))
 
 
