@@ -70,6 +70,8 @@ class PluginNames:
             "class_name": "".join(w.capitalize() for w in self.name.split("_")),
             "api_version": PLUGIN_API_VERSION,
             "core_requirement": f"graphsval>={major}.{minor},<{upper}",
+            # the conformance class renders every report: report.html's pictures
+            "core_report_requirement": f"graphsval[report]>={major}.{minor},<{upper}",
         }
 
 

@@ -2,7 +2,8 @@
 
 Placeholders: ``$name`` (``acme``), ``$distribution`` (``graphsval-acme``),
 ``$package`` (``graphsval_acme``), ``$target_key`` (``acme_dev1``),
-``$class_name`` (``Acme``), ``$api_version`` and ``$core_requirement``.
+``$class_name`` (``Acme``), ``$api_version``, ``$core_requirement`` and
+``$core_report_requirement`` (the core with its ``report`` extra, for the tests).
 The sweep-label overlay (``$package/sweep_labels.json``) is not a template: it
 is computed from the target spec when the package is written.
 """
@@ -23,7 +24,7 @@ requires-python = ">=3.10"
 dependencies = ["$core_requirement"]
 
 [project.optional-dependencies]
-test = ["pytest>=8"]
+test = ["pytest>=8", "$core_report_requirement"]
 
 [project.entry-points.graphsval]
 $name = "$package.plugin"
