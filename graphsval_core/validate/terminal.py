@@ -36,6 +36,10 @@ from graphsval_core.validate.summary import Summary
 WORST_CELLS = 3
 #: Failing records the summary lists.
 WORST_RECORDS = 6
+#: Lines a failing cell's attribution takes at most (-v: all of it).
+CELL_LINES = 3
+#: Failing consistency checks the summary lists.
+CONSISTENCY_LINES = 3
 
 
 @frozen
@@ -181,8 +185,23 @@ def worst_cells(summary: Summary, screen: Screen) -> list[str]:
     out[0] = screen.paint("Drift", bold=True) + out[0][len("Drift") :]
     for d in shown:
         head = f"{d.hardware} {d.op} {cell_label(d.regime, d.dtype)} [{d.cell}]: "
-        out += screen.wrap(head + d.text)
+        lines = screen.wrap(head + d.text)
+        if len(lines) > CELL_LINES:
+            lines = lines[: CELL_LINES - 1] + [screen.clip(lines[CELL_LINES - 1] + " ...")]
+            lines[-1] = lines[-1] if lines[-1].endswith("...") else lines[-1] + " ..."
+        out += lines
     return out
+
+
+def consistency_block(consistency: Sequence[str], screen: Screen) -> list[str]:
+    """The failing consistency checks, one clipped line each, the first few."""
+    if not consistency:
+        return []
+    n = len(consistency)
+    more = f"; -v lists all {n}" if n > CONSISTENCY_LINES else ""
+    head = f"Consistency checks failing ({n}{more}; graphsval check tells why):"
+    out = screen.wrap(head, "", "  ")
+    return out + [screen.clip("  " + line) for line in consistency[:CONSISTENCY_LINES]]
 
 
 def worst_records(validation: Validation, screen: Screen) -> list[str]:
@@ -298,18 +317,13 @@ def summary_lines(
     for block in (
         worst_cells(summary, screen),
         worst_records(validation, screen),
+        consistency_block(consistency, screen),
         flagged_line(summary, screen) + recapture_line(summary, screen),
     ):
         if block:
             out += ["", *block]
     files = len(summary.header.baselines)
-    tail = [f"{files} baseline file{'s' if files != 1 else ''} (-v lists {_them(files)})"]
-    if consistency:
-        n = len(consistency)
-        tail.append(
-            f"{n} consistency check{'s fail' if n != 1 else ' fails'} (-v lists {_them(n)})"
-        )
-    out += screen.wrap("; ".join(tail), "")
+    out.append(f"{files} baseline file{'s' if files != 1 else ''} (-v lists {_them(files)})")
     for w in summary.warnings:
         out += screen.wrap(f"warning: {w}", "", "  ")
     out += ["", screen.paint(verdict_counts(summary), **style)]
