@@ -120,6 +120,8 @@ def validate(
             update_floors=update_floors,
             reason=reason,
             floors_file=floors_file,
+            # the sentence a record is only read by the reports, JSON, Markdown and -vv
+            explanations=bool(out_dir) or fmt != "text" or verbose > 1,
         )
     except UserInputError as exc:
         raise click.UsageError(str(exc)) from None

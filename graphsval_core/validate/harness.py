@@ -162,8 +162,11 @@ def validate(
     selections: Sequence[Selection],
     predictor: PredictorSpec,
     tolerances: dict[str, dict[str, float]],
+    explain: bool = True,
 ) -> Validation:
-    """Records for every selected row (see module doc)."""
+    """Records for every selected row (see module doc); ``explain`` False
+    leaves out each record's explanation (a sentence a record: what a large
+    baseline spends most of its time on when no report shows it)."""
     parts: list[Records] = []
     warnings: list[str] = []
     own = predictor.name == REFERENCE
@@ -181,7 +184,9 @@ def validate(
             if hw not in checked_targets:
                 warnings += _fingerprint_warnings(sel, target)
                 checked_targets.add(hw)
-            parts += _group_records(registry, sel, target, op, dtype, rows, predictor, tolerances)
+            parts += _group_records(
+                registry, sel, target, op, dtype, rows, predictor, tolerances, explain
+            )
             if not own and (hw, op_name, dtype) not in constants:
                 constants[(hw, op_name, dtype)] = _declared(registry, predictor, target, op, dtype)
     records = Records.concat(parts)
@@ -252,6 +257,7 @@ def _group_records(
     rows: list[BaselineRow],
     predictor: PredictorSpec,
     tolerances: dict[str, dict[str, float]],
+    explain: bool = True,
 ) -> list[Records]:
     """The excluded rows of one (target, op, dtype) group, then the checked ones."""
     excluded: list[tuple[BaselineRow, str]] = []
@@ -271,7 +277,9 @@ def _group_records(
         sheet = registry.datasheet_target(target.key)
         flags = row_flags(sheet, registry.op, keep, sel.baseline.path)
         try:
-            checked = _checked(registry, sel, target, op, dtype, keep, flags, predictor, tolerances)
+            checked = _checked(
+                registry, sel, target, op, dtype, keep, flags, predictor, tolerances, explain
+            )
         except PredictorFailed as exc:  # a plugin's predictor: its problem is named at the end
             if registry.strict:
                 raise
@@ -302,6 +310,7 @@ def _checked(
     flags: list[tuple[Flag, ...]],
     predictor: PredictorSpec,
     tolerances: dict[str, dict[str, float]],
+    explain: bool = True,
 ) -> Records:
     """Predict, classify and judge the rows of one group; ``flags`` (per row)
     keep a suspect quantity out of its verdicts (see module doc)."""
@@ -361,7 +370,7 @@ def _checked(
         tolerance_latency=tolerance_latency,
         tolerance_energy=tolerance_energy,
         binding_tier=columns["binding_tier"],
-        explanation=[pred.sentence(i) for i in range(len(rows))],
+        explanation=[pred.sentence(i) for i in range(len(rows))] if explain else None,
         terms=_terms(columns, target, dtype, op, own=predictor.name == REFERENCE),
         **breakdown(pred),
     )

@@ -73,6 +73,8 @@ class ValidateOptions:
     reason: str | None = None
     #: one floors file for every target/op instead of each plugin's own
     floors_file: str | None = None
+    #: each record's explanation (False: left out, for a summary that shows none)
+    explanations: bool = True
 
     def __attrs_post_init__(self) -> None:
         if self.purpose not in PURPOSES:
@@ -179,7 +181,7 @@ def validate(registry: Registry, options: ValidateOptions) -> ValidateResult:
             )
         # nothing ships baselines: the consistency checks are all there is to run
         return ValidateResult(options, baselines, None, None, tuple(run_consistency(registry)))
-    judged = judge(registry, baselines.selections, model, tolerances)
+    judged = judge(registry, baselines.selections, model, tolerances, options.explanations)
     agreement = recapture_agreement(judged, baselines.pairs)
     validation = evolve(judged, recapture=_with_floors(registry, agreement))
     consistency = tuple(
