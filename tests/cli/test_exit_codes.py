@@ -1,0 +1,133 @@
+"""Exit codes as the README states them (issue 18): 0 success, 1 a validation
+or check failed, 2 a usage, input or output error in one line. Write
+failures exit 2; a closed pipe leaves a command's own exit code; a bug is one
+line, never a traceback."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from graphsval_core.cli.entry import run
+from graphsval_core.cli.main import cli
+
+HOST = "host_intel_xeon_2c_1t"
+HEADER = "hardware,op,shape,dtype,latency_s,energy_j,trial_count,notes"
+
+
+def _graphsval() -> list[str]:
+    beside = Path(sys.executable).with_name("graphsval")
+    found = str(beside) if beside.exists() else shutil.which("graphsval")
+    return [found] if found else [sys.executable, "-m", "graphsval_core"]
+
+
+def _one_error(result) -> str:
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    (line,) = [line for line in result.output.splitlines() if line.startswith("Error:")]
+    return line
+
+
+@pytest.fixture
+def a_file(tmp_path) -> Path:
+    path = tmp_path / "a_file"
+    path.write_text("not a folder\n")
+    return path
+
+
+def test_write_failures_exit_2_in_one_line(tmp_path, a_file):
+    runner = CliRunner()
+    config = tmp_path / "cfg.json"
+    config.write_text(
+        '{"hidden_size": 64, "intermediate_size": 128, "num_attention_heads": 4, '
+        '"vocab_size": 100, "num_hidden_layers": 2}'
+    )
+    cases = {
+        ("sweep", "label", "--hw", HOST, "--out", f"{a_file}/overlay.json"): "--out ",
+        ("sweep", "generate", "--op", "vector_add", "--out-dir", str(a_file)): "is a file",
+        ("sweep", "from-config", str(config), "--out", str(tmp_path)): "is a folder",
+        ("sweep", "from-config", str(config), "--out", f"{a_file}/s.json"): "cannot write",
+    }
+    for argv, fragment in cases.items():
+        line = _one_error(runner.invoke(cli, list(argv)))
+        assert fragment in line, (argv, line)
+    assert a_file.read_text() == "not a folder\n"
+
+
+def test_missing_sweeps_dir_is_an_error_not_an_empty_table(tmp_path):
+    result = CliRunner().invoke(cli, ["sweep", "show", "--sweeps-dir", str(tmp_path / "nope")])
+    assert "does not exist" in _one_error(result)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["explain", "--hw", HOST, "--op", "matmul", "--shape", "9" * 29 + "x64x64", "--dtype",
+         "fp32"],
+        ["sweep", "from-config", "c.json", "--tokens", "9" * 23],
+        ["capture", "--hw", "host_cpu", "--op", "vector_add", "--purpose", "validation",
+         "--threads", "100000"],
+        ["capture", "--hw", "host_cpu", "--op", "vector_add", "--purpose", "validation",
+         "--max-wait", "nan"],
+    ],
+)  # fmt: skip
+def test_out_of_range_flags_exit_2(argv):
+    _one_error(CliRunner().invoke(cli, argv))
+
+
+def test_a_rollup_count_must_be_a_positive_integer(tmp_path):
+    sweep = tmp_path / "s.json"
+    sweep.write_text(
+        '{"op": "mixed", "shapes": [{"op": "linear", "shape": [4, 64, 64], "dtype": "fp32", '
+        '"count": -5}]}'
+    )
+    result = CliRunner().invoke(cli, ["predict", "--hw", HOST, "--sweep", str(sweep), "--rollup"])
+    assert "count: expected an integer in [1, " in _one_error(result)
+
+
+def test_a_sweep_of_an_unknown_op_blames_the_sweep_not_the_flag(tmp_path):
+    sweep = tmp_path / "s.json"
+    sweep.write_text('{"op": "nosuch", "shapes": [{"shape": [8, 8, 8], "dtype": "fp32"}]}')
+    line = _one_error(CliRunner().invoke(cli, ["predict", "--hw", HOST, "--sweep", str(sweep)]))
+    assert line.startswith(f"Error: {sweep}: ") and "'--op'" not in line
+
+
+def test_an_internal_error_is_one_line_and_exit_2(capsys, monkeypatch):
+    @click.command()
+    def broken() -> None:
+        raise OverflowError("Python int too large to convert to C long")
+
+    monkeypatch.delenv("GRAPHSVAL_TRACEBACK", raising=False)
+    with pytest.raises(SystemExit) as exit_:
+        run(broken, [])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert err.startswith("graphsval: internal error: OverflowError: Python int too large")
+
+
+def test_a_closed_pipe_keeps_the_exit_code_and_a_full_disk_exits_2(tmp_path):
+    command = " ".join(_graphsval())
+    closed = subprocess.run(
+        ["bash", "-c", f"{command} targets | head -c 10 > /dev/null; exit ${{PIPESTATUS[0]}}"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert closed.returncode == 0 and closed.stderr == ""
+    if not Path("/dev/full").exists():
+        return
+    with open("/dev/full", "w") as full:
+        result = subprocess.run(
+            [*_graphsval(), "targets"], stdout=full, stderr=subprocess.PIPE, text=True, cwd=tmp_path
+        )
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        "Error: standard output: cannot write: No space left on device"
+    ]

@@ -1,0 +1,212 @@
+"""The validation layer of each JSON format and of shapes files (issue 18):
+strict JSON, known keys, typed and bounded values, duplicates and conflicts,
+each error one line naming the file and the key or entry."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import pytest
+
+from graphsval_core.datamodel.errors import InputWarning, UserInputError
+from graphsval_core.datamodel.target_json import TargetFileError, read_spec
+from graphsval_core.files.calibration import apply_file
+from graphsval_core.files.calibration_file import CalibrationFileError
+from graphsval_core.files.jsonfile import parse_json
+from graphsval_core.files.overlay import read_overlay
+from graphsval_core.files.shapes import ShapesFileError, read_shapes_file
+from graphsval_core.files.sweep import SweepFileError, load_sweep
+from graphsval_core.files.tolerances import TolerancesError, load_tolerances
+from graphsval_core.plugins.loader import build_registry
+from graphsval_core.sweep.model_config import ModelConfigError, read_config
+
+HOST = "host_intel_xeon_2c_1t"
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        (b'{"a": NaN}', "NaN is not a number JSON allows"),
+        (b'{"a": -Infinity}', "-Infinity is not a number JSON allows"),
+        (b'{"a": 1e999}', "the number 1e999 overflows"),
+        (b'{"a": ' + b"9" * 5000 + b"}", "an integer of 5000 digits (at most 30)"),
+        (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
+        (b'{"a": 1, "a": 2}', "key 'a' appears twice in one object, with two values"),
+        (b'{"\xe9": 1}', "not UTF-8 text (byte 2: invalid continuation byte)"),
+        (b"", "empty file"),
+        (b"{", "not valid JSON: Expecting property name enclosed in double quotes (line 1"),
+    ],
+)
+def test_the_json_reader_refuses_what_json_files_should_not_hold(text, fragment):
+    with pytest.raises(UserInputError) as err:
+        parse_json(text, "f.json")
+    assert str(err.value).startswith("f.json: ") and fragment in str(err.value)
+
+
+def test_a_key_given_twice_with_one_value_is_read_once_with_a_warning():
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", InputWarning)
+        assert parse_json(b'\xef\xbb\xbf{"a": 1, "a": 1}', "f.json") == {"a": 1}
+    assert [str(w.message) for w in caught] == [
+        "f.json: key 'a' appears twice in one object; read once"
+    ]
+
+
+def _tolerances(tmp_path, edit) -> str:
+    from graphsval_core.files.tolerances import load_tolerances as shipped
+
+    data = {"schema_version": 1, "regimes": shipped()}
+    edit(data)
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(TolerancesError) as err:
+        load_tolerances(path)
+    return str(err.value).removeprefix(f"{path}: ")
+
+
+def test_tolerances_refuse_typos_non_finite_and_out_of_range_values(tmp_path):
+    def typo(d):
+        d["regimes"]["alu_bnd"] = d["regimes"].pop("alu_bound")
+
+    assert _tolerances(tmp_path, typo).startswith(
+        "regimes: unknown key 'alu_bnd' (did you mean 'alu_bound'?)"
+    )
+
+    def kind_typo(d):
+        d["regimes"]["l1_bound"]["latencyy"] = d["regimes"]["l1_bound"].pop("latency")
+
+    assert "regimes.l1_bound: unknown key 'latencyy' (did you mean 'latency'?)" in _tolerances(
+        tmp_path, kind_typo
+    )
+    assert _tolerances(tmp_path, lambda d: d["regimes"]["l2_bound"].update(energy=1e300)) == (
+        "regimes.l2_bound.energy: expected a number in (0, 10], got 1e+300"
+    )
+    assert _tolerances(tmp_path, lambda d: d.update(schema_version=2)).startswith(
+        "schema_version 2 is not one this graphsval reads (1)"
+    )
+
+
+def _sweep(tmp_path, data) -> str:
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(SweepFileError) as err:
+        load_sweep(path)
+    return str(err.value).removeprefix(f"{path}: ")
+
+
+def test_sweep_counts_are_positive_integers_that_agree_with_their_call_sites(tmp_path):
+    entry = {"op": "linear", "shape": [4, 64, 64], "dtype": "fp32"}
+    mixed = {"op": "mixed", "shapes": [entry]}
+    entry["count"] = -5
+    assert (
+        _sweep(tmp_path, mixed)
+        == "shapes[0]: count: expected an integer in [1, 1000000000000], got -5"
+    )
+    entry["count"] = "many"
+    assert _sweep(tmp_path, mixed) == "shapes[0]: count: expected an integer, got a string 'many'"
+    entry["count"] = 3
+    entry["used_in"] = [{"phase": "p", "count": 2}]
+    assert _sweep(tmp_path, mixed) == (
+        "shapes[0]: count 3 disagrees with its call sites, whose counts sum to 2"
+    )
+
+
+def test_a_sweep_shape_is_bounded(tmp_path):
+    data = {"op": "matmul", "shapes": [{"shape": [2**63, 64, 64], "dtype": "fp32"}]}
+    assert _sweep(tmp_path, data) == (
+        "shapes[0]: 'shape' dim 9223372036854775808 is larger than 1099511627776 (2^40)"
+    )
+
+
+def test_a_sweep_entry_repeated_exactly_is_read_once(tmp_path):
+    entry = {"shape": [8, 8, 8], "dtype": "fp32"}
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps({"op": "matmul", "shapes": [entry, entry]}))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", InputWarning)
+        assert len(load_sweep(path).entries) == 1
+    assert "shapes[1]: matmul 8x8x8 fp32 repeats shapes[0] exactly; read once" in str(
+        caught[0].message
+    )
+
+
+def test_an_overlay_label_must_be_a_regime():
+    overlay = {
+        "kind": "graphsval-sweep-labels",
+        "targets": ["t"],
+        "labels": {"m.json": {"8x8x8 fp32": {"t": "l9_bound"}}},
+    }
+    with pytest.raises(SweepFileError, match=r"^o\.json: labels\.m\.json\.8x8x8 fp32\.t: label"):
+        read_overlay(json.dumps(overlay), "o.json")
+
+
+@pytest.mark.parametrize(
+    ("edit", "fragment"),
+    [
+        ({"hidden_size": 0}, "hidden_size: expected an integer in [1, 2147483648], got 0"),
+        ({"hidden_size": "64"}, "hidden_size: expected an integer, got a string '64'"),
+        (
+            {"num_attention_heads": 3},
+            "hidden_size 64 is not a multiple of num_attention_heads 3 (give head_dim)",
+        ),
+        ({"head_dim": -1}, "head_dim: expected an integer in [1, 2147483648], got -1"),
+    ],
+)
+def test_a_model_config_holds_positive_bounded_sizes(tmp_path, edit, fragment):
+    config = {
+        "hidden_size": 64,
+        "intermediate_size": 128,
+        "num_attention_heads": 4,
+        "vocab_size": 100,
+        "num_hidden_layers": 2,
+        **edit,
+    }
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps(config))
+    with pytest.raises(ModelConfigError) as err:
+        read_config(path)
+    assert str(err.value) == f"{path}: {fragment}"
+
+
+def test_a_shapes_file_names_the_line_and_reads_a_repeat_once(tmp_path):
+    matmul = build_registry().op("matmul")
+    path = tmp_path / "shapes.txt"
+    path.write_text("8x8x8\n0x8x8\n")
+    with pytest.raises(ShapesFileError, match=rf"^{path}:2: shape '0x8x8' for matmul"):
+        read_shapes_file(path, matmul)
+    path.write_text("8x8x8\n# again\n8x8x8\n")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", InputWarning)
+        assert read_shapes_file(path, matmul) == [(8, 8, 8)]
+    assert "(line 3 repeats line 1)" in str(caught[0].message)
+
+
+def test_a_calibration_file_names_a_constant_it_cannot_apply():
+    registry = build_registry()
+    spec = registry.datasheet_target(HOST)
+    data = {
+        "target": HOST,
+        "provenance": {"sources": [], "graphsval_version": "0"},
+        "constants": {"launch_overhed_s": {"value": 1e-6}},
+    }
+    with pytest.raises(CalibrationFileError) as err:
+        apply_file(spec, data, "c.json")
+    assert str(err.value).startswith(
+        f"c.json: constants.launch_overhed_s: not a constant graphsval calibrates on {HOST}"
+    )
+    data["constants"] = {"launch_overhead_s": {"value": float("nan")}}
+    with pytest.raises(CalibrationFileError, match="expected a finite number, got nan"):
+        apply_file(spec, data, "c.json")
+
+
+def test_a_target_file_names_an_unknown_key(tmp_path):
+    from graphsval_core.datamodel.target_json import spec_to_json
+
+    data = spec_to_json(build_registry().datasheet_target(HOST))
+    data["clock_hzz"] = 1
+    path = tmp_path / "t.target.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(TargetFileError) as err:
+        read_spec(path)
+    assert str(err.value).startswith(f"{path}: unknown key 'clock_hzz' (did you mean 'clock_hz'?)")
