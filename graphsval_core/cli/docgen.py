@@ -212,7 +212,7 @@ def cli_markdown() -> str:
         "Generated from the click commands by "
         "`python -m graphsval_core.cli.docgen cli > docs/cli.md`; do not edit by hand. "
         "Every command answers `--help`. Exit codes: 0 success, 1 a validation or check "
-        "failed, 2 a usage or input error.",
+        "failed, 2 a usage, input or output error (one line, never a traceback).",
         "",
     ]
     for command, ctx in walk_commands(cli, root):
