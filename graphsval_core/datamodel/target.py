@@ -230,6 +230,24 @@ def _dtype_map(where: str, value: Any, prov: dict[str, Provenance]) -> Mapping[s
     return MappingProxyType(out)
 
 
+def _per_dtype(
+    where: str,
+    value: Mapping[str, Any],
+    peaks: Mapping[str, float],
+    prov: dict[str, Provenance],
+    strict: bool = True,
+) -> Mapping[str, float]:
+    """An optional per-dtype mapping: every dtype must have a peak, every value
+    a number (above zero when ``strict``, else at least zero)."""
+    out: dict[str, float] = {}
+    for dtype, raw in dict(value).items():
+        name = f"{where}.{dtype}"
+        if dtype not in peaks:
+            raise SpecError(name, f"dtype {dtype!r} has no peak_ops_per_s")
+        out[dtype] = _number(name, _unwrap(raw, name, prov), strict=strict)
+    return MappingProxyType(out)
+
+
 @frozen(kw_only=True)
 class TargetSpec:
     """One hardware configuration: compute, memory tiers, power, provenance.
@@ -387,20 +405,8 @@ class TargetSpec:
         _set(self, "peak_ops_per_s", peaks)
         _set(self, "energy_per_op_j", energies)
         _set(self, "compute_fraction", self._compute_fractions(peaks, prov))
-        dispatch: dict[str, float] = {}
-        for dtype, raw in dict(self.dispatch_overhead_s).items():
-            name = f"dispatch_overhead_s.{dtype}"
-            if dtype not in peaks:
-                raise SpecError(name, f"dtype {dtype!r} has no peak_ops_per_s")
-            dispatch[dtype] = _number(name, _unwrap(raw, name, prov), strict=False)
-        _set(self, "dispatch_overhead_s", MappingProxyType(dispatch))
-        vector: dict[str, float] = {}
-        for dtype, raw in dict(self.vector_ops_per_s).items():
-            name = f"vector_ops_per_s.{dtype}"
-            if dtype not in peaks:
-                raise SpecError(name, f"dtype {dtype!r} has no peak_ops_per_s")
-            vector[dtype] = _number(name, _unwrap(raw, name, prov))
-        _set(self, "vector_ops_per_s", MappingProxyType(vector))
+        for name, strict in (("dispatch_overhead_s", False), ("vector_ops_per_s", True)):
+            _set(self, name, _per_dtype(name, getattr(self, name), peaks, prov, strict))
         packing = {name: self._packing(name, peaks, prov) for name in self.PACKING}
         if set(packing["pack_bps"]) != set(packing["pack_min_rows"]):
             raise SpecError(
@@ -433,14 +439,9 @@ class TargetSpec:
         raw = getattr(self, name)
         if raw is None:
             return MappingProxyType({})
-        out: dict[str, float] = {}
         if isinstance(raw, Mapping):
-            for dtype, value in raw.items():
-                where = f"{name}.{dtype}"
-                if dtype not in peaks:
-                    raise SpecError(where, f"dtype {dtype!r} has no peak_ops_per_s")
-                out[dtype] = _number(where, _unwrap(value, where, prov))
-            return MappingProxyType(out)
+            return _per_dtype(name, raw, peaks, prov)
+        out: dict[str, float] = {}
         value = _number(name, _unwrap(raw, name, prov))
         source = prov.pop(name, None)
         for dtype in peaks:

@@ -34,32 +34,31 @@ SCALAR_CONSTANTS = (
 )
 
 
+def _per_dtype(
+    spec: TargetSpec, name: str, values: dict[str, float], source: str
+) -> dict[str, Sourced]:
+    """A per-dtype constant of ``spec`` (``name``), with the calibrated value of
+    each ``name.<dtype>`` in ``values``; a dispatch may be calibrated for a dtype
+    the spec gave none, and a bare ``pack_bps`` (a calibration made before
+    packing was per dtype) applies to every dtype that packs."""
+    current = getattr(spec, name)
+    prov = spec.provenance
+    out = {d: Sourced(v, prov[f"{name}.{d}"]) for d, v in current.items()}
+    dtypes = spec.dtypes if name == "dispatch_overhead_s" else tuple(current)
+    for dtype in dtypes:
+        for key in (f"{name}.{dtype}", name if name == "pack_bps" else None):
+            if key is not None and key in values:
+                out[dtype] = Sourced(values[key], _prov(source))
+                break
+    return out
+
+
 def apply_constants(spec: TargetSpec, values: dict[str, float], source: str) -> TargetSpec:
     """A copy of ``spec`` with calibrated constants (provenance ``calibrated``)."""
     prov = dict(spec.provenance)
     changes: dict[str, Any] = {}
-    dispatch = {
-        d: Sourced(v, prov[f"dispatch_overhead_s.{d}"]) for d, v in spec.dispatch_overhead_s.items()
-    }
-    for dtype in spec.dtypes:
-        if f"dispatch_overhead_s.{dtype}" in values:
-            dispatch[dtype] = Sourced(values[f"dispatch_overhead_s.{dtype}"], _prov(source))
-    changes["dispatch_overhead_s"] = dispatch
-    packing = {d: Sourced(v, prov[f"pack_bps.{d}"]) for d, v in spec.pack_bps.items()}
-    for dtype in spec.pack_bps:
-        # "pack_bps" alone: a calibration made before packing was per dtype
-        for key in (f"pack_bps.{dtype}", "pack_bps"):
-            if key in values:
-                packing[dtype] = Sourced(values[key], _prov(source))
-                break
-    changes["pack_bps"] = packing
-    vector = {
-        d: Sourced(v, prov[f"vector_ops_per_s.{d}"]) for d, v in spec.vector_ops_per_s.items()
-    }
-    for dtype in spec.vector_ops_per_s:
-        if f"vector_ops_per_s.{dtype}" in values:
-            vector[dtype] = Sourced(values[f"vector_ops_per_s.{dtype}"], _prov(source))
-    changes["vector_ops_per_s"] = vector
+    for name in ("dispatch_overhead_s", "pack_bps", "vector_ops_per_s"):
+        changes[name] = _per_dtype(spec, name, values, source)
     peaks = dict(spec.peak_ops_per_s)
     fractions = dict(spec.compute_fraction)
     for dtype in spec.dtypes:
