@@ -167,6 +167,11 @@ def validate(
             raise InputError(floors.error)
         for key in floors.unfloored:
             click.echo(f"floor {key}: no floors file (its plugin or workspace has none)", err=aside)
+    if options.explicit and summary.checked == 0:  # "0/0 records pass" is no success
+        raise InputError(
+            f"nothing was validated: none of the {len(validation.records)} selected row(s) "
+            "could be checked (each is excluded or suspect, with its reason above)"
+        )
     if result.failed:
         raise SystemExit(1)
 
@@ -209,7 +214,7 @@ def _write_reports(folder: Path, files: dict[str, str]) -> None:
     try:
         folder.mkdir(parents=True, exist_ok=True)
         for name, text in files.items():
-            (folder / name).write_text(text)
+            (folder / name).write_text(text, encoding="utf-8")
     except OSError as exc:
         raise InputError(
             f"--out {folder}: cannot write the reports: {exc.strerror or exc}"
