@@ -157,3 +157,12 @@ def test_registry_lookup_refuses_a_file_with_two_answers(tmp_path):
     args = ["--hw", HOST, "--op", "matmul", "--shape", "64x64x64", "--dtype", "fp32"]
     result = CliRunner().invoke(cli, ["registry", "lookup", *args, "--baseline", str(path)])
     assert result.exit_code == 2 and "with other values" in result.output
+
+
+def test_a_named_file_of_which_no_row_can_be_checked_exits_2(tmp_path):
+    path = _write(tmp_path, HEADER, f"{HOST},matmul,64x64x64,fp32,,,0,failed: out of memory")
+    result = CliRunner().invoke(cli, ["validate", "--baseline", str(path)])
+    assert result.exit_code == 2, result.output
+    assert "Error: nothing was validated: none of the 1 selected row(s) could be checked" in (
+        result.output
+    )
