@@ -167,6 +167,10 @@ def validate(
             raise InputError(floors.error)
         for key in floors.unfloored:
             click.echo(f"floor {key}: no floors file (its plugin or workspace has none)", err=aside)
+    if result.no_prediction:  # a predictor that produced nothing failed its validation
+        if fmt != "text":
+            click.echo(f"FAILED: {result.no_prediction}", err=True)
+        raise SystemExit(1)
     if options.explicit and summary.checked == 0:  # "0/0 records pass" is no success
         raise InputError(
             f"nothing was validated: none of the {len(validation.records)} selected row(s) "
@@ -188,7 +192,7 @@ def _echo_text(result: ValidateResult, verbose: int, quiet: bool) -> None:
     colour = None if screen.colour else False  # click strips the style off a pipe itself
     consistency = result.consistency_lines
     if quiet or verbose:
-        top = verdict(summary, result.failed, len(consistency), result.floors)
+        top = verdict(summary, result.failed, len(consistency), result.floors, result.no_prediction)
         style = {"fg": "red" if result.failed else "green", "bold": True}
         click.echo(screen.paint(top, **style), color=colour)
         if quiet:
@@ -206,6 +210,7 @@ def _echo_text(result: ValidateResult, verbose: int, quiet: bool) -> None:
         failed=result.failed,
         consistency=consistency,
         floors=result.floors,
+        reason=result.no_prediction,
     )
     click.echo("\n".join(lines), color=colour)
 

@@ -15,7 +15,6 @@ and message (or, in strict mode once loading is over, raises
 from __future__ import annotations
 
 import difflib
-import functools
 import json
 from collections.abc import Callable, Iterable
 from typing import Any, NoReturn
@@ -91,6 +90,63 @@ class PredictorFailed(HookError):
         self.error = error
         RuntimeError.__init__(
             self, f"predictor {predictor!r} of plugin {plugin} failed in {what}: {describe(error)}"
+        )
+
+
+class PredictorRowsFailed(PredictorFailed):
+    """A predictor of a plugin gave invalid values in some rows of a batch
+    (:func:`~graphsval_core.plugins.predictors.row_problems`): ``bad`` is the
+    mask of those rows, ``reasons`` says per row what was wrong ("" for a
+    good row). The harness leaves those rows out and validates the others."""
+
+    def __init__(
+        self, plugin: str, predictor: str, fields: list[str], bad: Any, reasons: list[str]
+    ) -> None:
+        self.plugin = plugin
+        self.hook = "graphsval_register_predictors"
+        self.error = ValueError(", ".join(fields))
+        self.bad = bad
+        self.reasons = reasons
+        RuntimeError.__init__(
+            self,
+            f"predictor {predictor!r} of plugin {plugin} returned an invalid "
+            f"{' and '.join(fields)} for {int(bad.sum())} of {len(bad)} shapes",
+        )
+
+
+class _PredictorFaults:
+    """What the registry does with the faults of one plugin's predictors
+    (:class:`~graphsval_core.plugins.predictors.Faults`)."""
+
+    def __init__(self, registry: Registry, plugin: str) -> None:
+        self.registry = registry
+        self.plugin = plugin
+
+    def fail(self, predictor: str, what: str, error: BaseException) -> NoReturn:
+        self.registry._predictor_failed(self.plugin, predictor, what, error)
+
+    def rows(self, predictor: str, problems: list[tuple[str, str, Any, list[str]]]) -> NoReturn:
+        import numpy as np
+
+        registry = self.registry
+        hook = "graphsval_register_predictors"
+        for _, message, _, _ in problems:
+            registry._record_once(
+                self.plugin, hook, f"predictor {predictor!r}: {message}: those rows are left out"
+            )
+        bad = np.zeros(len(problems[0][2]), dtype=bool)
+        for _, _, mask, _ in problems:
+            bad |= np.asarray(mask, dtype=bool)
+        reasons = [
+            "; ".join(why[i] for _, _, mask, why in problems if mask[i]) for i in range(len(bad))
+        ]
+        fields = [name for name, _, _, _ in problems]
+        raise PredictorRowsFailed(registry._label(self.plugin), predictor, fields, bad, reasons)
+
+    def warn(self, predictor: str, field: str, message: str) -> None:
+        line = f"predictor {predictor!r}: {message}"
+        self.registry._hook_problem(
+            self.plugin, "graphsval_register_predictors", line, ValueError(line), line
         )
 
 
@@ -394,7 +450,7 @@ class Registry:
             for key, (plugin, record) in gathered.items():
                 if self._live(plugin):
                     if listing == "predictors" and not self._is_builtin(plugin):
-                        record = guarded(record, functools.partial(self._predictor_failed, plugin))
+                        record = guarded(record, _PredictorFaults(self, plugin))
                     store[key] = record
                     if plugin in self.infos:
                         getattr(self.infos[plugin], listing).append(key)

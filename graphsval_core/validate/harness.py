@@ -45,7 +45,7 @@ from graphsval_core.model.prediction import Prediction
 from graphsval_core.model.reference import NAME as REFERENCE
 from graphsval_core.model.terms.overheads import pays_dispatch
 from graphsval_core.plugins.records import PredictorConstant, PredictorSpec
-from graphsval_core.plugins.registry import PredictorFailed, Registry
+from graphsval_core.plugins.registry import PredictorFailed, PredictorRowsFailed, Registry
 from graphsval_core.validate.records import CHECKED, EXCLUDED, SUSPECT, Records, Terms
 from graphsval_core.validate.selection import Selection
 
@@ -276,15 +276,31 @@ def _group_records(
     if keep:
         sheet = registry.datasheet_target(target.key)
         flags = row_flags(sheet, registry.op, keep, sel.baseline.path)
-        try:
-            checked = _checked(
-                registry, sel, target, op, dtype, keep, flags, predictor, tolerances, explain
-            )
-        except PredictorFailed as exc:  # a plugin's predictor: its problem is named at the end
-            if registry.strict:
-                raise
-            excluded += [(row, f"no prediction: {exc}") for row in keep]
-            keep = []
+        for attempt in range(2):
+            try:
+                checked = _checked(
+                    registry, sel, target, op, dtype, keep, flags, predictor, tolerances, explain
+                )
+                break
+            except PredictorRowsFailed as exc:  # some rows invalid: those leave, once
+                if registry.strict:
+                    raise
+                bad = exc.bad if not attempt else np.ones(len(keep), dtype=bool)
+                excluded += [
+                    (row, f"no prediction: predictor {predictor.name!r} returned {why}")
+                    for row, out, why in zip(keep, bad, exc.reasons, strict=True)
+                    if out
+                ]
+                keep = [row for row, out in zip(keep, bad, strict=True) if not out]
+                flags = [f for f, out in zip(flags, bad, strict=True) if not out]
+                if not keep:
+                    break
+            except PredictorFailed as exc:  # a plugin's predictor: its problem is named at the end
+                if registry.strict:
+                    raise
+                excluded += [(row, f"no prediction: {exc}") for row in keep]
+                keep = []
+                break
     out = []
     if excluded:
         out.append(

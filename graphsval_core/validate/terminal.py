@@ -71,9 +71,18 @@ class Screen:
         ) or [indent]
 
 
-def verdict(summary: Summary, failed: bool, consistency_failures: int, floors: Any) -> str:
-    """The one-line verdict: PASSED or FAILED, and why."""
+def verdict(
+    summary: Summary,
+    failed: bool,
+    consistency_failures: int,
+    floors: Any,
+    reason: str | None = None,
+) -> str:
+    """The one-line verdict: PASSED or FAILED, and why (``reason``: why
+    nothing was judged, e.g. the predictor produced nothing)."""
     parts = [verdict_counts(summary)]
+    if reason:
+        parts.append(reason)
     if floors is not None:
         below = sum(1 for p in floors.plugins for c in p.checks if not c.ok)
         parts.append(
@@ -308,9 +317,10 @@ def summary_lines(
     failed: bool,
     consistency: Sequence[str] = (),
     floors: Any = None,
+    reason: str | None = None,
 ) -> list[str]:
     """The default terminal summary (see module doc)."""
-    top = verdict(summary, failed, len(consistency), floors)
+    top = verdict(summary, failed, len(consistency), floors, reason)
     style = {"fg": "red" if failed else "green", "bold": True}
     out = [screen.paint(line, **style) for line in screen.wrap(top, "", "  ")] + [""]
     out += heatmap_lines(summary, validation, screen)

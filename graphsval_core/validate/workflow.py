@@ -57,6 +57,10 @@ FLOORS_SCOPE = (
 )
 
 
+#: How the reason of a record the predictor gave no (valid) prediction for starts.
+NO_PREDICTION = "no prediction:"
+
+
 @frozen(kw_only=True)
 class ValidateOptions:
     """What to validate, against what, and what to do with the floors."""
@@ -142,13 +146,29 @@ class ValidateResult:
         return failure_lines(self.consistency)
 
     @property
+    def no_prediction(self) -> str | None:
+        """Why nothing was judged, when no record was checked because the
+        selected predictor failed on every row it was asked for (its problem
+        is named at the end); None otherwise. A validation of a predictor
+        that produced nothing has failed (exit 1), never passed with 0/0."""
+        summary = self.summary
+        if summary is None or summary.checked:
+            return None
+        if not any((f.reason or "").startswith(NO_PREDICTION) for f in summary.excluded):
+            return None
+        return f"predictor {self.options.predictor!r} produced no prediction, so nothing was judged"
+
+    @property
     def failed(self) -> bool:
         """The run fails: a record fails (with ``check_floors``: a floor is not
-        met), or a consistency check fails."""
+        met), a consistency check fails, or the predictor produced nothing
+        (:attr:`no_prediction`)."""
         if self.consistency_failed:
             return True
         if self.summary is None:
             return False
+        if self.no_prediction:
+            return True
         if self.options.check_floors:
             return self.floors is not None and self.floors.failed
         return self.summary.failed > 0
