@@ -23,7 +23,8 @@ first):
 - for every registered target: ``graphsval_memory_hierarchy``,
   ``graphsval_residency_window`` (each op with a matrix product, each tier,
   the target's first dtype, three shapes), ``graphsval_measurer_probe``,
-  ``graphsval_consistency_checks`` (collected, not run) and
+  ``graphsval_consistency_checks`` (collected; each check is then run
+  once, on the plugin's own target or else a first-party one) and
   ``graphsval_expected_failures``; for a detected target,
   ``graphsval_snapshot_target`` with one thread;
 - every predictor the plugin registers, over three shapes of each op on each
@@ -90,6 +91,8 @@ def exercise(registry: Registry, only: Collection[str] | None = None) -> None:
                 _read_files(registry, name, hook, _call(impl))
         for target in targets:
             _per_target(registry, impls, target)
+        if "graphsval_consistency_checks" in impls:
+            _run_checks(registry, name, targets)
         for predictor in registry.infos[name].predictors:
             _predictor(registry, predictor, targets)
 
@@ -147,6 +150,30 @@ def _per_target(registry: Registry, impls: Mapping[str, list[Any]], target: Targ
                     dtype=target.dtypes[0],
                     tier=tier,
                 )
+
+
+def _run_checks(registry: Registry, plugin: str, targets: list[TargetSpec]) -> None:
+    """Run each consistency check of ``plugin`` once, through its guard, on
+    the first target it is collected for: the plugin's own targets first,
+    then the first-party plugins', then the others'."""
+    from graphsval_core.consistency.context import CheckContext
+
+    own = set(registry.infos[plugin].targets)
+
+    def rank(target: TargetSpec) -> int:
+        if target.key in own:
+            return 0
+        return 1 if registry._is_first_party(registry._target_plugin.get(target.key, "")) else 2
+
+    context = None
+    done: set[str] = set()
+    for target in sorted(targets, key=rank):
+        for owner, check in registry.consistency_checks(target):
+            if owner != plugin or check.name in done:
+                continue
+            done.add(check.name)
+            context = context or CheckContext(registry)
+            check.run(target, context)
 
 
 def _predictor(registry: Registry, name: str, targets: list[TargetSpec]) -> None:

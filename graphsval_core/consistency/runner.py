@@ -26,6 +26,7 @@ from graphsval_core.consistency.outcome import (
     XPASS,
     Outcome,
     outcome,
+    skipped,
 )
 from graphsval_core.plugins.registry import HookError
 
@@ -133,8 +134,11 @@ def run_target(context: CheckContext, target: TargetSpec) -> TargetResult:
     for owner, check in registry.consistency_checks(target):
         try:
             produced = list(check.run(target, context))
-        except HookError:  # strict mode: a plugin's hook failed under the check
-            raise
+        except HookError as exc:  # a plugin failed under the check (an op, a hook)
+            if registry.strict:
+                raise
+            reason = f"a plugin failed under the check (a plugin problem, named below): {exc}"
+            produced = [skipped(check.name, target.key, reason)]
         except Exception as exc:  # a broken check fails, naming its plugin
             produced = [
                 outcome(

@@ -15,6 +15,7 @@ and message (or, in strict mode once loading is over, raises
 from __future__ import annotations
 
 import difflib
+import functools
 import json
 from collections.abc import Callable, Iterable
 from typing import Any, NoReturn
@@ -33,7 +34,8 @@ from graphsval_core.plugins.first_party import (
     is_first_party,
 )
 from graphsval_core.plugins.guards import GuardedPluginManager
-from graphsval_core.plugins.interrupts import describe
+from graphsval_core.plugins.interrupts import describe, is_plugin_fault
+from graphsval_core.plugins.ops import guarded as guarded_op, probe as probe_op
 from graphsval_core.plugins.predictors import guarded
 from graphsval_core.plugins.records import (
     ConsistencyCheck,
@@ -90,6 +92,23 @@ class PredictorFailed(HookError):
         self.error = error
         RuntimeError.__init__(
             self, f"predictor {predictor!r} of plugin {plugin} failed in {what}: {describe(error)}"
+        )
+
+
+class OpFailed(PredictorFailed):
+    """A function of a plugin's op (``flops``, ``operand_elements``,
+    ``gemm_dims``) raised or answered against the contract
+    (:mod:`graphsval_core.plugins.ops`); the problem is recorded. Like a
+    failed predictor, the harness leaves the rows of that batch out."""
+
+    def __init__(self, plugin: str, op: str, function: str, error: BaseException) -> None:
+        from graphsval_core.plugins.ops import describe_failure
+
+        self.plugin = plugin
+        self.hook = "graphsval_register_ops"
+        self.error = error
+        RuntimeError.__init__(
+            self, f"op {op!r} of plugin {plugin} failed: {function} {describe_failure(error)}"
         )
 
 
@@ -230,6 +249,8 @@ class Registry:
         #: What a user should know of the run, in one line each (not problems).
         self.notes: list[str] = []
         self._failures: set[tuple[str, str, str]] = set()
+        #: ``op -> plugin``: ops refused at registration (a function failed on small shapes)
+        self.refused_ops: dict[str, str] = {}
         self._raise_hook_errors = False
         self._loaded_problems: int | None = None
         #: ``id(spec) -> (spec, tiers)``: the hierarchy each spec object answered
@@ -314,6 +335,14 @@ class Registry:
         hook = "graphsval_register_predictors"
         self._record_once(plugin, hook, f"predictor {name!r} failed in {what}: {describe(error)}")
         raise PredictorFailed(self._label(plugin), name, what, error)
+
+    def _op_failed(self, plugin: str, op: str, function: str, error: BaseException) -> NoReturn:
+        """A guarded op's function failed: record it once, raise :class:`OpFailed`."""
+        from graphsval_core.plugins.ops import describe_failure
+
+        message = f"op {op!r}: {function} {describe_failure(error)}: its rows are left out"
+        self._record_once(plugin, "graphsval_register_ops", message)
+        raise OpFailed(self._label(plugin), op, function, error)
 
     def _label(self, plugin: str) -> str:
         info = self.infos.get(plugin)
@@ -449,6 +478,13 @@ class Registry:
         ):
             for key, (plugin, record) in gathered.items():
                 if self._live(plugin):
+                    if listing == "ops" and not self._is_builtin(plugin):
+                        reason = probe_op(record)
+                        if reason is not None:
+                            self.record_problem(plugin, f"op {key!r} is not registered: {reason}")
+                            self.refused_ops[key] = plugin
+                            continue
+                        record = guarded_op(record, functools.partial(self._op_failed, plugin))
                     if listing == "predictors" and not self._is_builtin(plugin):
                         record = guarded(record, _PredictorFaults(self, plugin))
                     store[key] = record
@@ -670,9 +706,49 @@ class Registry:
         return self._items("graphsval_sweep_overlays", self.pm.hook.graphsval_sweep_overlays())
 
     def consistency_checks(self, target: TargetSpec) -> list[tuple[str, ConsistencyCheck]]:
-        """``(plugin, check)`` pairs for ``target``."""
+        """``(plugin, check)`` pairs for ``target``; a plugin's check has its
+        ``run`` guarded (:meth:`_guarded_check`)."""
         results = self.pm.hook.graphsval_consistency_checks(target=target)
-        return self._items("graphsval_consistency_checks", results)
+        return [
+            (plugin, check if self._is_builtin(plugin) else self._guarded_check(plugin, check))
+            for plugin, check in self._items("graphsval_consistency_checks", results)
+        ]
+
+    def _guarded_check(self, plugin: str, check: ConsistencyCheck) -> ConsistencyCheck:
+        """``check`` whose ``run`` never fails the run for a plugin's fault: one
+        that raises (any error, ``sys.exit``, a KeyboardInterrupt that is no
+        Ctrl-C) or returns anything but outcomes is a problem of ``plugin``,
+        recorded once in one line (strict mode: :class:`HookError`), and
+        gives one skipped outcome saying so: a plugin problem, never a target
+        failure."""
+        from attrs import evolve
+
+        from graphsval_core.consistency.outcome import Outcome, skipped
+
+        hook = "graphsval_consistency_checks"
+        run = check.run
+
+        def guarded(target: TargetSpec, context: Any) -> list[Any]:
+            try:
+                produced = list(run(target, context))
+                for item in produced:
+                    if not isinstance(item, Outcome):
+                        raise TypeError(f"returned {type(item).__name__}, expected Outcome records")
+            except HookError:  # strict mode: a hook failed under the check
+                raise
+            except BaseException as exc:
+                if not is_plugin_fault(exc):
+                    raise
+                what = str(exc) if isinstance(exc, TypeError) else f"raised {describe(exc)}"
+                if isinstance(exc, TypeError) and not str(exc).startswith("returned "):
+                    what = f"raised {describe(exc)}"
+                message = f"consistency check {check.name!r} {what}"
+                self._hook_problem(plugin, hook, message, exc, message)
+                reason = f"the check of plugin {plugin!r} failed (a plugin problem, named below)"
+                return [skipped(check.name, target.key, reason)]
+            return produced
+
+        return evolve(check, run=guarded)
 
 
 def _suggest(name: str, known: Iterable[str]) -> str:

@@ -76,6 +76,8 @@ def shipped_baseline(registry: Registry, plugin: str, item: Any) -> tuple[Baseli
     if not unknown:
         return baseline, sha
     for hw, op in unknown:
+        if hw in targets and registry.refused_ops.get(op) == plugin:
+            continue  # its own op, refused in one line already: its rows go with it
         what = f"target {hw!r}" if hw not in targets else f"op {op!r}"
         registry.contribution_problem(
             plugin, HOOK, f"{baseline.path}: rows of {hw}/{op} left out: no plugin registers {what}"
