@@ -14,6 +14,7 @@ all rows, and the caller warns. Every error names the file and the line.
 from __future__ import annotations
 
 import csv
+import gc
 import hashlib
 import json
 import os
@@ -27,7 +28,7 @@ from attrs import evolve, field, frozen
 
 from graphsval_core.datamodel.dtypes import KNOWN_DTYPES
 from graphsval_core.datamodel.errors import UserInputError, warn_input
-from graphsval_core.datamodel.op import ShapeError, split_shape
+from graphsval_core.datamodel.op import MAX_DIM, ShapeError, split_shape
 from graphsval_core.files.inputs import read_path_or_resource
 
 V4_COLUMNS: tuple[str, ...] = (
@@ -199,7 +200,16 @@ def read_baseline(path: str | Path, text: str | None = None) -> Baseline:
     read once, with a warning, when they are the same."""
     if text is None:
         return read_baseline_file(path)[0]
-    path = str(path)
+    enabled = gc.isenabled()
+    gc.disable()  # a row holds no cycle: the collector would only rescan every row read so far
+    try:
+        return _read_baseline(str(path), text)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _read_baseline(path: str, text: str) -> Baseline:
     text = text.removeprefix("\ufeff")
     reader = csv.reader(text.split("\n"), strict=True)
     try:
@@ -230,7 +240,15 @@ def read_baseline(path: str | Path, text: str | None = None) -> Baseline:
     seen: dict[tuple[Any, ...], int] = {}
     repeats: list[str] = []  # "line N repeats line M", each an exact duplicate
     checks = _extra_checks(extras_names)
+    layout: _Layout = (path, len(header), extras_names, has_purpose, file_purpose, checks)
     last = 1
+    if '"' not in text and "\r" not in text:  # no quoting: column-wise, a block of lines at a time
+        lines = text.split("\n")
+        for start in range(reader.line_num, len(lines), CHUNK_LINES):
+            block = lines[start : start + CHUNK_LINES]
+            if not _block(block, start + 1, layout, rows, seen):
+                _rows_of(block, start + 1, layout, rows, seen, repeats)
+        reader = iter(())  # type: ignore[assignment]
     try:
         for raw in reader:
             lineno, last = last + 1, reader.line_num
@@ -239,17 +257,7 @@ def read_baseline(path: str | Path, text: str | None = None) -> Baseline:
                     f"{path}:{lineno}: a quoted field runs on to line {last} (an unterminated "
                     "quote?); a field may not hold a line break"
                 )
-            if not raw or (not raw[0].strip() and not "".join(raw).strip()):
-                continue
-            row = _row(path, lineno, raw, len(header), extras_names, has_purpose, file_purpose)
-            if checks:
-                checks(f"{path}:{lineno}", row.extras)
-            key = (row.hardware, row.op, row.dims, row.dtype, row.purpose)
-            if key in seen:
-                repeats.append(_duplicate(path, row, rows[seen[key]]))
-                continue
-            seen[key] = len(rows)
-            rows.append(row)
+            _add(lineno, raw, layout, rows, seen, repeats)
     except csv.Error as exc:
         if "unexpected end of data" in str(exc):
             raise BaselineFileError(
@@ -267,6 +275,173 @@ def read_baseline(path: str | Path, text: str | None = None) -> Baseline:
         )
     source = "column" if has_purpose else ("suffix" if file_purpose else "none")
     return Baseline(path, tuple(header), tuple(rows), source)
+
+
+#: How many lines the column-wise reader takes at a time.
+CHUNK_LINES = 65_536
+
+# what every row of a file is read against: path, width, extra columns'
+# names, whether a purpose column is there, the file's purpose, extra checks
+_Layout = tuple[str, int, list[str], bool, "str | None", Any]
+
+
+def _add(
+    lineno: int,
+    raw: list[str],
+    layout: _Layout,
+    rows: list[BaselineRow],
+    seen: dict[tuple[Any, ...], int],
+    repeats: list[str],
+) -> None:
+    """Read one row of fields (the rule set every row is read by): skip it when
+    blank, else check it, and add it unless it repeats an earlier row."""
+    path, width, extras_names, has_purpose, file_purpose, checks = layout
+    if not raw or (not raw[0].strip() and not "".join(raw).strip()):
+        return
+    row = _row(path, lineno, raw, width, extras_names, has_purpose, file_purpose)
+    if checks:
+        checks(f"{path}:{lineno}", row.extras)
+    key = (row.hardware, row.op, row.dims, row.dtype, row.purpose)
+    if key in seen:
+        repeats.append(_duplicate(path, row, rows[seen[key]]))
+        return
+    seen[key] = len(rows)
+    rows.append(row)
+
+
+def _rows_of(
+    block: list[str],
+    first: int,
+    layout: _Layout,
+    rows: list[BaselineRow],
+    seen: dict[tuple[Any, ...], int],
+    repeats: list[str],
+) -> None:
+    """Lines ``block`` (the first is line ``first``, no quote in any) one by one."""
+    for lineno, line in enumerate(block, start=first):
+        _add(lineno, line.split(",") if line else [], layout, rows, seen, repeats)
+
+
+_PLAIN_NUMBER = r"(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?"
+_NUMBER_COLUMN = re.compile(f"^(?:{_PLAIN_NUMBER})?$", re.MULTILINE)
+_COUNT_COLUMN = re.compile("^[0-9]{0,16}$", re.MULTILINE)
+_SHAPE_COLUMN = re.compile("^[1-9][0-9]{0,12}(?:x[1-9][0-9]{0,12})*$", re.MULTILINE)
+
+
+def _numbers(column: list[str], high: float, zero_ok: bool) -> Any:
+    """A column of plain decimals or empties as float64 (NaN: empty); None
+    when one is not plain, out of ``[0, high]``, or 0 where that is refused."""
+    import numpy as np  # not at import: commands that only list targets start without it
+
+    joined = "\n".join(column)
+    if len(_NUMBER_COLUMN.findall(joined)) != len(column):
+        return None
+    values = np.array(column, dtype=object)
+    empty = values == ""
+    values[empty] = "nan"
+    out = values.astype(np.float64)
+    given = out[~empty]
+    if given.size and (given.max() > high or (not zero_ok and (given == 0).any())):
+        return None
+    return out
+
+
+def _block(
+    block: list[str],
+    first: int,
+    layout: _Layout,
+    rows: list[BaselineRow],
+    seen: dict[tuple[Any, ...], int],
+) -> bool:
+    """Read lines ``block`` (the first is line ``first``) column-wise when every
+    one is a plain row the line-by-line rules accept, no shape repeats and none
+    needs stripping; else read nothing and say False (the caller then reads the
+    block line by line, which words any error). The last line of a file, empty,
+    is dropped."""
+    import numpy as np
+
+    path, width, extras_names, has_purpose, file_purpose, checks = layout
+    if block and block[-1] == "":
+        block = block[:-1]
+    if not block or any(line.count(",") != width - 1 for line in block):
+        return False
+    fields = ",".join(block).split(",")
+    cols = [fields[i::width] for i in range(width)]
+    names = {}
+    for k in (0, 1, 3):
+        for value in set(cols[k]):
+            if not value or value != value.strip():
+                return False
+            names[value] = intern(value)
+    if not set(cols[3]) <= set(KNOWN_DTYPES):
+        return False
+    shapes = cols[2]
+    if len(_SHAPE_COLUMN.findall("\n".join(shapes))) != len(shapes):
+        return False
+    latency = _numbers(cols[4], MAX_LATENCY_S, zero_ok=False)
+    energy = _numbers(cols[5], MAX_ENERGY_J, zero_ok=True)
+    if latency is None or energy is None:
+        return False
+    trials_text = cols[6]
+    if len(_COUNT_COLUMN.findall("\n".join(trials_text))) != len(trials_text):
+        return False
+    trials = [int(t) if t else 0 for t in trials_text]
+    if max(trials) > MAX_TRIALS:
+        return False
+    extras_cols = cols[len(V4_COLUMNS) :]
+    if has_purpose:
+        purposes = extras_cols[extras_names.index("purpose")]
+        if not set(purposes) <= {"", *PURPOSES}:
+            return False
+        purpose_of: list[str | None] = [p or None for p in purposes]
+    else:
+        purpose_of = [file_purpose] * len(block)
+    ndims = {shape.count("x") + 1 for shape in shapes}
+    if len(ndims) == 1:  # one op's shapes: parsed by numpy
+        flat = np.fromstring("\n".join(shapes).replace("x", " "), dtype=np.int64, sep=" ")
+        if flat.size != len(shapes) * min(ndims) or flat.max() > MAX_DIM:
+            return False
+        dims_of = list(zip(*flat.reshape(len(shapes), -1).T.tolist(), strict=True))
+    else:
+        dims_of = [tuple(map(int, s.split("x"))) for s in shapes]
+        if max(max(d) for d in dims_of) > MAX_DIM:
+            return False
+    hardware = [names[v] for v in cols[0]]
+    op = [names[v] for v in cols[1]]
+    dtype = [names[v] for v in cols[3]]
+    keys = list(zip(hardware, op, dims_of, dtype, purpose_of, strict=True))
+    if len(set(keys)) != len(keys) or any(k in seen for k in keys):
+        return False
+    extras = (
+        [dict(zip(extras_names, values, strict=True)) for values in zip(*extras_cols, strict=True)]
+        if extras_names
+        else [{}] * len(block)
+    )
+    if checks:
+        for i, ex in enumerate(extras):
+            checks(f"{path}:{first + i}", ex)
+    lat = [None if v != v else v for v in latency.tolist()]
+    en = [None if v != v or v == 0.0 else v for v in energy.tolist()]
+    seen.update(zip(keys, range(len(rows), len(rows) + len(block)), strict=True))
+    if not extras_names:
+        extras = [{} for _ in block]
+    # positional, in BaselineRow's field order
+    rows += map(
+        BaselineRow,
+        range(first, first + len(block)),
+        hardware,
+        op,
+        shapes,
+        dims_of,
+        dtype,
+        lat,
+        en,
+        trials,
+        cols[7],
+        purpose_of,
+        extras,
+    )
+    return True
 
 
 def _duplicate(path: str, row: BaselineRow, first: BaselineRow) -> str:

@@ -1,0 +1,86 @@
+"""Benchmark: a large baseline through ``graphsval validate`` (issue 17 item 5).
+
+Run: python benchmarks/bench_large_baseline.py [MB ...]   (prints figures; asserts nothing)
+
+Writes an 8-column V4 baseline of i7_12700k matmul fp32 rows (random MxKxN
+up to 4096, random latency) of each size (default 20 and 200 MB) into a
+temporary folder, then prints the wall time and peak memory (the child's
+maximum resident set) of ``graphsval validate --baseline FILE -q`` and of
+reading the file alone. Goal: 200 MB in under a minute, under 1 GB.
+"""
+
+from __future__ import annotations
+
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HEADER = "hardware,op,shape,dtype,latency_s,energy_j,trial_count,notes\n"
+
+
+def write_baseline(path: Path, megabytes: float, seed: int = 1) -> int:
+    """A baseline of about ``megabytes`` MB; its row count."""
+    rng = random.Random(seed)
+    target, size, rows = megabytes * 1e6, 0, 0
+    with path.open("w") as out:
+        out.write(HEADER)
+        while size < target:
+            block = []
+            for _ in range(10_000):
+                m, k, n = (rng.randint(1, 4096) for _ in range(3))
+                block.append(
+                    f"i7_12700k,matmul,{m}x{k}x{n},fp32,{rng.uniform(1e-6, 1e-1):.6g},,"
+                    f"{rng.randint(1, 50)},\n"
+                )
+            text = "".join(block)
+            out.write(text)
+            size += len(text)
+            rows += len(block)
+    return rows
+
+
+def _measure(args: list[str]) -> tuple[float, float, int]:
+    """``args`` run in a child of a fresh interpreter, so its peak is its own."""
+    code = (
+        "import resource, subprocess, sys, time; t = time.perf_counter(); "
+        f"rc = subprocess.run({args!r}, capture_output=True).returncode; "
+        "print(time.perf_counter() - t, "
+        "resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, rc)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout
+    wall, peak, rc = out.split()
+    return float(wall), float(peak), int(rc)
+
+
+def main(sizes: list[float]) -> None:
+    exe = shutil.which("graphsval")
+    graphsval = [exe] if exe else [sys.executable, "-m", "graphsval_core"]
+    folder = Path(tempfile.mkdtemp(prefix="graphsval-bench-"))
+    try:
+        for mb in sizes:
+            path = folder / f"big{mb:g}.csv"
+            rows = write_baseline(path, mb)
+            read = [
+                sys.executable,
+                "-c",
+                "import sys; from graphsval_core.files.baseline import read_baseline_file; "
+                "read_baseline_file(sys.argv[1])",
+                str(path),
+            ]
+            wall, peak, _ = _measure(read)
+            print(f"{mb:g} MB baseline ({rows:,} rows): read alone {wall:.1f} s, {peak:,.0f} MB")
+            wall, peak, rc = _measure([*graphsval, "validate", "--baseline", str(path), "-q"])
+            print(
+                f"{mb:g} MB baseline: graphsval validate -q {wall:.1f} s, peak {peak:,.0f} MB "
+                f"(exit {rc}; goal for 200 MB: under 60 s and 1,024 MB)"
+            )
+            path.unlink()
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main([float(a) for a in sys.argv[1:]] or [20.0, 200.0])
