@@ -2,8 +2,8 @@
 
 Run: python benchmarks/bench_large_baseline.py [MB ...]   (prints figures; asserts nothing)
 
-Writes an 8-column V4 baseline of i7_12700k matmul fp32 rows (random MxKxN
-up to 4096, random latency) of each size (default 20 and 200 MB) into a
+Writes an 8-column V4 baseline of i7_12700k matmul fp32 rows (MxKxN up to
+4096, no shape twice, random latency) of each size (default 20 and 200 MB) into a
 temporary folder, then prints the wall time and peak memory (the child's
 maximum resident set) of ``graphsval validate --baseline FILE -q`` and of
 reading the file alone. Goal: 200 MB in under a minute, under 1 GB.
@@ -29,8 +29,10 @@ def write_baseline(path: Path, megabytes: float, seed: int = 1) -> int:
         out.write(HEADER)
         while size < target:
             block = []
-            for _ in range(10_000):
-                m, k, n = (rng.randint(1, 4096) for _ in range(3))
+            for i in range(rows, rows + 10_000):
+                # M and K from the row's index: no shape twice (a repeat with
+                # other values is an error) up to 16.7 million rows
+                m, k, n = 1 + i % 4096, 1 + i // 4096 % 4096, rng.randint(1, 4096)
                 block.append(
                     f"i7_12700k,matmul,{m}x{k}x{n},fp32,{rng.uniform(1e-6, 1e-1):.6g},,"
                     f"{rng.randint(1, 50)},\n"
