@@ -110,6 +110,11 @@ def check_answer(hook: str, value: Any, call: Mapping[str, Any]) -> None:
         if not isinstance(value, RECORD_TYPES[hook]):
             raise TypeError(f"{hook} returned {returned}, expected {RECORD_TYPES[hook].__name__}")
     elif hook in FILE_HOOKS:
+        if isinstance(value, str):  # a str would be read relative to the user's folder
+            raise TypeError(
+                f"{hook} returned str {value[:60]!r}, expected a pathlib.Path (e.g. "
+                "Path(__file__).with_name(...)), a Traversable or None"
+            )
         if not is_file_ref(value):
             raise TypeError(f"{hook} returned {returned}, expected a path, a Traversable or None")
     elif hook == "graphsval_expected_failures":

@@ -75,6 +75,14 @@ def _dist_of(ep: Any) -> tuple[str | None, str | None]:
         return None, None
 
 
+def _malformed(ep: Any) -> bool:
+    """Whether an entry point's value is no ``module`` or ``module:attribute``
+    (a quoted value, say), which ``ep.load()`` would fail on with an
+    AttributeError naming nothing."""
+    pattern = getattr(ep, "pattern", None)
+    return pattern is not None and pattern.match(str(ep.value)) is None
+
+
 def _unique_entry_points(found: Sequence[Any], registry: Registry) -> dict[str, Any]:
     """The entry points by name. A name that two distributions use is a clash:
     a first-party distribution keeps it over a third party; two of the same
@@ -229,7 +237,16 @@ def build_registry(
     eps = _unique_entry_points(_entry_points(), registry)
     for name, ep in eps.items():
         if (autoload or name in requested) and name not in blocked:
-            load(name, PluginInfo(name, ep.value, *_dist_of(ep)), ep.load)
+            info = PluginInfo(name, ep.value, *_dist_of(ep))
+            if _malformed(ep):
+                infos[name] = info
+                registry.record_problem(
+                    name,
+                    f"malformed entry point in its entry_points.txt: {name} = {ep.value} "
+                    "(expected module or module:attribute, unquoted); not loaded",
+                )
+                continue
+            load(name, info, ep.load)
 
     for name in requested:
         if name in eps or name in blocked or name in infos:

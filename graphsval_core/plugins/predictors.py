@@ -20,8 +20,8 @@ the target (``launch_bound``, ``alu_bound`` or ``<tier>_bound`` of one of
 its tiers), a binding tier that is one of the target's tiers. A row that
 breaks one is left out (:class:`Faults.rows` names the rows; the harness
 validates the others), in one line per plugin, predictor and field. An
-optional breakdown term that is not finite numbers (nor non-negative, for
-times, energies, bytes and FLOPs) is dropped from the batch, in one line; a
+optional breakdown term that is not finite numbers is dropped from the
+batch, in one line (a negative one is left to the physical-bounds check); a
 prediction that names another predictor is relabelled, in one line.
 """
 
@@ -86,25 +86,6 @@ PER_SHAPE = (
     "energy_per_tier_j",
     "energy_static_j",
     "over_tdp",
-)
-#: Optional terms that are counts, times, energies or bytes: never negative.
-NON_NEGATIVE = frozenset(
-    {
-        "flops",
-        "working_set_bytes",
-        "bytes_per_tier",
-        "time_per_tier_s",
-        "launch_s",
-        "compute_s",
-        "memory_s",
-        "exposed_compute_s",
-        "exposed_memory_s",
-        "first_touch_s",
-        "pack_s",
-        "energy_compute_j",
-        "energy_per_tier_j",
-        "energy_static_j",
-    }
 )
 #: What the reports ask of every prediction.
 EXPLAINS = ("columns", "sentence", "details")
@@ -206,7 +187,8 @@ def row_problems(pred: Any, tiers: tuple[str, ...]) -> list[RowProblem]:
 
 def bad_terms(pred: Any) -> list[tuple[str, str]]:
     """``(field, why)`` for each optional breakdown term of ``pred`` that is
-    not finite numbers (or negative where it cannot be)."""
+    not finite numbers (a negative term is left to the physical-bounds
+    consistency check, which names it)."""
     import numpy as np
 
     out = []
@@ -223,8 +205,6 @@ def bad_terms(pred: Any) -> list[tuple[str, str]]:
         with np.errstate(invalid="ignore"):
             if not np.all(np.isfinite(array)):
                 out.append((name, "is not finite (NaN or infinity)"))
-            elif name in NON_NEGATIVE and np.any(array < 0):
-                out.append((name, "is negative"))
     return out
 
 

@@ -291,11 +291,14 @@ class Registry:
         if hook in MEASUREMENT_HOOKS and isinstance(error, Exception) and not malformed:
             return  # a failed measurement (out of memory, a kernel error) is the row's reason
         what = REGISTRATION_HOOKS.get(hook)
-        if what is not None:
-            self.reject(plugin, f"invalid {what}: {describe(error)}")
+        if what is not None:  # the line names the hook, and what it raised or returned
+            why = f"{error}" if malformed else f"{hook} raised {describe(error)}"
+            self.reject(plugin, f"invalid {what} registration: {why}")
             return
         message = f"hook {error}" if malformed else f"hook {hook} raised {describe(error)}"
-        self._hook_problem(plugin, hook, message, error)
+        # a malformed answer's message varies with the call (the batch's size):
+        # one line per plugin and hook, the first
+        self._hook_problem(plugin, hook, message, error, once="malformed" if malformed else None)
 
     def _hook_problem(
         self,
@@ -304,16 +307,19 @@ class Registry:
         message: str,
         error: BaseException,
         detail: str | None = None,
+        once: str | None = None,
     ) -> None:
         """Record a problem of ``plugin`` in ``hook`` once, however often it
-        recurs; in strict mode once loading is over, raise :class:`HookError`."""
-        self._record_once(plugin, hook, message)
+        recurs (``once``: a key standing for the message, so that messages
+        differing only in their numbers make one line); in strict mode once
+        loading is over, raise :class:`HookError`."""
+        self._record_once(plugin, hook, message, once)
         if self._raise_hook_errors:
             raise HookError(self._label(plugin), hook, error, detail)
 
-    def _record_once(self, plugin: str, hook: str, message: str) -> None:
-        if (plugin, hook, message) not in self._failures:
-            self._failures.add((plugin, hook, message))
+    def _record_once(self, plugin: str, hook: str, message: str, key: str | None = None) -> None:
+        if (plugin, hook, key or message) not in self._failures:
+            self._failures.add((plugin, hook, key or message))
             self.record_problem(plugin, message)
 
     def contribution_problem(self, plugin: str, hook: str, message: str) -> None:
@@ -478,7 +484,8 @@ class Registry:
         ):
             for key, (plugin, record) in gathered.items():
                 if self._live(plugin):
-                    if listing == "ops" and not self._is_builtin(plugin):
+                    third_party = not self._is_builtin(plugin) and not self._is_first_party(plugin)
+                    if listing == "ops" and third_party:  # (no numpy for the core's own)
                         reason = probe_op(record)
                         if reason is not None:
                             self.record_problem(plugin, f"op {key!r} is not registered: {reason}")

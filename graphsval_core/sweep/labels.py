@@ -64,14 +64,29 @@ def load_shipped(
         for item in sweep_files():
             sweeps[item.name] = load_sweep(item.name, text=item.read_bytes())
     if overlays and registry is not None:
+        # a plugin's overlay that cannot be read or merged is its plugin's
+        # problem, in one line (strict mode: an error); the others still merge
+        problem = getattr(registry, "contribution_problem", None)
         for plugin, item in registry.sweep_overlays():
-            where = f"plugin {plugin}: {getattr(item, 'name', item)}"
             try:
-                raw = Path(item).read_bytes() if isinstance(item, str | Path) else item.read_bytes()
-            except OSError as exc:
-                raise SweepFileError(f"{where}: cannot read: {exc.strerror or exc}") from None
-            sweeps = merge_overlay(sweeps, read_overlay(raw, where), where)
+                sweeps = _merged(sweeps, plugin, item)
+            except SweepFileError as exc:
+                if problem is None:
+                    raise
+                problem(plugin, "graphsval_sweep_overlays", f"sweep-label overlay left out: {exc}")
     return sweeps
+
+
+def _merged(sweeps: dict[str, Sweep], plugin: str, item: Any) -> dict[str, Sweep]:
+    """``sweeps`` with the overlay ``item`` of ``plugin`` merged."""
+    where = f"plugin {plugin}: {getattr(item, 'name', item)}"
+    try:
+        raw = Path(item).read_bytes() if isinstance(item, str | Path) else item.read_bytes()
+    except OSError as exc:
+        raise SweepFileError(f"{where}: cannot read: {exc.strerror or exc}") from None
+    except (AttributeError, TypeError):
+        raise SweepFileError(f"{where}: not a file ({type(item).__name__})") from None
+    return merge_overlay(sweeps, read_overlay(raw, where), where)
 
 
 def merge_overlay(

@@ -375,7 +375,8 @@ def test_a_raising_registration_hook_still_rejects_the_plugin_whole(world, make_
     assert "toy_target" not in registry.targets()
     assert not registry.infos["flaky"].loaded
     assert _problems(registry) == [
-        "plugin 'flaky' (flaky-dist 1.0): invalid op: RuntimeError: no ops"
+        "plugin 'flaky' (flaky-dist 1.0): invalid op registration: "
+        "graphsval_register_ops raised RuntimeError: no ops"
     ]
 
 
@@ -402,7 +403,7 @@ def test_strict_mode_raises_a_hook_error_at_run_time(world):
 
 def test_contributions_are_attributed_to_the_plugin_that_gave_them(world, tmp_path):
     a1, a2, b1 = (tmp_path / f"{n}.csv" for n in ("a1", "a2", "b1"))
-    same = "floors.json"  # one object answered by two plugins
+    same = tmp_path / "floors.json"  # one object answered by two plugins
     registry = world(
         a={"graphsval_baselines": lambda: [a1, a2], "graphsval_floors": lambda: same},
         b={"graphsval_baselines": lambda: (x for x in [b1]), "graphsval_floors": lambda: same},

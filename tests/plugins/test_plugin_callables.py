@@ -169,3 +169,77 @@ def test_an_op_failing_on_some_shapes_loses_that_batch_in_one_line(install_plugi
         ).exit_code
         == 0
     )
+
+
+# --- shipped files and registration lines ---------------------------------------------
+
+OVERLAYS = {
+    "missing": ("[Path('/nonexistent/overlay.json')]", "cannot read"),
+    "malformed": ("[HERE / 'bad.json']", "not valid JSON"),
+    "wrong_type": ("[HERE / 'list.json']", "expected an object, got a list"),
+    "folder": ("[HERE]", "cannot read"),
+}
+
+
+@pytest.mark.parametrize("kind", OVERLAYS)
+def test_sweep_show_survives_a_broken_overlay(install_plugin, kind):
+    answer, says = OVERLAYS[kind]
+    name = f"overlay_{kind}"
+    install_plugin(
+        name,
+        "from pathlib import Path\nHERE = Path(__file__).parent\n"
+        f"@hookimpl\ndef graphsval_sweep_overlays():\n    return {answer}\n",
+        files={"bad.json": '{"labels": {,}}', "list.json": "[1, 2]"},
+    )
+    result = _run("sweep", "show")
+    assert result.exit_code == 0, result.output
+    (line,) = _culprit(result, name)
+    assert line.startswith(
+        f"warning: plugin '{name}' (gvt-{name} 1.0): sweep-label overlay left out"
+    )
+    assert says in line
+    strict = _run("--strict-plugins", "sweep", "show")
+    assert strict.exit_code == 2
+    (error,) = strict.stderr.strip().splitlines()
+    assert name in error and says in error
+
+
+@pytest.mark.parametrize("hook", ["graphsval_floors", "graphsval_prediction_snapshot"])
+def test_a_str_path_is_refused_saying_what_to_return(install_plugin, hook):
+    install_plugin("str_path", f"@hookimpl\ndef {hook}():\n    return 'floors.json'\n")
+    result = _run("plugins")
+    assert f"{hook} returned str 'floors.json', expected a pathlib.Path" in result.stdout
+
+
+def test_a_failed_registration_hook_is_named(install_plugin):
+    install_plugin(
+        "reg_raises", "@hookimpl\ndef graphsval_register_targets():\n    raise RuntimeError('no')\n"
+    )
+    (line,) = _culprit(_run("targets"), "reg_raises")
+    assert line.endswith(
+        "invalid target registration: graphsval_register_targets raised RuntimeError: no"
+    )
+
+
+def test_a_malformed_entry_point_is_named_and_shown(install_plugin):
+    folder = install_plugin("quoted", "")
+    (folder / "gvt_quoted-1.0.dist-info" / "entry_points.txt").write_text(
+        '[graphsval]\nquoted = "gvt_quoted"\n'
+    )
+    result = _run("targets")
+    assert result.exit_code == 0 and "Traceback" not in result.output
+    (line,) = _culprit(result, "quoted")
+    assert "malformed entry point" in line and 'quoted = "gvt_quoted"' in line
+
+
+def test_a_wrong_residency_window_is_one_line_however_many_batches(install_plugin):
+    install_plugin(
+        "window",
+        "import numpy as np\n@hookimpl\n"
+        "def graphsval_residency_window(target, op, shapes, dtype, tier):\n"
+        "    return np.zeros((1, 2))\n",
+    )
+    result = _run("validate", "--hw", "i7_12700k", "-q")
+    assert result.exit_code in (0, 1), result.output
+    (line,) = _culprit(result, "window")
+    assert "hook graphsval_residency_window returned an array of shape (1, 2)" in line
