@@ -128,6 +128,16 @@ def graphsval_register_ops() -> Iterable[OpSpec]:
     :returns: an iterable of :class:`~graphsval_core.datamodel.op.OpSpec`: shape
         schema, FLOPs and bytes per operand (vectorised over shapes), and an
         optional workload builder for measurers.
+
+    For ``shapes`` an integer array ``(n, len(dims))``: ``flops(shapes)``
+    returns ``n`` finite non-negative numbers; ``operand_elements(shapes)`` a
+    mapping holding every operand of ``working_set_operands`` and the
+    ``output_operand``, each ``n`` finite non-negative numbers;
+    ``gemm_dims(shapes)`` (an op that is a matrix product) an ``(n, 3)`` array
+    of positive ``M, K, N``. A third-party op's functions are called on two
+    small shapes before it is registered (one that fails is not registered,
+    in one line naming the plugin, the op and the function) and are guarded
+    afterwards (a batch they fail on loses its rows).
     """
 
 
@@ -150,14 +160,22 @@ def graphsval_register_predictors() -> Iterable[PredictorSpec]:
     (``registry.datasheet_target(target.key)`` is the datasheet one). It
     returns a :class:`~graphsval_core.model.prediction.Prediction` holding,
     per shape, ``latency_s`` (finite, positive seconds), ``energy_j``
-    (joules), ``regime`` (``launch_bound``, ``alu_bound`` or ``<tier>_bound``:
-    it picks the tolerance band and is judged against the measured regime) and
-    ``binding_tier`` (a tier name), besides ``predictor``, ``target``, ``op``,
-    ``dtype``, ``dims`` and ``shapes``. Every breakdown field (``launch_s``,
+    (finite, non-negative joules), ``regime`` (``launch_bound``,
+    ``alu_bound`` or ``<tier>_bound`` for a tier of the target: it picks the
+    tolerance band and is judged against the measured regime) and
+    ``binding_tier`` (the name of one of the target's tiers), besides
+    ``predictor`` (its registered name), ``target``, ``op``, ``dtype``,
+    ``dims`` and ``shapes``. Every breakdown field (``launch_s``,
     ``compute_s``, ``memory_s``, per-tier bytes and times, tiles, energy
     terms) is optional; one that is given holds one row per shape. Without a
     breakdown, explanations give the totals, reports leave the terms out, and
-    ``explain`` and ``validate`` say so.
+    ``explain`` and ``validate`` say so. The values are checked row by row: a
+    row whose latency, energy, regime or binding tier breaks these rules is
+    left out of the validation with its reason, the others are judged; a
+    breakdown term that is not finite numbers is dropped; a prediction under
+    another predictor's name is relabelled; each in one line per plugin,
+    predictor and field. A predictor that produced nothing fails ``validate``
+    (exit 1).
 
     ``constants(registry, target, op, dtype)``, optional, returns the
     :class:`~graphsval_core.plugins.records.PredictorConstant` records the
@@ -384,6 +402,13 @@ def graphsval_consistency_checks(target: TargetSpec) -> Iterable[ConsistencyChec
         ``predict_all(target)``, the reference workload set's, computed once per
         run; ``reference_shapes(target, dtype)``) and the known findings
         (``expected(check, target)``, to pass as ``expected=``).
+
+    A third-party check whose ``run`` raises (``sys.exit`` and a
+    KeyboardInterrupt with no Ctrl-C included) or returns anything but
+    outcomes is its plugin's problem, in one line at the end of the command,
+    and a ``skip`` outcome: never a failure of the target (strict mode: exit
+    2). ``graphsval plugins`` runs each check once, on one of its plugin's
+    targets or a first-party one.
     """
 
 
