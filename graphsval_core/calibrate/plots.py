@@ -8,6 +8,8 @@ from pathlib import Path
 
 from graphsval_core.calibrate.fit import Fit
 from graphsval_core.files.baseline import BaselineRow
+from graphsval_core.files.calibration import CalibrationError
+from graphsval_core.files.outputs import check_output_file
 
 
 def plot_fit(
@@ -38,12 +40,14 @@ def plot_fit(
     )
     ax.legend(fontsize=7)
     scatter = folder / f"{key}_fit.png"
+    bars = folder / f"{key}_residuals.png"
+    for path in (scatter, bars):
+        check_output_file(path, CalibrationError, f"--report {path}")
     fig.savefig(scatter, dpi=110, bbox_inches="tight")
     plt.close(fig)
     fig, ax = plt.subplots(figsize=(6, 3.5))
     ax.bar(range(len(fit.residuals)), [100 * e for e in fit.residuals])
     ax.set(xlabel="calibration row", ylabel="error (%)", title=f"residuals: {key}")
-    bars = folder / f"{key}_residuals.png"
     fig.savefig(bars, dpi=110, bbox_inches="tight")
     plt.close(fig)
     return [scatter, bars]

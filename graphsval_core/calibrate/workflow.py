@@ -17,7 +17,6 @@ there is to report.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +43,9 @@ from graphsval_core.datamodel.errors import UserInputError
 from graphsval_core.datamodel.target import TargetSpec
 from graphsval_core.files.baseline import BaselineRow
 from graphsval_core.files.calibration import CalibrationError, apply_constants
+from graphsval_core.files.inputs import read_input
+from graphsval_core.files.jsonfile import parse_json
+from graphsval_core.files.outputs import check_output_file, check_output_folder, write_text_atomic
 from graphsval_core.files.tolerances import load_tolerances
 from graphsval_core.plugins.registry import Registry
 
@@ -109,14 +111,15 @@ LOO_MAX_ROWS = 150
 
 
 def _refuse_foreign(path: Path, key: str) -> None:
-    """Refuse to overwrite a file that is not a calibration of ``key``."""
+    """Refuse to overwrite a file that is not a calibration of ``key``: one
+    that is not a regular file is refused before it is read (a device would
+    never end), a regular one is read through the bounded reader."""
+    check_output_file(path, CalibrationError, f"--out {path}")
     if not path.exists():
         return
-    if path.is_dir():
-        raise CalibrationError(f"--out {path} is a folder; name the calibration file to write")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = parse_json(read_input(path, CalibrationError, "a calibration file"), str(path))
+    except UserInputError:
         data = None
     if not isinstance(data, dict) or data.get("target") != key:
         raise CalibrationError(
@@ -135,6 +138,9 @@ def calibrate(registry: Registry, options: CalibrateOptions) -> CalibrateResult:
     distinct (op, shape, dtype) than free latency constants), each in one
     line naming the file and line where there is one."""
     spec = registry.datasheet_target(registry.target(options.target).key)
+    _refuse_foreign(Path(options.out or f"{spec.key}.calibration.json"), spec.key)
+    if options.report_dir:
+        check_output_folder(options.report_dir, CalibrationError, f"--report {options.report_dir}")
     found = read_rows(registry, spec, options.baselines)
     refused, override = found.refused, options.allow_validation_rows
     if refused and not override:
@@ -190,13 +196,9 @@ def calibrate(registry: Registry, options: CalibrateOptions) -> CalibrateResult:
     )
     path = Path(options.out or f"{spec.key}.calibration.json")
     _refuse_foreign(path, spec.key)
-    report = Path(options.report_dir) if options.report_dir else None
-    if report is not None and report.exists() and not report.is_dir():
-        raise CalibrationError(f"--report {report}: not a folder")
-    try:
-        path.write_text(dump(content))
-    except OSError as exc:
-        raise CalibrationError(f"--out {path}: cannot write: {exc.strerror or exc}") from None
+    if options.report_dir:
+        check_output_folder(options.report_dir, CalibrationError, f"--report {options.report_dir}")
+    write_text_atomic(path, dump(content), CalibrationError, f"--out {path}")
     if options.report_dir:
         from graphsval_core.calibrate.plots import plot_fit
 

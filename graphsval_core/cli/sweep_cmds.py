@@ -10,6 +10,7 @@ import click
 from graphsval_core.cli.context import AppContext, InputError, pass_app
 from graphsval_core.cli.output import echo_json
 from graphsval_core.datamodel.tables import format_table
+from graphsval_core.files.outputs import check_output_file, check_output_folder
 
 #: The most tokens ``sweep from-config --tokens`` takes (a context of 2^24).
 MAX_TOKENS = 2**24
@@ -82,6 +83,7 @@ def generate(app: AppContext, ops: tuple[str, ...], seed: int | None, out_dir: s
     except SweepGenerationError as exc:
         raise InputError(str(exc)) from None
     folder = _writable(Path(out_dir) if out_dir else _shipped_dir(None), "--out-dir DIR")
+    check_output_folder(folder, InputError, f"--out-dir {folder}")
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except FileExistsError:
@@ -129,6 +131,7 @@ def label(
     if not sweeps:
         raise InputError(f"no sweep files in {_shipped_dir(sweeps_dir)}")
     if out is not None:
+        check_output_file(out, InputError, f"--out {out}")
         try:
             write_overlay(overlay_for(app.registry, sweeps, hws), out)
         except OSError as exc:
@@ -217,8 +220,7 @@ def from_config(config: str, tokens: str, batch: int, dtype: str, out: str | Non
     except ModelConfigError as exc:
         raise InputError(str(exc)) from None
     path = Path(out) if out else Path(f"{Path(config).stem}_sweep.json")
-    if path.is_dir():
-        raise InputError(f"--out {path}: is a folder; name the sweep file to write")
+    check_output_file(path, InputError, f"--out {path}")
     write_sweep(result, path)
     calls = sum(e.extra["count"] for e in result.entries)
     click.echo(f"wrote {path}: {len(result.entries)} distinct shapes, {calls} calls")

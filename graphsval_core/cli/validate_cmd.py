@@ -126,6 +126,9 @@ def validate(
     except UserInputError as exc:
         raise click.UsageError(str(exc)) from None
     if out_dir:  # before any work: nothing is written when a part is missing
+        from graphsval_core.files.outputs import check_output_folder
+
+        check_output_folder(out_dir, InputError, f"--out {out_dir}")
         require("report", "validate --out (report.html's pictures)")
     registry = app.registry
     if not registry.strict:  # (strict: every plugin was checked before the command)
@@ -216,6 +219,11 @@ def _echo_text(result: ValidateResult, verbose: int, quiet: bool) -> None:
 
 
 def _write_reports(folder: Path, files: dict[str, str]) -> None:
+    from graphsval_core.files.outputs import check_output_file, check_output_folder
+
+    check_output_folder(folder, InputError, f"--out {folder}")
+    for name in files:
+        check_output_file(folder / name, InputError, f"--out {folder / name}")
     try:
         folder.mkdir(parents=True, exist_ok=True)
         for name, text in files.items():

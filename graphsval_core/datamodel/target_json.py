@@ -134,12 +134,10 @@ def spec_from_json(data: dict[str, Any]) -> TargetSpec:
 
 
 def write_spec(spec: TargetSpec, path: str | Path) -> None:
-    path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(
-        json.dumps(spec_to_json(spec), indent=2, sort_keys=False) + "\n", encoding="utf-8"
-    )
-    tmp.replace(path)
+    from graphsval_core.files.outputs import write_text_atomic
+
+    text = json.dumps(spec_to_json(spec), indent=2, sort_keys=False) + "\n"
+    write_text_atomic(path, text, TargetFileError)
 
 
 class TargetFileError(UserInputError):

@@ -19,7 +19,9 @@ from attrs import define
 
 from graphsval_core.datamodel.errors import UserInputError
 from graphsval_core.files import schema
+from graphsval_core.files.inputs import read_path_or_resource
 from graphsval_core.files.jsonfile import parse_json
+from graphsval_core.files.outputs import write_text_atomic
 
 SCHEMA_VERSION = 1
 
@@ -68,11 +70,12 @@ def read_floors(path: Path | Any) -> dict[str, dict[str, Any]]:
     exist), read strictly: known keys only, counts non-negative integers,
     recapture floors fractions in (0, 1]."""
     try:
-        data = path.read_bytes()
-    except FileNotFoundError:
+        exists = path.exists() if isinstance(path, Path) else path.is_file()
+    except OSError:
+        exists = True  # read_path_or_resource words why it cannot be read
+    if not exists:
         return {}
-    except OSError as exc:
-        raise FloorsError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    data = read_path_or_resource(path, FloorsError, "a floors file")
     where, err = str(path), FloorsError
     top = schema.obj(parse_json(data, where, err), where, err)
     schema.keys(top, where, err, optional=TOP_KEYS)
@@ -99,13 +102,7 @@ def write_floors(path: Path, floors: dict[str, dict[str, Any]]) -> None:
         "--update-floors`, lower only with --reason.",
         "floors": dict(sorted(floors.items())),
     }
-    tmp = path.with_name(path.name + ".tmp")
-    try:
-        tmp.write_text(json.dumps(body, indent=2) + "\n", encoding="utf-8")
-        tmp.replace(path)
-    except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        raise FloorsError(f"{path}: cannot write: {exc.strerror or exc}") from None
+    write_text_atomic(path, json.dumps(body, indent=2) + "\n", FloorsError)
 
 
 def check_floors(

@@ -92,7 +92,6 @@ def dump_snapshot(targets: Entries) -> str:
 
 def write_snapshot(path: Path, targets: Entries) -> None:
     """Write ``targets`` to ``path`` (see :func:`dump_snapshot`)."""
-    try:
-        path.write_text(dump_snapshot(targets), encoding="utf-8")
-    except OSError as exc:
-        raise SnapshotError(f"{path}: cannot write the snapshot: {exc.strerror or exc}") from None
+    from graphsval_core.files.outputs import write_text_atomic
+
+    write_text_atomic(path, dump_snapshot(targets), SnapshotError)

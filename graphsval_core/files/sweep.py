@@ -18,7 +18,6 @@ target's labels changes no other target's label and diffs stay readable.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import re
 from pathlib import Path
@@ -246,12 +245,6 @@ def dump_sweep(sweep: Sweep) -> str:
 
 def write_sweep(sweep: Sweep, path: str | Path) -> None:
     """Write ``sweep`` to ``path`` atomically (temp file + rename)."""
-    path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    try:
-        tmp.write_text(dump_sweep(sweep), encoding="utf-8")
-        tmp.replace(path)
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            tmp.unlink(missing_ok=True)
-        raise SweepFileError(f"{path}: cannot write: {exc.strerror or exc}") from None
+    from graphsval_core.files.outputs import write_text_atomic
+
+    write_text_atomic(path, dump_sweep(sweep), SweepFileError)

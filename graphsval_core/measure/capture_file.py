@@ -22,6 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from graphsval_core.files.baseline import V4_COLUMNS, BaselineFileError
+from graphsval_core.files.inputs import read_input
+from graphsval_core.files.outputs import check_output_file
 from graphsval_core.plugins.records import Measurement
 
 SCHEMA_VERSION = "2"
@@ -90,11 +92,10 @@ def read_capture(
     Raises :class:`BaselineFileError` without touching the file when it is not
     a baseline this capture may write to: not UTF-8, a header that is not a
     capture's, or a row of another target or op."""
+    check_output_file(path, BaselineFileError)
     if not path.exists():
         return {}
-    if not path.is_file():
-        raise BaselineFileError(f"{path}: not a regular file; name the baseline CSV to write")
-    data = path.read_bytes()
+    data = read_input(path, BaselineFileError, "a baseline CSV")
     if not data.strip():
         return {}
     try:
@@ -158,6 +159,7 @@ def line(row: Mapping[str, Any]) -> str:
 
 
 def append_row(path: Path, row: Mapping[str, Any]) -> None:
+    check_output_file(path, BaselineFileError)
     new = not path.exists() or path.stat().st_size == 0
     text = (",".join(COLUMNS) + "\n" if new else "") + line(row)
     with path.open("a", newline="", encoding="utf-8") as handle:
@@ -173,7 +175,8 @@ def sort_key(row: Mapping[str, str]) -> tuple[Any, ...]:
 
 def write_sorted(path: Path, rows: Mapping[tuple[str, str], Mapping[str, Any]]) -> None:
     """Rewrite ``path`` with ``rows`` sorted, atomically."""
-    tmp = path.with_name(path.name + ".tmp")
+    check_output_file(path, BaselineFileError)
+    tmp = check_output_file(path.with_name(path.name + ".tmp"), BaselineFileError)
     with tmp.open("w", newline="", encoding="utf-8") as handle:
         handle.write(",".join(COLUMNS) + "\n")
         for row in sorted(rows.values(), key=sort_key):
@@ -202,9 +205,10 @@ def read_journal(path: Path, owner: dict[str, str] | None = None) -> Journal:
     ``owner`` (hardware, op, threads): a journal its first record says is
     another capture's is refused, never used."""
     out: Journal = {}
+    check_output_file(path, BaselineFileError)
     if not path.exists():
         return out
-    data = path.read_bytes()
+    data = read_input(path, BaselineFileError, "a capture journal")
     parsed = 0
     theirs: dict[str, str] | None = None
     for text in _complete_lines(data).decode("utf-8", "replace").splitlines():
@@ -251,6 +255,7 @@ def read_journal(path: Path, owner: dict[str, str] | None = None) -> Journal:
 
 def start_journal(path: Path, owner: dict[str, str]) -> None:
     """Begin a journal with the record of whose capture it is."""
+    check_output_file(path, BaselineFileError)
     if path.exists() and path.stat().st_size:
         return
     with path.open("a", encoding="utf-8") as handle:

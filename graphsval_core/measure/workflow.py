@@ -34,6 +34,7 @@ from graphsval_core.datamodel.op import OpSpec
 from graphsval_core.datamodel.target import TargetSpec
 from graphsval_core.datamodel.target_json import write_spec
 from graphsval_core.files.baseline import recapture_path
+from graphsval_core.files.outputs import check_output_file
 from graphsval_core.files.sweep import load_sweep
 from graphsval_core.measure.capture import CaptureItem, CaptureSummary, capture
 from graphsval_core.measure.capture_file import read_capture
@@ -203,8 +204,7 @@ def plan_capture(registry: Registry, options: CaptureOptions) -> CapturePlan:
         out = baseline_path(workspace, record_as.key, op, options.purpose, options.recapture)
         if options.recapture:
             main = baseline_path(workspace, record_as.key, op, options.purpose)
-    if out.is_dir():
-        raise CaptureError(f"--out {out} is a folder; name the baseline CSV to write")
+    check_output_file(out, CaptureError, f"--out {out}")
     if main is not None and not main.is_file():
         raise CaptureError(
             f"--recapture: no capture {main} to compare with; capture the validation set first"

@@ -210,7 +210,9 @@ def write_overlay(overlay: dict[str, Any], path: str | Path) -> None:
     lines.append(",\n".join(sweeps))
     lines.append("  }")
     lines.append("}")
-    Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    from graphsval_core.files.outputs import write_text_atomic
+
+    write_text_atomic(path, "\n".join(lines) + "\n", SweepFileError)
 
 
 def write_all(sweeps: dict[str, Sweep], folder: str | Path) -> None:

@@ -30,6 +30,7 @@ from graphsval_core.files.floors import (
     update_floors,
     write_floors,
 )
+from graphsval_core.files.outputs import check_output_file
 from graphsval_core.files.tolerances import load_tolerances
 from graphsval_core.plugins.registry import Registry
 from graphsval_core.plugins.resources import in_installed_package
@@ -273,7 +274,12 @@ def _floors(registry: Registry, summary: Summary, options: ValidateOptions) -> F
     counts = {f"{t.hardware}/{t.op}": (t.passed, t.checked) for t in summary.targets}
     if options.floors_file:
         named = Path(options.floors_file)
-        if not options.update_floors and not named.is_file():
+        if options.update_floors:  # refused before it is read or written
+            try:
+                check_output_file(named, FloorsError, f"--floors {named}")
+            except FloorsError as exc:
+                return FloorsVerdict((), (), str(exc))
+        if not options.update_floors and not named.exists():
             return FloorsVerdict(
                 (), (), f"{named}: no such floors file (--update-floors writes one)"
             )

@@ -103,7 +103,7 @@ def test_an_output_that_cannot_be_written_is_bad_input(setup, tmp_path):
     options = _options(tmp_path, base, leave_one_out=False)
     folder = tmp_path / "a_folder"
     folder.mkdir()
-    with pytest.raises(CalibrationError, match=f"--out {folder} is a folder"):
+    with pytest.raises(CalibrationError, match=f"--out {folder}: is a folder"):
         calibrate(build_registry(), evolve(options, out=str(folder)))
 
 

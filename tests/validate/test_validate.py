@@ -300,7 +300,7 @@ def test_reports_that_cannot_be_written_are_one_line(world, tmp_path):
     taken.write_text("not a folder")
     result = _run("--baseline", str(world()), "--out", str(taken))
     assert result.exit_code == 2 and "Traceback" not in result.output
-    assert f"--out {taken}: cannot write the reports" in result.output
+    assert f"--out {taken}: is a file, not a folder" in result.output
 
 
 def test_json_output_stays_json_with_the_floors(world, tmp_path):

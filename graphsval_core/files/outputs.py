@@ -1,0 +1,105 @@
+"""Writing an output file: one check every writer makes first.
+
+An existing target that is not a regular file (a device such as
+``/dev/full``, a FIFO, a socket, or a folder where a file is expected) is
+refused in one line naming it, before anything is opened or written: an
+atomic write (a temp file renamed over the target) would otherwise replace
+the device by a regular file. A missing target is fine (it is created), and
+so is a link to a regular file.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from graphsval_core.datamodel.errors import UserInputError
+
+_KINDS = (
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def special_kind(path: str | os.PathLike[str]) -> str | None:
+    """What ``path`` is when it exists and is not a regular file or a folder
+    ("a character device", ...); None otherwise."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return None
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    for test, name in _KINDS:
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def check_output_file(
+    path: str | os.PathLike[str], error: type[UserInputError], label: str | None = None
+) -> Path:
+    """``path`` as a :class:`Path`, when a file may be written there: it does
+    not exist yet or is a regular file (or a link to one). Raises ``error``
+    (one line: ``label``, default the path, and what it is) otherwise."""
+    where = label or str(path)
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return Path(path)
+    except (OSError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise error(f"{where}: cannot write there: {reason}") from None
+    if stat.S_ISDIR(mode):
+        raise error(f"{where}: is a folder, not a file; name a file to write")
+    if not stat.S_ISREG(mode):
+        kind = special_kind(path) or "not a regular file"
+        raise error(f"{where}: is {kind}, not a regular file; refusing to write over it")
+    return Path(path)
+
+
+def check_output_folder(
+    path: str | os.PathLike[str], error: type[UserInputError], label: str | None = None
+) -> Path:
+    """``path`` as a :class:`Path`, when files may be written into it: it does
+    not exist yet or is a folder. Raises ``error`` (one line) otherwise."""
+    where = label or str(path)
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return Path(path)
+    except (OSError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise error(f"{where}: cannot write there: {reason}") from None
+    if stat.S_ISDIR(mode):
+        return Path(path)
+    if stat.S_ISREG(mode):
+        raise error(f"{where}: is a file, not a folder")
+    kind = special_kind(path) or "not a regular file"
+    raise error(f"{where}: is {kind}, not a folder; refusing to write there")
+
+
+def write_text_atomic(
+    path: str | os.PathLike[str],
+    text: str,
+    error: type[UserInputError],
+    label: str | None = None,
+) -> None:
+    """Write ``text`` (UTF-8) to ``path`` through a temp file renamed over it,
+    after :func:`check_output_file`; a failure is ``error`` in one line and
+    leaves no temp file."""
+    import contextlib
+
+    target = check_output_file(path, error, label)
+    tmp = target.with_name(target.name + ".tmp")
+    check_output_file(tmp, error, f"{label or target} (its temp file {tmp})")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(target)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        raise error(f"{label or target}: cannot write: {exc.strerror or exc}") from None

@@ -1,0 +1,140 @@
+"""Every command that writes a file refuses an existing target that is not a
+regular file (a FIFO here, standing in for a device such as /dev/full) in
+one line with exit code 2, before opening it, and leaves it as it was; a
+folder where a file is expected likewise (issue 18, follow-up item 1).
+
+No test opens a device for writing: the FIFO is only stat'ed (a write would
+block, a read would wait for a writer), so a test that hangs has a bug."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from graphsval_core.cli.main import cli
+from graphsval_core.datamodel.errors import UserInputError
+from graphsval_core.files.baseline import BaselineFileError
+from graphsval_core.files.outputs import check_output_file, check_output_folder, special_kind
+
+HOST = "host_intel_xeon_2c_1t"
+SHIPPED = Path(__file__).parents[2] / "plugins/graphsval_cpu/graphsval_cpu/baselines"
+CALIBRATION = SHIPPED / f"{HOST}_vector_add.calibration.csv"
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+
+
+@pytest.fixture
+def fifo(tmp_path: Path) -> Path:
+    path = tmp_path / "fifo"
+    os.mkfifo(path)
+    return path
+
+
+def _refused(argv: list[str], fragment: str) -> str:
+    result = CliRunner().invoke(cli, argv)
+    assert result.exit_code == 2, (argv, result.output)
+    assert "Traceback" not in result.output
+    errors = [line for line in result.output.splitlines() if line.startswith("Error:")]
+    assert len(errors) == 1, (argv, result.output)
+    assert fragment in errors[0], (argv, errors[0])
+    return errors[0]
+
+
+def _still_a_fifo(path: Path) -> None:
+    assert stat.S_ISFIFO(os.stat(path).st_mode), f"{path} was replaced"
+    assert not path.with_name(path.name + ".tmp").exists()
+
+
+def _config(tmp_path: Path) -> Path:
+    config = tmp_path / "cfg.json"
+    config.write_text(
+        '{"hidden_size": 64, "intermediate_size": 128, "num_attention_heads": 4, '
+        '"vocab_size": 100, "num_hidden_layers": 2}'
+    )
+    return config
+
+
+def test_every_writing_command_refuses_a_fifo(tmp_path, fifo):
+    config = _config(tmp_path)
+    fifo_dir = tmp_path / "in"
+    fifo_dir.mkdir()
+    os.mkfifo(fifo_dir / f"{HOST}_fit.png")
+    cases = [
+        (["sweep", "from-config", str(config), "--out", str(fifo)], "--out "),
+        (["sweep", "label", "--hw", HOST, "--out", str(fifo)], "--out "),
+        (["sweep", "generate", "--op", "vector_add", "--out-dir", str(fifo)], "--out-dir "),
+        (["validate", "--hw", HOST, "-q", "--out", str(fifo)], "--out "),
+        (["validate", "--hw", HOST, "-q", "--update-floors", "--floors", str(fifo)], "--floors "),
+        (["check", "--hw", HOST, "--update-snapshot", "--snapshot", str(fifo)], "--snapshot "),
+        (["calibrate", "--hw", HOST, "--baseline", str(CALIBRATION), "--out", str(fifo)], "--out "),
+        (
+            ["calibrate", "--hw", HOST, "--baseline", str(CALIBRATION), "--out",
+             str(tmp_path / "c.json"), "--report", str(fifo)],
+            "--report ",
+        ),
+    ]  # fmt: skip
+    for argv, fragment in cases:
+        line = _refused(argv, fragment)
+        assert "FIFO" in line and "refusing" in line, line
+        _still_a_fifo(fifo)
+    assert not (tmp_path / "c.json").exists()
+    assert not (tmp_path / "cfg_sweep.json").exists()
+
+
+def test_a_folder_where_a_file_is_expected(tmp_path):
+    config = _config(tmp_path)
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    _refused(["sweep", "from-config", str(config), "--out", str(folder)], "is a folder")
+    _refused(
+        ["calibrate", "--hw", HOST, "--baseline", str(CALIBRATION), "--out", str(folder)],
+        "is a folder",
+    )
+    assert list(folder.iterdir()) == []
+
+
+def test_the_helper_names_what_it_is(tmp_path, fifo):
+    assert special_kind(fifo) == "a FIFO (named pipe)"
+    assert special_kind(tmp_path) is None
+    assert check_output_file(tmp_path / "new.json", UserInputError) == tmp_path / "new.json"
+    with pytest.raises(UserInputError, match="--x .*: is a FIFO"):
+        check_output_file(fifo, UserInputError, f"--x {fifo}")
+    with pytest.raises(UserInputError, match="is a folder, not a file"):
+        check_output_file(tmp_path, UserInputError)
+    with pytest.raises(UserInputError, match="not a folder"):
+        check_output_folder(fifo, UserInputError)
+    a_file = tmp_path / "f"
+    a_file.write_text("x")
+    with pytest.raises(UserInputError, match="is a file, not a folder"):
+        check_output_folder(a_file, UserInputError)
+    if os.path.exists("/dev/null"):  # only stat'ed, never opened
+        with pytest.raises(UserInputError, match="character device"):
+            check_output_file("/dev/null", UserInputError, "--out /dev/null")
+
+
+def test_capture_files_and_workspace_specs_refuse_a_fifo(fifo, make_target):
+    from graphsval_core.datamodel.target_json import TargetFileError, write_spec
+    from graphsval_core.measure.capture_file import (
+        append_row,
+        read_capture,
+        read_journal,
+        start_journal,
+        write_sorted,
+    )
+
+    for call in (
+        lambda: read_capture(fifo, HOST, "matmul"),
+        lambda: append_row(fifo, {}),
+        lambda: write_sorted(fifo, {}),
+        lambda: read_journal(fifo),
+        lambda: start_journal(fifo, {"hardware": HOST}),
+    ):
+        with pytest.raises(BaselineFileError, match="FIFO"):
+            call()
+    with pytest.raises(TargetFileError, match="FIFO"):
+        write_spec(make_target(), fifo)
+    _still_a_fifo(fifo)
