@@ -345,8 +345,11 @@ def _flagged(summary: Summary) -> str:
 def render_html(summary: Summary, validation: Validation, registry: Any) -> str:
     """The page (see module doc)."""
     h = summary.header
-    failed = summary.failed > 0
+    # nothing judged (the selected predictor produced nothing) never passes
+    failed = summary.failed > 0 or not summary.checked
     verdict = ("FAILED: " if failed else "PASSED: ") + verdict_counts(summary)
+    if not summary.checked:
+        verdict += "; nothing was judged"
     drift = [
         f"{d.hardware} {d.op} {cell_label(d.regime, d.dtype)} [{d.cell}]: {d.text}"
         for d in summary.drift

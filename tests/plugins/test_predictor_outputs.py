@@ -142,3 +142,13 @@ def test_a_predictor_that_produced_nothing_fails_the_validation(install_plugin, 
         assert f"FAILED: {reason}" in result.stderr
     (line,) = _lines(result, "pred_raises")
     assert line.endswith("predictor 'spoiled' failed in predict: RuntimeError: predictor boom")
+
+
+def test_the_html_report_of_a_predictor_that_produced_nothing_says_failed(install_plugin, tmp_path):
+    install_plugin("pred_raises", SOURCE.format(mode="raises"))
+    out = tmp_path / "report"
+    result = CliRunner().invoke(cli, ["validate", *HW, "--predictor", "spoiled", "--out", str(out)])
+    assert result.exit_code == 1, result.output
+    page = (out / "report.html").read_text()
+    assert "FAILED: 0/0 records pass" in page and "nothing was judged" in page
+    assert "PASSED" not in page
