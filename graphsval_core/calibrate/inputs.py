@@ -14,11 +14,13 @@ cannot trust.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
 from attrs import frozen
 
+from graphsval_core.datamodel.errors import warn_input
 from graphsval_core.datamodel.target import TargetSpec
 from graphsval_core.files.baseline import (
     Baseline,
@@ -73,6 +75,27 @@ def validation_shapes() -> set[tuple[str, tuple[int, ...], str]]:
     return out
 
 
+def _name_other_targets(key: str, others: dict[str, Counter[str]], any_mine: bool) -> None:
+    """Rows of other targets are left out, never silently: one warning line
+    per file, or, when no row of any file is of ``key``, an error naming the
+    files and the targets they hold."""
+
+    def held(counts: Counter[str]) -> str:
+        return ", ".join(f"{n} of {hw}" for hw, n in sorted(counts.items()))
+
+    if not any_mine and others:
+        what = "; ".join(f"{path} holds {held(c)}" for path, c in others.items())
+        raise BaselineFileError(
+            f"--hw {key}: no row of the given baseline(s) is of {key} ({what}); "
+            "calibrate a target on its own rows"
+        )
+    for path, counts in others.items():
+        warn_input(
+            f"{path}: {sum(counts.values())} row(s) of other targets left out ({held(counts)}); "
+            f"calibrating {key}"
+        )
+
+
 def read_rows(registry: Any, spec: TargetSpec, paths: Sequence[str]) -> CalibrationRows:
     """The rows of ``spec``'s target in the baselines at ``paths``.
 
@@ -84,9 +107,13 @@ def read_rows(registry: Any, spec: TargetSpec, paths: Sequence[str]) -> Calibrat
     sources: list[tuple[Baseline, str]] = []
     refused: list[str] = []
     suspect: list[SuspectRow] = []
+    others: dict[str, Counter[str]] = {}
     for path in paths:
         baseline, digest = read_baseline_file(path)  # one line for unreadable or non-UTF-8
         mine = [r for r in baseline.rows if r.hardware == spec.key]
+        other = Counter(r.hardware for r in baseline.rows if r.hardware != spec.key)
+        if other:
+            others[str(path)] = other
         for r in mine:
             try:
                 op_spec = registry.op(r.op)
@@ -114,4 +141,5 @@ def read_rows(registry: Any, spec: TargetSpec, paths: Sequence[str]) -> Calibrat
         suspect += [SuspectRow(r, str(path), f) for r, f in zip(usable, flags, strict=True) if f]
         rows += usable
         sources.append((baseline, digest))
+    _name_other_targets(spec.key, others, bool(rows or refused))
     return CalibrationRows(tuple(rows), tuple(sources), tuple(refused), tuple(suspect))

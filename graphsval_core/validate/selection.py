@@ -103,17 +103,34 @@ def check_names(registry: Registry, baseline: Baseline) -> None:
                 raise BaselineFileError(f"{baseline.path}:{row.line}: op: {exc}") from None
 
 
+def _require_targets(parsed: dict[str, Baseline], hws: set[str]) -> None:
+    """Refuse ``--hw`` targets of which no row of the named files is."""
+    held = {path: sorted({r.hardware for r in b.rows}) for path, b in parsed.items()}
+    if any(hw in targets for targets in held.values() for hw in hws):
+        return
+    what = "; ".join(
+        f"{path} holds {', '.join(targets) if targets else 'no rows'}"
+        for path, targets in held.items()
+    )
+    raise UserInputError(
+        f"--hw {', '.join(sorted(hws))}: no row of the given baseline(s) is of "
+        f"{'it' if len(hws) == 1 else 'them'} ({what}); a row is judged against its own "
+        "hardware, --hw only selects"
+    )
+
+
 def select(
     registry: Registry,
     explicit: Sequence[str],
     hws: set[str] | None,
     ops: set[str] | None,
     purpose: str,
-    hw_override: str | None = None,
 ) -> Baselines:
     """The rows of ``explicit`` files (or of every shipped baseline) for the
-    targets ``hws`` and ops ``ops`` (None: all) and ``purpose``; with
-    ``hw_override``, every row is taken as that target's."""
+    targets ``hws`` and ops ``ops`` (None: all) and ``purpose``. A row keeps
+    its own hardware (``hws`` only selects): ``hws`` of which no row of the
+    ``explicit`` files is raises :class:`UserInputError` naming the files and
+    the targets they hold."""
     items = [("", item) for item in explicit] if explicit else registry.baseline_files()
     parsed: dict[str, Baseline] = {}
     hashes: dict[str, str] = {}
@@ -125,13 +142,11 @@ def select(
             if shipped is None:
                 continue
             baseline, hashes[str(item)] = shipped
-        if hw_override:
-            baseline = evolve(
-                baseline, rows=tuple(evolve(r, hardware=hw_override) for r in baseline.rows)
-            )
         if explicit:
             check_names(registry, baseline)
         parsed[str(item)] = baseline
+    if explicit and hws is not None:
+        _require_targets(parsed, hws)
     recaptures = {p for p in parsed if is_recapture(p)} if not explicit else set()
     pairs = []
     for path in parsed:

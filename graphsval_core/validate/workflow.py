@@ -186,14 +186,12 @@ def validate(registry: Registry, options: ValidateOptions) -> ValidateResult:
     wanted = {registry.resolve(h).key for h in options.hws} if options.hws else None
     for op in options.ops:
         registry.op(op)
-    hw_override = next(iter(wanted or [])) if options.baselines and len(options.hws) == 1 else None
     baselines = select(
         registry,
         options.baselines,
         wanted,
         set(options.ops) if options.ops else None,
         options.purpose,
-        hw_override,
     )
     if not baselines.selections:
         if options.explicit:

@@ -92,7 +92,8 @@ def test_calibrate_names_the_bad_input(setup, tmp_path):
     with pytest.raises(UserInputError) as few:
         calibrate(registry, _options(tmp_path, other))
     assert str(few.value) == (
-        "0 usable toy rows in the given baselines; calibration needs at least 3"
+        f"--hw toy: no row of the given baseline(s) is of toy ({other} holds 14 of elsewhere); "
+        "calibrate a target on its own rows"
     )
 
 

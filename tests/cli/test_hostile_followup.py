@@ -1,0 +1,59 @@
+"""What a hostile newcomer found after issue 18 (its follow-up items 3 to
+10): a selection never relabels rows, workspace files are the user's input,
+floors and snapshots are read strictly, empty paths and contradictory flags
+are usage errors, and no message lies."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from graphsval_core.cli.main import cli
+
+HOST = "host_intel_xeon_2c_1t"
+SHIPPED = Path(__file__).parents[2] / "plugins/graphsval_cpu/graphsval_cpu/baselines"
+I7 = SHIPPED / "i7_12700k_matmul.calibration.csv"
+HOST_CAL = SHIPPED / f"{HOST}_vector_add.calibration.csv"
+
+
+def _invoke(*argv: str):
+    return CliRunner().invoke(cli, [str(a) for a in argv])
+
+
+def _error(*argv: str, code: int = 2) -> str:
+    result = _invoke(*argv)
+    assert result.exit_code == code, (argv, result.output)
+    assert "Traceback" not in result.output
+    errors = [line for line in result.output.splitlines() if line.startswith("Error:")]
+    assert len(errors) == 1, (argv, result.output)
+    return errors[0]
+
+
+# item 3: --hw selects, never relabels
+
+
+def test_hw_never_judges_another_targets_rows():
+    for hw in ("h100_sxm5_80gb", "kpu_t64"):
+        result = _invoke("validate", "--hw", hw, "--baseline", I7, "--purpose", "calibration")
+        assert result.exit_code == 2, result.output
+        assert "PASSED" not in result.output and "excluded" not in result.output
+        line = _error("validate", "--hw", hw, "--baseline", I7, "--purpose", "calibration")
+        assert f"--hw {hw}: no row of the given baseline(s)" in line
+        assert f"{I7} holds i7_12700k" in line
+
+
+def test_calibrate_names_the_rows_of_other_targets(tmp_path):
+    line = _error(
+        "calibrate", "--hw", "jetson_orin_nano_8gb", "--baseline", I7, "--out", tmp_path / "c.json"
+    )
+    assert f"{I7} holds 18 of i7_12700k" in line
+    result = _invoke(
+        "calibrate", "--hw", "i7_12700k", "--baseline", I7, "--baseline", HOST_CAL,
+        "--out", tmp_path / "c.json", "--no-loo",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert (
+        f"warning: {HOST_CAL}: 60 row(s) of other targets left out (60 of {HOST}); "
+        "calibrating i7_12700k"
+    ) in result.output
