@@ -149,6 +149,8 @@ class Group(click.Group):
             failed_in_hook = True
             raise InputError(str(exc)) from exc
         except UserInputError as exc:
+            if str(exc).startswith(("workspace target file ", "workspace calibration ")):
+                failed_in_hook = True  # its one line says it all: no warning repeats it
             raise InputError(str(exc)) from exc
         except OSError as exc:  # a file or folder no command expected to fail on
             where = f"{exc.filename}: " if exc.filename else ""

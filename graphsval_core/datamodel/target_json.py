@@ -203,5 +203,15 @@ def read_spec(path: str | Path, text: str | bytes | None = None) -> TargetSpec:
         raise TargetFileError(f"{where}: {exc}") from None
     except KeyError as exc:
         raise TargetFileError(f"{where}: missing key {exc}") from None
-    except (TypeError, ValueError, AttributeError) as exc:
+    except TypeError as exc:
+        import re
+
+        missing = re.findall(r"'(\w+)'", str(exc)) if "missing" in str(exc) else []
+        if missing:
+            raise TargetFileError(
+                f"{where}: missing key{'s' if len(missing) > 1 else ''} "
+                f"{', '.join(repr(m) for m in missing)}"
+            ) from None
+        raise TargetFileError(f"{where}: {exc}") from None
+    except (ValueError, AttributeError) as exc:
         raise TargetFileError(f"{where}: {exc}") from None

@@ -59,6 +59,28 @@ def _known(name: str, spec: TargetSpec) -> bool:
     return False
 
 
+#: The longest latency constant (s): a day, the baseline reader's largest latency.
+MAX_LATENCY_S = 86_400.0
+#: The largest calibrated fraction: above 1 it raises the spec's peak (a clock
+#: under load above the datasheet's), at most twice (validate's plausibility margin).
+MAX_FRACTION = 2.0
+#: Latency constants (s), rates and sizes (positive), energies and power (non-negative).
+LATENCIES = ("launch_overhead_s", "kernel_overhead_s", "fork_join_s", "dispatch_overhead_s")
+RATES = ("pack_bps", "first_touch_bps", "vector_ops_per_s", "usable_capacity_bytes")
+
+
+def _range(name: str) -> tuple[float, float | None, bool]:
+    """``(low, high, low_open)`` of constant ``name``'s value."""
+    last = name.split(".")[-1] if name.startswith("tiers.") else name.split(".")[0]
+    if last in ("achievable_fraction", "compute_fraction"):
+        return 0.0, MAX_FRACTION, True
+    if last in LATENCIES:
+        return 0.0, MAX_LATENCY_S, False
+    if last in RATES:
+        return 0.0, None, True
+    return 0.0, None, False
+
+
 def check_calibration(data: Any, where: str, spec: TargetSpec) -> dict[str, Any]:
     """``data`` (a parsed calibration file ``where``) checked against the
     schema and against ``spec``, the target it calibrates; returned as is."""
@@ -93,9 +115,10 @@ def check_calibration(data: Any, where: str, spec: TargetSpec) -> dict[str, Any]
         if "value" not in entry:
             raise CalibrationFileError(f"{at}: missing key 'value'")
         fraction = name.endswith("achievable_fraction") or name.startswith("compute_fraction.")
-        schema.number(entry["value"], f"{at}.value", err, 0.0, low_open=fraction)
+        low, high, low_open = _range(name)
+        schema.number(entry["value"], f"{at}.value", err, low, high, low_open=low_open)
         if fraction:  # applied as value / datasheet
             if "datasheet" not in entry:
                 raise CalibrationFileError(f"{at}: missing key 'datasheet' (a fraction's)")
-            schema.number(entry["datasheet"], f"{at}.datasheet", err, 0.0, low_open=True)
+            schema.number(entry["datasheet"], f"{at}.datasheet", err, 0.0, 1.0, low_open=True)
     return top

@@ -127,7 +127,8 @@ def _register_workspace(
     plugin = module.WorkspacePlugin(
         folder,
         functools.partial(registry.record_problem, WORKSPACE_PLUGIN),
-        lambda: registry.targets().keys(),
+        lambda: [*registry.targets(), *registry.workspace_errors],
+        registry.workspace_error,
     )
     registry.overriding[WORKSPACE_PLUGIN] = plugin.label
     register(

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import difflib
 import functools
-import json
+import os
 from collections.abc import Callable, Iterable
 from typing import Any, NoReturn
 
@@ -44,6 +44,9 @@ from graphsval_core.plugins.records import (
     PredictorSpec,
     ProbeResult,
 )
+
+#: The built-in plugin of the user's workspace, whose files are the user's input.
+WORKSPACE = "workspace"
 
 #: The registration hooks and what each registers: a plugin whose
 #: implementation of one raises or answers garbage is rejected whole.
@@ -241,6 +244,10 @@ class Registry:
         self._predictors: dict[str, PredictorSpec] = {}
         self._datasheet: dict[str, TargetSpec] = {}
         self.calibration_files: dict[str, str] = {}
+        #: ``key -> one line``: a target whose workspace file (its target or its
+        #: calibration) is broken; every use of the key is that error, never the
+        #: datasheet's answer in its place
+        self.workspace_errors: dict[str, str] = {}
         #: ``plugin -> how notes name it``: plugins whose registrations replace
         #: any other plugin's of the same key (the workspace)
         self.overriding: dict[str, str] = {}
@@ -503,13 +510,17 @@ class Registry:
     def apply_calibrations(self) -> None:
         """Replace each calibrated target's spec by its calibrated copy."""
         from graphsval_core.files.calibration import apply_file
+        from graphsval_core.files.jsonfile import parse_json
 
         results = self.pm.hook.graphsval_calibrations()
         for plugin, item in self._items("graphsval_calibrations", results):
             name = file_ref_name(item)
+            key = None
             try:
-                data = json.loads(read_file_ref(item))
-                key = data.get("target")
+                data = parse_json(read_file_ref(item), name)
+                key = data.get("target") if isinstance(data, dict) else None
+                if plugin == WORKSPACE and not isinstance(key, str):
+                    raise ValueError("names no target (a 'target' key is required)")
                 if key not in self._targets or plugin in self.replaced.get(key, ()):
                     continue  # a replaced plugin's calibration no longer applies
                 if self._target_plugin.get(key) != plugin:
@@ -518,6 +529,13 @@ class Registry:
                 self._targets[key] = apply_file(self._datasheet[key], data, name)
                 self.calibration_files[key] = name
             except Exception as exc:
+                if plugin == WORKSPACE:  # the user's own file: an error for its target
+                    text = str(exc).removeprefix(f"{name}: ")
+                    stem = os.path.basename(name).removesuffix(".calibration.json")
+                    self.workspace_error(
+                        key if isinstance(key, str) else stem,
+                        f"workspace calibration {name}: {text}; fix or remove it",
+                    )
                 self.record_problem(
                     plugin, f"invalid calibration {name}: {type(exc).__name__}: {exc}"
                 )
@@ -533,9 +551,18 @@ class Registry:
         """Every registered target by key."""
         return dict(self._targets)
 
+    def workspace_error(self, key: str, message: str) -> None:
+        """Target ``key`` of the workspace is unusable: its file (target or
+        calibration) is broken, as ``message`` says (the first one kept)."""
+        self.workspace_errors.setdefault(key, message)
+
     def target(self, key: str) -> TargetSpec:
         """The target ``key``; :class:`UnknownNameError` names close keys and the
-        first-party distributions that are not installed (one may provide it)."""
+        first-party distributions that are not installed (one may provide it).
+        A target whose workspace file is broken raises
+        :class:`~graphsval_core.datamodel.errors.UserInputError` saying why."""
+        if key in self.workspace_errors:
+            raise UserInputError(self.workspace_errors[key])
         if key in self._targets:
             return self._targets[key]
         loaded = {i.distribution for i in self.infos.values() if i.loaded}

@@ -60,7 +60,9 @@ def recapture_of(path: str, candidates: Sequence[str]) -> str | None:
     return twin if twin in candidates else None
 
 
-def shipped_baseline(registry: Registry, plugin: str, item: Any) -> tuple[Baseline, str] | None:
+def shipped_baseline(
+    registry: Registry, plugin: str, item: Any, hws: set[str] | None = None
+) -> tuple[Baseline, str] | None:
     """A baseline a plugin ships, with its sha256, less the rows naming a
     target or op nobody registers; None when it does not parse. What is left
     out is that plugin's problem, named in one line (strict mode: an error)."""
@@ -70,6 +72,14 @@ def shipped_baseline(registry: Registry, plugin: str, item: Any) -> tuple[Baseli
         registry.contribution_problem(plugin, HOOK, f"shipped baseline left out: {exc}")
         return None
     targets, ops = registry.targets(), registry.ops()
+    broken = {r.hardware for r in baseline.rows} & set(registry.workspace_errors)
+    for hw in sorted(broken):
+        if hws is None or hw in hws:  # the user's own target: its rows are never left out
+            raise UserInputError(registry.workspace_errors[hw])
+    if broken:  # not selected: left out, the target file's problem named already
+        baseline = evolve(
+            baseline, rows=tuple(r for r in baseline.rows if r.hardware not in broken)
+        )
     unknown = sorted(
         {(r.hardware, r.op) for r in baseline.rows if r.hardware not in targets or r.op not in ops}
     )
@@ -138,7 +148,7 @@ def select(
         if explicit:
             baseline, hashes[str(item)] = read_baseline_file(item)
         else:
-            shipped = shipped_baseline(registry, plugin, item)
+            shipped = shipped_baseline(registry, plugin, item, hws)
             if shipped is None:
                 continue
             baseline, hashes[str(item)] = shipped

@@ -53,9 +53,11 @@ class WorkspacePlugin:
         folder: Path,
         report: Callable[[str], None],
         known_targets: Callable[[], Collection[str]] | None = None,
+        broken: Callable[[str, str], None] | None = None,
     ) -> None:
         self.folder = folder
         self._report = report
+        self._broken = broken
         self._known_targets = known_targets
         self._reported: set[str] = set()
 
@@ -77,11 +79,24 @@ class WorkspacePlugin:
         from graphsval_core.datamodel.target_json import read_spec
 
         out: dict[str, tuple[Path, TargetSpec]] = {}
-        for path in files_in(self.folder / TARGETS_DIR, TARGET_SUFFIX):
+        folder = self.folder / TARGETS_DIR
+        entries = []
+        if folder.is_dir():
+            entries = sorted(p for p in folder.iterdir() if p.name.endswith(TARGET_SUFFIX))
+        for path in entries:
+            key = path.name.removesuffix(TARGET_SUFFIX)
             try:
+                if not path.is_file():  # a folder, a link that leads nowhere or round
+                    what = "is a folder" if path.is_dir() else "is no regular file (a link loop, "
+                    raise ValueError(
+                        f"{path}: {what}" + ("" if path.is_dir() else "a dangling link?)")
+                    )
                 spec = read_spec(path)
             except Exception as exc:  # a bad file is the user's input, never a traceback
+                text = str(exc).removeprefix(f"{path}: ")
                 self.problem(f"invalid target file {path}: {type(exc).__name__}: {exc}")
+                if self._broken is not None:
+                    self._broken(key, f"workspace target file {path}: {text}; fix or remove it")
                 continue
             if spec.key in out:
                 self.problem(

@@ -196,13 +196,15 @@ def test_the_workspace_command_shows_the_folder_its_source_and_files(
     assert "baselines/host_acme_2c_1t_matmul.validation.csv  24 rows, validation" in text
 
 
-def test_a_broken_target_file_never_stops_validate(run, workspace):
-    target_path(workspace, KEY).write_text("{truncated")
+def test_a_broken_target_file_stops_validate_of_its_rows(run, workspace):
+    """The user's own target file is input: validate never leaves its rows out
+    with a warning and exits 0 (issue 18 follow-up item 4)."""
+    path = target_path(workspace, KEY)
+    path.write_text("{truncated")
     result = run(workspace, "validate", "--format", "json")
-    assert result.exit_code in (0, 1), result.output
-    lines = warnings(result)
-    assert any(f"{KEY}.target.json" in line and "not valid JSON" in line for line in lines)
-    left_out = [line for line in lines if "rows of unknown target" in line]
-    assert len(left_out) == 3  # the calibration and validation sets and the recapture
-    paths = [b["path"] for b in json.loads(result.stdout)["summary"]["header"]["baselines"]]
-    assert not any(KEY in path for path in paths)
+    assert result.exit_code == 2, result.output
+    assert result.stdout == ""
+    (line,) = [line for line in result.output.splitlines() if line.strip()]
+    assert line.startswith(f"Error: workspace target file {path}: not valid JSON")
+    other = run(workspace, "validate", "--hw", "i7_12700k", "--purpose", "calibration", "-q")
+    assert other.exit_code in (0, 1), other.output

@@ -1,0 +1,97 @@
+"""A workspace file is the user's own input (issue 18 follow-up item 4): a
+broken or out-of-range calibration, or a broken target file, is an error
+(exit 2, one line) for every command that uses its target, never a warning
+followed by the datasheet's answer."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from graphsval_core.workspace.location import calibration_path, target_path
+
+from .conftest import CPU, KEY, shipped_spec, write_json
+
+EXPLAIN = ("explain", "--op", "matmul", "--shape", "64x64x64", "--dtype", "fp32", "--hw", KEY)
+
+
+def _calibration(**constants: object) -> dict[str, object]:
+    data = json.loads((CPU / "calibration" / "host_intel_xeon_2c_1t.calibration.json").read_text())
+    data["target"] = KEY
+    data["constants"] = {"launch_overhead_s": {"value": 1e-6, "datasheet": 2e-6}, **constants}
+    return data
+
+
+def _one_error(result) -> str:
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("Error: "), result.output
+    return lines[0]
+
+
+def test_a_good_workspace_calibration_applies(workspace, run):
+    write_json(calibration_path(workspace, KEY), _calibration())
+    result = run(workspace, *EXPLAIN)
+    assert result.exit_code == 0, result.output
+
+
+@pytest.mark.parametrize(
+    ("constants", "fragment"),
+    [
+        ({"launch_overhead_s": {"value": -1e-6, "datasheet": 2e-6}}, "launch_overhead_s.value"),
+        ({"launch_overhead_s": {"value": "1e-6", "datasheet": 2e-6}}, "expected a number"),
+        ({"launch_overhead_s": {"value": 1e300, "datasheet": 2e-6}}, "[0, 86400]"),
+        ({"lunch_overhead_s": {"value": 1e-6}}, "not a constant graphsval calibrates"),
+        ({"compute_fraction.fp32": {"value": 50, "datasheet": 1.0}}, "(0, 2]"),
+        ({"pack_bps.fp32": {"value": 0, "datasheet": 1e9}}, "pack_bps.fp32.value"),
+    ],
+)
+def test_a_bad_workspace_calibration_is_an_error_for_its_target(
+    workspace, run, constants, fragment
+):
+    path = write_json(calibration_path(workspace, KEY), _calibration(**constants))
+    line = _one_error(run(workspace, *EXPLAIN))
+    assert f"workspace calibration {path}" in line and fragment in line, line
+    assert "fix or remove it" in line
+
+
+@pytest.mark.parametrize("text", ["{}", '{"target": "x",}', "[]"])
+def test_a_malformed_workspace_calibration_is_an_error(workspace, run, text):
+    path = calibration_path(workspace, KEY)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    line = _one_error(run(workspace, *EXPLAIN))
+    assert f"workspace calibration {path}" in line
+    assert "JSONDecodeError" not in line
+
+
+def test_another_target_is_not_stopped_by_it(workspace, run):
+    write_json(calibration_path(workspace, KEY), {})
+    result = run(workspace, *EXPLAIN[:-1], "i7_12700k")
+    assert result.exit_code == 0, result.output
+
+
+def test_a_broken_workspace_target_file_is_an_error_for_its_key(workspace, run):
+    spec = shipped_spec()
+    spec["key"] = "host_broken"
+    del spec["tdp_w"]
+    path = write_json(target_path(workspace, "host_broken"), spec)
+    line = _one_error(run(workspace, *EXPLAIN[:-1], "host_broken"))
+    assert f"workspace target file {path}" in line and "missing key 'tdp_w'" in line
+    assert "__init__" not in line
+
+
+def test_a_folder_or_a_link_loop_in_targets_is_named(workspace, run):
+    folder = target_path(workspace, "host_folder")
+    folder.mkdir()
+    loop = target_path(workspace, "host_loop")
+    os.symlink(loop.name, loop)
+    line = _one_error(run(workspace, *EXPLAIN[:-1], "host_folder"))
+    assert f"{folder}: is a folder" in line
+    line = _one_error(run(workspace, *EXPLAIN[:-1], "host_loop"))
+    assert f"{loop}: is no regular file" in line
+    result = run(workspace, "targets")
+    assert "host_folder" in result.output and "host_loop" in result.output
