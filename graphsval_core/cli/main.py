@@ -12,6 +12,7 @@ import click
 
 from graphsval_core import __version__
 from graphsval_core.cli.context import AppContext, Group
+from graphsval_core.cli.params import refuse_empty_paths
 
 
 @click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -160,7 +161,7 @@ def _lazy_group(group: click.Group) -> None:
             return None
         module, attribute, _ = COMMANDS[name]
         command: click.Command = getattr(importlib.import_module(module), attribute)
-        return command
+        return refuse_empty_paths(command)
 
     def format_commands(ctx: click.Context, formatter: click.HelpFormatter) -> None:
         from click.utils import make_default_short_help
@@ -176,6 +177,7 @@ def _lazy_group(group: click.Group) -> None:
 
 
 _lazy_group(cli)
+refuse_empty_paths(cli)  # --workspace '' (the commands: as each is loaded)
 
 
 def main(argv: list[str] | None = None) -> None:

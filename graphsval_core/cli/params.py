@@ -26,3 +26,32 @@ class Seconds(click.FloatRange):
         if not math.isfinite(number):
             self.fail(f"{value!r} is not a finite number of seconds", param, ctx)
         return number
+
+
+#: The metavars of options that name a file or a folder.
+PATH_METAVARS = ("FILE", "DIR", "CSV")
+
+
+def _refuse_empty(callback: Any) -> Any:
+    def check(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+        values = value if isinstance(value, tuple) else (value,)
+        if any(v == "" for v in values):
+            raise click.BadParameter("an empty path names no file or folder", ctx, param)
+        return callback(ctx, param, value) if callback is not None else value
+
+    check.refuses_empty = True  # type: ignore[attr-defined]
+    return check
+
+
+def refuse_empty_paths(command: click.Command) -> click.Command:
+    """Make every option of ``command`` (and of its subcommands) that names a
+    file or folder (metavar FILE, DIR or CSV) refuse an empty value, a usage
+    error naming the flag, instead of ignoring it or writing a default file."""
+    for param in command.params:
+        named = isinstance(param, click.Option) and param.metavar in PATH_METAVARS
+        if named and not getattr(param.callback, "refuses_empty", False):
+            param.callback = _refuse_empty(param.callback)
+    if isinstance(command, click.Group):
+        for sub in command.commands.values():
+            refuse_empty_paths(sub)
+    return command

@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     help="Text: the full report (-v: every failing record, flagged and suspect row; "
     "-vv: every record with the model's explanation).",
 )
-@click.option("-q", "--quiet", is_flag=True, help="Text: the verdict line only.")
+@click.option("-q", "--quiet", is_flag=True, help="Text: the verdict line only (not with -v).")
 @click.option("--tolerances", "tolerances_file", metavar="FILE", help="Per-regime tolerances.")
 @click.option("--check-floors", is_flag=True, help="Exit by the pass-count floors.")
 @click.option("--update-floors", is_flag=True, help="Raise the floors to the current counts.")
@@ -60,7 +60,8 @@ if TYPE_CHECKING:
     "--floors",
     "floors_file",
     metavar="FILE",
-    help="Floors file to check and update (default: each plugin's own).",
+    help="Floors file to check (implies --check-floors; its keys must name installed "
+    "targets and ops and floor a validated pair) and update (default: each plugin's own).",
 )
 @pass_app
 def validate(
@@ -108,6 +109,10 @@ def validate(
     from graphsval_core.validate.report import render, report_json
     from graphsval_core.validate.workflow import ValidateOptions, reports, validate as run
 
+    if quiet and verbose:
+        raise click.UsageError(
+            "-q and -v contradict each other (the verdict alone, or more); give one"
+        )
     try:
         options = ValidateOptions(
             hws=hws,
@@ -116,7 +121,7 @@ def validate(
             baselines=baselines,
             predictor=predictor,
             tolerances_file=tolerances_file,
-            check_floors=check_floors,
+            check_floors=check_floors or bool(floors_file and not update_floors),
             update_floors=update_floors,
             reason=reason,
             floors_file=floors_file,
@@ -137,6 +142,8 @@ def validate(
         exercise(registry, only=third_party(registry))  # each broken one named at the end
     result = run(registry, options)
     summary, validation = result.summary, result.validation
+    if result.floors is not None and result.floors.error:  # before any verdict is printed
+        raise InputError(result.floors.error)
     if summary is None or validation is None:
         click.echo(
             "note: the installed plugins ship no baselines; nothing to validate "

@@ -83,6 +83,9 @@ def read_floors(path: Path | Any) -> dict[str, dict[str, Any]]:
     floors = schema.obj(top.get("floors", {}), f"{where}: floors", err)
     for key, entry in floors.items():
         at = f"{where}: floors.{key}"
+        target, slash, op = key.partition("/")
+        if not (slash and target and op and "/" not in op):
+            raise FloorsError(f"{at}: not a key of the form <target>/<op>")
         schema.keys(schema.obj(entry, at, err), at, err, required=("pass",), optional=ENTRY_KEYS)
         for name in ("pass", "records", "lowered_from"):
             if name in entry:

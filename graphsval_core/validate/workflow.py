@@ -299,6 +299,8 @@ def _floors(registry: Registry, summary: Summary, options: ValidateOptions) -> F
                     "source tree (pip install -e): name a file to write with --floors FILE"
                 )
             floors = read_floors(path)
+            if not plugin:  # the file the user named: its keys are checked
+                _check_named_floors(registry, path, floors, keys, options.update_floors)
             changes: list[str] = []
             if options.update_floors:
                 floors, changes = update_floors(counts, floors, keys, options.reason)
@@ -309,6 +311,31 @@ def _floors(registry: Registry, summary: Summary, options: ValidateOptions) -> F
         error = str(exc)
     unfloored = tuple(key for key in counts if owner[key] not in files)
     return FloorsVerdict(tuple(done), unfloored, error)
+
+
+def _check_named_floors(
+    registry: Registry,
+    path: Any,
+    floors: dict[str, dict[str, Any]],
+    keys: list[str],
+    updating: bool,
+) -> None:
+    """A floors file the user named names installed targets and ops, and
+    (when only checked) floors at least one of the validated pairs: a file
+    that floors none of them would say "floors hold" having checked nothing."""
+    for key in floors:
+        hw, _, op = key.partition("/")
+        what = "target" if hw not in registry.targets() else "op"
+        if hw not in registry.targets() or op not in registry.ops():
+            raise FloorsError(
+                f"{path}: floors.{key}: unknown {what} {hw if what == 'target' else op!r}"
+            )
+    if not updating and not set(floors) & set(keys):
+        held = ", ".join(sorted(floors)[:5]) or "no floors"
+        raise FloorsError(
+            f"{path}: floors none of the validated target/op pairs ({', '.join(sorted(keys))}); "
+            f"it holds {held}"
+        )
 
 
 def reports(result: ValidateResult, registry: Registry) -> dict[str, str]:

@@ -57,3 +57,56 @@ def test_calibrate_names_the_rows_of_other_targets(tmp_path):
         f"warning: {HOST_CAL}: 60 row(s) of other targets left out (60 of {HOST}); "
         "calibrating i7_12700k"
     ) in result.output
+
+
+# item 5: floors
+
+
+def test_a_named_floors_file_is_checked_strictly_and_implies_check_floors(tmp_path):
+    floors = tmp_path / "floors.json"
+    argv = ("validate", "--hw", HOST, "--op", "matmul", "-q", "--floors", floors)
+    cases = {
+        "{}": "floors none of the validated target/op pairs",
+        '{"floors": {}}': "floors none of the validated target/op pairs",
+        '{"floors": {"x": {"pass": 1}}}': "floors.x: not a key of the form <target>/<op>",
+        '{"floors": {"nope/matmul": {"pass": 1}}}': "unknown target 'nope'",
+        f'{{"floors": {{"{HOST}/conv": {{"pass": 1}}}}}}': "unknown op 'conv'",
+        '{"floors": {"i7_12700k/matmul": {"pass": 1}}}': "it holds i7_12700k/matmul",
+    }
+    for body, fragment in cases.items():
+        floors.write_text(body)
+        result = _invoke(*argv)
+        assert result.exit_code == 2, (body, result.output)
+        assert "PASSED" not in result.output and "floors hold" not in result.output
+        assert fragment in _error(*argv), body
+    floors.write_text(f'{{"floors": {{"{HOST}/matmul": {{"pass": 1}}}}}}')
+    result = _invoke(*argv)  # --floors alone checks the floors
+    assert result.exit_code == 0 and "floors hold" in result.output, result.output
+    floors.write_text(f'{{"floors": {{"{HOST}/matmul": {{"pass": 100000}}}}}}')
+    assert _invoke(*argv).exit_code == 1
+
+
+# items 7, 8: empty paths, -q with -v
+
+
+def test_an_empty_path_is_a_usage_error_naming_the_flag(tmp_path):
+    cases = [
+        ("validate", "--out", ""),
+        ("validate", "--tolerances", ""),
+        ("validate", "--floors", ""),
+        ("validate", "--baseline", ""),
+        ("check", "--snapshot", ""),
+        ("calibrate", "--hw", HOST, "--baseline", HOST_CAL, "--out", ""),
+        ("sweep", "from-config", "c.json", "--out", ""),
+        ("--workspace", "", "targets"),
+    ]
+    for argv in cases:
+        flag = argv[argv.index("") - 1]
+        line = _error(*argv)
+        assert f"'{flag}'" in line and "empty path" in line, line
+    assert not list(Path.cwd().glob("*.calibration.json.tmp"))
+
+
+def test_quiet_and_verbose_together_are_refused():
+    line = _error("validate", "--hw", HOST, "-q", "-v")
+    assert "-q and -v" in line
