@@ -64,7 +64,13 @@ def check(registry: Registry, options: CheckOptions) -> CheckResult:
     if snapshots.named:
         # a malformed file the user named is an input error, not a failed check
         # (a plugin's malformed snapshot fails that plugin's targets' check alone)
-        snapshots.read(snapshots.named)
+        entries = snapshots.read(snapshots.named)
+        where = snapshots.named
+        if not entries and not options.update_snapshot:
+            raise SnapshotError(f"{where}: holds no target (targets is empty); nothing to check")
+        for key in entries:
+            if key not in registry.targets() and not options.update_snapshot:
+                raise SnapshotError(f"{where}: targets.{key}: unknown target {key!r}")
     context = CheckContext(registry, snapshots)
     moved: dict[str, list[str]] = {}
     if options.update_snapshot:

@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from graphsval_core.datamodel.errors import UserInputError
+from graphsval_core.files import schema
+from graphsval_core.files.inputs import read_path_or_resource
 from graphsval_core.files.jsonfile import parse_json
 
 SCHEMA_VERSION = 1
@@ -30,6 +32,9 @@ QUANTITIES = ("latency_s", "energy_j")
 PREDICTOR = "reference"
 
 Entries = dict[str, dict[str, list[float]]]
+TOP_KEYS = ("schema_version", "predictor", "tolerance", "columns", "targets")
+#: The longest latency a snapshot holds (s): a day, as in a baseline.
+MAX_LATENCY_S = 86_400.0
 
 
 class SnapshotError(UserInputError):
@@ -39,17 +44,17 @@ class SnapshotError(UserInputError):
 def read_snapshot(path: Path | Any) -> Entries:
     """``target -> workload -> values`` of a snapshot file (empty if absent)."""
     try:
-        if isinstance(path, Path) and not path.exists():
+        if not (path.exists() if isinstance(path, Path) else path.is_file()):
             return {}
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        return {}
-    except OSError as exc:
-        raise SnapshotError(f"{path}: cannot read the snapshot: {exc.strerror or exc}") from None
+    except OSError:
+        pass  # the reader words why it cannot be read
+    raw = read_path_or_resource(path, SnapshotError, "a consistency snapshot")
     try:
         data = parse_json(raw, str(path), SnapshotError)
     except SnapshotError as exc:
         raise SnapshotError(f"cannot read the snapshot: {exc}") from None
+    if isinstance(data, dict):
+        _check_top(data, str(path))
     targets = data.get("targets") if isinstance(data, dict) else None
     if not isinstance(targets, dict) or not all(
         isinstance(v, dict)
@@ -65,7 +70,28 @@ def read_snapshot(path: Path | Any) -> Entries:
             f"{path}: not a consistency snapshot (expected "
             '{"targets": {KEY: {WORKLOAD: [latency_s, energy_j]}}})'
         )
+    for key, entries in targets.items():
+        for workload, (latency, energy) in entries.items():
+            at = f"{path}: targets.{key}.{workload!r}"
+            schema.number(latency, f"{at} latency_s", SnapshotError, 0.0, MAX_LATENCY_S, True)
+            schema.number(energy, f"{at} energy_j", SnapshotError, 0.0)
     return targets
+
+
+def _check_top(data: dict[str, Any], where: str) -> None:
+    """Known keys only, and those a graphsval of today writes: the schema, the
+    predictor, the tolerance and the columns the check applies."""
+    err = SnapshotError
+    schema.keys(data, where, err, required=("targets",), optional=TOP_KEYS)
+    schema.schema_version(data, where, err, SCHEMA_VERSION)
+    fixed = {"predictor": PREDICTOR, "tolerance": TOLERANCE, "columns": list(QUANTITIES)}
+    for key, value in fixed.items():
+        if key in data and data[key] != value:
+            raise err(
+                f"{where}: {key} {json.dumps(data[key])[:60]} is not what the check applies "
+                f"({json.dumps(value)}); a snapshot holds the {PREDICTOR} predictor's "
+                f"{', '.join(QUANTITIES)} within {TOLERANCE}"
+            )
 
 
 def dump_snapshot(targets: Entries) -> str:

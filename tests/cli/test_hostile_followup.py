@@ -110,3 +110,26 @@ def test_an_empty_path_is_a_usage_error_naming_the_flag(tmp_path):
 def test_quiet_and_verbose_together_are_refused():
     line = _error("validate", "--hw", HOST, "-q", "-v")
     assert "-q and -v" in line
+
+
+# item 6: snapshots
+
+
+def test_a_named_snapshot_is_read_strictly(tmp_path):
+    snapshot = tmp_path / "snap.json"
+    good = f'"targets": {{"{HOST}": {{"matmul 32x32x32 fp32": [1e-05, 0.001]}}}}'
+    cases = {
+        f'{{"tolerence": 0.01, {good}}}': "unknown key 'tolerence' (did you mean 'tolerance'?)",
+        f'{{"extra": 1, {good}}}': "unknown key 'extra'",
+        f'{{"schema_version": 99, {good}}}': "schema_version 99",
+        f'{{"tolerance": 0.5, {good}}}': "tolerance 0.5 is not what the check applies",
+        f'{{"predictor": "mine", {good}}}': 'predictor "mine" is not',
+        f'{{"columns": ["a", "b"], {good}}}': "columns",
+        '{"targets": {}}': "holds no target",
+        '{"targets": {"nope": {"matmul 32x32x32 fp32": [1e-05, 0.001]}}}': "unknown target",
+        f'{{"targets": {{"{HOST}": {{"matmul 32x32x32 fp32": [-1e-05, 0.001]}}}}}}': "latency_s",
+    }
+    for body, fragment in cases.items():
+        snapshot.write_text(body)
+        line = _error("check", "--hw", HOST, "--snapshot", snapshot)
+        assert fragment in line, (body, line)
