@@ -56,6 +56,15 @@ def lookup(
         dims = split_shape(shape)
     except ShapeError as exc:
         raise click.BadParameter(str(exc), param_hint="'--shape'") from None
+    from graphsval_core.datamodel.dtypes import KNOWN_DTYPES
+
+    if dtype not in KNOWN_DTYPES:
+        close = [d for d in KNOWN_DTYPES if d.lower() == dtype.lower()]
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise click.BadParameter(
+            f"unknown dtype {dtype!r}{hint}; one of {', '.join(KNOWN_DTYPES)}",
+            param_hint="'--dtype'",
+        )
     try:
         found = find_measured(reg, key, op, dims, dtype, baselines)
     except BaselineFileError as exc:

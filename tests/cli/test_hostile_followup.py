@@ -133,3 +133,14 @@ def test_a_named_snapshot_is_read_strictly(tmp_path):
         snapshot.write_text(body)
         line = _error("check", "--hw", HOST, "--snapshot", snapshot)
         assert fragment in line, (body, line)
+
+
+# item 10: messages that say what happened
+
+
+def test_registry_lookup_calls_an_unknown_dtype_unknown():
+    line = _error(
+        "registry", "lookup", "--hw", "i7_12700k", "--op", "matmul", "--shape", "64x64x64",
+        "--dtype", "FP32",
+    )  # fmt: skip
+    assert "unknown dtype 'FP32' (did you mean 'fp32'?)" in line and "measured" not in line
