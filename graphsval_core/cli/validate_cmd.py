@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -153,6 +153,8 @@ def validate(
         if result.failed:
             raise SystemExit(1)
         return
+    if options.explicit and summary.checked == 0 and not result.no_prediction:
+        raise InputError(_nothing_validated(summary, len(validation.records)))
     if fmt == "json":
         for line in result.consistency_lines:
             click.echo(line, err=True)
@@ -181,13 +183,27 @@ def validate(
         if fmt != "text":
             click.echo(f"FAILED: {result.no_prediction}", err=True)
         raise SystemExit(1)
-    if options.explicit and summary.checked == 0:  # "0/0 records pass" is no success
-        raise InputError(
-            f"nothing was validated: none of the {len(validation.records)} selected row(s) "
-            "could be checked (each is excluded or suspect, with its reason above)"
-        )
     if result.failed:
         raise SystemExit(1)
+
+
+def _nothing_validated(summary: Any, selected: int) -> str:
+    """Why a validation of named files checked nothing (before any verdict is
+    printed: "0/0 records pass" is no success): no row matched the selection,
+    or each selected row was excluded, the first reasons named."""
+    if selected == 0:
+        return (
+            "nothing was validated: no row of the given baseline(s) matches the selection "
+            "(--hw, --op, --dtype or --purpose)"
+        )
+    why = [f"{f.file}:{f.line}: {f.reason}" for f in summary.excluded[:3]]
+    more = len(summary.excluded) - len(why)
+    if more > 0:
+        why.append(f"and {more} more (-v lists them)")
+    reasons = "; ".join(why) if why else "each is suspect (-v lists them)"
+    return (
+        f"nothing was validated: none of the {selected} selected row(s) could be checked: {reasons}"
+    )
 
 
 def _echo_text(result: ValidateResult, verbose: int, quiet: bool) -> None:

@@ -43,6 +43,15 @@ def find_measured(
     if not hits:
         return None
     firsts = [h for h in hits if not is_recapture(h[0].path)]
+    if baselines:  # files the user named: two that disagree leave the answer ambiguous
+        (b0, r0), *others = firsts or hits
+        for b1, r1 in others:
+            if (r1.latency_s, r1.energy_j) != (r0.latency_s, r0.energy_j):
+                raise BaselineFileError(
+                    f"{b1.path}:{r1.line}: {key} {op} {'x'.join(map(str, dims))} {dtype} "
+                    f"was measured at {b0.path}:{r0.line} too, with other values; name one "
+                    "of the two files"
+                )
     return (firsts or hits)[-1]
 
 

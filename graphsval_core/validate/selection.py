@@ -14,12 +14,13 @@ shipped baselines are validated (never for a file named explicitly).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import Any
 
 from attrs import define, evolve, frozen
 
-from graphsval_core.datamodel.errors import UserInputError
+from graphsval_core.datamodel.errors import UserInputError, warn_input
 from graphsval_core.files.baseline import (
     Baseline,
     BaselineFileError,
@@ -96,6 +97,22 @@ def shipped_baseline(
     return evolve(baseline, rows=rows), sha
 
 
+def _once(explicit: Sequence[Any]) -> list[Any]:
+    """The named files, each once: a file named again, by the same path or
+    another (a link to it), is read once, with a warning."""
+    out: list[Any] = []
+    seen: dict[str, Any] = {}
+    for item in explicit:
+        real = os.path.realpath(str(item))
+        if real in seen:
+            if str(item) != str(seen[real]):
+                warn_input(f"{item}: the same file as {seen[real]}; read once")
+            continue
+        seen[real] = item
+        out.append(item)
+    return out
+
+
 def check_names(registry: Registry, baseline: Baseline) -> None:
     """Every row of a file the user named names an installed target and a
     registered op; else :class:`BaselineFileError` names the file and line."""
@@ -141,7 +158,7 @@ def select(
     its own hardware (``hws`` only selects): ``hws`` of which no row of the
     ``explicit`` files is raises :class:`UserInputError` naming the files and
     the targets they hold."""
-    items = [("", item) for item in explicit] if explicit else registry.baseline_files()
+    items = [("", item) for item in _once(explicit)] if explicit else registry.baseline_files()
     parsed: dict[str, Baseline] = {}
     hashes: dict[str, str] = {}
     for plugin, item in items:

@@ -1,0 +1,64 @@
+"""Files a user names on the command line: one file named twice (a link to
+it) is read once, two files that disagree on a shape leave no lookup
+ambiguous, and a validation that checked nothing says why before any
+verdict."""
+
+from __future__ import annotations
+
+import csv
+import os
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from graphsval_core.cli.main import cli
+
+I7 = Path(__file__).parents[2] / "plugins/graphsval_cpu/graphsval_cpu/baselines"
+I7 = I7 / "i7_12700k_matmul.calibration.csv"
+HEADER = "hardware,op,shape,dtype,latency_s,energy_j,trial_count,notes\n"
+
+
+def _invoke(*argv: object):
+    return CliRunner().invoke(cli, [str(a) for a in argv])
+
+
+def test_a_file_named_again_through_a_link_is_read_once(tmp_path):
+    link = tmp_path / "again.csv"
+    os.symlink(I7, link)
+    once = _invoke("validate", "-q", "--purpose", "calibration", "--baseline", I7)
+    twice = _invoke(
+        "validate", "-q", "--purpose", "calibration", "--baseline", I7, "--baseline", link
+    )
+    assert once.exit_code == twice.exit_code == 1
+    assert once.stdout == twice.stdout  # the same counts: its rows once
+    assert f"warning: {link}: the same file as {I7}; read once" in twice.stderr
+
+
+def test_a_lookup_over_files_that_disagree_names_both(tmp_path):
+    rows = list(csv.reader(I7.open()))
+    header, first = rows[0], list(rows[1])
+    first[header.index("latency_s")] = "1.0"
+    other = tmp_path / "other.csv"
+    with other.open("w", newline="") as handle:
+        csv.writer(handle).writerows([header, first])
+    shape = rows[1][header.index("shape")]
+    args = ("registry", "lookup", "--hw", "i7_12700k", "--op", "matmul", "--dtype", "fp32")
+    result = _invoke(*args, "--shape", shape, "--baseline", I7, "--baseline", other)
+    assert result.exit_code == 2, result.output
+    (line,) = [x for x in result.output.splitlines() if x.startswith("Error:")]
+    assert f"{other}:2:" in line and f"{I7}:2 too, with other values" in line
+    agree = _invoke(*args, "--shape", shape, "--baseline", I7, "--baseline", I7)
+    assert agree.exit_code == 0, agree.output
+
+
+def test_nothing_validated_says_why_before_any_verdict(tmp_path):
+    two_dims = tmp_path / "two_dims.csv"
+    two_dims.write_text(HEADER + "i7_12700k,matmul,64x64,fp32,1e-5,,5,\n")
+    result = _invoke("validate", "--baseline", two_dims)
+    assert result.exit_code == 2, result.output
+    assert "PASSED" not in result.output and "records pass" not in result.stdout
+    assert f"could be checked: {two_dims}:2: shape needs 3 dims for matmul" in result.output
+    unmatched = _invoke("validate", "--op", "linear", "--baseline", I7)
+    assert unmatched.exit_code == 2 and "PASSED" not in unmatched.output
+    (line,) = [x for x in unmatched.output.splitlines() if x.startswith("Error:")]
+    assert "selection" in line and "match" in line
