@@ -185,7 +185,12 @@ def predict(
             if (op is None or e.op == op) and (dtype is None or e.dtype == dtype):
                 items.append((e.op, e.shape, e.dtype, e.extra))
         if not items:
-            raise InputError(f"{sweep_file}: no entry matches --op/--dtype")
+            flags = [f for f, v in (("--op", op), ("--dtype", dtype)) if v is not None]
+            raise InputError(
+                f"{sweep_file}: no entry matches {' '.join(flags)}"
+                if flags
+                else f"{sweep_file}: the sweep holds no entry"
+            )
     else:
         if op is None:
             raise click.UsageError("--op is required with --shape or --shapes")

@@ -16,6 +16,7 @@ count (and ``batch``, when one call does several heads).
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -55,7 +56,9 @@ def read_config(path: str | Path) -> dict[str, Any]:
     config = schema.obj(read_json(path, ModelConfigError), where, ModelConfigError)
     for key in REQUIRED:
         if key not in config:
-            raise ModelConfigError(f"{where}: missing key {key!r} (a positive integer)")
+            near = difflib.get_close_matches(key, [str(k) for k in config], n=1, cutoff=0.8)
+            typo = f"; the file has {near[0]!r}: a misspelling?" if near else ""
+            raise ModelConfigError(f"{where}: missing key {key!r} (a positive integer{typo})")
         schema.integer(config[key], f"{where}: {key}", ModelConfigError, 1, MAX_SIZE)
     for key in OPTIONAL:
         if config.get(key) is not None:

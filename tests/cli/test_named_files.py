@@ -62,3 +62,20 @@ def test_nothing_validated_says_why_before_any_verdict(tmp_path):
     assert unmatched.exit_code == 2 and "PASSED" not in unmatched.output
     (line,) = [x for x in unmatched.output.splitlines() if x.startswith("Error:")]
     assert "selection" in line and "match" in line
+
+
+def test_a_misspelt_config_key_and_an_empty_sweep_are_named(tmp_path):
+    import json
+
+    config = tmp_path / "cfg.json"
+    sizes = {"hidden_size": 256, "num_attention_heads": 4, "num_hidden_layers": 2}
+    config.write_text(json.dumps({**sizes, "intermediate_sise": 512, "vocab_size": 1000}))
+    result = _invoke("sweep", "from-config", config, "--tokens", "4", "--out", tmp_path / "o.json")
+    assert result.exit_code == 2, result.output
+    assert "missing key 'intermediate_size'" in result.output
+    assert "the file has 'intermediate_sise': a misspelling?" in result.output
+    empty = tmp_path / "empty.json"
+    empty.write_text(json.dumps({"op": "matmul", "purpose": "validation", "shapes": []}))
+    none = _invoke("predict", "--hw", "i7_12700k", "--sweep", empty)
+    assert none.exit_code == 2 and "the sweep holds no entry" in none.output
+    assert "--op" not in none.output  # no such flag was given
