@@ -39,6 +39,18 @@ def special_kind(path: str | os.PathLike[str]) -> str | None:
     return "not a regular file"
 
 
+def _mode(path: str | os.PathLike[str], error: type[UserInputError], where: str) -> int | None:
+    """The mode of what is at ``path``; None when nothing is there yet. A path
+    that cannot even be looked at raises ``error`` in one line."""
+    try:
+        return os.stat(path).st_mode
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise error(f"{where}: cannot write there: {reason}") from None
+
+
 def check_output_file(
     path: str | os.PathLike[str], error: type[UserInputError], label: str | None = None
 ) -> Path:
@@ -46,13 +58,9 @@ def check_output_file(
     not exist yet or is a regular file (or a link to one). Raises ``error``
     (one line: ``label``, default the path, and what it is) otherwise."""
     where = label or str(path)
-    try:
-        mode = os.stat(path).st_mode
-    except FileNotFoundError:
+    mode = _mode(path, error, where)
+    if mode is None:
         return Path(path)
-    except (OSError, ValueError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise error(f"{where}: cannot write there: {reason}") from None
     if stat.S_ISDIR(mode):
         raise error(f"{where}: is a folder, not a file; name a file to write")
     if not stat.S_ISREG(mode):
@@ -67,14 +75,8 @@ def check_output_folder(
     """``path`` as a :class:`Path`, when files may be written into it: it does
     not exist yet or is a folder. Raises ``error`` (one line) otherwise."""
     where = label or str(path)
-    try:
-        mode = os.stat(path).st_mode
-    except FileNotFoundError:
-        return Path(path)
-    except (OSError, ValueError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise error(f"{where}: cannot write there: {reason}") from None
-    if stat.S_ISDIR(mode):
+    mode = _mode(path, error, where)
+    if mode is None or stat.S_ISDIR(mode):
         return Path(path)
     if stat.S_ISREG(mode):
         raise error(f"{where}: is a file, not a folder")

@@ -469,31 +469,28 @@ def _terms(
     zero = np.zeros(n)
     fixed = launch + (columns.get("first_touch_s", zero) + columns.get("pack_s", zero))
     bandwidth = {t.name: t.effective_bandwidth_bps for t in target.tiers}
+    # the terms any predictor may give (absent: NaN)
+    given = {
+        name: columns.get(name, absent)
+        for name in (
+            "compute_s",
+            "memory_s",
+            "energy_compute_j",
+            "energy_static_j",
+            "energy_traffic_j",
+            "flops",
+        )
+    }
     if not own:
         launch = columns.get("launch_s", absent)
         fixed = launch + (columns.get("first_touch_s", zero) + columns.get("pack_s", zero))
-        return evolve(
-            Terms.empty(n),
-            launch_s=launch,
-            fixed_s=np.nan_to_num(fixed),
-            compute_s=columns.get("compute_s", absent),
-            memory_s=columns.get("memory_s", absent),
-            energy_compute_j=columns.get("energy_compute_j", absent),
-            energy_static_j=columns.get("energy_static_j", absent),
-            energy_traffic_j=columns.get("energy_traffic_j", absent),
-            flops=columns.get("flops", absent),
-        )
+        return evolve(Terms.empty(n), launch_s=launch, fixed_s=np.nan_to_num(fixed), **given)
     return Terms(
         launch_s=launch,
         dispatch_s=np.full(n, dispatch),
         launch_overhead_s=np.full(n, target.launch_overhead_s),
         fixed_s=fixed,
-        compute_s=columns.get("compute_s", absent),
-        memory_s=columns.get("memory_s", absent),
-        energy_compute_j=columns.get("energy_compute_j", absent),
-        energy_static_j=columns.get("energy_static_j", absent),
-        energy_traffic_j=columns.get("energy_traffic_j", absent),
-        flops=columns.get("flops", absent),
+        **given,
         tier_bandwidth_bps=np.array(
             [bandwidth.get(tier, np.nan) for tier in columns["binding_tier"]], dtype=np.float64
         ),
