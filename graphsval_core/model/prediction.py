@@ -97,6 +97,16 @@ class Prediction:
     def shape_string(self, i: int) -> str:
         return "x".join(str(int(d)) for d in self.shapes[i])
 
+    def _shape_strings(self) -> np.ndarray:
+        """Every shape's string (``shape_string`` of each), as one object array."""
+        shapes = np.asarray(self.shapes)
+        out = np.empty(len(self), dtype=object)
+        if shapes.ndim == 2 and shapes.dtype.kind in "iu":  # one op's dims: plain ints at once
+            out[:] = ["x".join(map(str, dims)) for dims in shapes.tolist()]
+        else:
+            out[:] = [self.shape_string(i) for i in range(len(self))]
+        return out
+
     def columns(self) -> dict[str, np.ndarray]:
         """The per-shape quantities of the batch, one array of length ``n`` per name:
         the shape string, the totals (``latency_s``, ``energy_j``), ``regime``,
@@ -106,7 +116,7 @@ class Prediction:
         validation records) is built from these columns.
         """
         out: dict[str, np.ndarray] = {
-            "shape": np.array([self.shape_string(i) for i in range(len(self))], dtype=object),
+            "shape": self._shape_strings(),
             "latency_s": np.asarray(self.latency_s, dtype=np.float64),
             "energy_j": np.asarray(self.energy_j, dtype=np.float64),
             "regime": np.asarray(self.regime).astype(str).astype(object),

@@ -506,6 +506,8 @@ def recapture_agreement(
 ) -> dict[tuple[str, str], Recapture]:
     """Capture vs recapture per (target, op) (see :class:`Recapture`)."""
     records = validation.records
+    if not pairs:
+        return {}
     # suspect records count too: the ceiling is the data's, not the model's
     tolerance_of = {
         (records.file[i], records.shape[i], records.dtype[i]): float(records.tolerance_latency[i])

@@ -202,22 +202,24 @@ def summary_dict(summary: Summary) -> dict[str, Any]:
 
 
 def _flagged(records: Records, mask: np.ndarray, reason: str) -> list[Flagged]:
-    return [
-        Flagged(
-            records.hardware[i],
-            records.op[i],
-            records.shape[i],
-            records.dtype[i],
-            getattr(records, reason)[i],
-            records.file[i],
-            int(records.line[i]),
+    index = np.flatnonzero(mask)
+    return list(
+        map(
+            Flagged,
+            records.hardware[index].tolist(),
+            records.op[index].tolist(),
+            records.shape[index].tolist(),
+            records.dtype[index].tolist(),
+            getattr(records, reason)[index].tolist(),
+            records.file[index].tolist(),
+            records.line[index].tolist(),
         )
-        for i in np.flatnonzero(mask)
-    ]
+    )
 
 
 def _suspects(records: Records) -> list[Suspect]:
     """One entry per suspect quantity of every record, in record order."""
+    index = np.flatnonzero(_truthy(records.suspect))
     return [
         Suspect(
             records.hardware[i],
@@ -230,20 +232,25 @@ def _suspects(records: Records) -> list[Suspect]:
             records.file[i],
             int(records.line[i]),
         )
-        for i in range(len(records))
-        if records.suspect[i]
+        for i in index
         for flag in parse_suspect(records.suspect[i])
     ]
 
 
+def _truthy(flags: Any) -> np.ndarray:
+    """Mask of a column's truthy values (``if v`` of each)."""
+    values = np.asarray(flags, dtype=object) if not isinstance(flags, np.ndarray) else flags
+    return values.astype(bool)
+
+
 def _count(flags: Any) -> int:
     """How many of a flag column's verdicts are True."""
-    return sum(1 for v in flags if v)
+    return int(np.count_nonzero(_truthy(flags)))
 
 
 def _true(flags: np.ndarray) -> np.ndarray:
     """Mask of a flag column's True verdicts (None and False are not)."""
-    return np.array([v is True for v in flags], dtype=bool)
+    return np.array([v is True for v in flags.tolist()], dtype=bool)
 
 
 def _target_op(
@@ -257,9 +264,9 @@ def _target_op(
         records=len(records),
         checked=len(checked),
         passed=_count(checked.passed),
-        failed=sum(1 for v in checked.passed if not v),
+        failed=len(checked) - _count(checked.passed),
         excluded=int(np.sum(records.status == EXCLUDED)),
-        suspect=sum(1 for text in records.suspect if text),
+        suspect=_count(records.suspect),
         near_boundary=_count(checked.near_boundary),
         unplaced=int(np.sum(checked.regime_measured == AMBIGUOUS)),
         in_sample=any(records.in_sample),
@@ -279,8 +286,8 @@ def build_summary(
     records = validation.records
     cells = build_cells(records)
     groups: dict[tuple[str, str], list[int]] = {}
-    for i in range(len(records)):
-        groups.setdefault((records.hardware[i], records.op[i]), []).append(i)
+    for i, key in enumerate(zip(records.hardware.tolist(), records.op.tolist(), strict=True)):
+        groups.setdefault(key, []).append(i)
     targets = [
         _target_op(
             records.take(np.array(index)),
@@ -303,7 +310,7 @@ def build_summary(
         records=len(records),
         checked=int(np.sum(checked)),
         passed=_count(records.passed[checked]),
-        failed=sum(1 for v in records.passed[checked] if not v),
+        failed=int(np.sum(checked)) - _count(records.passed[checked]),
         excluded=_flagged(records, records.status == EXCLUDED, "excluded_reason"),
         suspect=_suspects(records),
         near_boundary=_flagged(records, checked & _true(records.near_boundary), "regime_measured"),
