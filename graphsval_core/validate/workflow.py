@@ -9,6 +9,7 @@ pass-count floors. It prints nothing: the command renders the result.
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 from typing import Any
 
@@ -181,6 +182,18 @@ def validate(registry: Registry, options: ValidateOptions) -> ValidateResult:
     Bad input (an unknown name, an unreadable or malformed file, a selection
     that matches no row) raises :class:`~graphsval_core.datamodel.errors.UserInputError`.
     """
+    enabled = gc.isenabled()
+    # a record holds no cycle: the collector would only rescan every row and
+    # record built so far (a large baseline's seconds)
+    gc.disable()
+    try:
+        return _validate(registry, options)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _validate(registry: Registry, options: ValidateOptions) -> ValidateResult:
     tolerances = load_tolerances(options.tolerances_file)
     model = registry.predictor(options.predictor)
     wanted = {registry.resolve(h).key for h in options.hws} if options.hws else None
