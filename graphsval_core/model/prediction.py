@@ -119,11 +119,11 @@ class Prediction:
             "shape": self._shape_strings(),
             "latency_s": np.asarray(self.latency_s, dtype=np.float64),
             "energy_j": np.asarray(self.energy_j, dtype=np.float64),
-            "regime": np.asarray(self.regime).astype(str).astype(object),
-            "binding_tier": np.asarray(self.binding_tier).astype(str).astype(object),
+            "regime": _names(self.regime),
+            "binding_tier": _names(self.binding_tier),
         }
         if self.residency_tier is not None:
-            out["residency_tier"] = np.asarray(self.residency_tier).astype(str).astype(object)
+            out["residency_tier"] = _names(self.residency_tier)
         for name in TERM_COLUMNS:
             value = getattr(self, name)
             if value is not None:
@@ -257,3 +257,13 @@ def take(pred: Prediction, index: np.ndarray | int) -> Prediction:
         if isinstance(value, np.ndarray) and value.ndim >= 1 and value.shape[0] == len(pred):
             changes[attribute.name] = value[idx]
     return evolve(pred, **changes)
+
+
+def _names(values: Any) -> np.ndarray:
+    """``values`` as an object array of ``str``, one string object per distinct
+    value (a large batch repeats a few regime names: not one string a shape)."""
+    text = np.asarray(values).astype(str)
+    uniques, inverse = np.unique(text.reshape(-1), return_inverse=True)
+    names = np.empty(len(uniques), dtype=object)
+    names[:] = [str(u) for u in uniques]
+    return names[inverse.reshape(-1)].reshape(text.shape)

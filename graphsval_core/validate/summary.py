@@ -290,7 +290,7 @@ def build_summary(
         groups.setdefault(key, []).append(i)
     targets = [
         _target_op(
-            records.take(np.array(index)),
+            records if len(index) == len(records) else records.take(np.array(index)),
             hw,
             op,
             [c for c in cells.values() if (c.hardware, c.op) == (hw, op)],
