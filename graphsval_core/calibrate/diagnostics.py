@@ -26,13 +26,12 @@ from collections.abc import Sequence
 from attrs import frozen
 
 from graphsval_core.calibrate.energy import ALL_TIERS_PER_BYTE, ENERGY_FLOOR, EnergyFit
-from graphsval_core.calibrate.file import resolved
 from graphsval_core.calibrate.fit import Fit
 from graphsval_core.calibrate.params import Param
 from graphsval_core.datamodel.errors import UserInputError
 from graphsval_core.datamodel.target import TargetSpec
 from graphsval_core.files.baseline import BaselineRow
-from graphsval_core.files.calibration import is_fraction
+from graphsval_core.files.calibration import is_fraction, resolved
 
 #: How close (in log terms: |log(value / bound)|) a fitted latency constant
 #: may come to a bound of its range before it counts as sitting at it (~1%).

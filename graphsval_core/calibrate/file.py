@@ -25,7 +25,7 @@ from graphsval_core.calibrate.evaluate import ErrorFigures, OutOfSample
 from graphsval_core.calibrate.fit import Fit
 from graphsval_core.datamodel.target import TargetSpec
 from graphsval_core.files.baseline import Baseline
-from graphsval_core.files.calibration import is_fraction
+from graphsval_core.files.calibration import current_values, resolved
 
 if TYPE_CHECKING:
     from graphsval_core.calibrate.diagnostics import Diagnostic
@@ -67,7 +67,7 @@ def build_file(
     ``floor``)."""
     constants: dict[str, Any] = {}
     bounds = {d.subject: d.bound for d in diagnostics if d.kind == "at_bound"}
-    datasheet = _current_values(spec)
+    datasheet = current_values(spec)
     for name, why in fit.held.items():
         tier = spec.tier(name.split(".")[1])
         constants[name] = {
@@ -185,37 +185,6 @@ def _energy_section(energy: EnergyFit) -> dict[str, Any]:
     if energy.at_floor:
         out["at_floor"] = list(energy.at_floor)
     return out
-
-
-def _current_values(spec: TargetSpec) -> dict[str, float]:
-    """The spec's value of every constant a calibration may set."""
-    out: dict[str, float] = {
-        **{f"dispatch_overhead_s.{d}": spec.launch_for(d) for d in spec.dtypes},
-        "launch_overhead_s": spec.launch_overhead_s,
-        "idle_power_w": spec.idle_power_w,
-    }
-    for d in spec.dtypes:
-        out[f"compute_fraction.{d}"] = spec.compute_fraction[d]
-        out[f"energy_per_op_j.{d}"] = spec.energy_per_op_j[d]
-    for t in spec.tiers:
-        out[f"tiers.{t.name}.achievable_fraction"] = t.achievable_fraction
-        out[f"tiers.{t.name}.energy_per_byte_j"] = t.energy_per_byte_j
-        out[f"tiers.{t.name}.usable_capacity_bytes"] = t.effective_capacity_bytes
-    for name in ("first_touch_bps", "fork_join_s", "kernel_overhead_s"):
-        if getattr(spec, name) is not None:
-            out[name] = getattr(spec, name)
-    for d, rate in spec.pack_bps.items():
-        out[f"pack_bps.{d}"] = rate
-    for d, rate in spec.vector_ops_per_s.items():
-        out[f"vector_ops_per_s.{d}"] = rate
-    return out
-
-
-def resolved(spec: TargetSpec, name: str, multiplier_or_value: float) -> float:
-    """Fractions are fitted as multipliers of the spec's value; report the value."""
-    if is_fraction(name):
-        return multiplier_or_value * _current_values(spec)[name]
-    return multiplier_or_value
 
 
 def dump(data: dict[str, Any]) -> str:
