@@ -60,7 +60,7 @@ _WHERE: dict[str, str] = {
     **dict.fromkeys(
         ("fmt_si", "fmt_bytes", "fmt_seconds", "fmt_joules"), "graphsval_core.datamodel.units"
     ),
-    **dict.fromkeys(("read_spec", "write_spec"), "graphsval_core.datamodel.target_json"),
+    **dict.fromkeys(("read_spec", "write_spec"), "graphsval_core.files.target_spec"),
     **dict.fromkeys(
         ("ProbeResult", "Measurement", "PredictorSpec", "PredictorConstant", "ConsistencyCheck"),
         "graphsval_core.plugins.records",
@@ -175,15 +175,15 @@ if TYPE_CHECKING:  # what type checkers and editors see (names re-exported as X 
         SpecError as SpecError,
         TargetSpec as TargetSpec,
     )
-    from graphsval_core.datamodel.target_json import (
-        read_spec as read_spec,
-        write_spec as write_spec,
-    )
     from graphsval_core.datamodel.units import (
         fmt_bytes as fmt_bytes,
         fmt_joules as fmt_joules,
         fmt_seconds as fmt_seconds,
         fmt_si as fmt_si,
+    )
+    from graphsval_core.files.target_spec import (
+        read_spec as read_spec,
+        write_spec as write_spec,
     )
     from graphsval_core.measure.capture import (
         CaptureItem as CaptureItem,

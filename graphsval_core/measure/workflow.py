@@ -32,10 +32,10 @@ from attrs import field, frozen
 from graphsval_core.datamodel.errors import UserInputError
 from graphsval_core.datamodel.op import OpSpec
 from graphsval_core.datamodel.target import TargetSpec
-from graphsval_core.datamodel.target_json import write_spec
 from graphsval_core.files.baseline import recapture_path
 from graphsval_core.files.outputs import check_output_file
 from graphsval_core.files.sweep import load_sweep
+from graphsval_core.files.target_spec import write_spec
 from graphsval_core.measure.capture import CaptureItem, CaptureSummary, capture
 from graphsval_core.measure.capture_file import read_capture
 from graphsval_core.measure.protocol import CaptureSettings

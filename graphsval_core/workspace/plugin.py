@@ -76,7 +76,7 @@ class WorkspacePlugin:
     def graphsval_register_targets(self) -> Iterable[TargetSpec]:
         """Every ``targets/*.target.json``; a file that cannot be read, or that
         names a key an earlier file of the workspace took, is one problem."""
-        from graphsval_core.datamodel.target_json import read_spec
+        from graphsval_core.files.target_spec import read_spec
 
         out: dict[str, tuple[Path, TargetSpec]] = {}
         folder = self.folder / TARGETS_DIR

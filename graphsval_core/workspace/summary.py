@@ -87,7 +87,7 @@ def _error(exc: Exception) -> str:
 
 
 def _targets(registry: Registry, folder: Path) -> list[TargetFile]:
-    from graphsval_core.datamodel.target_json import read_spec
+    from graphsval_core.files.target_spec import read_spec
 
     known = registry.targets()
     out = []

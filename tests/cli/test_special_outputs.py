@@ -117,7 +117,7 @@ def test_the_helper_names_what_it_is(tmp_path, fifo):
 
 
 def test_capture_files_and_workspace_specs_refuse_a_fifo(fifo, make_target):
-    from graphsval_core.datamodel.target_json import TargetFileError, write_spec
+    from graphsval_core.files.target_spec import TargetFileError, write_spec
     from graphsval_core.measure.capture_file import (
         append_row,
         read_capture,

@@ -10,13 +10,13 @@ import warnings
 import pytest
 
 from graphsval_core.datamodel.errors import InputWarning, UserInputError
-from graphsval_core.datamodel.target_json import TargetFileError, read_spec
 from graphsval_core.files.calibration import apply_file
 from graphsval_core.files.calibration_file import CalibrationFileError
 from graphsval_core.files.jsonfile import parse_json
 from graphsval_core.files.overlay import read_overlay
 from graphsval_core.files.shapes import ShapesFileError, read_shapes_file
 from graphsval_core.files.sweep import SweepFileError, load_sweep
+from graphsval_core.files.target_spec import TargetFileError, read_spec
 from graphsval_core.files.tolerances import TolerancesError, load_tolerances
 from graphsval_core.plugins.loader import build_registry
 from graphsval_core.sweep.model_config import ModelConfigError, read_config
@@ -201,7 +201,7 @@ def test_a_calibration_file_names_a_constant_it_cannot_apply():
 
 
 def test_a_target_file_names_an_unknown_key(tmp_path):
-    from graphsval_core.datamodel.target_json import spec_to_json
+    from graphsval_core.files.target_spec import spec_to_json
 
     data = spec_to_json(build_registry().datasheet_target(HOST))
     data["clock_hzz"] = 1

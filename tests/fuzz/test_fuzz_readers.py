@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 
 from graphsval_core.datamodel.errors import InputWarning, UserInputError
-from graphsval_core.datamodel.target_json import read_spec
 from graphsval_core.files.baseline import read_baseline_file
 from graphsval_core.files.calibration import apply_file
 from graphsval_core.files.floors import read_floors
@@ -20,6 +19,7 @@ from graphsval_core.files.jsonfile import parse_json
 from graphsval_core.files.overlay import read_overlay
 from graphsval_core.files.shapes import read_shapes_file
 from graphsval_core.files.sweep import load_sweep
+from graphsval_core.files.target_spec import read_spec
 from graphsval_core.files.tolerances import load_tolerances
 from graphsval_core.plugins.loader import build_registry
 from graphsval_core.sweep.model_config import read_config

@@ -8,7 +8,7 @@ import pytest
 
 from graphsval_core.datamodel.provenance import datasheet, estimated
 from graphsval_core.datamodel.target import SpecError
-from graphsval_core.datamodel.target_json import spec_from_json, spec_to_json
+from graphsval_core.files.target_spec import spec_from_json, spec_to_json
 from graphsval_core.model.classifier import measured_regime
 from graphsval_core.model.predict import predict_batch
 from graphsval_core.model.terms.residency import resident_capacity

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from graphsval_core.datamodel.target_json import read_spec, spec_to_json, write_spec
+from graphsval_core.files.target_spec import read_spec, spec_to_json, write_spec
 from graphsval_core.plugins.loader import build_registry
 
 
