@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from graphsval_core import hookimpl
-from graphsval_core.datamodel.target_json import spec_from_json
+from graphsval_core.files.target_spec import spec_from_json
 from graphsval_core.plugins.loader import PluginLoadError, build_registry
 from graphsval_core.workspace.location import baseline_path, calibration_path, target_path
 
