@@ -9,6 +9,11 @@ constants the rows did not really measure, and input it refuses.
   leave it no share beside the other terms;
 - a constant the rows cannot identify: a relative uncertainty above
   ``UNCERTAINTY_LIMIT``, or one they do not move at all (its spec value stays);
+- a cache tier fitted (or held) slower than ``SLOW_CACHE_RATIO`` times main
+  memory's peak: no cache of a real part is that slow, so the fit is using the
+  tier's bandwidth for some other cost the rows share (a library's
+  matrix-vector streaming rate, say); the value describes these rows, not the
+  cache;
 - rows measured on a thread count other than the CPU target's compute units:
   the constants describe that run, not the machine the spec describes.
 
@@ -31,19 +36,23 @@ from graphsval_core.calibrate.params import Param
 from graphsval_core.datamodel.errors import UserInputError
 from graphsval_core.datamodel.target import TargetSpec
 from graphsval_core.files.baseline import BaselineRow
-from graphsval_core.files.calibration import is_fraction, resolved
+from graphsval_core.files.calibration import apply_constants, is_fraction, resolved
 
 #: How close (in log terms: |log(value / bound)|) a fitted latency constant
 #: may come to a bound of its range before it counts as sitting at it (~1%).
 BOUND_TOLERANCE = 0.01
 #: The relative uncertainty above which the rows do not identify a constant.
 UNCERTAINTY_LIMIT = 1.0
+#: A cache fitted to deliver less than this many times main memory's peak
+#: bandwidth is not describing the cache (caches of real CPUs and GPUs run
+#: several times faster than their DRAM; hardware-facts.md).
+SLOW_CACHE_RATIO = 2.0
 
 
 @frozen
 class Diagnostic:
     """One finding about a calibration: its kind (``at_bound``, ``at_floor``,
-    ``uncertain``, ``not_identifiable`` or ``threads``), what it is about (a
+    ``uncertain``, ``not_identifiable``, ``slow_cache`` or ``threads``), what it is about (a
     constant's name, ``ALL_TIERS_PER_BYTE``, or ``threads``), the bound it sits
     at (``lower``, ``upper`` or ``floor``; None for the other kinds) and the
     sentence that says it."""
@@ -110,6 +119,42 @@ def latency_at_bounds(spec: TargetSpec, fit: Fit) -> list[Diagnostic]:
                 f"the fit presses it against its range (the rows may ask for {want}); its "
                 "value is a bound, not a measurement",
                 side,
+            )
+        )
+    return out
+
+
+def _rate(bps: float) -> str:
+    """A bandwidth in GB/s or TB/s."""
+    return f"{bps / 1e12:.3g} TB/s" if bps >= 1e12 else f"{bps / 1e9:.3g} GB/s"
+
+
+def slow_caches(spec: TargetSpec, fit: Fit) -> list[Diagnostic]:
+    """The cache tiers (every tier but main memory, the last) whose fitted or
+    held bandwidth is under ``SLOW_CACHE_RATIO`` times main memory's peak in
+    the spec: the fit has used the tier for another cost of these rows."""
+    fitted = apply_constants(spec, fit.values, "fit")
+    memory = spec.tiers[-1]
+    limit = SLOW_CACHE_RATIO * memory.peak_bandwidth_bps
+    out = []
+    for k, tier in enumerate(fitted.tiers[:-1]):
+        name = f"tiers.{tier.name}.achievable_fraction"
+        if name not in fit.values:
+            continue
+        rate = tier.effective_bandwidth_bps
+        if rate >= limit:
+            continue
+        how = "held" if name in fit.held else "fitted"
+        nominal = spec.tiers[k].peak_bandwidth_bps
+        out.append(
+            Diagnostic(
+                "slow_cache",
+                name,
+                f"{tier.name} is {how} at {_rate(rate)} ({rate / nominal:.3g} of its "
+                f"{_rate(nominal)} nominal), under {SLOW_CACHE_RATIO:g}x "
+                f"{memory.name}'s {_rate(memory.peak_bandwidth_bps)} peak: no cache is that "
+                "slow, so the fit uses it for another cost these rows share (a library's "
+                "streaming rate, say); it describes these rows, not the cache",
             )
         )
     return out
@@ -269,10 +314,12 @@ def diagnose(
     files: Sequence[tuple[str, Sequence[BaselineRow]]] = (),
 ) -> tuple[Diagnostic, ...]:
     """Every finding about a calibration, in the order printed: latency
-    constants at a bound, energy coefficients at their floor, constants the
-    rows cannot identify, a thread-count mismatch."""
+    constants at a bound, cache tiers slower than main memory allows, energy
+    coefficients at their floor, constants the rows cannot identify, a
+    thread-count mismatch."""
     return (
         *latency_at_bounds(spec, fit),
+        *slow_caches(spec, fit),
         *energy_at_floor(spec, energy),
         *unidentified(fit),
         *thread_mismatch(spec, files),

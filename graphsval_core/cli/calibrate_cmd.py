@@ -76,8 +76,9 @@ def calibrate(
     file's fit.diagnostics) for a constant at a bound of its range or an
     energy coefficient at its floor (a bound, not a measurement), one the
     rows cannot identify (relative uncertainty above 100%, or not moved at
-    all), and rows measured on a thread count other than the CPU target's
-    compute units.
+    all), a cache tier fitted slower than twice main memory's peak (it
+    stands in for another cost of the rows), and rows measured on a thread
+    count other than the CPU target's compute units.
     """
     from graphsval_core.calibrate.workflow import CalibrateOptions, calibrate as run
     from graphsval_core.extras import require

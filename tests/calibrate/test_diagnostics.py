@@ -13,8 +13,10 @@ from attrs import evolve
 from click.testing import CliRunner
 
 from graphsval_core.calibrate.diagnostics import (
+    diagnose,
     energy_at_floor,
     latency_at_bounds,
+    slow_caches,
     thread_mismatch,
     unidentified,
 )
@@ -216,6 +218,37 @@ def test_the_bound_is_within_one_percent_in_log_terms(make_target):
     assert latency_at_bounds(spec, clear) == []
     held = _fit({"compute_fraction.fp32": 1.0}, [fraction], held={"compute_fraction.fp32": "x"})
     assert latency_at_bounds(spec, held) == []  # not fitted: no bound to sit at
+
+
+# -- a cache slower than main memory allows ---------------------------------------------
+
+
+def test_a_cache_fitted_slower_than_twice_main_memory_is_warned(make_target):
+    spec = make_target("toy")  # l2 500 GB/s nominal, dram 50 GB/s peak
+    name = "tiers.l2.achievable_fraction"
+    l2 = Param(name, 1.0, 1e-3, 1.0, "5 matmul/linear rows")
+    slow = _fit({name: 0.1}, [l2])  # 50 GB/s: no faster than the DRAM
+    [found] = slow_caches(spec, slow)
+    assert found.kind == "slow_cache" and found.subject == name
+    assert "l2 is fitted at 50 GB/s (0.1 of its 500 GB/s nominal)" in found.line
+    assert "under 2x dram's 50 GB/s peak" in found.line
+    assert found in diagnose(spec, slow, EnergyFit(rows=0))
+    # 2.2 x the DRAM's peak is a plausible cache; the DRAM itself is never judged
+    fine = _fit({name: 0.22, "tiers.dram.achievable_fraction": 0.01}, [l2])
+    assert slow_caches(spec, fine) == []
+    held = _fit({name: 0.1}, [l2], held={name: "held at the fitted l1 bandwidth"})
+    assert "l2 is held at 50 GB/s" in slow_caches(spec, held)[0].line
+    assert slow_caches(spec, _fit({}, [l2])) == []  # not fitted: the spec's value stands
+
+
+def test_the_i7_calibration_says_its_l2_is_not_an_l2():
+    registry = build_registry()
+    spec = registry.datasheet_target("i7_12700k")
+    name = "tiers.l2.achievable_fraction"
+    fit = _fit({name: 0.039}, [Param(name, 1.0, 1e-3, 1.0, "5 matmul/linear rows")])
+    [found] = slow_caches(spec, fit)
+    assert "l2 is fitted at 103 GB/s (0.039 of its 2.64 TB/s nominal)" in found.line
+    assert "dram's 76.8 GB/s peak" in found.line
 
 
 # -- energy coefficients at their floor -------------------------------------------------
