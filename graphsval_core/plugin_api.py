@@ -95,7 +95,7 @@ _WHERE: dict[str, str] = {
     "CheckContext": "graphsval_core.consistency.context",
     **dict.fromkeys(
         ("Outcome", "outcome", "skipped", "PASS", "FAIL", "XFAIL", "XPASS", "SKIP"),
-        "graphsval_core.consistency.outcome",
+        "graphsval_core.datamodel.outcome",
     ),
     **dict.fromkeys(
         ("MATMULS", "LINEAR", "workload_name"), "graphsval_core.consistency.reference_shapes"
@@ -127,16 +127,6 @@ if TYPE_CHECKING:  # what type checkers and editors see (names re-exported as X 
     from graphsval_core.consistency.context import (
         CheckContext as CheckContext,
     )
-    from graphsval_core.consistency.outcome import (
-        FAIL as FAIL,
-        PASS as PASS,
-        SKIP as SKIP,
-        XFAIL as XFAIL,
-        XPASS as XPASS,
-        Outcome as Outcome,
-        outcome as outcome,
-        skipped as skipped,
-    )
     from graphsval_core.consistency.reference_shapes import (
         LINEAR as LINEAR,
         MATMULS as MATMULS,
@@ -153,6 +143,16 @@ if TYPE_CHECKING:  # what type checkers and editors see (names re-exported as X 
     from graphsval_core.datamodel.op import (
         OpSpec as OpSpec,
         ShapeError as ShapeError,
+    )
+    from graphsval_core.datamodel.outcome import (
+        FAIL as FAIL,
+        PASS as PASS,
+        SKIP as SKIP,
+        XFAIL as XFAIL,
+        XPASS as XPASS,
+        Outcome as Outcome,
+        outcome as outcome,
+        skipped as skipped,
     )
     from graphsval_core.datamodel.provenance import (
         Provenance as Provenance,

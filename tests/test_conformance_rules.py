@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from attrs import evolve
 
-from graphsval_core.consistency.outcome import outcome
+from graphsval_core.datamodel.outcome import outcome
 from graphsval_core.datamodel.provenance import Provenance, Sourced
 from graphsval_core.plugins.records import ConsistencyCheck, PredictorSpec, ProbeResult
 from graphsval_core.sweep.labels import load_shipped, overlay_for, write_overlay

@@ -19,13 +19,13 @@ from graphsval_core.plugins.records import ConsistencyCheck
 
 if TYPE_CHECKING:
     from graphsval_core.consistency.context import CheckContext
-    from graphsval_core.consistency.outcome import Outcome
+    from graphsval_core.datamodel.outcome import Outcome
 
 
 def provenance(target: TargetSpec, ctx: CheckContext) -> list[Outcome]:
     """Every peak, bandwidth, energy per op and energy per byte carries
     provenance of a known kind with a source."""
-    from graphsval_core.consistency.outcome import outcome
+    from graphsval_core.datamodel.outcome import outcome
     from graphsval_core.datamodel.provenance import PROVENANCE_KINDS, Provenance
 
     fields: list[tuple[str, Any]] = []

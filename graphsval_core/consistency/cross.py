@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from graphsval_core.consistency.outcome import Outcome, outcome, skipped
 from graphsval_core.consistency.reference_shapes import MATMULS, workload_name
+from graphsval_core.datamodel.outcome import Outcome, outcome, skipped
 
 if TYPE_CHECKING:
     from graphsval_core.consistency.context import CheckContext

@@ -4,7 +4,7 @@ sensitivity and physical bounds, over the reference workload set of
 :mod:`graphsval_core.consistency.reference_shapes`.
 
 Each function takes ``(target, context)`` and returns
-:class:`~graphsval_core.consistency.outcome.Outcome` records, one per aspect of the
+:class:`~graphsval_core.datamodel.outcome.Outcome` records, one per aspect of the
 check, deciding over every workload and dtype of the target and naming the
 worst case on failure.
 """
@@ -17,8 +17,8 @@ import numpy as np
 from attrs import evolve
 
 from graphsval_core.consistency.context import Batches, CheckContext
-from graphsval_core.consistency.outcome import Outcome, outcome, skipped
 from graphsval_core.consistency.reference_shapes import workload_name
+from graphsval_core.datamodel.outcome import Outcome, outcome, skipped
 from graphsval_core.model.prediction import LATENCY_TERMS
 
 if TYPE_CHECKING:

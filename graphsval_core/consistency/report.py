@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from graphsval_core.consistency.outcome import PASS, SKIP, STATUSES
 from graphsval_core.consistency.runner import TargetResult
+from graphsval_core.datamodel.outcome import PASS, SKIP, STATUSES
 
 
 def report_lines(results: Sequence[TargetResult], verbose: bool = False) -> list[str]:

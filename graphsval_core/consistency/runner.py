@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from attrs import evolve, frozen
 
 from graphsval_core.consistency.context import CheckContext
-from graphsval_core.consistency.outcome import (
+from graphsval_core.datamodel.outcome import (
     FAIL,
     PASS,
     SKIP,

@@ -15,8 +15,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from graphsval_core.consistency.outcome import Outcome, outcome, skipped
 from graphsval_core.consistency.reference_shapes import workload_name
+from graphsval_core.datamodel.outcome import Outcome, outcome, skipped
 from graphsval_core.files.snapshot import QUANTITIES, TOLERANCE, SnapshotError, write_snapshot
 from graphsval_core.plugins.resources import in_installed_package
 

@@ -393,8 +393,8 @@ def graphsval_consistency_checks(target: TargetSpec) -> Iterable[ConsistencyChec
     :param target: the target spec.
     :returns: an iterable of :class:`~graphsval_core.plugins.records.ConsistencyCheck`,
         whose ``run(target, context)`` returns
-        :class:`~graphsval_core.consistency.outcome.Outcome` records (build them with
-        :func:`~graphsval_core.consistency.outcome.outcome`): pass or fail with the
+        :class:`~graphsval_core.datamodel.outcome.Outcome` records (build them with
+        :func:`~graphsval_core.datamodel.outcome.outcome`): pass or fail with the
         numbers that decided it and, on failure, the workload and coefficient. The
         :class:`~graphsval_core.consistency.context.CheckContext` gives the check the
         registry's lookups (``target``, ``targets``, ``op``, ``memory_hierarchy``),

@@ -50,8 +50,8 @@ class PredictorSpec:
 @frozen(kw_only=True)
 class ConsistencyCheck:
     """An invariant to run for a target: ``run(target, context)`` returns an
-    iterable of :class:`graphsval_core.consistency.outcome.Outcome` (build them with
-    :func:`graphsval_core.consistency.outcome.outcome`); the context is a
+    iterable of :class:`graphsval_core.datamodel.outcome.Outcome` (build them with
+    :func:`graphsval_core.datamodel.outcome.outcome`); the context is a
     :class:`graphsval_core.consistency.context.CheckContext`."""
 
     name: str

@@ -757,7 +757,7 @@ class Registry:
         failure."""
         from attrs import evolve
 
-        from graphsval_core.consistency.outcome import Outcome, skipped
+        from graphsval_core.datamodel.outcome import Outcome, skipped
 
         hook = "graphsval_consistency_checks"
         run = check.run

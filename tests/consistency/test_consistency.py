@@ -14,7 +14,8 @@ from click.testing import CliRunner
 from graphsval_core.cli.main import cli
 from graphsval_core.consistency import snapshot as snap
 from graphsval_core.consistency.context import CheckContext, Snapshots
-from graphsval_core.consistency.outcome import (
+from graphsval_core.consistency.runner import run_consistency
+from graphsval_core.datamodel.outcome import (
     FAIL,
     PASS,
     SKIP,
@@ -23,7 +24,6 @@ from graphsval_core.consistency.outcome import (
     Outcome,
     outcome,
 )
-from graphsval_core.consistency.runner import run_consistency
 from graphsval_core.datamodel.provenance import Provenance, datasheet, estimated
 from graphsval_core.model.reference import predict as reference_predict
 from graphsval_core.plugins.loader import build_registry

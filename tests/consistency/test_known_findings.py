@@ -7,8 +7,8 @@ import pytest
 from click.testing import CliRunner
 
 from graphsval_core.cli.main import cli
-from graphsval_core.consistency.outcome import FAIL, XFAIL
 from graphsval_core.consistency.runner import run_consistency
+from graphsval_core.datamodel.outcome import FAIL, XFAIL
 from graphsval_core.datamodel.provenance import estimated
 from graphsval_core.plugins.loader import build_registry
 from graphsval_core.plugins.registry import HookError

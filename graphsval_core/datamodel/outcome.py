@@ -7,6 +7,10 @@ target's plugin through the ``graphsval_expected_failures`` hook) turns a
 failure into an *expected failure*, which does not fail the run, and a pass
 into an *unexpected pass*, reported so that the expectation can be removed.
 Checks build outcomes with :func:`outcome` and :func:`skipped`.
+
+A plain record, so it lives with the data model: the plugin registry (which
+turns a failing plugin check into a skipped outcome) and the consistency
+runner both import it from here, downward.
 """
 
 from __future__ import annotations
