@@ -10,7 +10,7 @@ import warnings
 import pytest
 
 from graphsval_core.datamodel.errors import InputWarning
-from graphsval_core.files import baseline as baseline_module
+from graphsval_core.files import baseline_stream as stream_module
 from graphsval_core.files.baseline import BaselineFileError, read_baseline
 
 HEADER = "hardware,op,shape,dtype,latency_s,energy_j,trial_count,notes"
@@ -27,10 +27,13 @@ def _rows(n: int, wide: bool = False) -> list[str]:
     ]
 
 
-def _read(text: str, chunk: int, columnwise: bool, monkeypatch) -> tuple[object, list[str]]:
-    monkeypatch.setattr(baseline_module, "CHUNK_LINES", chunk)
+def _read(
+    text: str, chunk: int, columnwise: bool, monkeypatch, read_bytes: int = 4 * 2**20
+) -> tuple[object, list[str]]:
+    monkeypatch.setattr(stream_module, "CHUNK_LINES", chunk)
+    monkeypatch.setattr(stream_module, "READ_BYTES", read_bytes)
     if not columnwise:
-        monkeypatch.setattr(baseline_module, "_block", lambda *args: False)
+        monkeypatch.setattr(stream_module, "plain_block", lambda *args: None)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
@@ -46,6 +49,9 @@ def _same(text: str, monkeypatch, chunks=(3, 4, 7, 65_536)) -> tuple[object, lis
     reference = _read(text, 65_536, False, monkeypatch)
     for chunk in chunks:
         assert _read(text, chunk, True, monkeypatch) == reference, chunk
+    # the file's bytes in pieces of any size, cut inside a line or a character
+    for size in (1, 5, 64):
+        assert _read(text, 4, True, monkeypatch, read_bytes=size) == reference, size
     return reference
 
 

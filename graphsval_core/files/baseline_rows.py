@@ -1,0 +1,240 @@
+"""The rules one baseline row is read by: columns, limits, and every check
+of a field, with the message naming the file and line.
+
+:mod:`graphsval_core.files.baseline_stream` reads a whole block of plain rows
+column-wise and falls back on these rules, row by row, for a block holding
+anything else; both read a row the same way.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from sys import intern
+from typing import Any
+
+from attrs import field, frozen
+
+from graphsval_core.datamodel.dtypes import KNOWN_DTYPES
+from graphsval_core.datamodel.errors import UserInputError
+from graphsval_core.datamodel.op import ShapeError, split_shape
+
+V4_COLUMNS: tuple[str, ...] = (
+    "hardware",
+    "op",
+    "shape",
+    "dtype",
+    "latency_s",
+    "energy_j",
+    "trial_count",
+    "notes",
+)
+PURPOSES: tuple[str, ...] = ("calibration", "validation")
+
+#: The largest latency (s) and energy (J) a row may hold: a day, a gigajoule.
+MAX_LATENCY_S = 86_400.0
+MAX_ENERGY_J = 1e9
+#: The largest trial count a row may hold.
+MAX_TRIALS = 2**53
+#: Extra columns holding a number (empty: none), with their largest value.
+NUMERIC_EXTRAS: dict[str, float] = {
+    "first_latency_s": MAX_LATENCY_S,
+    "energy_window_s": MAX_LATENCY_S * 1000,
+}
+
+
+class BaselineFileError(UserInputError):
+    """A baseline file cannot be read; the message names the file and line."""
+
+
+@frozen
+class BaselineRow:
+    """One measured (or failed) shape."""
+
+    line: int
+    hardware: str
+    op: str
+    shape: str
+    dims: tuple[int, ...]
+    dtype: str
+    latency_s: float | None
+    energy_j: float | None
+    trial_count: int
+    notes: str
+    purpose: str | None
+    extras: dict[str, str] = field(factory=dict)
+
+    @property
+    def failed(self) -> bool:
+        return self.latency_s is None
+
+
+def purpose_from_name(path: str | Path) -> str | None:
+    name = Path(path).name
+    for purpose in PURPOSES:
+        if name.endswith(f".{purpose}.csv"):
+            return purpose
+    return None
+
+
+def clip(text: str) -> str:
+    """``text`` quoted, cut to 40 characters."""
+    return repr(text if len(text) <= 40 else text[:37] + "...")
+
+
+def parse_number(value: str, where: str, column: str, high: float) -> float | None:
+    """A number field in ``[0, high]`` (empty: None)."""
+    value = value.strip()
+    if value == "":
+        return None
+    try:
+        number = float(value)
+    except ValueError:
+        raise BaselineFileError(
+            f"{where}: {column} {clip(value)} is not a number (expected seconds or joules, "
+            "or empty)"
+        ) from None
+    if not 0 <= number <= high:  # NaN fails this too
+        raise BaselineFileError(
+            f"{where}: {column} {clip(value)} must be a finite number in [0, {high:g}]"
+        )
+    return number
+
+
+def parse_dims(shape: str) -> tuple[int, ...] | None:
+    """The dims of ``shape`` (``"AxBxC"``), or None when it is not one."""
+    try:
+        return split_shape(shape)
+    except ShapeError:
+        return None
+
+
+def check_header(path: str, header: list[str]) -> list[str]:
+    """The header's names, stripped: the V4 columns first, no name twice."""
+    header = [h.strip() for h in header]
+    if tuple(header[: len(V4_COLUMNS)]) != V4_COLUMNS:
+        got = ",".join(header)
+        raise BaselineFileError(
+            f"{path}:1: header must start with {','.join(V4_COLUMNS)}; got "
+            f"{ascii(got[:200]) if not got.isprintable() else got[:200]}"
+        )
+    for i, name in enumerate(header):
+        if header.index(name) != i:
+            raise BaselineFileError(
+                f"{path}:1: column {name!r} appears twice (columns {header.index(name) + 1} "
+                f"and {i + 1})"
+            )
+    return header
+
+
+def extra_checks(names: list[str]) -> Any:
+    """A check of the extra columns other modules read as numbers or JSON,
+    for a file of extra columns ``names`` (None: it has none of them)."""
+    numeric = [(n, high) for n, high in NUMERIC_EXTRAS.items() if n in names]
+    fingerprint = "fingerprint" in names
+    if not numeric and not fingerprint:
+        return None
+    good: set[str] = set()
+
+    def check(where: str, extras: dict[str, str]) -> None:
+        for name, high in numeric:
+            if extras[name].strip():
+                parse_number(extras[name], where, name, high)
+        text = extras["fingerprint"].strip() if fingerprint else ""
+        if text and text not in good:
+            try:
+                data = json.loads(text, parse_constant=_no_constant)
+            except (ValueError, RecursionError):
+                data = None
+            if not isinstance(data, dict) or not all(
+                isinstance(v, str | int | float) for v in data.values()
+            ):
+                raise BaselineFileError(
+                    f"{where}: fingerprint {clip(text)} is not a JSON object of names to values"
+                )
+            good.add(text)
+
+    return check
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(name)
+
+
+def blank(raw: list[str]) -> bool:
+    """Whether a line's fields hold nothing (a blank line, or only commas)."""
+    return not raw or (not raw[0].strip() and not "".join(raw).strip())
+
+
+def parse_row(
+    path: str,
+    lineno: int,
+    raw: list[str],
+    width: int,
+    extras_names: list[str],
+    has_purpose: bool,
+    file_purpose: str | None,
+) -> BaselineRow:
+    """One row; its first fields are the V4 columns, in their order."""
+    if len(raw) != width:
+        raise BaselineFileError(f"{path}:{lineno}: {len(raw)} fields, the header has {width}")
+    # names repeat on every row: one string each (a large file's memory)
+    hardware, op, dtype = intern(raw[0].strip()), intern(raw[1].strip()), intern(raw[3].strip())
+    shape = raw[2].strip()
+    if not (hardware and op and shape and dtype):
+        empty = V4_COLUMNS[[hardware, op, shape, dtype].index("")]
+        raise BaselineFileError(f"{path}:{lineno}: empty {empty}")
+    where = f"{path}:{lineno}"
+    try:
+        dims = split_shape(shape)
+    except ShapeError as exc:
+        raise BaselineFileError(f"{where}: {exc}") from None
+    if dtype not in KNOWN_DTYPES:
+        raise BaselineFileError(
+            f"{where}: dtype {clip(dtype)} is not a known dtype ({', '.join(KNOWN_DTYPES)})"
+        )
+    latency = parse_number(raw[4], where, "latency_s", MAX_LATENCY_S)
+    if latency == 0.0:
+        raise BaselineFileError(f"{where}: latency_s is 0 (leave it empty for a failed shape)")
+    energy = parse_number(raw[5], where, "energy_j", MAX_ENERGY_J)
+    if energy == 0.0:
+        energy = None  # RAPL's sub-millisecond 0.0 readings: missing, not zero joules
+    trials = _trials(raw[6].strip() or "0", where)
+    extras = dict(zip(extras_names, raw[len(V4_COLUMNS) :], strict=True)) if extras_names else {}
+    purpose = (extras["purpose"].strip() or None) if has_purpose else file_purpose
+    if purpose is not None and purpose not in PURPOSES:
+        raise BaselineFileError(
+            f"{where}: purpose {clip(purpose)} is not one of {', '.join(PURPOSES)}"
+        )
+    return BaselineRow(
+        line=lineno,
+        hardware=hardware,
+        op=op,
+        shape=shape,
+        dims=dims,
+        dtype=dtype,
+        latency_s=latency,
+        energy_j=energy,
+        trial_count=trials,
+        notes=raw[7],
+        purpose=purpose,
+        extras=extras,
+    )
+
+
+def _trials(text: str, where: str) -> int:
+    if text.isascii() and text.isdigit() and len(text) <= 16 and int(text) <= MAX_TRIALS:
+        return int(text)
+    if text.isascii() and text.lstrip("-").isdigit():
+        raise BaselineFileError(
+            f"{where}: trial_count {clip(text)} must be an integer in [0, {MAX_TRIALS}]"
+        )
+    raise BaselineFileError(
+        f"{where}: trial_count {clip(text)} is not an integer (expected a count of trials, "
+        "or empty)"
+    )
+
+
+#: A column of plain non-negative decimals (the column-wise reader's own test).
+NUMBER_TEXT = re.compile(r"[0-9.eE+\-\n]*\Z")
