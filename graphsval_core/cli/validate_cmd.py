@@ -127,6 +127,9 @@ def validate(
             floors_file=floors_file,
             # the sentence a record is only read by the reports, JSON, Markdown and -vv
             explanations=bool(out_dir) or fmt != "text" or verbose > 1,
+            # every record only for what lists them all: the terminal summary
+            # and -q keep figures, whatever the baseline's size
+            records=bool(out_dir) or fmt != "text" or verbose > 0,
         )
     except UserInputError as exc:
         raise click.UsageError(str(exc)) from None
@@ -154,7 +157,7 @@ def validate(
             raise SystemExit(1)
         return
     if options.explicit and summary.checked == 0 and not result.no_prediction:
-        raise InputError(_nothing_validated(summary, len(validation.records)))
+        raise InputError(_nothing_validated(summary, validation.size))
     if fmt == "json":
         for line in result.consistency_lines:
             click.echo(line, err=True)
@@ -197,7 +200,7 @@ def _nothing_validated(summary: Any, selected: int) -> str:
             "(--hw, --op, --dtype or --purpose)"
         )
     why = [f"{f.file}:{f.line}: {f.reason}" for f in summary.excluded[:3]]
-    more = len(summary.excluded) - len(why)
+    more = summary.total("excluded") - len(why)
     if more > 0:
         why.append(f"and {more} more (-v lists them)")
     reasons = "; ".join(why) if why else "each is suspect (-v lists them)"

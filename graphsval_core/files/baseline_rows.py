@@ -9,7 +9,6 @@ anything else; both read a row the same way.
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from sys import intern
 from typing import Any
@@ -234,7 +233,3 @@ def _trials(text: str, where: str) -> int:
         f"{where}: trial_count {clip(text)} is not an integer (expected a count of trials, "
         "or empty)"
     )
-
-
-#: A column of plain non-negative decimals (the column-wise reader's own test).
-NUMBER_TEXT = re.compile(r"[0-9.eE+\-\n]*\Z")

@@ -1,12 +1,4 @@
-"""Heatmap cells (target x op x regime) and drift attribution for failing cells.
-
-A cell holds the checked records of one target and op whose predicted regime
-is that regime. Where the regime validates a constant the target has per dtype
-(:data:`PER_DTYPE`: the launch, whose first kernel may be a dtype's own
-dispatch path, and the achievable peak), the cell also holds one dtype only,
-labelled ``launch_bound (bf16)``: rows of 1 us fp32 calls and 20 us bf16
-calls pooled would name neither constant. A memory tier's bandwidth is one
-figure for every dtype, so its cells pool them.
+"""Drift attribution for failing heatmap cells (:mod:`graphsval_core.validate.cells`).
 
 For a failing cell the attribution names the constant that regime validates,
 the direction and median size of the latency error, and the value of that
@@ -52,16 +44,37 @@ from typing import Any
 import numpy as np
 from attrs import frozen
 
-from graphsval_core.datamodel.dtypes import KNOWN_DTYPES
-from graphsval_core.datamodel.regimes import ALU_BOUND, LAUNCH_BOUND, order, regime_tier
+from graphsval_core.datamodel.regimes import ALU_BOUND, LAUNCH_BOUND, regime_tier
 from graphsval_core.datamodel.units import fmt_seconds, fmt_si
 from graphsval_core.plugins.records import PredictorConstant
-from graphsval_core.validate.records import Records
+from graphsval_core.validate.cells import (
+    PER_DTYPE,
+    VERDICTS,
+    Cell,
+    add_cells,
+    build_cells,
+    cell_label,
+    cell_order,
+    dtype_order,
+    split_label,
+)
 
-VERDICTS = ("regime", "latency", "energy")
-
-#: The regimes whose constant a target has per dtype: one dtype per cell.
-PER_DTYPE: tuple[str, ...] = (LAUNCH_BOUND, ALU_BOUND)
+__all__ = [
+    "CENTRED_FRACTION",
+    "HOLDS_CHANGE",
+    "PER_DTYPE",
+    "VERDICTS",
+    "Cell",
+    "Drift",
+    "add_cells",
+    "attribute",
+    "build_cells",
+    "cell_label",
+    "cell_order",
+    "dtype_order",
+    "implied_declared",
+    "split_label",
+]
 
 #: A failing cell's median signed error is centred when within this share of
 #: its band: the constant holds on average, the rows scatter.
@@ -69,81 +82,6 @@ CENTRED_FRACTION = 0.25
 #: A constant whose implied value is within this share of the model's holds:
 #: an off-centre cell's error then comes from another term.
 HOLDS_CHANGE = 0.02
-
-
-def cell_label(regime: str, dtype: str | None) -> str:
-    """``launch_bound (bf16)`` for a cell of one dtype, ``l2_bound`` for a pooled one."""
-    return f"{regime} ({dtype})" if dtype else regime
-
-
-def split_label(label: str) -> tuple[str, str | None]:
-    """The regime and dtype of a :func:`cell_label` (dtype None: pooled)."""
-    regime, _, rest = label.partition(" (")
-    return regime, rest.removesuffix(")") or None
-
-
-def dtype_order(dtype: str | None) -> tuple[int, str]:
-    """Sort key of a dtype: the order of :data:`KNOWN_DTYPES`, others after."""
-    if dtype in KNOWN_DTYPES:
-        return KNOWN_DTYPES.index(dtype), ""
-    return len(KNOWN_DTYPES), dtype or ""
-
-
-@frozen
-class Cell:
-    """The checked records of one target, op and predicted regime, and of one
-    dtype where the regime's constant is per dtype (``dtype`` None: pooled)."""
-
-    hardware: str
-    op: str
-    regime: str
-    dtype: str | None
-    records: Records
-
-    @property
-    def label(self) -> str:
-        return cell_label(self.regime, self.dtype)
-
-    @property
-    def n(self) -> int:
-        return len(self.records)
-
-    def fails(self, kind: str) -> int:
-        """Records whose ``kind`` verdict (regime, latency, energy) failed."""
-        return sum(1 for v in getattr(self.records, f"pass_{kind}") if v is False)
-
-    @property
-    def passed(self) -> int:
-        return sum(1 for v in self.records.passed if v)
-
-    @property
-    def ok(self) -> bool:
-        return self.passed == self.n
-
-    def text(self) -> str:
-        """``OK 18/18`` or ``FAIL R2 L5 E1 /18`` (R regime, L latency, E energy)."""
-        if self.ok:
-            return f"OK {self.passed}/{self.n}"
-        parts = [f"{k[0].upper()}{self.fails(k)}" for k in VERDICTS if self.fails(k)]
-        return f"FAIL {' '.join(parts)} /{self.n}"
-
-
-def build_cells(records: Records) -> dict[tuple[str, str, str, str | None], Cell]:
-    """The cells of the checked records, keyed ``(hardware, op, regime,
-    dtype)`` (dtype None for a regime of :data:`PER_DTYPE`'s complement), in
-    order of first appearance."""
-    members: dict[tuple[str, str, str, str | None], list[int]] = {}
-    for i in np.flatnonzero(records.checked):
-        regime = records.regime_predicted[i]
-        dtype = records.dtype[i] if regime in PER_DTYPE else None
-        key = (records.hardware[i], records.op[i], regime, dtype)
-        members.setdefault(key, []).append(int(i))
-    return {key: Cell(*key, records.take(np.array(index))) for key, index in members.items()}
-
-
-def cell_order(cell: Cell) -> tuple[Any, ...]:
-    """Report order: target, op, regime (launch, compute, tiers), dtype."""
-    return cell.hardware, cell.op, order(cell.regime), dtype_order(cell.dtype)
 
 
 @frozen
@@ -263,46 +201,27 @@ def _spread(errors: Any, bands: Any) -> dict[str, Any]:
     }
 
 
-def _latency_spread(records: Records) -> dict[str, Any]:
-    return _spread(records.latency_error, records.tolerance_latency)
-
-
-def _implied_rate(records: Records, rate: np.ndarray, term: np.ndarray) -> np.ndarray:
-    """``rate x term / (measured - fixed)`` where the measured time exceeds the
-    fixed time and the term is known: the rate that would make the term the
-    measured time less launch."""
-    measured = records.latency_measured_s
-    fixed = records.terms.fixed_s
-    usable = (measured > fixed) & np.isfinite(term) & np.isfinite(rate) & (rate != 0)
-    return rate[usable] * term[usable] / (measured[usable] - fixed[usable])
-
-
-def _by_dtype(records: Records) -> list[tuple[str, Records]]:
-    """The records of each dtype, in dtype order (one for a cell of :data:`PER_DTYPE`)."""
-    return [
-        (dtype, records.take(records.dtype == dtype))
-        for dtype in sorted(set(records.dtype), key=dtype_order)
-    ]
+def _latency_spread(cell: Cell) -> dict[str, Any]:
+    return _spread(cell.column("latency_error"), cell.column("tolerance_latency"))
 
 
 def _compute_drifts(cell: Cell) -> list[Drift]:
     """The achievable peak of the cell's dtype."""
-    out = []
-    for dtype, sub in _by_dtype(cell.records):
-        implied = _implied_rate(sub, sub.terms.achievable_ops_per_s, sub.terms.compute_s)
-        if implied.size:
-            unit = "OP/s" if dtype.startswith("int") else "FLOP/s"
-            out.append(
-                Drift(
-                    f"achievable peak {dtype}",
-                    unit,
-                    float(sub.terms.achievable_ops_per_s[0]),
-                    _median(implied),
-                    int(implied.size),
-                    **_latency_spread(sub),
-                )
-            )
-    return out
+    implied = cell.implied()
+    if not implied.size:
+        return []
+    dtype = cell.dtype or ""
+    unit = "OP/s" if dtype.startswith("int") else "FLOP/s"
+    return [
+        Drift(
+            f"achievable peak {dtype}",
+            unit,
+            cell.first["model"],
+            _median(implied),
+            int(implied.size),
+            **_latency_spread(cell),
+        )
+    ]
 
 
 def _launch_drifts(cell: Cell) -> list[Drift]:
@@ -310,45 +229,41 @@ def _launch_drifts(cell: Cell) -> list[Drift]:
     the call pays one, else the launch overhead): the measured time less
     compute or memory and the rest of the fixed time, less the launch the
     model adds beyond that one constant (further kernels, a thread team)."""
-    out = []
-    for dtype, sub in _by_dtype(cell.records):
-        terms = sub.terms
-        per_dtype = bool(np.isfinite(terms.dispatch_s).all())
-        constant = terms.dispatch_s if per_dtype else terms.launch_overhead_s
-        if not np.isfinite(constant).all():  # records built without the constants
-            constant = terms.launch_s
-        busy = np.maximum(terms.compute_s, terms.memory_s)
-        known = np.isfinite(busy)
-        implied = np.maximum(0.0, (sub.latency_measured_s - busy - terms.fixed_s + constant)[known])
-        if implied.size:
-            out.append(
-                Drift(
-                    f"dispatch overhead {dtype}" if per_dtype else "launch overhead",
-                    "s",
-                    _median(constant),
-                    _median(implied),
-                    int(implied.size),
-                    **_latency_spread(sub),
-                )
-            )
-    return out
+    dispatch = cell.column("dispatch_s")
+    per_dtype = bool(np.isfinite(dispatch).all())
+    constant = dispatch if per_dtype else cell.column("launch_overhead_s")
+    if not np.isfinite(constant).all():  # records built without the constants
+        constant = cell.column("launch_s")
+    known = cell.column("known").astype(bool)
+    implied = np.maximum(0.0, (cell.column("rest") + constant)[known])
+    if not implied.size:
+        return []
+    return [
+        Drift(
+            f"dispatch overhead {cell.dtype}" if per_dtype else "launch overhead",
+            "s",
+            _median(constant),
+            _median(implied),
+            int(implied.size),
+            **_latency_spread(cell),
+        )
+    ]
 
 
 def _tier_drifts(cell: Cell) -> list[Drift]:
     """The binding tier's effective bandwidth."""
-    recs = cell.records
     tier = regime_tier(cell.regime) or cell.regime
-    implied = _implied_rate(recs, recs.terms.tier_bandwidth_bps, recs.terms.memory_s)
+    implied = cell.implied()
     if not implied.size:
         return []
     return [
         Drift(
             f"{tier.upper()} bandwidth",
             "B/s",
-            float(recs.terms.tier_bandwidth_bps[0]),
+            cell.first["model"],
             _median(implied),
             int(implied.size),
-            **_latency_spread(recs),
+            **_latency_spread(cell),
         )
     ]
 
@@ -356,30 +271,28 @@ def _tier_drifts(cell: Cell) -> list[Drift]:
 def _energy_drifts(cell: Cell) -> list[Drift]:
     """The static power: measured energy less the model's dynamic energy, over
     the measured time."""
-    judged = np.array([v is not None for v in cell.records.pass_energy], dtype=bool)
-    recs = cell.records.take(judged)
-    terms = recs.terms
-    compute, traffic = np.nan_to_num(terms.energy_compute_j), np.nan_to_num(terms.energy_traffic_j)
-    implied = (recs.energy_measured_j - compute - traffic) / recs.latency_measured_s
+    implied = cell.energy("implied")
     return [
         Drift(
             "static power",
             "W",
-            float(terms.static_power_w[0]),
+            cell.first["static_power_w"],
             _median(implied),
             int(implied.size),
             error_kind="energy",
-            **_spread(recs.energy_error, recs.tolerance_energy),
+            **_spread(cell.energy("energy_error"), cell.energy("tolerance_energy")),
         )
     ]
 
 
 #: A predictor's declared constants per (hardware, op, dtype); None: it declares none.
-Declared = Mapping[tuple[str, str, str], tuple[PredictorConstant, ...] | None]
+Declared = Mapping[tuple[str, str, str], "tuple[PredictorConstant, ...] | None"]
 
 
-def implied_declared(records: Records, constant: PredictorConstant) -> np.ndarray:
-    """The value of a declared constant each record's measurement implies.
+def implied_declared(columns: Mapping[str, np.ndarray], constant: PredictorConstant) -> np.ndarray:
+    """The value of a declared constant each record's measurement implies
+    (``columns``: the fields a cell keeps of its records for a declared
+    predictor, by name).
 
     A rate (unit ending in ``/s``) scales inversely with the time it governs:
     the term the predictor reports for the regime where it has one (compute
@@ -389,22 +302,21 @@ def implied_declared(records: Records, constant: PredictorConstant) -> np.ndarra
     quantity (measured over predicted)."""
     value = float(constant.value)
     if constant.quantity == "energy":
-        measured, predicted = records.energy_measured_j, records.energy_predicted_j
+        measured, predicted = columns["energy_measured_j"], columns["energy_predicted_j"]
     else:
-        measured, predicted = records.latency_measured_s, records.latency_predicted_s
+        measured, predicted = columns["latency_measured_s"], columns["latency_predicted_s"]
     ok = np.isfinite(measured) & np.isfinite(predicted) & (measured > 0) & (predicted > 0)
     latency = constant.quantity == "latency"
     with np.errstate(divide="ignore", invalid="ignore"):
         if latency and constant.unit.endswith("/s"):
-            terms = records.terms
-            term = terms.compute_s if constant.regime == ALU_BOUND else terms.memory_s
-            rest = measured - np.nan_to_num(records.terms.fixed_s)
+            term = columns["compute_s"] if constant.regime == ALU_BOUND else columns["memory_s"]
+            rest = measured - np.nan_to_num(columns["fixed_s"])
             reported = np.isfinite(term) & (rest > 0)
             implied = np.where(reported, value * term / rest, value * predicted / measured)
         elif latency and constant.unit == "s":
             implied = value + (measured - predicted)
         elif constant.unit == "W":
-            implied = value + (measured - predicted) / records.latency_measured_s
+            implied = value + (measured - predicted) / columns["latency_measured_s"]
         else:
             implied = value * measured / predicted
     return implied[ok & np.isfinite(implied)]
@@ -420,13 +332,15 @@ def _declared_drifts(cell: Cell, declared: Declared) -> list[Drift]:
         kinds.append("latency")
     if cell.fails("energy"):
         kinds.append("energy")
+    every = {name: cell.column(name) for name in cell.kept()}
     for kind in kinds:
-        recs = cell.records
+        recs = every
         if kind == "energy":
-            recs = recs.take(np.array([v is not None for v in recs.pass_energy], dtype=bool))
+            judged = cell.column("judged").astype(bool)
+            recs = {name: values[judged] for name, values in every.items()}
         by_constant: dict[PredictorConstant, list[str]] = {}
         unnamed: list[str] = []
-        for dtype in sorted(set(recs.dtype), key=dtype_order):
+        for dtype in sorted(set(recs["dtype"].tolist()), key=dtype_order):
             mine = [
                 c
                 for c in declared.get((cell.hardware, cell.op, dtype)) or ()
@@ -439,7 +353,7 @@ def _declared_drifts(cell: Cell, declared: Declared) -> list[Drift]:
         errors = "energy_error" if kind == "energy" else "latency_error"
         bands = "tolerance_energy" if kind == "energy" else "tolerance_latency"
         for constant, dtypes in by_constant.items():
-            sub = recs.take(np.isin(recs.dtype, dtypes))
+            sub = _of_dtypes(recs, dtypes)
             implied = implied_declared(sub, constant)
             out.append(
                 Drift(
@@ -449,15 +363,20 @@ def _declared_drifts(cell: Cell, declared: Declared) -> list[Drift]:
                     _median(implied),
                     int(implied.size),
                     error_kind=kind,
-                    **_spread(getattr(sub, errors), getattr(sub, bands)),
+                    **_spread(sub[errors], sub[bands]),
                 )
             )
         if unnamed:
-            sub = recs.take(np.isin(recs.dtype, unnamed))
-            spread = _spread(getattr(sub, errors), getattr(sub, bands))
+            sub = _of_dtypes(recs, unnamed)
+            spread = _spread(sub[errors], sub[bands])
             nan = float("nan")
             out.append(Drift("", "", nan, nan, spread["rows"], error_kind=kind, **spread))
     return out
+
+
+def _of_dtypes(columns: dict[str, np.ndarray], dtypes: list[str]) -> dict[str, np.ndarray]:
+    mask = np.isin(columns["dtype"].astype(str), dtypes)
+    return {name: values[mask] for name, values in columns.items()}
 
 
 def attribute(cell: Cell, declared: Declared | None = None) -> list[Drift]:

@@ -1,7 +1,8 @@
 """The validation harness: predictions against baseline rows, per record and per cell.
 
 One record per baseline row (DESIGN.md section 6). Each counted row is
-predicted (batched per target, op and dtype), classified with the classifier's
+predicted (batched per block of rows, target, op and dtype: a file is read
+and judged a block at a time), classified with the classifier's
 margins (``near_boundary``), given a measured regime inferred with the same
 peaks, and asserted: regime (predicted vs measured), latency and energy within
 the tolerance of the predicted regime. Energy is skipped with a reason (no
@@ -16,6 +17,13 @@ judged against the target's uncalibrated spec, plus what the row's own
 reason: an implausible latency makes the record ``suspect`` (no regime,
 latency or energy verdict: the energy per call comes from the same timed
 window), an implausible energy only skips the energy verdict.
+
+Every part of the records (one block's group) is counted into the
+validation's :class:`~graphsval_core.validate.tally.Tally`, which the summary
+and the terminal read; the records themselves are kept only for the reports
+that list them all, so a baseline of millions of rows is judged in memory
+of a few numbers a row. Column-wise checks of a block:
+:mod:`graphsval_core.validate.block_checks`.
 """
 
 from __future__ import annotations
@@ -25,20 +33,19 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from attrs import evolve, field, frozen
+from attrs import Factory, evolve, field, frozen
 
 from graphsval_core.datamodel.op import OpSpec
 from graphsval_core.datamodel.regimes import AMBIGUOUS
 from graphsval_core.datamodel.target import TargetSpec
-from graphsval_core.files.baseline import Baseline, BaselineRow, short_energy_window
+from graphsval_core.files.baseline import Baseline, BaselineRow
+from graphsval_core.files.baseline_block import RowBlock
 from graphsval_core.files.tolerances import band
 from graphsval_core.model.classifier import classify_details, measured_regime
 from graphsval_core.model.plausibility import (
-    ENERGY,
     LATENCY,
     Flag,
     format_suspect,
-    row_flags,
     suspect_of,
 )
 from graphsval_core.model.prediction import Prediction
@@ -46,8 +53,11 @@ from graphsval_core.model.reference import NAME as REFERENCE
 from graphsval_core.model.terms.overheads import pays_dispatch
 from graphsval_core.plugins.records import PredictorConstant, PredictorSpec
 from graphsval_core.plugins.registry import PredictorFailed, PredictorRowsFailed, Registry
+from graphsval_core.validate import block_checks
+from graphsval_core.validate.cells import group_index
 from graphsval_core.validate.records import CHECKED, EXCLUDED, SUSPECT, Records, Terms
 from graphsval_core.validate.selection import Selection
+from graphsval_core.validate.tally import Tally
 
 #: The recapture agreement is also told as the share of shapes within this.
 AGREEMENT_BAND = 0.10
@@ -102,8 +112,10 @@ GroupKey = tuple[str, str, str]
 
 @frozen
 class Validation:
-    """Everything a report needs: the records, the predictor's name, warnings
-    about the data, and the recapture agreement per (target, op).
+    """Everything a report needs: the records (every one, unless not
+    ``kept``), their tally (the counts, cells and lists apart the summary
+    and terminal read), the predictor's name, warnings about the data, and
+    the recapture agreement per (target, op).
 
     ``constants`` is None for the reference predictor (attribution reads the
     constants from the target's spec); for any other predictor, the constants
@@ -114,6 +126,23 @@ class Validation:
     warnings: list[str] = field(factory=list)
     recapture: dict[tuple[str, str], Recapture] = field(factory=dict)
     constants: dict[GroupKey, tuple[PredictorConstant, ...] | None] | None = None
+    #: the figures of every record (counted from ``records`` when not given)
+    tally: Tally = field(
+        default=Factory(lambda self: self.tally_of(self.records, self.constants), takes_self=True)
+    )
+    #: whether ``records`` holds every record (else none: the tally has the figures)
+    kept: bool = True
+
+    @staticmethod
+    def tally_of(records: Records, constants: Any) -> Tally:
+        """The tally of ``records`` at once (a predictor's ``constants``, or None)."""
+        files = set(records.file.tolist())
+        return Tally.of(records, declared=constants is not None, recapture_files=files)
+
+    @property
+    def size(self) -> int:
+        """How many records the validation made (kept or not)."""
+        return self.tally.records
 
 
 def _reasons(head: str, flags: Sequence[Flag]) -> str:
@@ -121,25 +150,12 @@ def _reasons(head: str, flags: Sequence[Flag]) -> str:
     return f"{head}: " + "; ".join(f.reason for f in flags)
 
 
-def _energy_skip(row: BaselineRow, flags: Sequence[Flag] = ()) -> str | None:
-    """Why the row's energy is not judged (None: it is)."""
-    if row.energy_j is None:
-        note = row.notes.strip()
-        return "no energy" + (f" ({note})" if note and "energy" in note.lower() else "")
-    if short_energy_window(row):
-        return "window below the sensor's resolution or averaging period"
-    if suspect_of(flags, ENERGY):
-        return _reasons("energy suspect", suspect_of(flags, ENERGY))
-    if suspect_of(flags, LATENCY):
-        return "latency suspect: the energy per call comes from the same timed window"
-    return None
-
-
-def _fingerprint_warnings(selection: Selection, target: TargetSpec) -> list[str]:
+def _fingerprint_warnings(path: str, texts: Sequence[str], target: TargetSpec) -> list[str]:
+    """What the ``fingerprint`` column's ``texts`` (each distinct one, in row
+    order) say against the target's fingerprint."""
     out = []
     seen: set[tuple[str, str, str]] = set()
-    for row in selection.rows:
-        text = row.extras.get("fingerprint", "")
+    for text in texts:
         if not text:
             continue
         try:
@@ -151,8 +167,7 @@ def _fingerprint_warnings(selection: Selection, target: TargetSpec) -> list[str]
             if want is not None and str(want) != str(value) and (key, str(value), want) not in seen:
                 seen.add((key, str(value), want))
                 out.append(
-                    f"{selection.baseline.path}: captured with {key} {value!r}, but target "
-                    f"{target.key} says {want!r}"
+                    f"{path}: captured with {key} {value!r}, but target {target.key} says {want!r}"
                 )
     return out
 
@@ -163,36 +178,62 @@ def validate(
     predictor: PredictorSpec,
     tolerances: dict[str, dict[str, float]],
     explain: bool = True,
+    *,
+    keep: bool = True,
+    listed: int | None = None,
+    recapture_files: Sequence[str] = (),
 ) -> Validation:
-    """Records for every selected row (see module doc); ``explain`` False
-    leaves out each record's explanation (a sentence a record: what a large
-    baseline spends most of its time on when no report shows it)."""
+    """Records for every selected row (see module doc), judged a block of
+    rows at a time and counted into the validation's :class:`Tally`.
+
+    ``explain`` False leaves out each record's explanation (a sentence a
+    record: what a large baseline spends most of its time on when no report
+    shows it); ``keep`` False keeps no record, only the tally (with
+    ``listed``: the first items of each list apart); ``recapture_files``:
+    the files whose records' tolerances the recapture agreement reads."""
     parts: list[Records] = []
     warnings: list[str] = []
     own = predictor.name == REFERENCE
     constants: dict[GroupKey, tuple[PredictorConstant, ...] | None] = {}
+    tally = Tally(listed=listed, declared=not own, recapture_files=recapture_files)
     for sel in selections:
+        targets: list[str] = []
+        fingerprints: dict[str, None] = {}
+        for block in sel.blocks():
+            column = block.extra("fingerprint")
+            if column is not None:
+                fingerprints.update(dict.fromkeys(column.tolist()))
+            for (hw, op_name, dtype), index in group_index(block.hardware, block.op, block.dtype):
+                target = registry.target(hw)
+                op = registry.op(op_name)
+                if hw not in targets:
+                    targets.append(hw)
+                rows = block if len(index) == len(block) else block.take(index)
+                for part in _group_records(
+                    registry, sel, target, op, dtype, rows, predictor, tolerances, explain
+                ):
+                    tally.add(part)
+                    if keep:
+                        parts.append(part)
+                if not own and (hw, op_name, dtype) not in constants:
+                    constants[(hw, op_name, dtype)] = _declared(
+                        registry, predictor, target, op, dtype
+                    )
         if sel.warning:
             warnings.append(sel.warning)
-        groups: dict[tuple[str, str, str], list[BaselineRow]] = {}
-        for row in sel.rows:
-            groups.setdefault((row.hardware, row.op, row.dtype), []).append(row)
-        checked_targets: set[str] = set()
-        for (hw, op_name, dtype), rows in groups.items():
-            target = registry.target(hw)
-            op = registry.op(op_name)
-            if hw not in checked_targets:
-                warnings += _fingerprint_warnings(sel, target)
-                checked_targets.add(hw)
-            parts += _group_records(
-                registry, sel, target, op, dtype, rows, predictor, tolerances, explain
-            )
-            if not own and (hw, op_name, dtype) not in constants:
-                constants[(hw, op_name, dtype)] = _declared(registry, predictor, target, op, dtype)
+        for hw in targets:
+            warnings += _fingerprint_warnings(sel.path, list(fingerprints), registry.target(hw))
     records = Records.concat(parts)
     if not own:
-        warnings += _breakdown_warnings(predictor.name, records, constants)
-    return Validation(records, predictor.name, warnings, constants=None if own else constants)
+        warnings += _breakdown_warnings(predictor.name, tally, constants)
+    return Validation(
+        records,
+        predictor.name,
+        warnings,
+        constants=None if own else constants,
+        tally=tally,
+        kept=keep,
+    )
 
 
 def _declared(
@@ -209,12 +250,11 @@ def _declared(
 
 
 def _breakdown_warnings(
-    name: str, records: Records, constants: dict[GroupKey, tuple[PredictorConstant, ...] | None]
+    name: str, tally: Tally, constants: dict[GroupKey, tuple[PredictorConstant, ...] | None]
 ) -> list[str]:
     """What a predictor's missing breakdown or constants take from the report."""
     out = []
-    checked = records.checked
-    if checked.any() and not np.isfinite(records.terms.compute_s[checked]).any():
+    if tally.checked and not tally.compute_known:
         out.append(
             f"predictor {name!r} reports no breakdown terms (compute_s, memory_s, per-tier "
             "times): explanations give its totals only, and attribution infers a constant "
@@ -228,22 +268,22 @@ def _breakdown_warnings(
     return out
 
 
-def _from_rows(sel: Selection, rows: Sequence[BaselineRow], **values: Any) -> Records:
+def _from_rows(sel: Selection, rows: RowBlock, **values: Any) -> Records:
     """Records of ``rows`` with what the baseline says of them, and ``values``."""
     return Records.build(
         len(rows),
         terms=values.pop("terms", None),
-        hardware=[r.hardware for r in rows],
-        op=[r.op for r in rows],
-        shape=[r.shape for r in rows],
-        dtype=[r.dtype for r in rows],
-        file=sel.baseline.path,
-        line=[r.line for r in rows],
-        purpose=[r.purpose for r in rows],
+        hardware=rows.hardware,
+        op=rows.op,
+        shape=rows.shape,
+        dtype=rows.dtype,
+        file=sel.path,
+        line=rows.line,
+        purpose=rows.purpose,
         in_sample=sel.in_sample,
-        latency_measured_s=[np.nan if r.latency_s is None else r.latency_s for r in rows],
-        energy_measured_j=[np.nan if r.energy_j is None else r.energy_j for r in rows],
-        notes=[r.notes for r in rows],
+        latency_measured_s=rows.latency_s,
+        energy_measured_j=rows.energy_j,
+        notes=rows.notes,
         **values,
     )
 
@@ -254,66 +294,76 @@ def _group_records(
     target: TargetSpec,
     op: OpSpec,
     dtype: str,
-    rows: list[BaselineRow],
+    rows: RowBlock,
     predictor: PredictorSpec,
     tolerances: dict[str, dict[str, float]],
     explain: bool = True,
 ) -> list[Records]:
     """The excluded rows of one (target, op, dtype) group, then the checked ones."""
-    excluded: list[tuple[BaselineRow, str]] = []
-    keep: list[BaselineRow] = []
-    for row in rows:
-        if row.latency_s is None:
-            excluded.append((row, f"capture failed: {row.notes or 'no latency'}"))
-        elif row.extras.get("verdict", "").strip().upper() == "FAIL":
-            excluded.append((row, "correctness check failed"))
-        elif dtype not in target.dtypes:
-            excluded.append((row, f"{target.key} has no {dtype}"))
-        elif len(row.dims) != len(op.dims):
-            excluded.append((row, f"shape needs {len(op.dims)} dims for {op.name}"))
-        else:
-            keep.append(row)
-    if keep:
+    why = block_checks.reasons(rows, target, op, dtype)
+    out_index = [np.flatnonzero(why != None)]  # noqa: E711
+    out_reasons: list[Any] = why[out_index[0]].tolist()
+    keep = np.flatnonzero(why == None)  # noqa: E711
+    checked = None
+    if keep.size:
         sheet = registry.datasheet_target(target.key)
-        flags = row_flags(sheet, registry.op, keep, sel.baseline.path)
+        kept = rows.take(keep)
+        flags = block_checks.flags(sheet, op, kept, dtype, sel.path)
         for attempt in range(2):
             try:
                 checked = _checked(
-                    registry, sel, target, op, dtype, keep, flags, predictor, tolerances, explain
+                    registry, sel, target, op, dtype, kept, flags, predictor, tolerances, explain
                 )
                 break
             except PredictorRowsFailed as exc:  # some rows invalid: those leave, once
                 if registry.strict:
                     raise
-                bad = exc.bad if not attempt else np.ones(len(keep), dtype=bool)
-                excluded += [
-                    (row, f"no prediction: predictor {predictor.name!r} returned {why}")
-                    for row, out, why in zip(keep, bad, exc.reasons, strict=True)
+                bad = np.asarray(exc.bad if not attempt else np.ones(len(kept)), dtype=bool)
+                out_index.append(keep[bad])
+                out_reasons += [
+                    f"no prediction: predictor {predictor.name!r} returned {why}"
+                    for why, out in zip(exc.reasons, bad, strict=True)
                     if out
                 ]
-                keep = [row for row, out in zip(keep, bad, strict=True) if not out]
-                flags = [f for f, out in zip(flags, bad, strict=True) if not out]
-                if not keep:
+                keep, kept, flags = keep[~bad], kept.take(~bad), flags[~bad]
+                if not keep.size:
                     break
             except PredictorFailed as exc:  # a plugin's predictor: its problem is named at the end
                 if registry.strict:
                     raise
-                excluded += [(row, f"no prediction: {exc}") for row in keep]
-                keep = []
+                out_index.append(keep)
+                out_reasons += [f"no prediction: {exc}"] * len(keep)
+                keep = keep[:0]
                 break
     out = []
-    if excluded:
+    excluded = np.concatenate(out_index)
+    if excluded.size:
         out.append(
-            _from_rows(
-                sel,
-                [row for row, _ in excluded],
-                status=EXCLUDED,
-                excluded_reason=[why for _, why in excluded],
-            )
+            _from_rows(sel, rows.take(excluded), status=EXCLUDED, excluded_reason=out_reasons)
         )
-    if keep:
+    if keep.size and checked is not None:
         out.append(checked)
     return out
+
+
+_FLAG = np.array([None, False, True], dtype=object)
+
+
+def _verdict(made: np.ndarray, ok: np.ndarray) -> np.ndarray:
+    """True or False where a verdict was made, None where it was not."""
+    return _FLAG[np.where(made, np.asarray(ok, dtype=bool).astype(np.int8) + 1, 0)]
+
+
+def _bands(
+    tolerances: dict[str, dict[str, float]], regime: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The latency and energy tolerance of each record's predicted regime."""
+    latency, energy = np.empty(len(regime)), np.empty(len(regime))
+    for name in dict.fromkeys(regime.tolist()):
+        mine = regime == name
+        b = band(tolerances, name)
+        latency[mine], energy[mine] = b["latency"], b["energy"]
+    return latency, energy
 
 
 def _checked(
@@ -322,35 +372,33 @@ def _checked(
     target: TargetSpec,
     op: OpSpec,
     dtype: str,
-    rows: list[BaselineRow],
-    flags: list[tuple[Flag, ...]],
+    rows: RowBlock,
+    flags: np.ndarray,
     predictor: PredictorSpec,
     tolerances: dict[str, dict[str, float]],
     explain: bool = True,
 ) -> Records:
     """Predict, classify and judge the rows of one group; ``flags`` (per row)
     keep a suspect quantity out of its verdicts (see module doc)."""
-    shapes = np.array([r.dims for r in rows], dtype=np.int64)
+    shapes = rows.dims_of(len(op.dims))
     pred = predictor.predict(registry, target, op, shapes, dtype)
     columns = pred.columns()
     # the classifier is the reference model with margins: reuse its prediction
     reuse = pred if predictor.name == REFERENCE else None
     cls = classify_details(registry, target, op, shapes, dtype, prediction=reuse)
-    measured = np.array([r.latency_s for r in rows], dtype=np.float64)
+    measured = rows.latency_s
     regime_measured = (
         measured_regime(cls.prediction, measured, target)
         if cls.prediction
         else np.full(len(rows), AMBIGUOUS, dtype=object)
     )
     regime = columns["regime"]
-    bands = [band(tolerances, r) for r in regime]
-    tolerance_latency = np.array([b["latency"] for b in bands])
-    tolerance_energy = np.array([b["energy"] for b in bands])
+    tolerance_latency, tolerance_energy = _bands(tolerances, regime)
     latency_error = (columns["latency_s"] - measured) / measured
-    suspect = np.array([bool(suspect_of(f, LATENCY)) for f in flags], dtype=bool)
-    skip = [_energy_skip(r, f) for r, f in zip(rows, flags, strict=True)]
-    energy_measured = np.array([r.energy_j or np.nan for r in rows], dtype=np.float64)
-    judged = np.array([reason is None for reason in skip]) & (energy_measured > 0)
+    suspect = block_checks.has(flags, LATENCY)
+    skip = block_checks.energy_skips(rows, flags)
+    energy_measured = rows.energy_j
+    judged = (skip == None) & (energy_measured > 0)  # noqa: E711
     energy_error = (columns["energy_j"] - energy_measured) / energy_measured
     energy_error = np.where(judged, energy_error, np.nan)
     near = cls.near_boundary.astype(bool)
@@ -358,19 +406,21 @@ def _checked(
     pass_regime = _verdict(placed, regime_measured == regime)
     pass_latency = _verdict(~suspect, np.abs(latency_error) <= tolerance_latency)
     pass_energy = _verdict(judged, np.abs(energy_error) <= tolerance_energy)
-    passed = [
-        None if out else all(v for v in verdicts if v is not None)
-        for out, *verdicts in zip(suspect, pass_regime, pass_latency, pass_energy, strict=True)
+    failed = (pass_regime == False) | (pass_latency == False) | (pass_energy == False)  # noqa: E712
+    passed = np.where(suspect, None, _FLAG[np.where(failed, 1, 2)])
+    flagged = np.flatnonzero(flags.astype(bool))
+    suspect_text = np.full(len(rows), None, dtype=object)
+    suspect_text[flagged] = [format_suspect(flags[i]) or None for i in flagged.tolist()]
+    excluded_reason = np.full(len(rows), None, dtype=object)
+    excluded_reason[suspect] = [
+        _reasons("latency suspect", suspect_of(f, LATENCY)) for f in flags[suspect].tolist()
     ]
     return _from_rows(
         sel,
         rows,
         status=np.where(suspect, SUSPECT, CHECKED),
-        suspect=[format_suspect(f) or None for f in flags],
-        excluded_reason=[
-            _reasons("latency suspect", suspect_of(f, LATENCY)) if out else None
-            for out, f in zip(suspect, flags, strict=True)
-        ],
+        suspect=suspect_text,
+        excluded_reason=excluded_reason,
         regime_predicted=regime,
         near_boundary=near,
         regime_measured=regime_measured,
@@ -431,11 +481,6 @@ def breakdown(pred: Prediction) -> dict[str, Any]:
     return out
 
 
-def _verdict(made: np.ndarray, ok: np.ndarray) -> list[bool | None]:
-    """True or False where a verdict was made, None where it was not."""
-    return [bool(o) if m else None for m, o in zip(made, ok, strict=True)]
-
-
 def _terms(
     columns: dict[str, np.ndarray],
     target: TargetSpec,
@@ -491,9 +536,9 @@ def _terms(
         launch_overhead_s=np.full(n, target.launch_overhead_s),
         fixed_s=fixed,
         **given,
-        tier_bandwidth_bps=np.array(
-            [bandwidth.get(tier, np.nan) for tier in columns["binding_tier"]], dtype=np.float64
-        ),
+        tier_bandwidth_bps=block_checks.per_value(
+            columns["binding_tier"], lambda tier: bandwidth.get(tier, np.nan)
+        ).astype(np.float64),
         achievable_ops_per_s=np.full(
             n, target.peak_ops_per_s[dtype] * target.compute_fraction[dtype]
         ),
@@ -505,14 +550,10 @@ def recapture_agreement(
     validation: Validation, pairs: Sequence[tuple[Baseline, Baseline]]
 ) -> dict[tuple[str, str], Recapture]:
     """Capture vs recapture per (target, op) (see :class:`Recapture`)."""
-    records = validation.records
     if not pairs:
         return {}
     # suspect records count too: the ceiling is the data's, not the model's
-    tolerance_of = {
-        (records.file[i], records.shape[i], records.dtype[i]): float(records.tolerance_latency[i])
-        for i in np.flatnonzero(records.predicted)
-    }
+    tolerance_of = validation.tally.tolerance_of
     # a target/op may have several pairs (a workspace's capture of an installed key)
     diffs_of: dict[tuple[str, str], list[float]] = {}
     agree_of: dict[tuple[str, str], int] = {}

@@ -21,7 +21,7 @@ import numpy as np
 
 from graphsval_core.datamodel.regimes import TIER_NAMES, short
 from graphsval_core.datamodel.units import fmt_bytes, fmt_joules, fmt_seconds
-from graphsval_core.validate.attribution import PER_DTYPE, build_cells, cell_label
+from graphsval_core.validate.attribution import PER_DTYPE, cell_label
 from graphsval_core.validate.harness import Validation
 from graphsval_core.validate.html_assets import SCRIPT, STYLE
 from graphsval_core.validate.paths import display_path
@@ -67,7 +67,7 @@ def heatmap(summary: Summary, validation: Validation) -> str:
     cell passed/records (and the failing verdicts: R regime, L latency, E
     energy), a link to its records in the record table."""
     cells: dict[tuple[str, str], dict[str, Any]] = {}
-    for c in build_cells(validation.records).values():
+    for c in validation.tally.cells.values():
         cells.setdefault((c.hardware, c.op), {})[c.label] = c
     regimes = regimes_present(summary)
     head = "".join(f"<th>{esc(short(r))}</th>" for r in regimes)

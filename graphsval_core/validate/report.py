@@ -287,7 +287,7 @@ def verdict_counts(summary: Summary) -> str:
     suspect = sum(t.suspect for t in summary.targets)
     return (
         f"{summary.passed}/{summary.checked} records pass "
-        f"({summary.failed} fail, {len(summary.excluded)} excluded, {suspect} suspect)"
+        f"({summary.failed} fail, {summary.total('excluded')} excluded, {suspect} suspect)"
     )
 
 

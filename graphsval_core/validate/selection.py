@@ -10,18 +10,28 @@ as a problem of the plugin that ships it (a file named explicitly is the
 user's input: one line and exit 2). A target that ships only
 calibration rows is validated on them, marked in-sample only, when the
 shipped baselines are validated (never for a file named explicitly).
+
+A shipped baseline is read before the validation (it is small, and which
+targets have rows of a purpose decides the in-sample ones). A file named is
+read a block of rows at a time as it is validated
+(:class:`~graphsval_core.files.baseline_stream.BaselineStream`): its
+selection's blocks are checked and filtered on the way, and what the whole
+file holds (its hash, its targets, how many rows were selected) is known
+once they are read; :func:`check_selected` then says when nothing matched.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from attrs import define, evolve, frozen
+import numpy as np
+from attrs import define, evolve, field, frozen
 
 from graphsval_core.datamodel.errors import UserInputError, warn_input
 from graphsval_core.files.baseline import (
+    V4_COLUMNS,
     Baseline,
     BaselineFileError,
     BaselineRow,
@@ -29,6 +39,8 @@ from graphsval_core.files.baseline import (
     read_baseline_file,
     recapture_path,
 )
+from graphsval_core.files.baseline_block import RowBlock
+from graphsval_core.files.baseline_stream import BaselineStream
 from graphsval_core.plugins.registry import Registry
 
 #: The hook a plugin ships baselines through.
@@ -37,21 +49,45 @@ HOOK = "graphsval_baselines"
 
 @define
 class Selection:
-    """The rows of one baseline file that count, and how they were chosen."""
+    """The rows of one baseline file that count, and how they were chosen;
+    :meth:`blocks` gives them (once). For a file named, ``sha256``,
+    ``purpose_source``, ``warning``, ``held`` (the targets of its rows) and
+    ``rows`` (those selected) are known once its blocks are read."""
 
-    baseline: Baseline
-    rows: list[BaselineRow]
+    path: str
+    source: Iterable[RowBlock]
+    purpose_source: str = "none"
+    sha256: str = ""
     in_sample: bool = False  # calibration rows validated because no validation rows exist
     warning: str = ""
+    rows: int = 0
+    held: set[str] = field(factory=set)
+
+    def blocks(self) -> Iterator[RowBlock]:
+        """The selected rows, a block at a time (each block once)."""
+        for block in self.source:
+            if len(block):
+                self.rows += len(block)
+                yield block
+
+    @property
+    def counts(self) -> bool:
+        """Whether the file is part of the run: rows of it were selected, or
+        (a file that cannot say which rows count) it was read whole."""
+        return bool(self.rows) or self.purpose_source == "none"
 
 
 @frozen
 class Baselines:
-    """The selections of a run, the (baseline, recapture) pairs, and every file's sha256."""
+    """The selections of a run and the (baseline, recapture) pairs."""
 
     selections: list[Selection]
     pairs: list[tuple[Baseline, Baseline]]
-    sha256: dict[str, str]
+
+    @property
+    def sha256(self) -> dict[str, str]:
+        """Every selected file's sha256 (a file named: once read)."""
+        return {s.path: s.sha256 for s in self.selections}
 
 
 def recapture_of(path: str, candidates: Sequence[str]) -> str | None:
@@ -113,30 +149,39 @@ def _once(explicit: Sequence[Any]) -> list[Any]:
     return out
 
 
-def check_names(registry: Registry, baseline: Baseline) -> None:
-    """Every row of a file the user named names an installed target and a
-    registered op; else :class:`BaselineFileError` names the file and line."""
+def check_names(registry: Registry, path: str, block: RowBlock) -> None:
+    """Every row of a block of a file the user named names an installed
+    target and a registered op; else :class:`BaselineFileError` names the
+    file and the line of the first row that does not."""
     targets, ops = registry.targets(), registry.ops()
-    for row in baseline.rows:
-        if row.hardware not in targets:
-            try:
-                registry.resolve(row.hardware)
-            except UserInputError as exc:
-                raise BaselineFileError(f"{baseline.path}:{row.line}: hardware: {exc}") from None
-        if row.op not in ops:
-            try:
-                registry.op(row.op)
-            except UserInputError as exc:
-                raise BaselineFileError(f"{baseline.path}:{row.line}: op: {exc}") from None
+    bad: dict[str, str] = {}  # name -> why, for "hardware" and "op"
+    bad_hw = np.zeros(len(block), dtype=bool)
+    bad_op = np.zeros(len(block), dtype=bool)
+    for name in set(block.hardware.tolist()) - set(targets):
+        try:
+            registry.resolve(name)
+        except UserInputError as exc:
+            bad[f"hardware {name}"] = f"hardware: {exc}"
+            bad_hw |= block.hardware == name
+    for name in set(block.op.tolist()) - set(ops):
+        try:
+            registry.op(name)
+        except UserInputError as exc:
+            bad[f"op {name}"] = f"op: {exc}"
+            bad_op |= block.op == name
+    if bad_hw.any() or bad_op.any():
+        i = int(np.flatnonzero(bad_hw | bad_op)[0])
+        what = f"hardware {block.hardware[i]}" if bad_hw[i] else f"op {block.op[i]}"
+        raise BaselineFileError(f"{path}:{block.line[i]}: {bad[what]}")
 
 
-def _require_targets(parsed: dict[str, Baseline], hws: set[str]) -> None:
-    """Refuse ``--hw`` targets of which no row of the named files is."""
-    held = {path: sorted({r.hardware for r in b.rows}) for path, b in parsed.items()}
+def _require_targets(held: dict[str, set[str]], hws: set[str]) -> None:
+    """Refuse ``--hw`` targets of which no row of the named files is
+    (``held``: each file's targets)."""
     if any(hw in targets for targets in held.values() for hw in hws):
         return
     what = "; ".join(
-        f"{path} holds {', '.join(targets) if targets else 'no rows'}"
+        f"{path} holds {', '.join(sorted(targets)) if targets else 'no rows'}"
         for path, targets in held.items()
     )
     raise UserInputError(
@@ -144,6 +189,44 @@ def _require_targets(parsed: dict[str, Baseline], hws: set[str]) -> None:
         f"{'it' if len(hws) == 1 else 'them'} ({what}); a row is judged against its own "
         "hardware, --hw only selects"
     )
+
+
+def check_selected(baselines: Baselines, explicit: bool, hws: set[str] | None) -> None:
+    """Once the files named are read: refuse ``hws`` of which none of their
+    rows is (a row keeps its own hardware, ``hws`` only selects)."""
+    if explicit and hws is not None:
+        _require_targets({s.path: s.held for s in baselines.selections}, hws)
+
+
+def _member(column: np.ndarray, allowed: set[str] | None) -> np.ndarray:
+    """Mask of the values of ``column`` in ``allowed`` (None: every value)."""
+    if allowed is None:
+        return np.ones(len(column), dtype=bool)
+    return np.fromiter(map(allowed.__contains__, column.tolist()), bool, len(column))
+
+
+def _named(
+    registry: Registry,
+    sel: Selection,
+    stream: BaselineStream,
+    hws: set[str] | None,
+    ops: set[str] | None,
+    purpose: str,
+) -> Iterator[RowBlock]:
+    """The selected rows of a file named, a block at a time as it is read
+    (each block's names checked first); what the file holds is written into
+    ``sel`` on the way."""
+    for block in stream:
+        sel.purpose_source = stream.purpose_source
+        check_names(registry, sel.path, block)
+        sel.held.update(set(block.hardware.tolist()))
+        keep = _member(block.hardware, hws) & _member(block.op, ops)
+        if sel.purpose_source != "none":
+            keep &= block.purpose == purpose
+        yield block if keep.all() else block.take(keep)
+    sel.sha256 = stream.sha256
+    if sel.purpose_source == "none" and sel.rows:
+        sel.warning = f"{sel.path}: no purpose column or suffix: every row counts"
 
 
 def select(
@@ -155,26 +238,24 @@ def select(
 ) -> Baselines:
     """The rows of ``explicit`` files (or of every shipped baseline) for the
     targets ``hws`` and ops ``ops`` (None: all) and ``purpose``. A row keeps
-    its own hardware (``hws`` only selects): ``hws`` of which no row of the
-    ``explicit`` files is raises :class:`UserInputError` naming the files and
-    the targets they hold."""
-    items = [("", item) for item in _once(explicit)] if explicit else registry.baseline_files()
+    its own hardware (``hws`` only selects). The files named are read as
+    their selections' blocks are (see module doc)."""
+    if explicit:
+        selections = []
+        for item in _once(explicit):
+            stream = BaselineStream(item)
+            sel = Selection(str(item), ())
+            sel.source = _named(registry, sel, stream, hws, ops, purpose)
+            selections.append(sel)
+        return Baselines(selections, [])
     parsed: dict[str, Baseline] = {}
     hashes: dict[str, str] = {}
-    for plugin, item in items:
-        if explicit:
-            baseline, hashes[str(item)] = read_baseline_file(item)
-        else:
-            shipped = shipped_baseline(registry, plugin, item, hws)
-            if shipped is None:
-                continue
-            baseline, hashes[str(item)] = shipped
-        if explicit:
-            check_names(registry, baseline)
-        parsed[str(item)] = baseline
-    if explicit and hws is not None:
-        _require_targets(parsed, hws)
-    recaptures = {p for p in parsed if is_recapture(p)} if not explicit else set()
+    for plugin, item in registry.baseline_files():
+        shipped = shipped_baseline(registry, plugin, item, hws)
+        if shipped is None:
+            continue
+        parsed[str(item)], hashes[str(item)] = shipped
+    recaptures = {p for p in parsed if is_recapture(p)}
     pairs = []
     for path in parsed:
         twin = recapture_of(path, list(recaptures))
@@ -191,6 +272,10 @@ def select(
     def wanted(r: BaselineRow) -> bool:
         return (hws is None or r.hardware in hws) and (ops is None or r.op in ops)
 
+    def selection(b: Baseline, rows: list[BaselineRow], **more: Any) -> Selection:
+        block = RowBlock.from_rows(rows, b.columns[len(V4_COLUMNS) :])
+        return Selection(b.path, [block], b.purpose_source, hashes[b.path], **more)
+
     selections = []
     for path, b in parsed.items():
         if path in recaptures:
@@ -198,11 +283,11 @@ def select(
         if b.purpose_source == "none":
             rows = [r for r in b.rows if wanted(r)]
             warning = f"{path}: no purpose column or suffix: every row counts"
-            selections.append(Selection(b, rows, False, warning if rows else ""))
+            selections.append(selection(b, rows, warning=warning if rows else ""))
             continue
         rows = [r for r in b.select(purpose) if wanted(r)]
         in_sample = False
-        if not rows and purpose == "validation" and not explicit:
+        if not rows and purpose == "validation":
             other = [
                 r
                 for r in b.select("calibration")
@@ -211,5 +296,5 @@ def select(
             if other:
                 rows, in_sample = other, True
         if rows:
-            selections.append(Selection(b, rows, in_sample))
-    return Baselines(selections, pairs, hashes)
+            selections.append(selection(b, rows, in_sample=in_sample))
+    return Baselines(selections, pairs)

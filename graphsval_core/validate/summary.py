@@ -1,8 +1,10 @@
 """The report's summary, typed: what a validation found, per target and op.
 
 :func:`build_summary` turns a :class:`~graphsval_core.validate.harness.Validation`
-into a :class:`Summary`: the header (versions, plugins, baselines and their
-hashes, tolerances), the totals, the flagged, excluded and suspect records, one
+into a :class:`Summary`, from the figures its
+:class:`~graphsval_core.validate.tally.Tally` gathered: the header (versions,
+plugins, baselines and their hashes, tolerances), the totals, the flagged,
+excluded and suspect records (with their exact counts), one
 :class:`TargetOpSummary` per target and op (with its heatmap cells and the
 capture-vs-recapture agreement), the drift attribution of every failing cell,
 warnings, and the consistency counts of consistency-only targets. Every record
@@ -20,18 +22,24 @@ import attrs
 import numpy as np
 from attrs import field, frozen
 
-from graphsval_core.datamodel.regimes import AMBIGUOUS
-from graphsval_core.model.plausibility import parse_suspect
-from graphsval_core.validate.attribution import (
-    Cell,
-    Drift,
-    attribute,
-    build_cells,
-    cell_order,
-    dtype_order,
-)
+from graphsval_core.validate.attribution import Cell, Drift, attribute, cell_order, dtype_order
 from graphsval_core.validate.harness import Recapture, Validation
-from graphsval_core.validate.records import EXCLUDED, Records
+from graphsval_core.validate.tally import SUSPECT_EXCLUDES, Flagged, Suspect, TargetOpTally
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "SUSPECT_EXCLUDES",
+    "BaselineInfo",
+    "DriftEntry",
+    "Flagged",
+    "Header",
+    "PluginVersion",
+    "Summary",
+    "Suspect",
+    "TargetOpSummary",
+    "build_summary",
+    "summary_dict",
+]
 
 SCHEMA_VERSION = 1
 
@@ -63,41 +71,6 @@ class Header:
     plugins: tuple[PluginVersion, ...] = field(converter=tuple)
     baselines: tuple[BaselineInfo, ...] = field(converter=tuple)
     tolerances: Mapping[str, Mapping[str, float]]
-
-
-@frozen
-class Flagged:
-    """A record listed apart: excluded (with its reason), near a regime
-    boundary, or whose measured regime could not be placed."""
-
-    hardware: str
-    op: str
-    shape: str
-    dtype: str
-    reason: str | None
-    file: str
-    line: int
-
-
-@frozen
-class Suspect:
-    """One physically implausible quantity of a record (latency or energy),
-    why, and what was kept out of pass/fail for it: the whole record for a
-    latency, the energy verdict for an energy."""
-
-    hardware: str
-    op: str
-    shape: str
-    dtype: str
-    quantity: str
-    reason: str
-    excluded: str
-    file: str
-    line: int
-
-
-#: What a suspect quantity keeps out of pass/fail.
-SUSPECT_EXCLUDES = {"latency": "the record", "energy": "its energy verdict"}
 
 
 @frozen
@@ -194,85 +167,49 @@ class Summary:
     warnings: tuple[str, ...] = field(converter=tuple)
     #: ``hardware -> counts`` of the consistency-only targets (``graphsval check``)
     consistency: Mapping[str, Mapping[str, int]] = field(factory=dict)
+    #: the exact number of records (suspect: quantities) under each list apart
+    #: (``excluded``, ``suspect``, ``near_boundary``, ``unplaced``), and of the
+    #: excluded ones the predictor gave no prediction (``no_prediction``): a
+    #: summary that keeps the first items of each list only
+    #: (:attr:`ValidateOptions.records` False) still counts them all
+    counts: Mapping[str, int] = field(factory=dict)
+
+    def total(self, name: str) -> int:
+        """How many items list ``name`` holds in all, however many are kept."""
+        return self.counts.get(name, len(getattr(self, name)))
 
 
 def summary_dict(summary: Summary) -> dict[str, Any]:
-    """The summary as ``report.json`` holds it (every record in field order)."""
-    return attrs.asdict(summary)
-
-
-def _flagged(records: Records, mask: np.ndarray, reason: str) -> list[Flagged]:
-    index = np.flatnonzero(mask)
-    return list(
-        map(
-            Flagged,
-            records.hardware[index].tolist(),
-            records.op[index].tolist(),
-            records.shape[index].tolist(),
-            records.dtype[index].tolist(),
-            getattr(records, reason)[index].tolist(),
-            records.file[index].tolist(),
-            records.line[index].tolist(),
-        )
-    )
-
-
-def _suspects(records: Records) -> list[Suspect]:
-    """One entry per suspect quantity of every record, in record order."""
-    index = np.flatnonzero(_truthy(records.suspect))
-    return [
-        Suspect(
-            records.hardware[i],
-            records.op[i],
-            records.shape[i],
-            records.dtype[i],
-            flag.quantity,
-            flag.reason,
-            SUSPECT_EXCLUDES[flag.quantity],
-            records.file[i],
-            int(records.line[i]),
-        )
-        for i in index
-        for flag in parse_suspect(records.suspect[i])
-    ]
-
-
-def _truthy(flags: Any) -> np.ndarray:
-    """Mask of a column's truthy values (``if v`` of each)."""
-    values = np.asarray(flags, dtype=object) if not isinstance(flags, np.ndarray) else flags
-    return values.astype(bool)
-
-
-def _count(flags: Any) -> int:
-    """How many of a flag column's verdicts are True."""
-    return int(np.count_nonzero(_truthy(flags)))
-
-
-def _true(flags: np.ndarray) -> np.ndarray:
-    """Mask of a flag column's True verdicts (None and False are not)."""
-    return np.array([v is True for v in flags.tolist()], dtype=bool)
+    """The summary as ``report.json`` holds it (every record in field order;
+    the counts, which its lists give, left out)."""
+    counts = attrs.fields(Summary).counts
+    return attrs.asdict(summary, filter=lambda a, _: a is not counts)
 
 
 def _target_op(
-    records: Records, hardware: str, op: str, cells: Sequence[Cell], recapture: Recapture | None
+    hardware: str,
+    op: str,
+    t: TargetOpTally,
+    cells: Sequence[Cell],
+    recapture: Recapture | None,
 ) -> TargetOpSummary:
-    checked = records.take(records.checked)
-    errors = np.abs(checked.latency_error)
+    errors = [np.abs(c.column("latency_error")) for c in cells]
+    errors = np.concatenate(errors) if errors else np.empty(0)
     return TargetOpSummary(
         hardware=hardware,
         op=op,
-        records=len(records),
-        checked=len(checked),
-        passed=_count(checked.passed),
-        failed=len(checked) - _count(checked.passed),
-        excluded=int(np.sum(records.status == EXCLUDED)),
-        suspect=_count(records.suspect),
-        near_boundary=_count(checked.near_boundary),
-        unplaced=int(np.sum(checked.regime_measured == AMBIGUOUS)),
-        in_sample=any(records.in_sample),
+        records=t.records,
+        checked=t.checked,
+        passed=t.passed,
+        failed=t.checked - t.passed,
+        excluded=t.excluded,
+        suspect=t.suspect,
+        near_boundary=t.near_boundary,
+        unplaced=t.unplaced,
+        in_sample=t.in_sample,
         median_abs_latency_error=float(np.median(errors)) if errors.size else None,
         recapture=recapture,
-        dtypes=sorted(set(checked.dtype), key=dtype_order),
+        dtypes=sorted(t.dtypes, key=dtype_order),
         cells={c.label: c.text() for c in sorted(cells, key=cell_order)},
     )
 
@@ -282,43 +219,44 @@ def build_summary(
     header: Header,
     consistency: Mapping[str, Mapping[str, int]] | None = None,
 ) -> Summary:
-    """The summary of ``validation`` (see module doc)."""
-    records = validation.records
-    cells = build_cells(records)
-    groups: dict[tuple[str, str], list[int]] = {}
-    for i, key in enumerate(zip(records.hardware.tolist(), records.op.tolist(), strict=True)):
-        groups.setdefault(key, []).append(i)
+    """The summary of ``validation`` (see module doc), from its tally."""
+    tally = validation.tally
+    cells = list(tally.cells.values())
     targets = [
         _target_op(
-            records if len(index) == len(records) else records.take(np.array(index)),
             hw,
             op,
-            [c for c in cells.values() if (c.hardware, c.op) == (hw, op)],
+            t,
+            [c for c in cells if (c.hardware, c.op) == (hw, op)],
             validation.recapture.get((hw, op)),
         )
-        for (hw, op), index in sorted(groups.items())
+        for (hw, op), t in sorted(tally.targets.items())
     ]
     drift = [
         DriftEntry.of(cell, d)
-        for cell in sorted(cells.values(), key=cell_order)
+        for cell in sorted(cells, key=cell_order)
         for d in attribute(cell, validation.constants)
     ]
-    checked = records.checked
     return Summary(
         header=header,
         predictor=validation.predictor,
-        records=len(records),
-        checked=int(np.sum(checked)),
-        passed=_count(records.passed[checked]),
-        failed=int(np.sum(checked)) - _count(records.passed[checked]),
-        excluded=_flagged(records, records.status == EXCLUDED, "excluded_reason"),
-        suspect=_suspects(records),
-        near_boundary=_flagged(records, checked & _true(records.near_boundary), "regime_measured"),
-        unplaced=_flagged(
-            records, checked & (records.regime_measured == AMBIGUOUS), "regime_measured"
-        ),
+        records=tally.records,
+        checked=tally.checked,
+        passed=tally.passed,
+        failed=tally.failed,
+        excluded=tally.excluded.items,
+        suspect=tally.suspect.items,
+        near_boundary=tally.near_boundary.items,
+        unplaced=tally.unplaced.items,
         targets=targets,
         drift=drift,
         warnings=validation.warnings,
         consistency=dict(consistency or {}),
+        counts={
+            "excluded": tally.excluded.count,
+            "suspect": tally.suspect.count,
+            "near_boundary": tally.near_boundary.count,
+            "unplaced": tally.unplaced.count,
+            "no_prediction": tally.no_prediction,
+        },
     )

@@ -27,15 +27,17 @@ from attrs import frozen
 
 from graphsval_core.datamodel.regimes import AMBIGUOUS, short
 from graphsval_core.datamodel.units import fmt_seconds
-from graphsval_core.validate.attribution import build_cells, cell_label
+from graphsval_core.validate.attribution import cell_label
 from graphsval_core.validate.harness import Validation
 from graphsval_core.validate.report import heatmap_layout, regimes_present, verdict_counts
 from graphsval_core.validate.summary import Summary
+from graphsval_core.validate.tally import WORST_KEPT, worst_key
 
 #: Failing cells whose drift attribution the summary quotes.
 WORST_CELLS = 3
-#: Failing records the summary lists.
+#: Failing records the summary lists (of those the tally keeps).
 WORST_RECORDS = 6
+assert WORST_RECORDS <= WORST_KEPT
 #: Lines a failing cell's attribution takes at most (-v: all of it).
 CELL_LINES = 3
 #: Failing consistency checks the summary lists.
@@ -155,7 +157,7 @@ def heatmap_lines(summary: Summary, validation: Validation, screen: Screen) -> l
     (``all``: the memory tiers' cells, which pool every dtype), a column per
     regime, each cell ``passed/records``; consistency-only targets on one line."""
     cells: dict[tuple[str, str], dict[str, Any]] = {}
-    for c in build_cells(validation.records).values():
+    for c in validation.tally.cells.values():
         cells.setdefault((c.hardware, c.op), {})[c.label] = c
     regimes = regimes_present(summary)
     header = ["target / op", "dtype", *(short(r) for r in regimes)]
@@ -216,13 +218,11 @@ def consistency_block(consistency: Sequence[str], screen: Screen) -> list[str]:
 def worst_records(validation: Validation, screen: Screen) -> list[str]:
     """The failing records of largest latency error, one line each, under
     their target; each one's baseline row when the width has room for it."""
-    records = validation.records
-    failing = np.flatnonzero(records.checked & (records.passed == False))  # noqa: E712
-    if failing.size == 0:
+    tally = validation.tally
+    records = tally.worst  # the worst failures, in record order
+    if not len(records):
         return []
-    error = np.abs(np.log1p(records.latency_error[failing].astype(float)))
-    order = failing[np.argsort(-np.nan_to_num(error, nan=-1.0), kind="stable")]
-    shown = order[:WORST_RECORDS]
+    shown = np.argsort(worst_key(records), kind="stable")[:WORST_RECORDS]
     targets = list(dict.fromkeys(records.hardware[i] for i in shown))
     header = ["error", "op", "shape", "dtype", "predicted", "measured", "regime p/m", "row"]
     for with_row in (True, False):
@@ -248,9 +248,9 @@ def worst_records(validation: Validation, screen: Screen) -> list[str]:
         table = _styled_table(screen, header if with_row else header[:-1], rows)
         if max(len(click.unstyle(line)) for line in table) <= screen.width:
             break
-    more = len(order) - len(shown)
+    more = tally.failed - len(shown)
     head = (
-        f"Worst failures ({len(shown)} of {len(order)}, by latency error"
+        f"Worst failures ({len(shown)} of {tally.failed}, by latency error"
         + ("; -v lists all" if more else "")
         + "):"
     )
@@ -272,16 +272,14 @@ def _clip_styled(line: str, screen: Screen) -> str:
 
 def flagged_line(summary: Summary, screen: Screen) -> list[str]:
     """Counts of the records listed apart (``-v`` and ``--out`` list them)."""
+    suspect = summary.total("suspect")
     apart = [
-        (len(summary.excluded), "excluded (failed capture or check)"),
-        (
-            len(summary.suspect),
-            "suspect " + ("quantity" if len(summary.suspect) == 1 else "quantities"),
-        ),
+        (summary.total("excluded"), "excluded (failed capture or check)"),
+        (suspect, "suspect " + ("quantity" if suspect == 1 else "quantities")),
     ]
     unjudged = [
-        (len(summary.near_boundary), "near a boundary"),
-        (len(summary.unplaced), "unplaced"),
+        (summary.total("near_boundary"), "near a boundary"),
+        (summary.total("unplaced"), "unplaced"),
     ]
     parts = [f"{n} {what}" for n, what in apart if n]
     regime = [f"{n} {what}" for n, what in unjudged if n]

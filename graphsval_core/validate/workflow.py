@@ -5,6 +5,12 @@ predicts and judges every row (:mod:`graphsval_core.validate.harness`), pairs
 recaptures, summarises (:mod:`graphsval_core.validate.summary`), runs the
 consistency checks of the targets concerned, and checks or raises the
 pass-count floors. It prints nothing: the command renders the result.
+
+A file named is read and judged a block of rows at a time; with
+``ValidateOptions.records`` False (what the terminal summary and ``-q``
+need) no record is kept, only their figures, so a baseline of millions of
+rows validates in bounded memory. Whether the files named held the
+``--hw`` targets, or any selected row, is known once they are read.
 """
 
 from __future__ import annotations
@@ -41,7 +47,7 @@ from graphsval_core.validate.harness import (
     recapture_agreement,
     validate as judge,
 )
-from graphsval_core.validate.selection import Baselines, select
+from graphsval_core.validate.selection import Baselines, check_selected, select
 from graphsval_core.validate.summary import (
     BaselineInfo,
     Header,
@@ -59,8 +65,12 @@ FLOORS_SCOPE = (
 )
 
 
-#: How the reason of a record the predictor gave no (valid) prediction for starts.
-NO_PREDICTION = "no prediction:"
+#: How many records of each list apart (excluded, near a boundary, unplaced,
+#: suspect) a run that keeps no record (``ValidateOptions.records`` False) holds;
+#: the summary counts them all.
+LISTED_KEPT = 20
+
+NOTHING_SELECTED = "the selection (--hw/--op/--baseline/--purpose) matches no baseline rows"
 
 
 @frozen(kw_only=True)
@@ -81,6 +91,11 @@ class ValidateOptions:
     floors_file: str | None = None
     #: each record's explanation (False: left out, for a summary that shows none)
     explanations: bool = True
+    #: keep every record (the reports listing them all need them: ``--out``,
+    #: JSON, Markdown, ``-v``); False keeps the figures the terminal summary
+    #: shows (counts, cells, the worst failures, the first :data:`LISTED_KEPT`
+    #: of each list apart), in memory of a few numbers a record
+    records: bool = True
 
     def __attrs_post_init__(self) -> None:
         if self.purpose not in PURPOSES:
@@ -156,7 +171,7 @@ class ValidateResult:
         summary = self.summary
         if summary is None or summary.checked:
             return None
-        if not any((f.reason or "").startswith(NO_PREDICTION) for f in summary.excluded):
+        if not summary.counts.get("no_prediction"):
             return None
         return f"predictor {self.options.predictor!r} produced no prediction, so nothing was judged"
 
@@ -208,12 +223,22 @@ def _validate(registry: Registry, options: ValidateOptions) -> ValidateResult:
     )
     if not baselines.selections:
         if options.explicit:
-            raise UserInputError(
-                "the selection (--hw/--op/--baseline/--purpose) matches no baseline rows"
-            )
+            raise UserInputError(NOTHING_SELECTED)
         # nothing ships baselines: the consistency checks are all there is to run
         return ValidateResult(options, baselines, None, None, tuple(run_consistency(registry)))
-    judged = judge(registry, baselines.selections, model, tolerances, options.explanations)
+    judged = judge(
+        registry,
+        baselines.selections,
+        model,
+        tolerances,
+        options.explanations,
+        keep=options.records,
+        listed=None if options.records else LISTED_KEPT,
+        recapture_files=[main.path for main, _ in baselines.pairs],
+    )
+    check_selected(baselines, bool(options.baselines), wanted)
+    if not any(s.counts for s in baselines.selections):  # files named, of which no row matched
+        raise UserInputError(NOTHING_SELECTED)
     agreement = recapture_agreement(judged, baselines.pairs)
     validation = evolve(judged, recapture=_with_floors(registry, agreement))
     consistency = tuple(
@@ -265,14 +290,13 @@ def _header(
         ],
         baselines=[
             BaselineInfo(
-                path=s.baseline.path,
-                sha256=baselines.sha256[s.baseline.path],
-                rows=len(s.rows),
-                selection="in-sample only (calibration rows)"
-                if s.in_sample
-                else s.baseline.purpose_source,
+                path=s.path,
+                sha256=s.sha256,
+                rows=s.rows,
+                selection="in-sample only (calibration rows)" if s.in_sample else s.purpose_source,
             )
             for s in baselines.selections
+            if s.counts
         ],
         tolerances=tolerances,
     )
@@ -360,6 +384,8 @@ def reports(result: ValidateResult, registry: Registry) -> dict[str, str]:
     summary, validation = result.summary, result.validation
     if summary is None or validation is None:
         return {}
+    if not validation.kept:
+        raise ValueError("the reports list every record: validate with ValidateOptions.records")
     return {
         "report.json": report_json(summary, validation),
         "report.md": render(summary, validation, markdown=True, per_shape="all"),
