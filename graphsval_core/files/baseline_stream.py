@@ -342,7 +342,7 @@ def _extras_checked(block: RowBlock, layout: _Layout) -> tuple[RowBlock, Excepti
     (numbers in range, a fingerprint of JSON), and that row's error (None:
     every row passes)."""
     checks = layout.checks
-    if checks is None or _extras_plain(block):
+    if checks is None or _extras_plain(block, checks):
         return block, None
     names = list(block.extras)
     for i, values in enumerate(zip(*block.extras.values(), strict=True)):
@@ -353,15 +353,24 @@ def _extras_checked(block: RowBlock, layout: _Layout) -> tuple[RowBlock, Excepti
     return block, None
 
 
-def _extras_plain(block: RowBlock) -> bool:
+def _extras_plain(block: RowBlock, checks: Any) -> bool:
     """Whether the extra columns read as numbers and JSON pass at once: each
-    numeric one plain numbers in range or empty, each fingerprint one of
-    the few JSON objects already checked (else each row is checked)."""
+    numeric one plain numbers in range or empty, each distinct fingerprint a
+    JSON object of names to values (else each row is checked, in order)."""
     for name, high in NUMERIC_EXTRAS.items():
         column = block.extra(name)
         if column is not None and _numbers(column.tolist(), high, zero_ok=True) is None:
             return False
-    return block.extra("fingerprint") is None
+    fingerprints = block.extra("fingerprint")
+    if fingerprints is None:
+        return True
+    empty = dict.fromkeys(block.extras, "")
+    for text in dict.fromkeys(fingerprints.tolist()):
+        try:
+            checks("", {**empty, "fingerprint": text})
+        except BaselineFileError:
+            return False
+    return True
 
 
 def _numbers(column: list[str], high: float, zero_ok: bool) -> np.ndarray | None:

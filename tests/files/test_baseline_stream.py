@@ -125,3 +125,17 @@ def test_the_bytes_are_read_in_pieces_and_a_bad_byte_is_named_where_it_is(tmp_pa
     with pytest.raises(UnicodeDecodeError) as whole:
         bad.decode("utf-8-sig")
     assert whole.value.start == 497
+
+
+def test_each_distinct_fingerprint_is_checked_once_and_a_bad_one_named(tmp_path, monkeypatch):
+    monkeypatch.setattr(baseline_stream, "CHUNK_LINES", 4)
+    header = HEADER + ",fingerprint"
+    good = ["{}", ""]  # (a JSON object with a name holds quotes: the csv module reads it)
+    lines = [f"h,matmul,{i + 1}x1x4,fp32,1e-3,,3,,{good[i % 2]}" for i in range(12)]
+    path = tmp_path / "b.validation.csv"
+    path.write_text("\n".join([header, *lines]) + "\n")
+    assert [r.extras["fingerprint"] for r in read_baseline(path).rows] == good * 6
+    lines[9] = lines[9].rsplit(",", 1)[0] + ",[1]"
+    path.write_text("\n".join([header, *lines]) + "\n")
+    with pytest.raises(BaselineFileError, match=r"b.validation.csv:11: fingerprint '\[1\]' is not"):
+        read_baseline(path)
