@@ -245,13 +245,13 @@ class _Seen:
         of the line after the block's rows), which came after them."""
         if len(block):
             found = self.shapes.repeats(block)
-            for repeat in found:
-                if not repeat.same:
-                    i = repeat.index
+            for again in found:
+                if not again.same:
+                    i = again.index
                     what = f"{block.hardware[i]} {block.op[i]} {block.shape[i]} {block.dtype[i]}"
                     raise BaselineFileError(
                         f"{self.path}:{block.line[i]}: {what} was measured at line "
-                        f"{repeat.first} already, with other values; keep one row per shape"
+                        f"{again.first} already, with other values; keep one row per shape"
                     )
             if found:
                 self.repeats += len(found)
