@@ -123,6 +123,10 @@ def input_warnings() -> Iterator[None]:
         yield
 
 
+#: Exit code of a command stopped by the user's Ctrl-C (128 + SIGINT).
+EXIT_INTERRUPTED = 130
+
+
 class Group(click.Group):
     """Turns a plugin's hook failure, any bad input a workflow reports
     (:class:`~graphsval_core.datamodel.errors.UserInputError`) and any file
@@ -135,7 +139,9 @@ class Group(click.Group):
     of the run (a plugin that did not load, or a hook implementation that
     raised or answered garbage and so gave no answer) is one ``warning:``
     line on stderr; ``graphsval plugins``, which lists them itself, prints
-    none."""
+    none. A Ctrl-C that reaches it (the user's: a plugin's own
+    KeyboardInterrupt is caught where the plugin is called) ends the command
+    with one line and exit code 130, never the 1 of a failed validation."""
 
     def invoke(self, ctx: click.Context) -> Any:
         from graphsval_core.datamodel.errors import UserInputError
@@ -155,6 +161,10 @@ class Group(click.Group):
         except OSError as exc:  # a file or folder no command expected to fail on
             where = f"{exc.filename}: " if exc.filename else ""
             raise InputError(f"{where}{exc.strerror or exc}") from exc
+        except KeyboardInterrupt:
+            failed_in_hook = True  # the user stopped it: no plugin warnings after
+            click.echo("\ninterrupted (Ctrl-C): graphsval stopped", err=True)
+            raise SystemExit(EXIT_INTERRUPTED) from None
         finally:
             app = ctx.obj if isinstance(ctx.obj, AppContext) else None
             for note in app.notes() if app is not None else []:

@@ -2,7 +2,10 @@
 the one line on stderr, whatever goes wrong.
 
 Exit code 0 success, 1 a validation or check failed, 2 a usage, input or
-output error, each in one line on stderr. Standard output is guarded
+output error, each in one line on stderr; 130 (128 + SIGINT, as a shell
+reports it) a command stopped by the user's Ctrl-C
+(:class:`graphsval_core.cli.context.Group`), so that an interrupted run never
+reads as a failed validation. Standard output is guarded
 (:mod:`graphsval_core.cli.streams`): a reader that goes away ends no
 command, and a write that fails is one line and exit code 2. A fault of
 graphsval itself (a bug) is one line naming the exception and exit code 2

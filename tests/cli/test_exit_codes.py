@@ -112,6 +112,22 @@ def test_an_internal_error_is_one_line_and_exit_2(capsys, monkeypatch):
     assert err.startswith("graphsval: internal error: OverflowError: Python int too large")
 
 
+def test_ctrl_c_exits_130_in_one_line_not_1(capsys, monkeypatch):
+    """A Ctrl-C must not read as a failed validation (exit 1, click's 'Aborted!')."""
+    from graphsval_core.validate import workflow
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(workflow, "validate", interrupted)
+    with pytest.raises(SystemExit) as exit_:
+        run(cli, ["validate", "-q"])
+    assert exit_.value.code == 130
+    err = capsys.readouterr().err
+    assert "interrupted (Ctrl-C)" in err and "Aborted" not in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+
+
 def test_a_closed_pipe_keeps_the_exit_code_and_a_full_disk_exits_2(tmp_path):
     command = " ".join(_graphsval())
     closed = subprocess.run(
