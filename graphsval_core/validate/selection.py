@@ -22,7 +22,9 @@ once they are read; :func:`check_selected` then says when nothing matched.
 
 from __future__ import annotations
 
+import hashlib
 import os
+import stat
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
@@ -133,20 +135,59 @@ def shipped_baseline(
     return evolve(baseline, rows=rows), sha
 
 
+def _identity(item: Any) -> tuple[Any, ...]:
+    """What makes two named files one: the same device and inode (a path
+    again, a symbolic or a hard link), else the resolved path."""
+    try:
+        info = os.stat(str(item))
+    except OSError:  # reading it will name the problem
+        return ("path", os.path.realpath(str(item)))
+    return ("inode", info.st_dev, info.st_ino)
+
+
+def _content(item: Any) -> str | None:
+    """The SHA-256 of a regular file's bytes (None for a pipe or a device,
+    which cannot be read twice, or a file that cannot be read)."""
+    try:
+        if not stat.S_ISREG(os.stat(str(item)).st_mode):
+            return None
+        digest = hashlib.sha256()
+        with open(str(item), "rb") as handle:
+            for piece in iter(lambda: handle.read(1 << 22), b""):
+                digest.update(piece)
+    except OSError:
+        return None
+    return digest.hexdigest()
+
+
 def _once(explicit: Sequence[Any]) -> list[Any]:
-    """The named files, each once: a file named again, by the same path or
-    another (a link to it), is read once, with a warning."""
+    """The named files, each once: a file named again (by the same path, a
+    link to it, or a copy with the same bytes) is read once, with a warning,
+    so that no row is counted twice."""
     out: list[Any] = []
-    seen: dict[str, Any] = {}
+    seen: dict[tuple[Any, ...], Any] = {}
     for item in explicit:
-        real = os.path.realpath(str(item))
-        if real in seen:
-            if str(item) != str(seen[real]):
-                warn_input(f"{item}: the same file as {seen[real]}; read once")
+        key = _identity(item)
+        if key in seen:
+            first = seen[key]
+            again = "named again" if str(item) == str(first) else f"the same file as {first}"
+            warn_input(f"{item}: {again}; read once")
             continue
-        seen[real] = item
+        seen[key] = item
         out.append(item)
-    return out
+    if len(out) < 2:
+        return out
+    kept: list[Any] = []
+    contents: dict[str, Any] = {}
+    for item in out:
+        digest = _content(item)
+        if digest is not None and digest in contents:
+            warn_input(f"{item}: the same bytes as {contents[digest]}; read once")
+            continue
+        if digest is not None:
+            contents[digest] = item
+        kept.append(item)
+    return kept
 
 
 def check_names(registry: Registry, path: str, block: RowBlock) -> None:

@@ -34,6 +34,29 @@ def test_a_file_named_again_through_a_link_is_read_once(tmp_path):
     assert f"warning: {link}: the same file as {I7}; read once" in twice.stderr
 
 
+def test_a_hard_link_a_copy_or_the_same_path_again_is_read_once(tmp_path):
+    """No row is counted twice however the same rows are named again."""
+    copy, hard = tmp_path / "copy.csv", tmp_path / "hard.csv"
+    copy.write_bytes(Path(I7).read_bytes())
+    os.link(copy, hard)
+    args = ("validate", "-q", "--purpose", "calibration", "--baseline", I7)
+    once = _invoke(*args)
+    for again, says in (
+        (copy, f"warning: {copy}: the same bytes as {I7}; read once"),
+        (I7, f"warning: {I7}: named again; read once"),
+    ):
+        twice = _invoke(*args, "--baseline", again)
+        assert twice.exit_code == once.exit_code == 1
+        assert twice.stdout == once.stdout, again
+        assert says in twice.stderr
+    linked = _invoke(*args[:-1], copy, "--baseline", hard)
+    assert linked.stdout == once.stdout.replace(str(I7), str(copy))
+    assert f"warning: {hard}: the same file as {copy}; read once" in linked.stderr
+    other = tmp_path / "other.csv"  # the same rows but one byte apart: two files
+    other.write_bytes(Path(I7).read_bytes() + b"\n")
+    assert "read once" not in _invoke(*args, "--baseline", other).stderr
+
+
 def test_a_lookup_over_files_that_disagree_names_both(tmp_path):
     rows = list(csv.reader(I7.open()))
     header, first = rows[0], list(rows[1])
