@@ -198,17 +198,20 @@ def validate(
 def _nothing_validated(summary: Any, selected: int) -> str:
     """Why a validation of named files checked nothing (before any verdict is
     printed: "0/0 records pass" is no success): no row matched the selection,
-    or each selected row was excluded, the first reasons named."""
+    or each selected row was excluded, a few reasons named (in file order
+    among those kept; this ends the command before any listing, so no "-v
+    lists them")."""
     if selected == 0:
         return (
             "nothing was validated: no row of the given baseline(s) matches the selection "
             "(--hw, --op, --dtype or --purpose)"
         )
-    why = [f"{f.file}:{f.line}: {f.reason}" for f in summary.excluded[:3]]
+    first = sorted(summary.excluded, key=lambda f: (str(f.file), f.line))[:3]
+    why = [f"{f.file}:{f.line}: {f.reason}" for f in first]
     more = summary.total("excluded") - len(why)
     if more > 0:
-        why.append(f"and {more} more (-v lists them)")
-    reasons = "; ".join(why) if why else "each is suspect (-v lists them)"
+        why = ["e.g. " + why[0], *why[1:], f"and {more} more"]
+    reasons = "; ".join(why) if why else "each is marked suspect (its measurement failed a check)"
     return (
         f"nothing was validated: none of the {selected} selected row(s) could be checked: {reasons}"
     )

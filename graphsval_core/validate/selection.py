@@ -64,6 +64,8 @@ class Selection:
     warning: str = ""
     rows: int = 0
     held: set[str] = field(factory=set)
+    #: rows of a file named left out for their purpose, by purpose
+    other_purpose: dict[str, int] = field(factory=dict)
 
     def blocks(self) -> Iterator[RowBlock]:
         """The selected rows, a block at a time (each block once)."""
@@ -263,11 +265,35 @@ def _named(
         sel.held.update(set(block.hardware.tolist()))
         keep = _member(block.hardware, hws) & _member(block.op, ops)
         if sel.purpose_source != "none":
-            keep &= block.purpose == purpose
+            mine = block.purpose == purpose
+            dropped = block.purpose[keep & ~mine]  # selected but for their purpose
+            for other in set(dropped.tolist()):
+                n = int(np.sum(dropped == other))
+                sel.other_purpose[other] = sel.other_purpose.get(other, 0) + n
+            keep &= mine
         yield block if keep.all() else block.take(keep)
     sel.sha256 = stream.sha256
     if sel.purpose_source == "none" and sel.rows:
         sel.warning = f"{sel.path}: no purpose column or suffix: every row counts"
+
+
+def why_none(selections: Sequence[Selection], purpose: str) -> str:
+    """Why files named gave no row (empty when it is not their purpose):
+    e.g. ``x.calibration.csv: all its 18 rows are calibration rows (its file
+    name's suffix); --purpose calibration validates them``."""
+    said = []
+    for sel in selections:
+        if sel.rows or not sel.other_purpose:
+            continue
+        total = sum(sel.other_purpose.values())
+        kinds = " or ".join(sorted(p or "(empty)" for p in sel.other_purpose))
+        how = "its file name's suffix" if sel.purpose_source == "suffix" else "its purpose column"
+        fix = "; ".join(f"--purpose {p} validates them" for p in sorted(sel.other_purpose) if p)
+        said.append(
+            f"{sel.path}: all its {total} row(s) are {kinds} rows ({how}), none {purpose}"
+            + (f"; {fix}" if fix else "")
+        )
+    return "; ".join(said)
 
 
 def select(

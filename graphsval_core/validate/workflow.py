@@ -47,7 +47,7 @@ from graphsval_core.validate.harness import (
     recapture_agreement,
     validate as judge,
 )
-from graphsval_core.validate.selection import Baselines, check_selected, select
+from graphsval_core.validate.selection import Baselines, check_selected, select, why_none
 from graphsval_core.validate.summary import (
     BaselineInfo,
     Header,
@@ -238,7 +238,8 @@ def _validate(registry: Registry, options: ValidateOptions) -> ValidateResult:
     )
     check_selected(baselines, bool(options.baselines), wanted)
     if not any(s.counts for s in baselines.selections):  # files named, of which no row matched
-        raise UserInputError(NOTHING_SELECTED)
+        why = why_none(baselines.selections, options.purpose)
+        raise UserInputError(f"nothing was validated: {why}" if why else NOTHING_SELECTED)
     agreement = recapture_agreement(judged, baselines.pairs)
     validation = evolve(judged, recapture=_with_floors(registry, agreement))
     consistency = tuple(

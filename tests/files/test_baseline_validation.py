@@ -149,7 +149,19 @@ def test_a_named_file_that_yields_no_rows_exits_2(tmp_path):
     assert result.exit_code == 2 and "no rows under the header" in result.output
     calibration = _write(tmp_path, HEADER, ROW, name="c.calibration.csv")
     result = CliRunner().invoke(cli, ["validate", "--baseline", str(calibration)])
-    assert result.exit_code == 2 and "matches no baseline rows" in result.output
+    assert result.exit_code == 2
+    assert (
+        f"Error: nothing was validated: {calibration}: all its 1 row(s) are calibration rows "
+        "(its file name's suffix), none validation; --purpose calibration validates them"
+    ) in result.output
+    column = _write(tmp_path, HEADER + ",purpose", ROW + ",calibration", name="p.csv")
+    result = CliRunner().invoke(cli, ["validate", "--baseline", str(column)])
+    assert result.exit_code == 2 and "(its purpose column)" in result.output
+    assert "--purpose calibration validates them" in result.output
+    picked = CliRunner().invoke(
+        cli, ["validate", "-q", "--purpose", "calibration", "--baseline", str(calibration)]
+    )
+    assert picked.exit_code in (0, 1) and "records pass" in picked.output
 
 
 def test_registry_lookup_refuses_a_file_with_two_answers(tmp_path):
@@ -166,3 +178,4 @@ def test_a_named_file_of_which_no_row_can_be_checked_exits_2(tmp_path):
     assert "Error: nothing was validated: none of the 1 selected row(s) could be checked" in (
         result.output
     )
+    assert "-v lists them" not in result.output  # the command ends here: nothing lists them
