@@ -123,7 +123,9 @@ class Records:
     shape: np.ndarray = column(TEXT, "shape string, dims joined by x")
     dtype: np.ndarray = column(TEXT, "data type")
     status: np.ndarray = column(
-        TEXT, "checked, excluded (failed capture or check) or suspect (implausible latency)"
+        TEXT,
+        "checked, excluded (failed capture, unsupported dtype or shape) or suspect "
+        "(implausible latency)",
     )
     passed: np.ndarray = column(FLAG, "every verdict made passed (None when excluded)")
     regime_predicted: np.ndarray = column(TEXT, "the model's own regime, never ambiguous")

@@ -274,7 +274,7 @@ def flagged_line(summary: Summary, screen: Screen) -> list[str]:
     """Counts of the records listed apart (``-v`` and ``--out`` list them)."""
     suspect = summary.total("suspect")
     apart = [
-        (summary.total("excluded"), "excluded (failed capture or check)"),
+        (summary.total("excluded"), "excluded (failed capture, unsupported dtype or shape)"),
         (suspect, "suspect " + ("quantity" if suspect == 1 else "quantities")),
     ]
     unjudged = [
