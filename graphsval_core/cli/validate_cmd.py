@@ -118,6 +118,11 @@ def validate(
         raise click.UsageError(
             "-q and -v contradict each other (the verdict alone, or more); give one"
         )
+    if quiet and fmt != "text":
+        raise click.UsageError(
+            f"-q prints the verdict alone, in text; --format {fmt} writes the whole report: "
+            "give one"
+        )
     try:
         options = ValidateOptions(
             hws=hws,

@@ -188,7 +188,11 @@ def worst_cells(summary: Summary, screen: Screen) -> list[str]:
     shown = ranked[:WORST_CELLS]
     more = len(ranked) - len(shown)
     head = (
-        f"Drift (the {len(shown)} failing cells with most records beyond their band"
+        (
+            f"Drift (the {len(shown)} failing cells with most records beyond their band"
+            if len(shown) > 1
+            else "Drift (the failing cell"
+        )
         + (f"; -v: all {len(ranked)}" if more else "")
         + "):"
     )

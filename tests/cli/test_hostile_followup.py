@@ -110,6 +110,9 @@ def test_an_empty_path_is_a_usage_error_naming_the_flag(tmp_path):
 def test_quiet_and_verbose_together_are_refused():
     line = _error("validate", "--hw", HOST, "-q", "-v")
     assert "-q and -v" in line
+    for fmt in ("json", "markdown"):  # -q would be ignored silently
+        line = _error("validate", "--hw", HOST, "-q", "--format", fmt)
+        assert f"-q prints the verdict alone, in text; --format {fmt}" in line
 
 
 # item 6: snapshots

@@ -83,3 +83,14 @@ def test_display_path_is_never_absolute(tmp_path, monkeypatch):
 
     shipped = Path(graphsval_cpu.__file__).parent / "baselines" / "x.csv"
     assert display_path(str(shipped)) == "graphsval_cpu/baselines/x.csv"
+
+
+def test_one_failing_cell_is_named_in_the_singular(monkeypatch, tmp_path):
+    path = tmp_path / "one.csv"
+    path.write_text(
+        "hardware,op,shape,dtype,latency_s,energy_j,trial_count,notes\n"
+        "host_intel_xeon_2c_1t,matmul,512x512x512,fp32,0.5,,5,\n"
+    )
+    lines = _validate(monkeypatch, 80, "--baseline", str(path))
+    assert any(line.startswith("Drift (the failing cell") for line in lines), lines
+    assert not any("the 1 failing cells" in line for line in lines)
