@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
@@ -45,6 +46,18 @@ def _shown(record: dict[str, Any]) -> dict[str, Any]:
     return record
 
 
+def json_safe(value: Any) -> Any:
+    """``value`` with every NaN or infinite float (an overflowed error, say) as
+    None: JSON has no such numbers, and a report must parse in any reader."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_safe(v) for v in value]
+    return value
+
+
 def report_json(summary: Summary, validation: Validation) -> str:
     """``report.json``: the summary and every record."""
     head = summary_dict(summary)
@@ -58,7 +71,7 @@ def report_json(summary: Summary, validation: Validation) -> str:
         "summary": head,
         "records": [_shown(r) for r in validation.records.rows()],
     }
-    return json.dumps(body, indent=2, default=str) + "\n"
+    return json.dumps(json_safe(body), indent=2, default=str, allow_nan=False) + "\n"
 
 
 def records_csv(validation: Validation) -> str:

@@ -110,3 +110,14 @@ def test_roof_labels_never_overlap():
     ordered = sorted(heights)
     assert all(b - a >= 0.2 - 1e-12 for a, b in zip(ordered, ordered[1:], strict=False))
     assert heights[3] >= 3.0 and heights[0] == 1.0
+
+
+def test_json_reports_hold_no_nan_or_infinity():
+    """JSON has no NaN or Infinity: an overflowed number is written as null."""
+    import json as _json
+
+    from graphsval_core.validate.report import json_safe
+
+    body = {"e": float("inf"), "rows": [{"x": float("nan"), "y": 1.5}], "t": (float("-inf"),)}
+    text = _json.dumps(json_safe(body), allow_nan=False)
+    assert _json.loads(text) == {"e": None, "rows": [{"x": None, "y": 1.5}], "t": [None]}
