@@ -191,14 +191,18 @@ def validate(
     shows it); ``keep`` False keeps no record, only the tally (with
     ``listed``: the first items of each list apart); ``recapture_files``:
     the files whose records' tolerances the recapture agreement reads."""
-    parts: list[Records] = []
+    # kept records in the order of a whole-file grouping (a file's groups in
+    # order of first appearance; in each, its excluded rows, then its checked
+    # ones, in file order), whatever the blocks: (file, group, kind, part)
+    parts: list[tuple[int, int, int, Records]] = []
     warnings: list[str] = []
     own = predictor.name == REFERENCE
     constants: dict[GroupKey, tuple[PredictorConstant, ...] | None] = {}
     tally = Tally(listed=listed, declared=not own, recapture_files=recapture_files)
-    for sel in selections:
+    for file_index, sel in enumerate(selections):
         targets: list[str] = []
         fingerprints: dict[str, None] = {}
+        groups: dict[GroupKey, int] = {}
         for block in sel.blocks():
             column = block.extra("fingerprint")
             if column is not None:
@@ -209,12 +213,15 @@ def validate(
                 if hw not in targets:
                     targets.append(hw)
                 rows = block if len(index) == len(block) else block.take(index)
+                group = groups.setdefault((hw, op_name, dtype), len(groups))
                 for part in _group_records(
                     registry, sel, target, op, dtype, rows, predictor, tolerances, explain
                 ):
-                    tally.add(part)
-                    if keep:
-                        parts.append(part)
+                    if keep:  # counted once in order, below
+                        kind = 0 if len(part) and part.status[0] == EXCLUDED else 1
+                        parts.append((file_index, group, kind, part))
+                    else:
+                        tally.add(part)
                 if not own and (hw, op_name, dtype) not in constants:
                     constants[(hw, op_name, dtype)] = _declared(
                         registry, predictor, target, op, dtype
@@ -223,7 +230,10 @@ def validate(
             warnings.append(sel.warning)
         for hw in targets:
             warnings += _fingerprint_warnings(sel.path, list(fingerprints), registry.target(hw))
-    records = Records.concat(parts)
+    parts.sort(key=lambda item: item[:3])  # stable: blocks stay in file order
+    for *_, part in parts:
+        tally.add(part)
+    records = Records.concat([part for *_, part in parts])
     if not own:
         warnings += _breakdown_warnings(predictor.name, tally, constants)
     return Validation(

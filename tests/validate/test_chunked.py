@@ -70,6 +70,9 @@ def test_blocks_and_kept_records_change_nothing_the_summary_says(tmp_path, monke
     for chunk in (7, 100):
         blocks = _run(path, monkeypatch, chunk, True)
         assert _comparable(blocks.summary) == _comparable(summary)
+        # records and the lists apart in the order of one whole-file grouping
+        assert summary_dict(blocks.summary) == summary_dict(summary)
+        assert list(blocks.validation.records.line) == list(whole.validation.records.line)
         lines = summary_lines(blocks.summary, blocks.validation, screen, failed=blocks.failed)
         assert lines == expected
         figures = _run(path, monkeypatch, chunk, False)
