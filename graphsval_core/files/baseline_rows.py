@@ -34,6 +34,10 @@ PURPOSES: tuple[str, ...] = ("calibration", "validation")
 #: The largest latency (s) and energy (J) a row may hold: a day, a gigajoule.
 MAX_LATENCY_S = 86_400.0
 MAX_ENERGY_J = 1e9
+#: The smallest positive latency (s) or energy (J) a row may hold: a
+#: picosecond, a picojoule (a denormal such as 5e-324 is no measurement, and
+#: a ratio over it overflows).
+MIN_POSITIVE = 1e-12
 #: The largest trial count a row may hold.
 MAX_TRIALS = 2**53
 #: Extra columns holding a number (empty: none), with their largest value.
@@ -82,13 +86,22 @@ def clip(text: str) -> str:
     return repr(text if len(text) <= 40 else text[:37] + "...")
 
 
-def parse_number(value: str, where: str, column: str, high: float) -> float | None:
-    """A number field in ``[0, high]`` (empty: None)."""
+def plain_float(value: str) -> float:
+    """``value`` as a float, written as a number is: ASCII, no ``_`` (Python's
+    ``float`` also takes ``1_0e-3`` and other scripts' digits); else ValueError."""
+    if not value.isascii() or "_" in value:
+        raise ValueError(value)
+    return float(value)
+
+
+def parse_number(value: str, where: str, column: str, high: float, unit: str = "s") -> float | None:
+    """A number field in ``[0, high]``, 0 or at least :data:`MIN_POSITIVE`
+    (empty: None); ``unit``: ``s`` or ``J``, for the message."""
     value = value.strip()
     if value == "":
         return None
     try:
-        number = float(value)
+        number = plain_float(value)
     except ValueError:
         raise BaselineFileError(
             f"{where}: {column} {clip(value)} is not a number (expected seconds or joules, "
@@ -97,6 +110,12 @@ def parse_number(value: str, where: str, column: str, high: float) -> float | No
     if not 0 <= number <= high:  # NaN fails this too
         raise BaselineFileError(
             f"{where}: {column} {clip(value)} must be a finite number in [0, {high:g}]"
+        )
+    if 0 < number < MIN_POSITIVE:
+        tiny = "a picosecond" if unit == "s" else "a picojoule"
+        raise BaselineFileError(
+            f"{where}: {column} {clip(value)} is below {tiny} ({MIN_POSITIVE:g} {unit}): "
+            "not a measurement"
         )
     return number
 
@@ -196,7 +215,7 @@ def parse_row(
     latency = parse_number(raw[4], where, "latency_s", MAX_LATENCY_S)
     if latency == 0.0:
         raise BaselineFileError(f"{where}: latency_s is 0 (leave it empty for a failed shape)")
-    energy = parse_number(raw[5], where, "energy_j", MAX_ENERGY_J)
+    energy = parse_number(raw[5], where, "energy_j", MAX_ENERGY_J, unit="J")
     if energy == 0.0:
         energy = None  # RAPL's sub-millisecond 0.0 readings: missing, not zero joules
     trials = _trials(raw[6].strip() or "0", where)

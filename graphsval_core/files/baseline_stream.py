@@ -41,6 +41,7 @@ from graphsval_core.files.baseline_rows import (
     MAX_ENERGY_J,
     MAX_LATENCY_S,
     MAX_TRIALS,
+    MIN_POSITIVE,
     NUMERIC_EXTRAS,
     PURPOSES,
     V4_COLUMNS,
@@ -375,8 +376,13 @@ def _extras_plain(block: RowBlock, checks: Any) -> bool:
 
 def _numbers(column: list[str], high: float, zero_ok: bool) -> np.ndarray | None:
     """A column of numbers or empties as float64 (NaN: empty), as the
-    line-by-line rules read each; None when one is not a number, is NaN,
-    out of ``[0, high]``, or 0 where that is refused (those rules then say why)."""
+    line-by-line rules read each; None when one is not a number (as
+    :func:`~graphsval_core.files.baseline_rows.plain_float` reads one), is
+    NaN, out of ``[0, high]``, positive but below :data:`MIN_POSITIVE`, or 0
+    where that is refused (those rules then say why)."""
+    joined = "".join(column)
+    if not joined.isascii() or "_" in joined:
+        return None
     empty = np.array([not v for v in column], dtype=bool) if "" in column else None
     try:
         if empty is None:
@@ -387,7 +393,10 @@ def _numbers(column: list[str], high: float, zero_ok: bool) -> np.ndarray | None
         return None
     given = out if empty is None else out[~empty]
     if given.size and not (
-        (given >= 0).all() and given.max() <= high and (zero_ok or given.min() > 0)
+        (given >= 0).all()
+        and given.max() <= high
+        and (zero_ok or given.min() > 0)
+        and ((given >= MIN_POSITIVE) | (given == 0)).all()
     ):
         return None  # a NaN fails the first test
     return out

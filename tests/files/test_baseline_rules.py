@@ -1,0 +1,129 @@
+"""The baseline reader's rules at the edges: a number as a number is written,
+a latency or energy that can be a measurement, a trial count of a measured
+row, an empty purpose cell, the known extra columns (names and values), and
+one plain line for a byte, a line end or a file that is not a baseline. The
+column-wise blocks, the line-by-line rules and the csv module read each the
+same, whichever block the row falls in."""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+
+from graphsval_core.cli.main import cli
+from graphsval_core.files import baseline_stream
+from graphsval_core.files.baseline import BaselineFileError, read_baseline
+
+HEADER = "hardware,op,shape,dtype,latency_s,energy_j,trial_count,notes"
+HOST = "host_intel_xeon_2c_1t"
+
+
+def _row(n: int, latency: str = "1e-05", energy: str = "", trials: str = "10", *extras: str) -> str:
+    return ",".join(
+        [HOST, "matmul", f"{n}x64x64", "fp32", latency, energy, trials, "note", *extras]
+    )
+
+
+def _read(name: str, text: str, monkeypatch, plain: bool = True) -> object:
+    """The rows read from ``text`` (a file named ``name``), or the error."""
+    with monkeypatch.context() as patch:
+        if not plain:
+            patch.setattr(baseline_stream, "plain_block", lambda *args: None)
+        try:
+            return read_baseline(name, text).rows
+        except BaselineFileError as exc:
+            return str(exc)
+
+
+def _readers(text: str, monkeypatch, name: str = "b.csv") -> object:
+    """What the column-wise blocks make of ``text``: its rows or the error;
+    the line-by-line rules and the csv module (a quoted field in the first
+    row sends every line to it) make the same of it."""
+    columnwise = _read(name, text, monkeypatch)
+    assert _read(name, text, monkeypatch, plain=False) == columnwise
+    head, _, body = text.partition("\n")
+    quoted = f"{head}\n" + body.replace(",note", ',"note"', 1)
+    assert quoted != text
+    assert _read(name, quoted, monkeypatch) == columnwise
+    return columnwise
+
+
+def _file(*lines: str) -> str:
+    return "\n".join(lines) + "\n"
+
+
+# --- numbers -----------------------------------------------------------------------------
+
+NUMBERS = [
+    ("1e-3", 1e-3),
+    (" 5", 5.0),
+    ("+5", 5.0),
+    ("nan", None),
+    ("inf", None),
+    ("0x10", None),
+    ("1_000", None),
+    ("1_0e-3", None),
+    ("\u0663", None),  # an Arabic-Indic three: Python's float reads it
+    ("5e-324", None),  # a denormal
+    ("1e-13", None),
+]
+
+
+@pytest.mark.parametrize(("text", "value"), NUMBERS)
+@pytest.mark.parametrize("column", ["latency_s", "energy_j", "first_latency_s", "energy_window_s"])
+def test_every_reader_reads_a_number_alike(monkeypatch, column, text, value):
+    rows = [_row(n, "2e-3", "0.5", "10", "0.25", "0.5") for n in range(1, 4)]
+    fields = rows[1].split(",")
+    at = (HEADER + ",first_latency_s,energy_window_s").split(",").index(column)
+    fields[at] = text
+    rows[1] = ",".join(fields)
+    out = _readers(_file(HEADER + ",first_latency_s,energy_window_s", *rows), monkeypatch)
+    if value is None:
+        assert isinstance(out, str) and out.startswith(f"b.csv:3: {column} {text.strip()!r} "), out
+    else:
+        assert not isinstance(out, str), out
+        row = out[1]
+        read = {"latency_s": row.latency_s, "energy_j": row.energy_j}.get(column)
+        assert (float(row.extras[column]) if read is None else read) == value
+
+
+@pytest.mark.parametrize(
+    ("column", "unit", "text"),
+    [
+        ("latency_s", "a picosecond (1e-12 s)", "5e-324"),
+        ("energy_j", "a picojoule (1e-12 J)", "5e-324"),
+        ("first_latency_s", "a picosecond (1e-12 s)", "9.99e-13"),
+        ("energy_window_s", "a picosecond (1e-12 s)", "1e-300"),
+    ],
+)
+def test_a_value_below_a_picosecond_or_picojoule_is_no_measurement(monkeypatch, column, unit, text):
+    header = HEADER + ",first_latency_s,energy_window_s"
+    fields = dict(
+        zip(header.split(","), _row(1, "1e-05", "", "10", "", "").split(","), strict=True)
+    )
+    fields[column] = text
+    out = _readers(
+        _file(header, _row(2, "1e-05", "", "10", "", ""), ",".join(fields.values())), monkeypatch
+    )
+    assert out == f"b.csv:3: {column} {text!r} is below {unit}: not a measurement"
+
+
+def test_zero_keeps_its_meaning(monkeypatch):
+    header = HEADER + ",first_latency_s,energy_window_s"
+    # a latency of 0 is refused as before (empty is a failed shape)
+    out = _readers(_file(header, _row(1, "0", "", "10", "", "")), monkeypatch)
+    assert out == "b.csv:2: latency_s is 0 (leave it empty for a failed shape)"
+    # an energy of 0.0 is missing energy; a window of 0.0000 and the tiniest real latency read
+    out = _readers(_file(header, _row(1, "1e-12", "0.0", "10", "0", "0.0000")), monkeypatch)
+    assert not isinstance(out, str), out
+    assert (out[0].latency_s, out[0].energy_j) == (1e-12, None)
+
+
+def test_a_denormal_latency_is_one_line_and_exit_2(tmp_path):
+    path = tmp_path / "d.csv"
+    path.write_text(_file(HEADER, _row(64, "5e-324")))
+    result = CliRunner().invoke(cli, ["validate", "--baseline", str(path)])
+    assert result.exit_code == 2
+    assert result.output == (
+        f"Error: {path}:2: latency_s '5e-324' is below a picosecond (1e-12 s): not a measurement\n"
+    )
