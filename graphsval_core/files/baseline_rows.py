@@ -218,7 +218,7 @@ def parse_row(
     energy = parse_number(raw[5], where, "energy_j", MAX_ENERGY_J, unit="J")
     if energy == 0.0:
         energy = None  # RAPL's sub-millisecond 0.0 readings: missing, not zero joules
-    trials = _trials(raw[6].strip() or "0", where)
+    trials = _trials(raw[6].strip(), where, latency is not None)
     extras = dict(zip(extras_names, raw[len(V4_COLUMNS) :], strict=True)) if extras_names else {}
     purpose = (extras["purpose"].strip() or None) if has_purpose else file_purpose
     if purpose is not None and purpose not in PURPOSES:
@@ -241,12 +241,19 @@ def parse_row(
     )
 
 
-def _trials(text: str, where: str) -> int:
-    if text.isascii() and text.isdigit() and len(text) <= 16 and int(text) <= MAX_TRIALS:
-        return int(text)
+def _trials(text: str, where: str, measured: bool) -> int:
+    """The trial count ``text`` (empty: 0, unknown); at least 1 on a
+    ``measured`` row, 0 allowed on a failed shape's (the capture writes it)."""
+    if text == "":
+        return 0
+    if text.isascii() and text.isdigit() and len(text) <= 16:
+        count = int(text)
+        if (1 if measured else 0) <= count <= MAX_TRIALS:
+            return count
     if text.isascii() and text.lstrip("-").isdigit():
         raise BaselineFileError(
-            f"{where}: trial_count {clip(text)} must be an integer in [0, {MAX_TRIALS}]"
+            f"{where}: trial_count {clip(text)} must be an integer in [1, {MAX_TRIALS}] "
+            "(0 only on a failed shape, one with no latency_s)"
         )
     raise BaselineFileError(
         f"{where}: trial_count {clip(text)} is not an integer (expected a count of trials, "

@@ -461,6 +461,10 @@ def plain_block(
     trials = _counts(cols[6])
     if dims is None or latency is None or energy is None or trials is None:
         return None
+    if not trials.all() and any(
+        cols[6][i] and not np.isnan(latency[i]) for i in np.flatnonzero(trials == 0).tolist()
+    ):
+        return None  # a trial count of 0 on a measured row
     extras = {name: _objects(column) for name, column in zip(layout.extras, cols[8:], strict=True)}
     if layout.has_purpose:
         given = cols[len(V4_COLUMNS) + layout.extras.index("purpose")]

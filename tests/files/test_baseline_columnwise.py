@@ -22,7 +22,7 @@ def _rows(n: int, wide: bool = False) -> list[str]:
     extra = ",validation,0.5," if wide else ""
     return [
         f"{HOST},matmul,{i + 1}x{i % 7 + 1}x8,fp32,{(i + 1) * 1e-6:.6g},"
-        f"{i % 3 * 0.25},{i % 5},n{extra}"
+        f"{i % 3 * 0.25},{i % 5 + 1},n{extra}"
         for i in range(n)
     ]
 

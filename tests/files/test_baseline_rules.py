@@ -12,7 +12,8 @@ from click.testing import CliRunner
 
 from graphsval_core.cli.main import cli
 from graphsval_core.files import baseline_stream
-from graphsval_core.files.baseline import BaselineFileError, read_baseline
+from graphsval_core.files.baseline import BaselineFileError, read_baseline, read_many
+from graphsval_core.plugins.loader import build_registry
 
 HEADER = "hardware,op,shape,dtype,latency_s,energy_j,trial_count,notes"
 HOST = "host_intel_xeon_2c_1t"
@@ -127,3 +128,43 @@ def test_a_denormal_latency_is_one_line_and_exit_2(tmp_path):
     assert result.output == (
         f"Error: {path}:2: latency_s '5e-324' is below a picosecond (1e-12 s): not a measurement\n"
     )
+
+
+# --- trial counts --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("latency", "text", "count"),
+    [
+        ("1e-05", "1", 1),
+        ("1e-05", " 5", 5),
+        ("1e-05", "", 0),  # unknown (a V4 file may leave it empty)
+        ("", "0", 0),  # a failed shape: the capture writes 0
+        ("", "", 0),
+        ("1e-05", "0", None),
+        ("1e-05", "00", None),
+        ("1e-05", "-3", None),
+        ("1e-05", "+5", None),
+        ("1e-05", "1_0", None),
+        ("1e-05", "\u0663", None),
+        ("1e-05", str(2**53 + 1), None),
+        ("", "-1", None),
+    ],
+)
+def test_a_measured_row_counts_at_least_one_trial(monkeypatch, latency, text, count):
+    out = _readers(_file(HEADER, _row(1), _row(2, latency, "", text)), monkeypatch)
+    if count is None:
+        assert isinstance(out, str) and out.startswith(f"b.csv:3: trial_count {text.strip()!r} ")
+        if text.isascii() and text.strip().lstrip("-").isdigit():
+            assert out.endswith(
+                f"must be an integer in [1, {2**53}] (0 only on a failed shape, one with no "
+                "latency_s)"
+            )
+    else:
+        assert not isinstance(out, str), out
+        assert out[1].trial_count == count
+
+
+def test_no_shipped_baseline_counts_zero_trials_on_a_measured_row():
+    files = read_many(item for _, item in build_registry().baseline_files())
+    assert files and all(r.trial_count >= 1 for b in files for r in b.rows if not r.failed)
