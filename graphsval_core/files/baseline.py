@@ -8,7 +8,9 @@ empty ``latency_s`` is a failed shape (the note says why); an empty or ``0.0``
 
 Which rows count (DESIGN.md section 6): the ``purpose`` column if present,
 else the file name's suffix (``.calibration.csv`` / ``.validation.csv``), else
-all rows, and the caller warns. Every error names the file and the line.
+all rows, and the caller warns; a row whose ``purpose`` cell is empty takes
+the suffix's (with no suffix it is an error). Every error names the file
+and the line.
 
 A file is read a block of rows at a time, as columns
 (:class:`~graphsval_core.files.baseline_stream.BaselineStream`, what a large

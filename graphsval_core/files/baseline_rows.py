@@ -194,7 +194,9 @@ def parse_row(
     has_purpose: bool,
     file_purpose: str | None,
 ) -> BaselineRow:
-    """One row; its first fields are the V4 columns, in their order."""
+    """One row; its first fields are the V4 columns, in their order.
+    ``file_purpose``: the purpose the file's name says (None: none), that of
+    a row whose ``purpose`` cell is empty or absent."""
     if len(raw) != width:
         raise BaselineFileError(f"{path}:{lineno}: {len(raw)} fields, the header has {width}")
     # names repeat on every row: one string each (a large file's memory)
@@ -220,7 +222,15 @@ def parse_row(
         energy = None  # RAPL's sub-millisecond 0.0 readings: missing, not zero joules
     trials = _trials(raw[6].strip(), where, latency is not None)
     extras = dict(zip(extras_names, raw[len(V4_COLUMNS) :], strict=True)) if extras_names else {}
-    purpose = (extras["purpose"].strip() or None) if has_purpose else file_purpose
+    purpose = file_purpose
+    if has_purpose:
+        # an empty cell states no purpose: the file name's suffix, as without the column
+        purpose = extras["purpose"].strip() or file_purpose
+        if purpose is None:
+            raise BaselineFileError(
+                f"{where}: purpose is empty and the file name has no .calibration.csv or "
+                ".validation.csv suffix to say it; write calibration or validation"
+            )
     if purpose is not None and purpose not in PURPOSES:
         raise BaselineFileError(
             f"{where}: purpose {clip(purpose)} is not one of {', '.join(PURPOSES)}"

@@ -142,7 +142,9 @@ class _Layout:
         self.width = len(header)
         self.extras = header[len(V4_COLUMNS) :]
         self.has_purpose = "purpose" in self.extras
-        self.file_purpose = None if self.has_purpose else purpose_from_name(path)
+        #: the purpose the file's name says: every row's, or (with a purpose
+        #: column) that of a row whose cell is empty
+        self.file_purpose = purpose_from_name(path)
         self.checks = extra_checks(self.extras)
 
     def row(self, lineno: int, raw: list[str]) -> BaselineRow:
@@ -470,7 +472,9 @@ def plain_block(
         given = cols[len(V4_COLUMNS) + layout.extras.index("purpose")]
         if not set(given) <= {"", *PURPOSES}:
             return None
-        purpose = _objects([p or None for p in given])
+        if layout.file_purpose is None and "" in given:
+            return None  # an empty cell, and no suffix to say it
+        purpose = _objects([p or layout.file_purpose for p in given])
     else:
         purpose = np.full(len(block), layout.file_purpose, dtype=object)
     energy[energy == 0.0] = np.nan  # RAPL's sub-millisecond 0.0: missing energy

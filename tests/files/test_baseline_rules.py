@@ -7,6 +7,8 @@ same, whichever block the row falls in."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from click.testing import CliRunner
 
@@ -168,3 +170,40 @@ def test_a_measured_row_counts_at_least_one_trial(monkeypatch, latency, text, co
 def test_no_shipped_baseline_counts_zero_trials_on_a_measured_row():
     files = read_many(item for _, item in build_registry().baseline_files())
     assert files and all(r.trial_count >= 1 for b in files for r in b.rows if not r.failed)
+
+
+# --- purpose -------------------------------------------------------------------------------
+
+
+def test_an_empty_purpose_cell_takes_the_file_names_suffix(monkeypatch):
+    text = _file(
+        HEADER + ",purpose",
+        _row(1) + ",validation",
+        _row(2) + ",",
+        _row(3) + ",  ",
+        _row(4) + ",calibration",
+    )
+    out = _readers(text, monkeypatch, name="x.calibration.csv")
+    assert not isinstance(out, str), out
+    assert [r.purpose for r in out] == ["validation", "calibration", "calibration", "calibration"]
+    assert read_baseline("x.calibration.csv", text).purpose_source == "column"
+    # no suffix to say it: an error naming the line, never a row dropped
+    assert _readers(text, monkeypatch, name="x.csv") == (
+        "x.csv:3: purpose is empty and the file name has no .calibration.csv or .validation.csv "
+        "suffix to say it; write calibration or validation"
+    )
+
+
+def test_a_row_with_an_empty_purpose_cell_counts_for_the_suffixs_purpose(tmp_path):
+    path = tmp_path / "p.calibration.csv"
+    path.write_text(_file(HEADER + ",purpose", _row(64) + ",", _row(32) + ",validation"))
+
+    def records(*args: str) -> int:
+        result = CliRunner().invoke(
+            cli, ["validate", "--baseline", str(path), "--format", "json", *args]
+        )
+        assert result.exit_code in (0, 1), result.output
+        return len(json.loads(result.stdout)["records"])
+
+    assert records("--purpose", "calibration") == 1
+    assert records() == 1  # the validation row
