@@ -8,7 +8,12 @@ anything else; both read a row the same way.
 
 from __future__ import annotations
 
+import difflib
 import json
+import math
+import re
+from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 from sys import intern
 from typing import Any
@@ -45,6 +50,51 @@ NUMERIC_EXTRAS: dict[str, float] = {
     "first_latency_s": MAX_LATENCY_S,
     "energy_window_s": MAX_LATENCY_S * 1000,
 }
+#: The extra columns graphsval knows: those ``graphsval capture`` writes
+#: (``measure.capture_file.EXTRA_COLUMNS``, in its order). Any other name is
+#: a column of the developer's own, unless it is a near miss of one of these.
+KNOWN_EXTRAS: tuple[str, ...] = (
+    "schema_version",
+    "purpose",
+    "suspect",
+    "spread_ci_rel",
+    "samples",
+    "block_reps",
+    "warmup_calls",
+    "stopped_by",
+    "p10_s",
+    "p90_s",
+    "rounds",
+    "round_spread_rel",
+    "round_latencies_s",
+    "remeasured",
+    "first_latency_s",
+    "energy_source",
+    "energy_window_s",
+    "verdict",
+    "mean_rel_l1",
+    "max_abs",
+    "max_rel",
+    "rtol",
+    "atol",
+    "check_scope",
+    "output_alloc",
+    "launch_in_timing",
+    "threads",
+    "device",
+    "torch_version",
+    "numerics",
+    "load_avg",
+    "busy",
+    "waited_s",
+    "captured_at",
+    "fingerprint",
+    "details",
+)
+#: The baseline schema versions this graphsval reads (the capture's is the last).
+SCHEMA_VERSIONS: tuple[str, ...] = ("1", "2")
+#: How alike a column's name must be to a known one to be taken for a misspelling.
+NEAR_MISS = 0.8
 
 
 class BaselineFileError(UserInputError):
@@ -129,7 +179,8 @@ def parse_dims(shape: str) -> tuple[int, ...] | None:
 
 
 def check_header(path: str, header: list[str]) -> list[str]:
-    """The header's names, stripped: the V4 columns first, no name twice."""
+    """The header's names, stripped: the V4 columns first, no name twice, no
+    extra column a near miss of a known one (:func:`near_miss`)."""
     header = [h.strip() for h in header]
     if tuple(header[: len(V4_COLUMNS)]) != V4_COLUMNS:
         got = ",".join(header)
@@ -143,15 +194,156 @@ def check_header(path: str, header: list[str]) -> list[str]:
                 f"{path}:1: column {name!r} appears twice (columns {header.index(name) + 1} "
                 f"and {i + 1})"
             )
+    for i, name in enumerate(header[len(V4_COLUMNS) :], start=len(V4_COLUMNS) + 1):
+        known = near_miss(name)
+        if known:
+            raise BaselineFileError(
+                f"{path}:1: column {i} {clip(name)} is no column graphsval knows; did you mean "
+                f"{known!r}? (a column of your own needs a name further from graphsval's)"
+            )
     return header
 
 
+def near_miss(name: str) -> str | None:
+    """The known extra column ``name`` is a misspelling of (None: it is
+    one, or a name of the developer's own): the closest known name at least
+    :data:`NEAR_MISS` alike, unless the two differ only in digits (``p50_s``
+    is a percentile of its own, not ``p10_s`` misspelt)."""
+    if name in KNOWN_EXTRAS:
+        return None
+    close = difflib.get_close_matches(name, KNOWN_EXTRAS, n=1, cutoff=NEAR_MISS)
+    if not close or _DIGITS.sub("", close[0]) == _DIGITS.sub("", name):
+        return None
+    return close[0]
+
+
+_DIGITS = re.compile(r"[0-9]")
+
+
+def _choice(*allowed: str) -> Callable[[str], bool]:
+    return frozenset(allowed).__contains__
+
+
+def _integer(low: int) -> Callable[[str], bool]:
+    def test(value: str) -> bool:
+        text = value.strip()
+        return text.isascii() and text.isdigit() and len(text) <= 16 and int(text) >= low
+
+    return test
+
+
+def _number(high: float = math.inf, finite: bool = True) -> Callable[[str], bool]:
+    """A test of a number >= 0 and <= ``high`` (``finite`` False: or inf or nan)."""
+
+    def test(value: str) -> bool:
+        try:
+            number = plain_float(value.strip())
+        except ValueError:
+            return False
+        if not math.isfinite(number):
+            return not finite and (math.isnan(number) or number > 0)
+        return 0 <= number <= high
+
+    return test
+
+
+def _json_object(value: str) -> bool:
+    try:
+        return isinstance(json.loads(value), dict)
+    except (ValueError, RecursionError):
+        return False
+
+
+def _timestamp(value: str) -> bool:
+    try:
+        datetime.fromisoformat(value.strip())
+    except ValueError:
+        return False
+    return True
+
+
+@frozen
+class ValueRule:
+    """What a known extra column may hold besides nothing (an empty or blank
+    cell: not recorded, e.g. a failed shape's): a ``test`` of a value, and
+    what it ``expects`` in words. A column of numbers says so (the reader
+    then checks a block's column at once): their largest value ``high``,
+    whether inf and nan may stand (``finite`` False), and whether a cell
+    holds several, separated by spaces (``spaced``)."""
+
+    test: Callable[[str], bool]
+    expects: str
+    high: float | None = None
+    finite: bool = True
+    spaced: bool = False
+
+
+def _numbers(
+    expects: str, high: float = math.inf, finite: bool = True, spaced: bool = False
+) -> ValueRule:
+    one = _number(high, finite)
+
+    def several(value: str) -> bool:  # (an empty one between two spaces: a round unmeasured)
+        return all(one(v) for v in value.split(" ") if v)
+
+    return ValueRule(several if spaced else one, expects, high, finite, spaced)
+
+
+_SECONDS = f"a number of seconds in [0, {MAX_LATENCY_S:g}]"
+
+#: What each known extra column other than ``purpose``, ``fingerprint`` and
+#: the :data:`NUMERIC_EXTRAS` may hold (what the capture writes). The others
+#: (``suspect``, parsed where it is read, and text: the energy source, the
+#: device, ...) hold any text.
+EXTRA_VALUES: dict[str, ValueRule] = {
+    "schema_version": ValueRule(
+        _choice(*SCHEMA_VERSIONS),
+        f"{' or '.join(SCHEMA_VERSIONS)} (the baseline schema versions this graphsval reads)",
+    ),
+    "verdict": ValueRule(_choice("pass", "FAIL"), "pass or FAIL (the correctness check's verdict)"),
+    "stopped_by": ValueRule(_choice("ci", "budget", "max_samples"), "ci, budget or max_samples"),
+    "threads": ValueRule(_integer(1), "a positive integer"),
+    "samples": ValueRule(_integer(1), "a positive integer"),
+    "block_reps": ValueRule(_integer(1), "a positive integer"),
+    "rounds": ValueRule(_integer(1), "a positive integer"),
+    "warmup_calls": ValueRule(_integer(0), "an integer >= 0"),
+    "remeasured": ValueRule(_integer(0), "an integer >= 0"),
+    "spread_ci_rel": _numbers("a finite number >= 0"),
+    "round_spread_rel": _numbers("a finite number >= 0"),
+    "load_avg": _numbers("a finite number >= 0"),
+    "waited_s": _numbers("a finite number >= 0"),
+    "rtol": _numbers("a finite number >= 0"),
+    "atol": _numbers("a finite number >= 0"),
+    "p10_s": _numbers(_SECONDS, MAX_LATENCY_S),
+    "p90_s": _numbers(_SECONDS, MAX_LATENCY_S),
+    "mean_rel_l1": _numbers("a number >= 0, inf or nan", finite=False),
+    "max_abs": _numbers("a number >= 0, inf or nan", finite=False),
+    "max_rel": _numbers("a number >= 0, inf or nan", finite=False),
+    "round_latencies_s": _numbers(
+        f"numbers of seconds in [0, {MAX_LATENCY_S:g}] separated by spaces",
+        MAX_LATENCY_S,
+        spaced=True,
+    ),
+    "captured_at": ValueRule(_timestamp, "an ISO 8601 time such as 2026-12-01T06:55:24Z"),
+    "details": ValueRule(_json_object, "a JSON object"),
+}
+
+
+def extra_value_error(where: str, name: str, value: str) -> BaselineFileError | None:
+    """The error of value ``value`` of known extra column ``name`` (None: it may hold it)."""
+    rule = EXTRA_VALUES.get(name)
+    if rule is None or not value.strip() or rule.test(value):
+        return None
+    return BaselineFileError(f"{where}: {name} {clip(value)} must be {rule.expects}, or empty")
+
+
 def extra_checks(names: list[str]) -> Any:
-    """A check of the extra columns other modules read as numbers or JSON,
+    """A check of the extra columns graphsval reads or knows the values of,
     for a file of extra columns ``names`` (None: it has none of them)."""
     numeric = [(n, high) for n, high in NUMERIC_EXTRAS.items() if n in names]
     fingerprint = "fingerprint" in names
-    if not numeric and not fingerprint:
+    valued = [n for n in EXTRA_VALUES if n in names]
+    if not numeric and not fingerprint and not valued:
         return None
     good: set[str] = set()
 
@@ -159,6 +351,10 @@ def extra_checks(names: list[str]) -> Any:
         for name, high in numeric:
             if extras[name].strip():
                 parse_number(extras[name], where, name, high)
+        for name in valued:
+            error = extra_value_error(where, name, extras[name])
+            if error is not None:
+                raise error
         text = extras["fingerprint"].strip() if fingerprint else ""
         if text and text not in good:
             try:

@@ -38,6 +38,7 @@ from graphsval_core.datamodel.op import MAX_DIM
 from graphsval_core.files.baseline_block import RowBlock
 from graphsval_core.files.baseline_keys import SeenShapes
 from graphsval_core.files.baseline_rows import (
+    EXTRA_VALUES,
     MAX_ENERGY_J,
     MAX_LATENCY_S,
     MAX_TRIALS,
@@ -148,7 +149,9 @@ class _Layout:
         self.checks = extra_checks(self.extras)
 
     def row(self, lineno: int, raw: list[str]) -> BaselineRow:
-        row = parse_row(
+        """Line ``lineno``'s row; its extra columns are checked a block at a
+        time (:func:`_checked`)."""
+        return parse_row(
             self.path,
             lineno,
             raw,
@@ -157,9 +160,6 @@ class _Layout:
             self.has_purpose,
             self.file_purpose,
         )
-        if self.checks:
-            self.checks(f"{self.path}:{lineno}", row.extras)
-        return row
 
 
 class BaselineStream:
@@ -281,8 +281,15 @@ class _Seen:
             )
 
 
-def _rows_block(rows: list[BaselineRow], layout: _Layout) -> RowBlock:
-    return RowBlock.from_rows(rows, layout.extras)
+def _checked(
+    rows: list[BaselineRow], layout: _Layout, error: Exception | None
+) -> tuple[RowBlock, Exception | None]:
+    """``rows`` (read line by line before ``error``'s line, or every line
+    of a block) as a block, its extra columns checked: the rows before the
+    first that fails, with its error, which came first; else every row and
+    ``error``."""
+    block, bad = _extras_checked(RowBlock.from_rows(rows, layout.extras), layout)
+    return block, error if bad is None else bad
 
 
 def _line_rows(block: list[str], first: int, layout: _Layout) -> tuple[RowBlock, Exception | None]:
@@ -295,8 +302,8 @@ def _line_rows(block: list[str], first: int, layout: _Layout) -> tuple[RowBlock,
             if not blank(raw):
                 rows.append(layout.row(lineno, raw))
     except BaselineFileError as exc:
-        return _rows_block(rows, layout), exc
-    return _rows_block(rows, layout), None
+        return _checked(rows, layout, exc)
+    return _checked(rows, layout, None)
 
 
 def _csv_blocks(
@@ -321,7 +328,7 @@ def _csv_blocks(
             if not blank(raw):
                 rows.append(layout.row(lineno, raw))
             if last - first + 1 >= CHUNK_LINES:
-                block = seen.admit(_rows_block(rows, layout), None)
+                block = seen.admit(*_checked(rows, layout, None))
                 rows, first = [], last + 1
                 if len(block):
                     yield block
@@ -335,7 +342,7 @@ def _csv_blocks(
             error = BaselineFileError(f"{path}:{last + 1}: {exc}")
     except BaselineFileError as exc:
         error = exc
-    block = seen.admit(_rows_block(rows, layout), error)
+    block = seen.admit(*_checked(rows, layout, error))
     if len(block):
         yield block
 
@@ -357,12 +364,24 @@ def _extras_checked(block: RowBlock, layout: _Layout) -> tuple[RowBlock, Excepti
 
 
 def _extras_plain(block: RowBlock, checks: Any) -> bool:
-    """Whether the extra columns read as numbers and JSON pass at once: each
-    numeric one plain numbers in range or empty, each distinct fingerprint a
-    JSON object of names to values (else each row is checked, in order)."""
+    """Whether the extra columns read as numbers and JSON, or of known
+    values, pass at once: each numeric one plain numbers in range or empty,
+    each distinct value of the others one it may hold, each distinct
+    fingerprint a JSON object of names to values (else each row is checked,
+    in order)."""
     for name, high in NUMERIC_EXTRAS.items():
         column = block.extra(name)
         if column is not None and _numbers(column.tolist(), high, zero_ok=True) is None:
+            return False
+    for name, rule in EXTRA_VALUES.items():
+        column = block.extra(name)
+        if column is None:
+            continue
+        values = column.tolist()
+        if rule.high is not None:
+            if not _extra_numbers(values, rule.high, rule.finite, rule.spaced):
+                return False
+        elif not all(rule.test(v) or not v.strip() for v in dict.fromkeys(values)):
             return False
     fingerprints = block.extra("fingerprint")
     if fingerprints is None:
@@ -402,6 +421,27 @@ def _numbers(column: list[str], high: float, zero_ok: bool) -> np.ndarray | None
     ):
         return None  # a NaN fails the first test
     return out
+
+
+def _extra_numbers(values: list[str], high: float, finite: bool, spaced: bool) -> bool:
+    """Whether a column of numbers (several to a cell when ``spaced``)
+    passes its rule (:class:`~graphsval_core.files.baseline_rows.ValueRule`)
+    at once; False: its cells are then tested one by one."""
+    joined = " ".join(values)
+    if not joined.isascii() or "_" in joined:
+        return False
+    cells = [v for v in joined.split(" ") if v] if spaced else values
+    try:
+        out = np.fromiter(map(float, cells), np.float64, len(cells))
+    except ValueError:  # an empty (or a bad) cell
+        given = [v for v in cells if v.strip()]
+        try:
+            out = np.fromiter(map(float, given), np.float64, len(given))
+        except ValueError:
+            return False
+    if finite:
+        return bool(np.isfinite(out).all() and (out >= 0).all() and (out <= high).all())
+    return not (out < 0).any() and bool((out[np.isfinite(out)] <= high).all())
 
 
 _SHAPE_TEXT = re.compile(r"[0-9x\n]*\Z")

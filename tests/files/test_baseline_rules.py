@@ -15,6 +15,8 @@ from click.testing import CliRunner
 from graphsval_core.cli.main import cli
 from graphsval_core.files import baseline_stream
 from graphsval_core.files.baseline import BaselineFileError, read_baseline, read_many
+from graphsval_core.files.baseline_rows import KNOWN_EXTRAS, SCHEMA_VERSIONS
+from graphsval_core.measure import capture_file
 from graphsval_core.plugins.loader import build_registry
 
 HEADER = "hardware,op,shape,dtype,latency_s,energy_j,trial_count,notes"
@@ -207,3 +209,87 @@ def test_a_row_with_an_empty_purpose_cell_counts_for_the_suffixs_purpose(tmp_pat
 
     assert records("--purpose", "calibration") == 1
     assert records() == 1  # the validation row
+
+
+# --- the known extra columns -------------------------------------------------------------------
+
+
+def test_the_known_columns_are_those_the_capture_writes():
+    assert KNOWN_EXTRAS == capture_file.EXTRA_COLUMNS
+    assert SCHEMA_VERSIONS[-1] == capture_file.SCHEMA_VERSION
+
+
+@pytest.mark.parametrize(
+    ("name", "known"),
+    [
+        ("purpse", "purpose"),
+        ("Purpose", "purpose"),
+        ("verdit", "verdict"),
+        ("thread", "threads"),
+        ("energy_window", "energy_window_s"),
+        ("schema_versoin", "schema_version"),
+    ],
+)
+def test_a_misspelt_known_column_is_an_error_naming_it(monkeypatch, name, known):
+    text = _file(f"{HEADER},foo,{name}", _row(1) + ",1,pass")
+    assert _readers(text, monkeypatch) == (
+        f"b.csv:1: column 10 {name!r} is no column graphsval knows; did you mean {known!r}? "
+        "(a column of your own needs a name further from graphsval's)"
+    )
+
+
+@pytest.mark.parametrize("names", ["foo,bar", "p50_s,p99_s", "mean_rel_l2,load_avg15", "my_note,x"])
+def test_a_column_of_ones_own_is_read(monkeypatch, names):
+    out = _readers(_file(f"{HEADER},{names}", _row(1) + ",a,b"), monkeypatch)
+    assert not isinstance(out, str), out
+    assert list(out[0].extras.values()) == ["a", "b"]
+
+
+BAD_VALUES = [
+    ("schema_version", "99", "1 or 2 (the baseline schema versions this graphsval reads)"),
+    ("schema_version", "2.0", "1 or 2"),
+    ("verdict", "maybe", "pass or FAIL (the correctness check's verdict)"),
+    ("verdict", "fail", "pass or FAIL"),
+    ("threads", "abc", "a positive integer"),
+    ("threads", "0", "a positive integer"),
+    ("samples", "-1", "a positive integer"),
+    ("remeasured", "1.5", "an integer >= 0"),
+    ("stopped_by", "never", "ci, budget or max_samples"),
+    ("p10_s", "1e9", "a number of seconds in [0, 86400]"),
+    ("spread_ci_rel", "inf", "a finite number >= 0"),
+    ("rtol", "nan", "a finite number >= 0"),
+    ("load_avg", "1_0", "a finite number >= 0"),
+    ("max_abs", "-1", "a number >= 0, inf or nan"),
+    ("round_latencies_s", "1e-3 x", "numbers of seconds in [0, 86400] separated by spaces"),
+    ("captured_at", "yesterday", "an ISO 8601 time such as 2026-12-01T06:55:24Z"),
+    ("details", "[1]", "a JSON object"),
+]
+
+
+@pytest.mark.parametrize(("column", "value", "expects"), BAD_VALUES)
+def test_a_known_column_holds_only_its_values(monkeypatch, column, value, expects):
+    text = _file(f"{HEADER},{column}", _row(1) + ",", _row(2) + f",{value}")
+    out = _readers(text, monkeypatch)
+    assert isinstance(out, str) and out.startswith(f"b.csv:3: {column} {value!r} must be "), out
+    assert f"must be {expects}" in out and out.endswith(", or empty"), out
+
+
+@pytest.mark.parametrize(
+    ("column", "values"),
+    [
+        ("schema_version", ["1", "2", ""]),
+        ("verdict", ["pass", "FAIL", "", "  "]),
+        ("threads", ["1", " 8", ""]),
+        ("stopped_by", ["ci", "budget", "max_samples"]),
+        ("max_abs", ["1.562e-02", "inf", "nan"]),  # a non-finite output: inf or nan
+        ("round_latencies_s", ["2.4944e-05 2.2824e-05", "1e-3  2e-3", ""]),
+        ("captured_at", ["2026-12-01T06:55:24Z", "2026-12-01 06:55"]),
+        ("details", ["{}", ""]),
+        ("busy", ["no", "yes", "waited out: load 3.1"]),
+    ],
+)
+def test_what_the_capture_writes_reads(monkeypatch, column, values):
+    rows = [_row(n + 1) + f",{v}" for n, v in enumerate(values)]
+    out = _readers(_file(f"{HEADER},{column}", *rows), monkeypatch)
+    assert not isinstance(out, str), out
+    assert [r.extras[column] for r in out] == values
