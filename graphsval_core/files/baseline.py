@@ -132,11 +132,17 @@ def read_baseline_file(item: Any) -> tuple[Baseline, str]:
     """Parse a baseline file, a path or an importlib Traversable, from one
     read; with the sha256 of its bytes (the report records it).
 
-    Every error names the file and line: a header that is not the V4 columns
-    or names a column twice, a quoted field left open (a field never spans
-    lines), a row of the wrong field count, an empty name, a malformed shape,
-    a number that is not finite or out of range, an unknown dtype or purpose,
-    a file with no row, a file that is not UTF-8 text. A shape measured twice
+    Every error names the file and line: an empty file, a header that is
+    not the V4 columns, names a column twice or an extra column a near miss
+    of a known one (``purpse``), a quoted field left open (a field never
+    spans lines), a carriage return inside a line, a row of the wrong field
+    count, an empty name, a malformed shape, a number that is not plain ASCII
+    (no ``_``), not finite, out of range or (a latency or energy) positive
+    below a picosecond or picojoule, a trial count under 1 on a measured row,
+    an unknown dtype or purpose, an empty purpose cell in a file whose name
+    has no purpose suffix, a known extra column holding a value it may not
+    (a verdict of ``maybe``), a file with no row, a byte that is not UTF-8
+    (by its line). A shape measured twice
     in the file (same target, op, shape, dtype and purpose) is an error when
     the two rows differ, and is read once, with a warning, when they are the
     same."""

@@ -182,6 +182,10 @@ def check_header(path: str, header: list[str]) -> list[str]:
     """The header's names, stripped: the V4 columns first, no name twice, no
     extra column a near miss of a known one (:func:`near_miss`)."""
     header = [h.strip() for h in header]
+    if len(header) <= 1 and not "".join(header):
+        raise BaselineFileError(
+            f"{path}:1: the first line is blank; expected the header {','.join(V4_COLUMNS)},..."
+        )
     if tuple(header[: len(V4_COLUMNS)]) != V4_COLUMNS:
         got = ",".join(header)
         raise BaselineFileError(

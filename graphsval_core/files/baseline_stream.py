@@ -105,9 +105,9 @@ def _text_lines(handle: IO[bytes], path: str, digest: Any) -> Iterator[list[str]
     """The file's lines, as its whole text's ``split("\\n")`` gives them (the
     last one empty after a final line break), a list at a time. A leading
     byte order mark (a spreadsheet's export) is no part of the first column;
-    a byte that is not UTF-8 is named by its offset after it."""
+    a byte that is not UTF-8 is named by its line and its offset after it."""
     carry: list[bytes] = []  # the bytes after the last line break so far
-    offset = 0  # bytes decoded so far
+    at = (0, 1)  # bytes decoded so far, and the line the next bytes begin
     first = True
     for chunk in _chunks(handle, path, digest):
         cut = chunk.rfind(b"\n") + 1
@@ -116,23 +116,30 @@ def _text_lines(handle: IO[bytes], path: str, digest: Any) -> Iterator[list[str]
             continue
         data = b"".join([*carry, chunk[:cut]])
         carry = [chunk[cut:]]
-        text, offset = _decode(data, offset, path, first)
+        text, at = _decode(data, at, path, first)
         first = False
         yield text.split("\n")[:-1]
-    yield [_decode(b"".join(carry), offset, path, first)[0]]
+    yield [_decode(b"".join(carry), at, path, first)[0]]
 
 
-def _decode(data: bytes, offset: int, path: str, first: bool) -> tuple[str, int]:
-    """The text of ``data`` (which follows ``offset`` bytes), and the offset after it."""
+def _decode(
+    data: bytes, at: tuple[int, int], path: str, first: bool
+) -> tuple[str, tuple[int, int]]:
+    """The text of ``data``, which follows ``at[0]`` bytes and begins line
+    ``at[1]``; and where the bytes after it are."""
+    offset, line = at
     if first:
         data = data.removeprefix(_BOM)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
+        where = line + data.count(b"\n", 0, exc.start)
         raise BaselineFileError(
-            f"{path}: not UTF-8 text (byte {offset + exc.start}: {exc.reason}); expected {_WHAT}"
+            f"{path}:{where}: not UTF-8 text (byte {offset + exc.start}: {exc.reason}); "
+            f"expected {_WHAT}"
         ) from None
-    return (text.removeprefix("\ufeff") if first else text), offset + len(data)
+    text = text.removeprefix("\ufeff") if first else text
+    return text, (offset + len(data), line + data.count(b"\n"))
 
 
 class _Layout:
@@ -224,12 +231,25 @@ def _header(path: str, lines: Iterator[str]) -> list[str]:
     try:
         header = next(reader)
     except StopIteration:
-        raise BaselineFileError(f"{path}: empty file (expected a header)") from None
+        raise BaselineFileError(f"{path}: empty file (expected a header line)") from None
     except csv.Error as exc:
-        raise BaselineFileError(f"{path}:1: {exc}") from None
+        raise BaselineFileError(f"{path}:1: {csv_problem(exc)}") from None
     if reader.line_num > 1:
         raise BaselineFileError(f"{path}:1: the header runs over lines (an unterminated quote?)")
+    if len(header) <= 1 and not "".join(header).strip() and all(not ln.strip() for ln in lines):
+        raise BaselineFileError(f"{path}: empty file (expected a header line)")
     return check_header(path, header)
+
+
+def csv_problem(exc: csv.Error) -> str:
+    """What the csv module's error ``exc`` means, in plain words. (Lines are
+    split at line feeds before it reads them: a line break it sees in a
+    field is a carriage return.)"""
+    if "new-line character seen in unquoted field" in str(exc):
+        return (
+            "a carriage return inside a line (old Mac line endings?); expected LF or CRLF line ends"
+        )
+    return str(exc)
 
 
 class _Seen:
@@ -339,7 +359,7 @@ def _csv_blocks(
                 "takes in every line after it)"
             )
         else:
-            error = BaselineFileError(f"{path}:{last + 1}: {exc}")
+            error = BaselineFileError(f"{path}:{last + 1}: {csv_problem(exc)}")
     except BaselineFileError as exc:
         error = exc
     block = seen.admit(*_checked(rows, layout, error))

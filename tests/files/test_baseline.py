@@ -119,7 +119,7 @@ def test_one_read_gives_the_rows_and_the_digest_of_the_bytes(tmp_path):
 
 
 def test_an_unreadable_or_undecodable_file_is_one_line(tmp_path):
-    with pytest.raises(BaselineFileError, match=r"^pkg/y.csv: not UTF-8 text \(byte 0: "):
+    with pytest.raises(BaselineFileError, match=r"^pkg/y.csv:1: not UTF-8 text \(byte 0: "):
         read_many([_Resource("y.csv", b"\xff" + HEADER.encode())])
     with pytest.raises(BaselineFileError, match=f"^{tmp_path}: is a folder, not a baseline CSV"):
         read_baseline_file(Path(tmp_path))

@@ -293,3 +293,107 @@ def test_what_the_capture_writes_reads(monkeypatch, column, values):
     out = _readers(_file(f"{HEADER},{column}", *rows), monkeypatch)
     assert not isinstance(out, str), out
     assert [r.extras[column] for r in out] == values
+
+
+# --- one plain line for a byte, a line end, an empty file --------------------------------------
+
+
+@pytest.mark.parametrize("size", [1, 5, 64, 4 * 2**20])
+def test_a_byte_that_is_not_utf8_is_named_by_its_line(tmp_path, monkeypatch, size):
+    monkeypatch.setattr(baseline_stream, "READ_BYTES", size)
+    lines = [HEADER, *(_row(n) for n in range(1, 10))]
+    data = _file(*lines).encode()
+    at = data.index(b"note", data.index(b",6x64x64,"))  # line 7's note
+    path = tmp_path / "u.csv"
+    path.write_bytes(data[:at] + b"\xe9" + data[at:])
+    with pytest.raises(BaselineFileError) as err:
+        read_baseline(path)
+    assert str(err.value) == (
+        f"{path}:7: not UTF-8 text (byte {at}: invalid continuation byte); expected a baseline CSV"
+    )
+    path.write_bytes(data + b"\xe2\x82")  # cut inside a character, after the last line
+    with pytest.raises(
+        BaselineFileError, match=r"u.csv:11: not UTF-8 text \(byte \d+: unexpected end"
+    ):
+        read_baseline(path)
+
+
+def test_a_carriage_return_inside_a_line_is_said_plainly(monkeypatch):
+    plain = "a carriage return inside a line (old Mac line endings?); expected LF or CRLF line ends"
+    rows = [_row(n) for n in range(1, 6)]
+    rows[2] = rows[2].replace(",note", ",no\rte")
+    assert _read("b.csv", _file(HEADER, *rows), monkeypatch) == f"b.csv:4: {plain}"
+    old_mac = "\r".join([HEADER, *rows]) + "\r"
+    assert _read("b.csv", old_mac, monkeypatch) == f"b.csv:1: {plain}"
+    crlf = "\r\n".join([HEADER, _row(1), _row(2)]) + "\r\n"
+    assert len(_read("b.csv", crlf, monkeypatch)) == 2
+
+
+@pytest.mark.parametrize("text", ["", "\ufeff", "\n", "\n \n\n", "  "])
+def test_an_empty_file_says_so(monkeypatch, text):
+    assert _read("e.csv", text, monkeypatch) == "e.csv: empty file (expected a header line)"
+
+
+def test_a_blank_first_line_is_no_header(monkeypatch):
+    assert _read("e.csv", _file("", HEADER, _row(1)), monkeypatch) == (
+        f"e.csv:1: the first line is blank; expected the header {HEADER},..."
+    )
+
+
+# --- a large file: the problem at line 150,000 (the third block) -------------------------------
+
+BIG_HEADER = HEADER + ",purpose,schema_version,verdict,threads"
+
+
+@pytest.fixture(scope="module")
+def big_lines() -> list[str]:
+    rows = [
+        _row(1, f"{(i % 97 + 1) * 1e-6:.6g}", "", "10", "validation", "2", "pass", "1").replace(
+            "1x64x64", f"{1 + i % 4096}x{1 + i // 4096}x8"
+        )
+        for i in range(149_999)
+    ]
+    return [BIG_HEADER, *rows]
+
+
+def _set(index: int, value: str):
+    """A change of a row: field ``index`` becomes ``value``."""
+    return lambda row: ",".join(value if k == index else f for k, f in enumerate(row.split(",")))
+
+
+BIG = [
+    (_set(4, "5e-324"), "latency_s '5e-324' is below a picosecond"),
+    (_set(4, "1_0e-6"), "latency_s '1_0e-6' is not a number"),
+    (_set(6, "0"), "trial_count '0' must be an integer in [1, "),
+    (_set(7, "no\rte"), "a carriage return inside a line"),
+    (_set(8, ""), "purpose is empty and the file name has no"),
+    (_set(9, "99"), "schema_version '99' must be 1 or 2"),
+    (_set(10, "maybe"), "verdict 'maybe' must be pass or FAIL"),
+    (_set(11, "abc"), "threads 'abc' must be a positive integer"),
+]
+
+
+@pytest.mark.parametrize(("mutate", "fragment"), BIG)
+def test_a_problem_at_line_150000_is_named_there(tmp_path, big_lines, mutate, fragment):
+    lines = list(big_lines)
+    lines[-1] = mutate(lines[-1])
+    assert lines[-1] != big_lines[-1]
+    path = tmp_path / "big.csv"
+    path.write_text(_file(*lines))
+    with pytest.raises(BaselineFileError) as err:
+        read_baseline(path)
+    assert str(err.value).startswith(f"{path}:150000: ") and fragment in str(err.value), err.value
+
+
+def test_a_bad_byte_at_line_150000_is_named_there(tmp_path, big_lines):
+    path = tmp_path / "big.csv"
+    data = _file(*big_lines).encode()
+    at = data.rindex(b"note")
+    path.write_bytes(data[:at] + b"\xff" + data[at:])
+    with pytest.raises(BaselineFileError) as err:
+        read_baseline(path)
+    assert str(err.value) == (
+        f"{path}:150000: not UTF-8 text (byte {at}: invalid start byte); expected a baseline CSV"
+    )
+    path.write_text(_file(*big_lines))
+    assert len(read_baseline(path).rows) == 149_999
