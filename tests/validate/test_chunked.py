@@ -171,3 +171,12 @@ def test_bad_input_in_a_later_block_is_one_line(tmp_path, monkeypatch, row, mess
     assert result.exit_code == 2, result.output
     assert f"{path}:32: " in result.output and message in result.output
     assert "Traceback" not in result.output and len(result.output.strip().splitlines()) == 1
+
+
+def test_an_unknown_name_a_line_long_is_cut_in_the_error(tmp_path):
+    path = tmp_path / "long.csv"
+    path.write_text(f"{HEADER}\n{'x' * 100_000},matmul,8x8x8,fp32,1e-5,,5,\n")
+    result = CliRunner().invoke(cli, ["validate", "--baseline", str(path)])
+    assert result.exit_code == 2
+    (line,) = [x for x in result.output.splitlines() if x.startswith("Error:")]
+    assert f"unknown target '{'x' * 37}...'" in line and len(line) < 400
