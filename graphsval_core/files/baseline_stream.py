@@ -3,8 +3,9 @@
 :class:`BaselineStream` reads a file (a path or an importlib Traversable) in
 pieces of :data:`READ_BYTES`, never holding its whole text, and yields
 :class:`~graphsval_core.files.baseline_block.RowBlock` s of at most
-:data:`CHUNK_LINES` lines. A block of plain lines (no quote, no carriage
-return, the right field count, names needing no stripping, plain numbers)
+:data:`CHUNK_LINES` lines and about :data:`CHUNK_CHARS` characters. A block
+of plain lines (no quote, no carriage return, the right field count, names
+needing no stripping, plain numbers)
 is read column-wise; any other block is read line by line by the rules of
 :mod:`graphsval_core.files.baseline_rows`, which word every error; from the
 first quote or carriage return on, every line is read by the ``csv`` module.
@@ -58,6 +59,12 @@ from graphsval_core.files.inputs import MAX_INPUT_BYTES, read_path_or_resource
 
 #: How many lines a block holds at most.
 CHUNK_LINES = 65_536
+#: ... and of at most about this many characters of text, so that a file of
+#: long lines (a wide note, a fingerprint) holds no more text at a time
+CHUNK_CHARS = 8 * 2**20
+#: The csv module's longest field (131,072 characters by default) would make
+#: a long field an error on its path only: the column-wise path has no limit
+csv.field_size_limit(max(csv.field_size_limit(), 2**31 - 1))
 #: How many bytes are read from the file at a time.
 READ_BYTES = 4 * 2**20
 _BOM = b"\xef\xbb\xbf"
@@ -173,11 +180,15 @@ class BaselineStream:
     """A baseline file read a block at a time (see module doc): iterate it
     once for its :class:`RowBlock` s; :attr:`header` and
     :attr:`purpose_source` are known once the first block is read,
-    :attr:`sha256` and :attr:`rows` after the last."""
+    :attr:`sha256`, :attr:`rows` and :attr:`repeat_warning` after the last."""
 
-    def __init__(self, item: Any) -> None:
+    def __init__(self, item: Any, *, warn: bool = True) -> None:
         self.item = item
         self.path = str(item)
+        #: whether the rows read once are warned of as the file ends (else the
+        #: caller reports :attr:`repeat_warning`)
+        self.warn = warn
+        self.repeat_warning = ""
         self.header: tuple[str, ...] = ()
         #: how purposes were decided: ``column``, ``suffix`` or ``none``
         self.purpose_source = "none"
@@ -200,7 +211,7 @@ class BaselineStream:
         )
         seen = _Seen(path)
         lineno = 2  # the first line of the next block
-        while block := list(islice(lines, CHUNK_LINES)):
+        while block := _take(lines):
             text = ",".join(block)
             if '"' in text or "\r" in text:
                 # the csv module from here on: a quoted field may hold a comma
@@ -220,9 +231,24 @@ class BaselineStream:
             raise BaselineFileError(
                 f"{path}: no rows under the header; a baseline holds at least one"
             )
-        seen.warn()
+        self.repeat_warning = seen.warning()
+        if self.repeat_warning and self.warn:
+            warn_input(self.repeat_warning)
         self.rows = seen.rows
         self.sha256 = digest.hexdigest()
+
+
+def _take(lines: Iterator[str]) -> list[str]:
+    """The next block's lines: :data:`CHUNK_LINES` of them, or fewer once
+    they hold :data:`CHUNK_CHARS` characters."""
+    block: list[str] = []
+    chars = 0
+    for line in islice(lines, CHUNK_LINES):
+        block.append(line)
+        chars += len(line)
+        if chars >= CHUNK_CHARS:
+            break
+    return block
 
 
 def _header(path: str, lines: Iterator[str]) -> list[str]:
@@ -290,15 +316,17 @@ class _Seen:
         self.rows += len(block)
         return block
 
-    def warn(self) -> None:
-        if self.repeats:
-            n = self.repeats
-            more = f" and {n - 3} more" if n > 3 else ""
-            warn_input(
-                f"{self.path}: {n} row(s) repeat an earlier row exactly (same target, op, "
-                f"shape, dtype, purpose and values: {', '.join(self.first_repeats)}{more}); "
-                "each is read once"
-            )
+    def warning(self) -> str:
+        """The line saying which rows repeated an earlier one exactly ('' if none)."""
+        if not self.repeats:
+            return ""
+        n = self.repeats
+        more = f" and {n - 3} more" if n > 3 else ""
+        return (
+            f"{self.path}: {n} row(s) repeat an earlier row exactly (same target, op, "
+            f"shape, dtype, purpose and values: {', '.join(self.first_repeats)}{more}); "
+            "each is read once"
+        )
 
 
 def _checked(
@@ -336,6 +364,7 @@ def _csv_blocks(
     base = first - 1  # reader.line_num counts from here
     rows: list[BaselineRow] = []
     last = first - 1
+    chars = 0
     error: Exception | None = None
     try:
         for raw in reader:
@@ -347,9 +376,10 @@ def _csv_blocks(
                 )
             if not blank(raw):
                 rows.append(layout.row(lineno, raw))
-            if last - first + 1 >= CHUNK_LINES:
+            chars += sum(map(len, raw))
+            if last - first + 1 >= CHUNK_LINES or chars >= CHUNK_CHARS:
                 block = seen.admit(*_checked(rows, layout, None))
-                rows, first = [], last + 1
+                rows, first, chars = [], last + 1, 0
                 if len(block):
                     yield block
     except csv.Error as exc:

@@ -226,8 +226,7 @@ def validate(
                     constants[(hw, op_name, dtype)] = _declared(
                         registry, predictor, target, op, dtype
                     )
-        if sel.warning:
-            warnings.append(sel.warning)
+        warnings += [w for w in (sel.repeat_warning, sel.warning) if w]
         for hw in targets:
             warnings += _fingerprint_warnings(sel.path, list(fingerprints), registry.target(hw))
     parts.sort(key=lambda item: item[:3])  # stable: blocks stay in file order

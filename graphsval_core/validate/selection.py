@@ -66,6 +66,8 @@ class Selection:
     held: set[str] = field(factory=set)
     #: rows of a file named left out for their purpose, by purpose
     other_purpose: dict[str, int] = field(factory=dict)
+    #: a file named: its rows that repeat an earlier row exactly (read once)
+    repeat_warning: str = ""
 
     def blocks(self) -> Iterator[RowBlock]:
         """The selected rows, a block at a time (each block once)."""
@@ -273,6 +275,7 @@ def _named(
             keep &= mine
         yield block if keep.all() else block.take(keep)
     sel.sha256 = stream.sha256
+    sel.repeat_warning = stream.repeat_warning
     if sel.purpose_source == "none" and sel.rows:
         sel.warning = f"{sel.path}: no purpose column or suffix: every row counts"
 
@@ -310,7 +313,7 @@ def select(
     if explicit:
         selections = []
         for item in _once(explicit):
-            stream = BaselineStream(item)
+            stream = BaselineStream(item, warn=False)  # its repeats: in the summary
             sel = Selection(str(item), ())
             sel.source = _named(registry, sel, stream, hws, ops, purpose)
             selections.append(sel)

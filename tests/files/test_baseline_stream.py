@@ -139,3 +139,45 @@ def test_each_distinct_fingerprint_is_checked_once_and_a_bad_one_named(tmp_path,
     path.write_text("\n".join([header, *lines]) + "\n")
     with pytest.raises(BaselineFileError, match=r"b.validation.csv:11: fingerprint '\[1\]' is not"):
         read_baseline(path)
+
+
+def test_a_block_ends_early_when_its_lines_are_long(tmp_path, monkeypatch):
+    """Memory goes with the text a block holds, not only its line count."""
+    lines = [f"h,matmul,{i + 1}x2x3,fp32,{i + 1}e-6,,2,{'n' * 500}" for i in range(40)]
+    path = _write(tmp_path, lines)
+    whole = RowBlock.concat(list(BaselineStream(path)))
+    monkeypatch.setattr(baseline_stream, "CHUNK_CHARS", 2_000)  # about 4 lines a block
+    blocks = list(BaselineStream(path))
+    assert len(blocks) >= 8 and max(len(b) for b in blocks) <= 4
+    assert RowBlock.concat(blocks).line.tolist() == whole.line.tolist()
+    quoted = _write(tmp_path, ['h,matmul,1x1x1,fp32,1e-6,,2,"a, b"', *lines], name="q.csv")
+    blocks = list(BaselineStream(quoted))  # the csv module's path ends its blocks alike
+    assert len(blocks) >= 8 and sum(len(b) for b in blocks) == 41
+
+
+@pytest.mark.parametrize("quote_at", [0, 30])
+def test_a_long_field_reads_the_same_on_every_path(tmp_path, monkeypatch, quote_at):
+    """The csv module refuses fields over 131,072 characters by default; the
+    column-wise path has no limit: a long note reads wherever the quote is."""
+    monkeypatch.setattr(baseline_stream, "CHUNK_LINES", 8)
+    lines = [f"h,matmul,{i + 1}x2x3,fp32,{i + 1}e-6,,2," for i in range(40)]
+    lines[1] += "n" * 200_000
+    lines[quote_at] += '"a, b"'
+    rows = RowBlock.concat(list(BaselineStream(_write(tmp_path, lines))))
+    assert len(rows) == 40
+
+
+def test_validate_reports_rows_read_once_in_its_summary_not_twice(tmp_path):
+    from click.testing import CliRunner
+
+    from graphsval_core.cli.main import cli
+
+    row = "host_intel_xeon_2c_1t,matmul,64x64x64,fp32,1e-05,,10,"
+    path = _write(tmp_path, [row, "host_intel_xeon_2c_1t,matmul,8x8x8,fp32,1e-06,,10,", row])
+    result = CliRunner().invoke(cli, ["validate", "--baseline", str(path), "--format", "json"])
+    assert result.exit_code in (0, 1), result.output
+    import json
+
+    said = "1 row(s) repeat an earlier row exactly"
+    assert any(said in w for w in json.loads(result.stdout)["summary"]["warnings"])
+    assert said not in result.stderr  # once, in the summary
