@@ -50,9 +50,10 @@ NUMERIC_EXTRAS: dict[str, float] = {
     "first_latency_s": MAX_LATENCY_S,
     "energy_window_s": MAX_LATENCY_S * 1000,
 }
-#: The extra columns graphsval knows: those ``graphsval capture`` writes
-#: (``measure.capture_file.EXTRA_COLUMNS``, in its order). Any other name is
-#: a column of the developer's own, unless it is a near miss of one of these.
+#: The extra columns graphsval knows, in the order ``graphsval capture``
+#: writes them (``measure.capture_file.EXTRA_COLUMNS`` is this list). Any
+#: other name is a column of the developer's own, unless it is a near miss
+#: of one of these.
 KNOWN_EXTRAS: tuple[str, ...] = (
     "schema_version",
     "purpose",

@@ -22,51 +22,16 @@ from pathlib import Path
 from typing import Any
 
 from graphsval_core.files.baseline import V4_COLUMNS, BaselineFileError
+from graphsval_core.files.baseline_rows import KNOWN_EXTRAS
 from graphsval_core.files.inputs import read_input
 from graphsval_core.files.outputs import check_output_file
 from graphsval_core.plugins.records import Measurement
 
 SCHEMA_VERSION = "2"
 
-#: Extra columns of a captured baseline, after the V4 columns.
-EXTRA_COLUMNS: tuple[str, ...] = (
-    "schema_version",
-    "purpose",
-    "suspect",
-    "spread_ci_rel",
-    "samples",
-    "block_reps",
-    "warmup_calls",
-    "stopped_by",
-    "p10_s",
-    "p90_s",
-    "rounds",
-    "round_spread_rel",
-    "round_latencies_s",
-    "remeasured",
-    "first_latency_s",
-    "energy_source",
-    "energy_window_s",
-    "verdict",
-    "mean_rel_l1",
-    "max_abs",
-    "max_rel",
-    "rtol",
-    "atol",
-    "check_scope",
-    "output_alloc",
-    "launch_in_timing",
-    "threads",
-    "device",
-    "torch_version",
-    "numerics",
-    "load_avg",
-    "busy",
-    "waited_s",
-    "captured_at",
-    "fingerprint",
-    "details",
-)
+#: Extra columns of a captured baseline, after the V4 columns: the ones a
+#: baseline reader knows (:data:`graphsval_core.files.baseline_rows.KNOWN_EXTRAS`).
+EXTRA_COLUMNS: tuple[str, ...] = KNOWN_EXTRAS
 COLUMNS: tuple[str, ...] = V4_COLUMNS + EXTRA_COLUMNS
 
 Row = dict[str, str]
