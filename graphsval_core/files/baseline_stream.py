@@ -25,7 +25,6 @@ import hashlib
 import io
 import os
 import re
-import stat
 from collections.abc import Iterator
 from itertools import chain, islice, repeat
 from sys import intern
@@ -55,7 +54,7 @@ from graphsval_core.files.baseline_rows import (
     parse_row,
     purpose_from_name,
 )
-from graphsval_core.files.inputs import MAX_INPUT_BYTES, read_path_or_resource
+from graphsval_core.files.inputs import MAX_INPUT_BYTES, open_input, read_path_or_resource
 
 #: How many lines a block holds at most.
 CHUNK_LINES = 65_536
@@ -76,19 +75,7 @@ def _open(item: Any, path: str) -> IO[bytes]:
     folder or a special file is refused; a pipe is read (to the size limit)."""
     if not isinstance(item, str | os.PathLike):  # a file a plugin ships: small, read at once
         return io.BytesIO(read_path_or_resource(item, BaselineFileError, _WHAT))
-    try:
-        info = os.stat(item)
-        if stat.S_ISDIR(info.st_mode):
-            raise BaselineFileError(f"{path}: is a folder, not {_WHAT}")
-        if not (stat.S_ISREG(info.st_mode) or stat.S_ISFIFO(info.st_mode)):
-            raise BaselineFileError(f"{path}: not a regular file; expected {_WHAT}")
-        if info.st_size > MAX_INPUT_BYTES:
-            raise BaselineFileError(
-                f"{path}: {info.st_size} bytes, more than {MAX_INPUT_BYTES}; not {_WHAT}"
-            )
-        return open(item, "rb")  # noqa: SIM115 (the stream closes it)
-    except OSError as exc:
-        raise BaselineFileError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    return open_input(item, BaselineFileError, _WHAT)[0]
 
 
 def _chunks(handle: IO[bytes], path: str, digest: Any) -> Iterator[bytes]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import stat
+from typing import IO
 
 from graphsval_core.datamodel.errors import UserInputError
 
@@ -16,10 +17,12 @@ from graphsval_core.datamodel.errors import UserInputError
 MAX_INPUT_BYTES = 2**30
 
 
-def read_input(
+def open_input(
     path: str | os.PathLike[str], error: type[UserInputError], what: str = "file"
-) -> bytes:
-    """The bytes of file ``path`` (``what`` names it in messages: "a baseline CSV")."""
+) -> tuple[IO[bytes], os.stat_result]:
+    """File ``path`` opened for reading, and its status, once it is known to
+    be a regular file or a pipe within :data:`MAX_INPUT_BYTES` (``what``
+    names it in messages: "a baseline CSV"); the caller closes it."""
     try:
         info = os.stat(path)
         if stat.S_ISDIR(info.st_mode):
@@ -28,7 +31,18 @@ def read_input(
             raise error(f"{path}: not a regular file; expected {what}")
         if info.st_size > MAX_INPUT_BYTES:
             raise error(f"{path}: {info.st_size} bytes, more than {MAX_INPUT_BYTES}; not {what}")
-        with open(path, "rb") as handle:
+        return open(path, "rb"), info  # noqa: SIM115 (the caller closes it)
+    except OSError as exc:
+        raise error(f"{path}: cannot read: {exc.strerror or exc}") from None
+
+
+def read_input(
+    path: str | os.PathLike[str], error: type[UserInputError], what: str = "file"
+) -> bytes:
+    """The bytes of file ``path`` (``what`` names it in messages: "a baseline CSV")."""
+    handle, info = open_input(path, error, what)
+    try:
+        with handle:
             if stat.S_ISREG(info.st_mode):
                 data = handle.read()
             else:  # a pipe: read up to the limit, a chunk at a time
