@@ -15,21 +15,10 @@ from typing import Any
 import numpy as np
 from attrs import frozen
 
-from graphsval_core.files.baseline_rows import BaselineRow
+from graphsval_core.files.baseline_rows import V4_COLUMNS, BaselineRow
 
 #: The columns of a block other than the dims and the extras, in BaselineRow's order.
-COLUMNS: tuple[str, ...] = (
-    "line",
-    "hardware",
-    "op",
-    "shape",
-    "dtype",
-    "latency_s",
-    "energy_j",
-    "trial_count",
-    "notes",
-    "purpose",
-)
+COLUMNS: tuple[str, ...] = ("line", *V4_COLUMNS, "purpose")
 
 
 def _objects(values: Sequence[Any]) -> np.ndarray:
