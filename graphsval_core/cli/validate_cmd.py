@@ -153,6 +153,7 @@ def validate(
         from graphsval_core.authoring.health import exercise, third_party
 
         exercise(registry, only=third_party(registry))  # each broken one named at the end
+    _known_names(registry, hws, ops)
     result = run(registry, options)
     summary, validation = result.summary, result.validation
     if result.floors is not None and result.floors.error:  # before any verdict is printed
@@ -198,6 +199,19 @@ def validate(
         raise SystemExit(1)
     if result.failed:
         raise SystemExit(1)
+
+
+def _known_names(registry: Any, hws: tuple[str, ...], ops: tuple[str, ...]) -> None:
+    """Each ``--hw`` and ``--op`` names an installed target or op; else the
+    flag is a bad parameter, as in every command that takes them."""
+    from graphsval_core.plugins.registry import UnknownNameError
+
+    for flag, names, look in (("--hw", hws, registry.resolve), ("--op", ops, registry.op)):
+        for name in names:
+            try:
+                look(name)
+            except UnknownNameError as exc:
+                raise click.BadParameter(str(exc), param_hint=f"'{flag}'") from None
 
 
 def _nothing_validated(summary: Any, selected: int) -> str:

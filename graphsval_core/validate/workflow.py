@@ -208,25 +208,12 @@ def validate(registry: Registry, options: ValidateOptions) -> ValidateResult:
             gc.enable()
 
 
-def _flagged(flag: str, exc: UserInputError) -> UserInputError:
-    """``exc`` naming the flag whose value is unknown (other errors, such as a
-    broken workspace target file, keep their own first words)."""
-    text = str(exc)
-    return UserInputError(f"{flag}: {text}" if text.startswith("unknown ") else text)
-
-
 def _validate(registry: Registry, options: ValidateOptions) -> ValidateResult:
     tolerances = load_tolerances(options.tolerances_file)
     model = registry.predictor(options.predictor)
-    try:  # a name no installed target or op has: name the flag
-        wanted = {registry.resolve(h).key for h in options.hws} if options.hws else None
-    except UserInputError as exc:
-        raise _flagged("--hw", exc) from exc
+    wanted = {registry.resolve(h).key for h in options.hws} if options.hws else None
     for op in options.ops:
-        try:
-            registry.op(op)
-        except UserInputError as exc:
-            raise _flagged("--op", exc) from exc
+        registry.op(op)
     baselines = select(
         registry,
         options.baselines,

@@ -209,8 +209,8 @@ def test_excluded_rows_are_listed(world, tmp_path):
 @pytest.mark.parametrize(
     ("args", "fragment"),
     [
-        (["--hw", "nope_target"], "Error: --hw: unknown target 'nope_target'"),
-        (["--op", "conv9d"], "Error: --op: unknown op 'conv9d'"),
+        (["--hw", "nope_target"], "Error: Invalid value for '--hw': unknown target 'nope_target'"),
+        (["--op", "conv9d"], "Error: Invalid value for '--op': unknown op 'conv9d'"),
         (["--baseline", "/nonexistent/x.csv"], "cannot read"),
         (["--tolerances", "/nonexistent/t.json"], "cannot read"),
     ],
