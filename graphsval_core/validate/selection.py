@@ -149,13 +149,21 @@ def _identity(item: Any) -> tuple[Any, ...]:
     return ("inode", info.st_dev, info.st_ino)
 
 
-def _content(item: Any) -> str | None:
-    """The SHA-256 of a regular file's bytes (None for a pipe or a device,
-    which cannot be read twice, or a file that cannot be read)."""
+def _size(item: Any) -> int | None:
+    """A regular file's size (None for a pipe, a device or a file that
+    cannot be read)."""
     try:
-        if not stat.S_ISREG(os.stat(str(item)).st_mode):
-            return None
-        digest = hashlib.sha256()
+        info = os.stat(str(item))
+    except OSError:
+        return None
+    return info.st_size if stat.S_ISREG(info.st_mode) else None
+
+
+def _content(item: Any) -> str | None:
+    """The SHA-256 of a regular file's bytes (None if it cannot be read: its
+    reading will name the problem)."""
+    digest = hashlib.sha256()
+    try:
         with open(str(item), "rb") as handle:
             for piece in iter(lambda: handle.read(1 << 22), b""):
                 digest.update(piece)
@@ -181,10 +189,14 @@ def _once(explicit: Sequence[Any]) -> list[Any]:
         out.append(item)
     if len(out) < 2:
         return out
+    # only files of one size can hold the same bytes: hash those alone (each
+    # is read again as it is validated)
+    sizes = [_size(item) for item in out]
+    alike = {size for size in sizes if size is not None and sizes.count(size) > 1}
     kept: list[Any] = []
     contents: dict[str, Any] = {}
-    for item in out:
-        digest = _content(item)
+    for item, size in zip(out, sizes, strict=True):
+        digest = _content(item) if size in alike else None
         if digest is not None and digest in contents:
             warn_input(f"{item}: the same bytes as {contents[digest]}; read once")
             continue
