@@ -10,6 +10,12 @@ turns any of them into that one line and exit code 2, never a traceback.
 from __future__ import annotations
 
 
+def clip(text: str) -> str:
+    """``text`` quoted for an error line, cut to 40 characters (a value read
+    from a file may be a whole line long)."""
+    return repr(text if len(text) <= 40 else text[:37] + "...")
+
+
 class UserInputError(ValueError):
     """An input (file, name, shape, flag value) cannot be used; one line says why."""
 

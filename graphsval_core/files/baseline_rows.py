@@ -21,7 +21,7 @@ from typing import Any
 from attrs import field, frozen
 
 from graphsval_core.datamodel.dtypes import KNOWN_DTYPES
-from graphsval_core.datamodel.errors import UserInputError
+from graphsval_core.datamodel.errors import UserInputError, clip
 from graphsval_core.datamodel.op import ShapeError, split_shape
 
 V4_COLUMNS: tuple[str, ...] = (
@@ -130,11 +130,6 @@ def purpose_from_name(path: str | Path) -> str | None:
         if name.endswith(f".{purpose}.csv"):
             return purpose
     return None
-
-
-def clip(text: str) -> str:
-    """``text`` quoted, cut to 40 characters."""
-    return repr(text if len(text) <= 40 else text[:37] + "...")
 
 
 def plain_float(value: str) -> float:

@@ -23,7 +23,7 @@ from typing import Any, NoReturn
 from attrs import define, field, frozen
 
 from graphsval_core import PROJECT_NAME
-from graphsval_core.datamodel.errors import UserInputError
+from graphsval_core.datamodel.errors import UserInputError, clip
 from graphsval_core.datamodel.op import OpSpec
 from graphsval_core.datamodel.target import MemoryTier, TargetSpec
 from graphsval_core.plugins import hookspecs
@@ -568,7 +568,7 @@ class Registry:
         loaded = {i.distribution for i in self.infos.values() if i.loaded}
         missing = sorted(FIRST_PARTY_DISTRIBUTIONS - loaded - {CORE_DISTRIBUTION})
         hint = f" (first-party plugins not loaded: {', '.join(missing)})" if missing else ""
-        raise UnknownNameError(f"unknown target {_named(key)}{_suggest(key, self._targets)}{hint}")
+        raise UnknownNameError(f"unknown target {clip(key)}{_suggest(key, self._targets)}{hint}")
 
     def datasheet_target(self, key: str) -> TargetSpec:
         """The target's spec as its plugin wrote it, before any calibration."""
@@ -584,7 +584,7 @@ class Registry:
     def op(self, name: str) -> OpSpec:
         if name in self._ops:
             return self._ops[name]
-        raise UnknownNameError(f"unknown op {_named(name)}{_suggest(name, self._ops)}")
+        raise UnknownNameError(f"unknown op {clip(name)}{_suggest(name, self._ops)}")
 
     def predictors(self) -> dict[str, PredictorSpec]:
         return dict(self._predictors)
@@ -594,9 +594,7 @@ class Registry:
         ``constants`` guarded (:class:`PredictorFailed` names the plugin)."""
         if name in self._predictors:
             return self._predictors[name]
-        raise UnknownNameError(
-            f"unknown predictor {_named(name)}{_suggest(name, self._predictors)}"
-        )
+        raise UnknownNameError(f"unknown predictor {clip(name)}{_suggest(name, self._predictors)}")
 
     def predictor_constants(
         self, predictor: PredictorSpec, target: TargetSpec, op: OpSpec, dtype: str
@@ -785,12 +783,6 @@ class Registry:
             return produced
 
         return evolve(check, run=guarded)
-
-
-def _named(name: str) -> str:
-    """An unknown name as an error quotes it: cut to 40 characters (a name
-    from a file may be a whole line long)."""
-    return repr(name if len(name) <= 40 else name[:37] + "...")
 
 
 def _suggest(name: str, known: Iterable[str]) -> str:
