@@ -117,31 +117,9 @@ def test_a_broken_op_loses_its_rows_only(install_plugin, clean, fault):
     assert result.exit_code in (0, 1) and result.stdout == clean, result.output
     (warning,) = _culprit(result, name)
     assert f"plugin '{name}' (gvt-{name} 1.0): op 'acme_op' is not registered: {says}" in warning
-    for args in (
-        (
-            "explain",
-            "--hw",
-            "i7_12700k",
-            "--op",
-            "matmul",
-            "--shape",
-            "64x64x64",
-            "--dtype",
-            "fp32",
-        ),
-        (
-            "predict",
-            "--hw",
-            "i7_12700k",
-            "--op",
-            "matmul",
-            "--shape",
-            "64x64x64",
-            "--dtype",
-            "fp32",
-        ),
-    ):
-        other = _run(*args)
+    one_shape = ("--hw", "i7_12700k", "--op", "matmul", "--shape", "64x64x64", "--dtype", "fp32")
+    for command in ("explain", "predict"):
+        other = _run(command, *one_shape)
         assert other.exit_code == 0 and "Traceback" not in other.output, other.output
     strict = _run("--strict-plugins", "validate", "--hw", "i7_12700k")
     assert strict.exit_code == 2
