@@ -193,7 +193,7 @@ def plan_capture(registry: Registry, options: CaptureOptions) -> CapturePlan:
         if snap is not None:
             record_as = snap
     if options.limit is not None:
-        items = _sample(registry, record_as, op_spec, items, options.limit)
+        items = sample_items(registry, record_as, op_spec, items, options.limit)
     workspace = workspace_dir(options.workspace)
     main = None
     if options.out:
@@ -254,7 +254,7 @@ def _predictions(
     return out
 
 
-def _sample(
+def sample_items(
     registry: Registry,
     target: TargetSpec,
     op: OpSpec,
