@@ -1,6 +1,6 @@
 """Benchmark: how good a calibration `capture-machine --quick` leaves behind.
 
-Run: python benchmarks/bench_quick_fit.py [TARGET] [--limits 24,48,...]
+Run: python benchmarks/bench_quick_fit.py [TARGET] [--limits 24,48,...,all]
 (default: host_intel_xeon_2c_1t, the one target whose shipped calibration
 rows are a whole calibration sweep and which has validation rows). Prints
 figures; asserts nothing.
@@ -18,6 +18,7 @@ the fit free to land in another optimum (a cache's usable capacity, say).
 
 from __future__ import annotations
 
+import argparse
 import sys
 import time
 
@@ -33,13 +34,32 @@ from graphsval_core.files.tolerances import load_tolerances
 from graphsval_core.measure.capture import CaptureItem
 from graphsval_core.measure.workflow import sample_items
 from graphsval_core.plugins.loader import build_registry
+from graphsval_core.plugins.registry import UnknownNameError
 
 
-def _limits(argv: list[str]) -> list[int | None]:
-    if "--limits" not in argv:
-        return [24, 32, 48, 64, None]
-    raw = argv[argv.index("--limits") + 1]
-    return [None if x == "all" else int(x) for x in raw.split(",")]
+def _limits(text: str) -> list[int | None]:
+    """``24,48,all``: shapes per op, ``all`` for the whole sweep."""
+    out: list[int | None] = []
+    for part in text.split(","):
+        if part == "all":
+            out.append(None)
+        elif part.isdigit() and int(part) > 0:
+            out.append(int(part))
+        else:
+            raise argparse.ArgumentTypeError(f"{part!r} is not a positive count or 'all'")
+    return out
+
+
+def _arguments(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="bench_quick_fit", description=__doc__.split("\n")[0])
+    parser.add_argument("target", nargs="?", default="host_intel_xeon_2c_1t")
+    parser.add_argument(
+        "--limits",
+        type=_limits,
+        default=[24, 32, 48, 64, None],
+        help="calibration shapes per op, comma-separated; 'all' for the whole sweep",
+    )
+    return parser.parse_args(argv)
 
 
 def _sampled(registry, spec, rows, limit: int | None) -> list:
@@ -55,11 +75,14 @@ def _sampled(registry, spec, rows, limit: int | None) -> list:
 
 
 def main(argv: list[str]) -> None:
-    names = [a for a in argv if not a.startswith("--") and not a[0].isdigit() and a != "all"]
-    key = names[0] if names else "host_intel_xeon_2c_1t"
+    args = _arguments(argv)
+    key = args.target
     registry = build_registry()
     tolerances = load_tolerances()
-    spec = registry.datasheet_target(registry.target(key).key)
+    try:
+        spec = registry.datasheet_target(registry.target(key).key)
+    except UnknownNameError as exc:
+        sys.exit(f"bench_quick_fit: {exc}")
     found = read_rows(registry, spec, [str(p) for p in _baselines(registry, key, "calibration")])
     suspect = {id(s.row) for s in found.suspect if s.latency}
     rows = canonical([r for r in found.rows if id(r) not in suspect])
@@ -69,7 +92,7 @@ def main(argv: list[str]) -> None:
     print(f"{key}: {len(rows)} calibration rows, {len(validation)} validation rows")
     head = "validation: median |error| / in band / within 10%"
     print(f"  {'per op':>7} {'rows':>5} {'constants':>9}  {head}")
-    for limit in _limits(argv):
+    for limit in args.limits:
         chosen = _sampled(registry, spec, rows, limit)
         start = time.perf_counter()
         fit = fit_latency(registry, spec, chosen)
