@@ -99,15 +99,19 @@ def verdict(
 Row = list[tuple[str, dict[str, Any]]]
 
 
-def _styled_table(screen: Screen, header: Sequence[str], rows: Sequence[Row | str]) -> list[str]:
-    """Aligned columns of ``(text, style)`` cells, widths from the plain text;
-    a row given as a string is a heading printed bold across the columns."""
+def _styled_table(
+    screen: Screen, header: Sequence[str], rows: Sequence[Row | str], gap: int = 2
+) -> list[str]:
+    """Aligned columns of ``(text, style)`` cells, widths from the plain text,
+    ``gap`` spaces apart; a row given as a string is a heading printed bold
+    across the columns."""
     widths = [len(h) for h in header]
     for row in rows:
         if not isinstance(row, str):
             for k, (text, _) in enumerate(row):
                 widths[k] = max(widths[k], len(text))
-    head = "  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)).rstrip()
+    space = " " * gap
+    head = space.join(h.ljust(w) for h, w in zip(header, widths, strict=True)).rstrip()
     out = [screen.paint(head, bold=True)]
     for row in rows:
         if isinstance(row, str):
@@ -117,7 +121,7 @@ def _styled_table(screen: Screen, header: Sequence[str], rows: Sequence[Row | st
             screen.paint(text, **style) + " " * (w - len(text))
             for (text, style), w in zip(row, widths, strict=True)
         ]
-        out.append("  ".join(cells).rstrip())
+        out.append(space.join(cells).rstrip())
     return out
 
 
@@ -161,11 +165,12 @@ def heatmap_lines(summary: Summary, validation: Validation, screen: Screen) -> l
         cells.setdefault((c.hardware, c.op), {})[c.label] = c
     regimes = regimes_present(summary)
     header = ["target / op", "dtype", *(short(r) for r in regimes)]
-    narrow = False
-    lines = _styled_table(screen, header, _heatmap_rows(summary, cells, regimes, narrow))
-    if max(len(click.unstyle(line)) for line in lines) > screen.width:
-        narrow = True
-        lines = _styled_table(screen, header, _heatmap_rows(summary, cells, regimes, narrow))
+    # the widest layout that fits: "FAIL 3/9" cells, then "3/9!", then one space apart
+    for narrow, gap in ((False, 2), (True, 2), (True, 1)):
+        rows = _heatmap_rows(summary, cells, regimes, narrow)
+        lines = _styled_table(screen, header, rows, gap)
+        if max(len(click.unstyle(line)) for line in lines) <= screen.width:
+            break
     legend = "passed/records" + (", ! failing" if narrow else "")
     head = f"Heatmap ({legend}; launch and alu per dtype, memory tiers over all dtypes):"
     out = screen.wrap(head, "", "  ")
