@@ -26,6 +26,12 @@ exercise it:
   per tier, as the ERT method does; matmul/linear rows otherwise);
 - ``tiers.<tier>.usable_capacity_bytes``: the usable capacity of a tier shared
   with other tenants (a VM's L3);
+- ``product_bandwidth_fraction.<dtype>``: the share of each tier's bandwidth
+  a matrix product's library achieves at that dtype, once the rows hold at
+  least :data:`STREAM_ROWS` vector_add rows bound by a memory tier (they set
+  the tiers' own fractions, as the ERT method does) and two product rows of
+  the dtype bound by one; with fewer streams the tiers' fractions take the
+  products' rates, as before;
 - ``first_touch_bps``: the page-zeroing rate that a freshly allocated output of
   at least ``first_touch_min_bytes`` (glibc's largest mmap threshold, 32 MiB)
   pays on every call, for CPU targets whose rows have such outputs.
@@ -47,9 +53,14 @@ from attrs import define
 from graphsval_core.calibrate.rows import predict_rows
 from graphsval_core.datamodel.dtypes import bytes_per_element, product_output_bytes
 from graphsval_core.datamodel.provenance import Provenance
-from graphsval_core.datamodel.target import TargetSpec
+from graphsval_core.datamodel.target import MAX_PRODUCT_SHARE, TargetSpec
 from graphsval_core.files.baseline import BaselineRow
 from graphsval_core.files.calibration import FIRST_TOUCH_MIN_BYTES
+
+#: Stream rows (vector_add bound by a memory tier) a fit needs before it tells a
+#: matrix product's bandwidth share from the tiers' own fractions: fewer (the
+#: i7's three, the Orin's) leave the two to trade against each other.
+STREAM_ROWS = 10
 
 
 @define
@@ -183,6 +194,7 @@ def choose_params(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) 
                     "rows whose working set straddles the shared tier",
                 )
             )
+    params += _product_shares(registry, spec, rows, latency, terms["tier_time"])
     multi = [r for r in rows if registry.op(r.op).kernels > 1]
     if spec.kernel_overhead_s is not None and multi:
         params.append(
@@ -236,6 +248,37 @@ def choose_params(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) 
                 )
             )
     return params
+
+
+def _product_shares(
+    registry: Any,
+    spec: TargetSpec,
+    rows: Sequence[BaselineRow],
+    latency: np.ndarray,
+    tier_time: np.ndarray,
+) -> list[Param]:
+    """``product_bandwidth_fraction.<dtype>`` where streams pin the tiers (see
+    module doc)."""
+    bound = np.any(tier_time >= 0.3 * latency[:, None], axis=1)
+    product = np.array([registry.op(r.op).gemm_dims is not None for r in rows], dtype=bool)
+    streams = int(np.sum(bound & ~product))
+    if streams < STREAM_ROWS:
+        return []
+    out = []
+    for dtype in sorted({r.dtype for r in rows}):
+        mine = bound & product & np.array([r.dtype == dtype for r in rows], dtype=bool)
+        if int(np.sum(mine)) >= 2:
+            out.append(
+                Param(
+                    f"product_bandwidth_fraction.{dtype}",
+                    spec.product_bandwidth_for(dtype),
+                    1e-2,
+                    MAX_PRODUCT_SHARE,
+                    f"{int(np.sum(mine))} {dtype} matmul/linear rows a memory tier bounds, "
+                    f"against {streams} vector_add rows that set the tiers' own rates",
+                )
+            )
+    return out
 
 
 def _output_bytes(registry: Any, spec: TargetSpec, row: BaselineRow) -> float:

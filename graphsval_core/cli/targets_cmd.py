@@ -118,6 +118,14 @@ def _detail_rows(registry: Registry, target: TargetSpec) -> list[list[str]]:
         ],
         *[
             [
+                f"product bandwidth {d}",
+                f"{share:.3g} of each tier's",
+                src(f"product_bandwidth_fraction.{d}"),
+            ]
+            for d, share in target.product_bandwidth_fraction.items()
+        ],
+        *[
+            [
                 f"packing B {d}",
                 f"{fmt_si(rate, 'B/s')} from {_rows_of_a(target.pack_min_rows[d])}",
                 src(f"pack_bps.{d}"),

@@ -222,15 +222,17 @@ def monotonicity(target: TargetSpec, ctx: CheckContext) -> list[Outcome]:
 
 def _memory_linear(target: TargetSpec, ctx: CheckContext, batches: Batches) -> Outcome:
     """At a fixed tier, time / bytes is one constant wherever the time is above
-    the tier's access-latency floor."""
+    the tier's access-latency floor, once a matrix product's time is scaled by
+    its library's share of the bandwidth (``product_bandwidth_fraction``)."""
     verdict = Verdict("monotonicity.memory_linear", target, ctx)
     tiers = ctx.memory_hierarchy(target)
     per_byte: dict[str, list[tuple[float, str]]] = {}
-    for _, _, i, name, p in rows(batches):
+    for op, dtype, i, name, p in rows(batches):
+        share = target.product_bandwidth_for(dtype) if ctx.op(op).gemm_dims else 1.0
         for k, tier in enumerate(tiers):
             moved, time = float(p.bytes_per_tier[i, k]), float(p.time_per_tier_s[i, k])
             if moved > 0 and time > tier.access_latency_ns * 1e-9 * (1 + EXACT):
-                per_byte.setdefault(tier.name, []).append((time / moved, name))
+                per_byte.setdefault(tier.name, []).append((time * share / moved, name))
     for tier in tiers:
         seen = per_byte.get(tier.name, [])
         if not seen:

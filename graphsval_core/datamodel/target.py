@@ -230,6 +230,11 @@ def _dtype_map(where: str, value: Any, prov: dict[str, Provenance]) -> Mapping[s
     return MappingProxyType(out)
 
 
+#: The largest ``product_bandwidth_fraction``: a library may stream a tier
+#: faster than an elementwise op does (its loads are wider), at most twice.
+MAX_PRODUCT_SHARE = 2.0
+
+
 def _per_dtype(
     where: str,
     value: Mapping[str, Any],
@@ -267,7 +272,10 @@ class TargetSpec:
     product (an elementwise add) where it differs from the dtype's peak: a
     CPU's bf16 peak is its AMX tiles', while a bf16 add runs on the vector
     units, converting each element to fp32 and back (unset: the peak times
-    ``compute_fraction``).
+    ``compute_fraction``). ``product_bandwidth_fraction`` is, per dtype, the
+    share of each tier's bandwidth a matrix product's library achieves (its
+    packed panels and strided rows stream less well than an elementwise op,
+    whose rate the tiers' ``achievable_fraction`` is); unset: 1.
     The software around the arithmetic: ``dispatch_overhead_s`` is the call
     cost of each dtype's GEMM library (matrix products only);
     ``kernel_overhead_s`` the cost of each further kernel of a multi-kernel op
@@ -316,6 +324,7 @@ class TargetSpec:
     compute_fraction: Mapping[str, float] = field(factory=dict)
     dispatch_overhead_s: Mapping[str, float] = field(factory=dict)
     vector_ops_per_s: Mapping[str, float] = field(factory=dict)
+    product_bandwidth_fraction: Mapping[str, float] = field(factory=dict)
     register_tile_bytes: float | None = None
     first_touch_bps: float | None = None
     first_touch_min_bytes: float | None = None
@@ -407,6 +416,16 @@ class TargetSpec:
         _set(self, "compute_fraction", self._compute_fractions(peaks, prov))
         for name, strict in (("dispatch_overhead_s", False), ("vector_ops_per_s", True)):
             _set(self, name, _per_dtype(name, getattr(self, name), peaks, prov, strict))
+        shares = _per_dtype(
+            "product_bandwidth_fraction", self.product_bandwidth_fraction, peaks, prov
+        )
+        for dtype, share in shares.items():
+            if share > MAX_PRODUCT_SHARE:
+                raise SpecError(
+                    f"product_bandwidth_fraction.{dtype}",
+                    f"must be in (0, {MAX_PRODUCT_SHARE:g}], got {share:g}",
+                )
+        _set(self, "product_bandwidth_fraction", shares)
         packing = {name: self._packing(name, peaks, prov) for name in self.PACKING}
         if set(packing["pack_bps"]) != set(packing["pack_min_rows"]):
             raise SpecError(
@@ -421,6 +440,7 @@ class TargetSpec:
             *(f"energy_per_op_j.{d}" for d in energies),
             *(f"dispatch_overhead_s.{d}" for d in self.dispatch_overhead_s),
             *(f"vector_ops_per_s.{d}" for d in self.vector_ops_per_s),
+            *(f"product_bandwidth_fraction.{d}" for d in self.product_bandwidth_fraction),
             *(f"{name}.{d}" for name in self.PACKING for d in getattr(self, name)),
         ]
         for optional in self.OPTIONAL_NUMBERS:
@@ -492,6 +512,11 @@ class TargetSpec:
                     )
             previous = tier
 
+    def product_bandwidth_for(self, dtype: str) -> float:
+        """The share of each tier's bandwidth a matrix product at ``dtype``
+        achieves: ``product_bandwidth_fraction``'s, else 1."""
+        return self.product_bandwidth_fraction.get(dtype, 1.0)
+
     def launch_for(self, dtype: str) -> float:
         """The launch/dispatch overhead of a call at ``dtype``: the dtype's own
         dispatch path when the spec has one (a CPU's bf16 calls go through
@@ -536,6 +561,7 @@ class TargetSpec:
             "compute_fraction": dict(self.compute_fraction),
             "dispatch_overhead_s": dict(self.dispatch_overhead_s),
             "vector_ops_per_s": dict(self.vector_ops_per_s),
+            "product_bandwidth_fraction": dict(self.product_bandwidth_fraction),
             "register_tile_bytes": self.register_tile_bytes,
             "first_touch_bps": self.first_touch_bps,
             "first_touch_min_bytes": self.first_touch_min_bytes,

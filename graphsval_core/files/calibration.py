@@ -38,13 +38,15 @@ def _per_dtype(
     spec: TargetSpec, name: str, values: dict[str, float], source: str
 ) -> dict[str, Sourced]:
     """A per-dtype constant of ``spec`` (``name``), with the calibrated value of
-    each ``name.<dtype>`` in ``values``; a dispatch may be calibrated for a dtype
-    the spec gave none, and a bare ``pack_bps`` (a calibration made before
-    packing was per dtype) applies to every dtype that packs."""
+    each ``name.<dtype>`` in ``values``; a dispatch or a product's bandwidth
+    share may be calibrated for a dtype the spec gave none, and a bare
+    ``pack_bps`` (a calibration made before packing was per dtype) applies to
+    every dtype that packs."""
     current = getattr(spec, name)
     prov = spec.provenance
     out = {d: Sourced(v, prov[f"{name}.{d}"]) for d, v in current.items()}
-    dtypes = spec.dtypes if name == "dispatch_overhead_s" else tuple(current)
+    anew = name in ("dispatch_overhead_s", "product_bandwidth_fraction")
+    dtypes = spec.dtypes if anew else tuple(current)
     for dtype in dtypes:
         for key in (f"{name}.{dtype}", name if name == "pack_bps" else None):
             if key is not None and key in values:
@@ -53,11 +55,20 @@ def _per_dtype(
     return out
 
 
+#: Per-dtype constants applied as values (not multipliers of the spec's).
+PER_DTYPE_VALUES = (
+    "dispatch_overhead_s",
+    "pack_bps",
+    "vector_ops_per_s",
+    "product_bandwidth_fraction",
+)
+
+
 def apply_constants(spec: TargetSpec, values: dict[str, float], source: str) -> TargetSpec:
     """A copy of ``spec`` with calibrated constants (provenance ``calibrated``)."""
     prov = dict(spec.provenance)
     changes: dict[str, Any] = {}
-    for name in ("dispatch_overhead_s", "pack_bps", "vector_ops_per_s"):
+    for name in PER_DTYPE_VALUES:
         changes[name] = _per_dtype(spec, name, values, source)
     peaks = dict(spec.peak_ops_per_s)
     fractions = dict(spec.compute_fraction)
@@ -120,6 +131,7 @@ def apply_constants(spec: TargetSpec, values: dict[str, float], source: str) -> 
                     "dispatch_overhead_s.",
                     "pack_bps.",
                     "vector_ops_per_s.",
+                    "product_bandwidth_fraction.",
                 )
             )
         },
@@ -219,6 +231,8 @@ def current_values(spec: TargetSpec) -> dict[str, float]:
         out[f"pack_bps.{d}"] = rate
     for d, rate in spec.vector_ops_per_s.items():
         out[f"vector_ops_per_s.{d}"] = rate
+    for d, share in spec.product_bandwidth_fraction.items():
+        out[f"product_bandwidth_fraction.{d}"] = share
     return out
 
 

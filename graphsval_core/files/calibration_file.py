@@ -38,6 +38,7 @@ PER_DTYPE = (
     "compute_fraction",
     "energy_per_op_j",
     "vector_ops_per_s",
+    "product_bandwidth_fraction",
 )
 #: Constants of one memory tier: ``tiers.<tier>.<name>``.
 PER_TIER = ("achievable_fraction", "usable_capacity_bytes", "energy_per_byte_j")
@@ -72,7 +73,7 @@ RATES = ("pack_bps", "first_touch_bps", "vector_ops_per_s", "usable_capacity_byt
 def _range(name: str) -> tuple[float, float | None, bool]:
     """``(low, high, low_open)`` of constant ``name``'s value."""
     last = name.split(".")[-1] if name.startswith("tiers.") else name.split(".")[0]
-    if last in ("achievable_fraction", "compute_fraction"):
+    if last in ("achievable_fraction", "compute_fraction", "product_bandwidth_fraction"):
         return 0.0, MAX_FRACTION, True
     if last in LATENCIES:
         return 0.0, MAX_LATENCY_S, False

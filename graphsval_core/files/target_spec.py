@@ -34,6 +34,7 @@ _MAPS = (
     "compute_fraction",
     "dispatch_overhead_s",
     "vector_ops_per_s",
+    "product_bandwidth_fraction",
     *TargetSpec.PACKING,
 )
 

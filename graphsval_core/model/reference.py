@@ -21,11 +21,17 @@ latency and energy of one call on warm data, term by term
   what fits: nothing crosses when the working set W fits their capacity C, a
   ``1 - C/W`` share of the traffic crosses when it does not. C is the inner
   tier's usable capacity, plus those inside it while each is
-  ``non_inclusive`` (the two then add up).
+  ``non_inclusive`` (the two then add up). An op with no reuse (a stream)
+  that overflows a private cache between the L1 and the last level keeps
+  nothing in it (LRU evicts each line before the next call reaches it).
 - **Memory time** (:mod:`.terms.memory`) of tier ``k``:
   ``bytes / effective bandwidth``, floored at the tier's access latency when
-  any byte moves. The memory time is the largest; that tier is the **binding
-  tier**, the level inside it the **residency tier**.
+  any byte moves. A matrix product runs at its library's share of each
+  tier's bandwidth, per dtype (``product_bandwidth_fraction``, 1 unless
+  calibrated: packed panels and strided rows stream less well than an
+  elementwise op, whose rows set the tiers' own fractions). The memory time
+  is the largest; that tier is the **binding tier**, the level inside it the
+  **residency tier**.
 - **Compute time** (:mod:`.terms.compute`): an op with no product runs at
   the dtype's ``vector_ops_per_s`` where the spec gives one (a CPU's bf16 add
   on its vector units), else at the peak times ``compute_fraction``. Output
@@ -99,7 +105,11 @@ from graphsval_core.model.terms.overheads import (
     launch_time,
     pack_time,
 )
-from graphsval_core.model.terms.residency import inner_capacities, miss_fraction
+from graphsval_core.model.terms.residency import (
+    inner_capacities,
+    miss_fraction,
+    stream_miss_fraction,
+)
 from graphsval_core.model.terms.traffic import (
     operand_bytes,
     output_read_first,
@@ -191,10 +201,13 @@ def predict(
         traffic = reuse_traffic(gemm, tiles, bpe, outside, read_first, out_bpe)
     else:
         traffic = streamed_traffic(operands, out_bytes, read_first, len(tiers))
-    bytes_per_tier = traffic * miss_fraction(working_set, inner_capacities(tiers))
+    missed = miss_fraction if gemm is not None else stream_miss_fraction
+    bytes_per_tier = traffic * missed(working_set, inner_capacities(tiers))
 
-    # memory time and the binding tier
-    bandwidth = np.array([t.effective_bandwidth_bps for t in tiers])
+    # memory time and the binding tier: a product at its library's share of
+    # each tier's (streaming) bandwidth
+    share = target.product_bandwidth_for(dtype) if gemm is not None else 1.0
+    bandwidth = np.array([t.effective_bandwidth_bps for t in tiers]) * share
     access_latency = np.array([t.access_latency_ns * 1e-9 for t in tiers])
     memory = memory_time(bytes_per_tier, bandwidth, access_latency)
 

@@ -4,6 +4,7 @@ and the shipped calibration files load."""
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 from click.testing import CliRunner
@@ -130,3 +131,41 @@ def test_file_order_does_not_change_the_result(setup, tmp_path):
     assert _calibrate("--baseline", str(flipped), "--out", str(b)).exit_code == 0
     da, db = json.loads(a.read_text()), json.loads(b.read_text())
     assert da["constants"] == db["constants"] and da["residuals"] == db["residuals"]
+
+
+def test_a_shared_caches_capacity_gets_starts_of_its_own(monkeypatch):
+    # the host's fit has optima near 30 MB and near 140 MB of usable L3: two more
+    # starts with an eighth of the capacity's usual start
+    import scipy.optimize
+
+    from graphsval_core.calibrate.fit import CAPACITY_START, fit_latency
+    from graphsval_core.calibrate.params import choose_params
+    from graphsval_core.files.baseline import read_baseline_file
+    from graphsval_core.plugins.resources import packaged_files
+
+    registry = build_registry()
+    spec = registry.datasheet_target("host_intel_xeon_2c_1t")
+    csv = next(
+        p
+        for p in packaged_files("graphsval_cpu", "baselines", ".calibration.csv")
+        if p.name == "host_intel_xeon_2c_1t_vector_add.calibration.csv"
+    )
+    rows = read_baseline_file(str(csv))[0].rows[::4]
+    params = choose_params(registry, spec, rows)
+    capacity = [p.name for p in params].index("tiers.l3.usable_capacity_bytes")
+    seen = []
+    real = scipy.optimize.least_squares
+
+    def once(fun, x0, **kw):
+        seen.append(x0.copy())
+        return real(fun, x0, **{**kw, "max_nfev": 1})
+
+    monkeypatch.setattr(scipy.optimize, "least_squares", once)
+    fit_latency(registry, spec, rows, params)
+    assert len(seen) == 5
+    starts = sorted(float(x[capacity]) for x in seen)
+    assert starts[0] == pytest.approx(starts[-1] + math.log(CAPACITY_START))
+    # without a shared cache's capacity to fit: the three usual starts
+    seen.clear()
+    fit_latency(registry, spec, rows, [p for i, p in enumerate(params) if i != capacity])
+    assert len(seen) == 3

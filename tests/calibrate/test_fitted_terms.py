@@ -139,3 +139,42 @@ def test_a_tier_the_rows_never_bind_is_held_at_the_fitted_inner_bandwidth(make_t
     assert set(held) == {"tiers.l2.achievable_fraction", "tiers.dram.achievable_fraction"}
     untouched, none = _hold_hierarchy(spec, {"tiers.l2.achievable_fraction": 0.5})
     assert none == {} and "tiers.dram.achievable_fraction" not in untouched
+
+
+def _shares_setup(make_target, make_plugin, fake_entry_points, make_entry_point, share):
+    model = make_target("toy")
+    plugin = make_plugin("toy", lambda: [model])
+    fake_entry_points(make_entry_point("toy", lambda: plugin, "graphsval-toy"))
+    silicon = make_target(
+        "silicon", product_bandwidth_fraction={"fp32": estimated(share, "the library")}
+    )
+    return build_registry(
+        extra_plugins=[("s", make_plugin("s", lambda: [silicon]))], plugin_args=["no:toy"]
+    )
+
+
+def test_a_products_bandwidth_share_is_fitted_once_streams_set_the_tiers(
+    make_target, make_plugin, fake_entry_points, make_entry_point, tmp_path, monkeypatch
+):
+    registry = _shares_setup(make_target, make_plugin, fake_entry_points, make_entry_point, 0.6)
+    streams = [[int(n)] for n in np.geomspace(2e5, 4e7, 12)]  # cache- and memory-bound adds
+    gemvs = [[1, 2048, 2048], [2, 4096, 1024], [1, 8192, 4096], [4, 1024, 8192]]
+    monkeypatch.setitem(SHAPES, "vector_add", streams)
+    monkeypatch.setitem(SHAPES, "matmul", gemvs)
+    monkeypatch.setitem(SHAPES, "linear", [[1, 4096, 2048], [2, 2048, 4096]])
+    base = _write(tmp_path / "toy.calibration.csv", registry, "silicon")
+    out = tmp_path / "toy.json"
+    args = ["calibrate", "--hw", "toy", "--no-loo", "--no-grouped-cv", "--baseline", str(base)]
+    result = CliRunner().invoke(cli, [*args, "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    constants = json.loads(out.read_text())["constants"]
+    share = constants["product_bandwidth_fraction.fp32"]
+    assert share["value"] == pytest.approx(0.6, rel=0.02)
+    assert "against 12 vector_add rows" in share["from"]
+    # with too few streams to set the tiers, the tiers take the products' rate
+    monkeypatch.setitem(SHAPES, "vector_add", streams[:4])
+    few = _write(tmp_path / "few.calibration.csv", registry, "silicon")
+    result = CliRunner().invoke(cli, [*args[:-1], str(few), "--out", str(tmp_path / "few.json")])
+    assert result.exit_code == 0, result.output
+    constants = json.loads((tmp_path / "few.json").read_text())["constants"]
+    assert "product_bandwidth_fraction.fp32" not in constants

@@ -284,3 +284,37 @@ def test_an_op_with_no_product_runs_at_the_vector_rate_where_given(registry_of):
 def test_a_vector_rate_needs_a_dtype_with_a_peak(make_target):
     with pytest.raises(SpecError, match="vector_ops_per_s.int8"):
         make_target(vector_ops_per_s={"int8": estimated(1e9, "t")})
+
+
+def test_a_product_runs_at_its_librarys_share_of_each_tiers_bandwidth(registry_of):
+    plain = registry_of()
+    shared = registry_of(product_bandwidth_fraction={"fp32": estimated(0.5, "library")})
+    shape = [[1, 4096, 4096]]  # a GEMV: memory-bound
+    base = predict_batch(plain, "t", "matmul", shape, "fp32")
+    half = predict_batch(shared, "t", "matmul", shape, "fp32")
+    assert half.memory_s[0] == pytest.approx(2 * base.memory_s[0])
+    assert half.tier_bandwidth_bps == pytest.approx([b / 2 for b in base.tier_bandwidth_bps])
+    # an elementwise op streams at the tiers' own rates
+    add = [[1 << 20]]
+    assert predict_batch(shared, "t", "vector_add", add, "fp32").memory_s == pytest.approx(
+        predict_batch(plain, "t", "vector_add", add, "fp32").memory_s
+    )
+    spec = shared.target("t")
+    assert spec.product_bandwidth_for("fp32") == 0.5
+    assert plain.target("t").product_bandwidth_for("fp32") == 1.0
+    again = spec_from_json(spec_to_json(spec))
+    assert again.product_bandwidth_fraction == {"fp32": 0.5}
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ({"fp32": estimated(2.5, "x")}, r"product_bandwidth_fraction\.fp32.*\(0, 2\]"),
+        ({"fp32": estimated(0.0, "x")}, r"product_bandwidth_fraction\.fp32"),
+        ({"int4": estimated(0.5, "x")}, r"product_bandwidth_fraction\.int4.*no peak"),
+        ({"fp32": 0.5}, r"product_bandwidth_fraction\.fp32.*provenance"),
+    ],
+)
+def test_a_products_bandwidth_share_is_checked(make_target, value, message):
+    with pytest.raises(SpecError, match=message):
+        make_target("t", product_bandwidth_fraction=value)

@@ -27,7 +27,11 @@ from graphsval_core.model.terms.overheads import (
     launch_time,
     pack_time,
 )
-from graphsval_core.model.terms.residency import inner_capacities, miss_fraction
+from graphsval_core.model.terms.residency import (
+    inner_capacities,
+    miss_fraction,
+    stream_miss_fraction,
+)
 from graphsval_core.model.terms.traffic import (
     gemm_traffic_bytes,
     operand_bytes,
@@ -132,6 +136,26 @@ def test_a_working_set_that_fits_never_crosses_and_one_that_does_not_partly_does
         [1.0, 0.5, 0.0],  # 100 of 200 B kept
         [1.0, 0.75, 0.25],  # 100 and 300 of 400 B kept
     ]
+
+
+def test_a_stream_that_overflows_a_private_cache_keeps_nothing_in_it():
+    # four tiers (l1, l2, l3, dram): inner capacities registers, L1, L2, L3
+    capacities = np.array([0.0, 10.0, 100.0, 1000.0])
+    ws = np.array([50.0, 200.0, 2000.0])
+    smooth = miss_fraction(ws, capacities)
+    stream = stream_miss_fraction(ws, capacities)
+    # the L2 (inside the last level) keeps nothing of a stream larger than it
+    assert stream[:, 2].tolist() == [0.0, 1.0, 1.0]
+    assert smooth[1, 2] == 0.5
+    # the L1 and the last-level cache keep their C/W share, as for any op
+    assert stream[:, 1].tolist() == smooth[:, 1].tolist()
+    assert stream[:, 3].tolist() == smooth[:, 3].tolist() == [0.0, 0.0, 0.5]
+
+
+def test_with_three_tiers_a_stream_misses_as_any_op_does():
+    capacities = np.array([0.0, 10.0, 100.0])  # l1, l2 (the last level), dram
+    ws = np.array([5.0, 50.0, 500.0])
+    assert stream_miss_fraction(ws, capacities).tolist() == (miss_fraction(ws, capacities).tolist())
 
 
 # --- memory time ----------------------------------------------------------------------

@@ -38,6 +38,15 @@ def test_a_good_workspace_calibration_applies(workspace, run):
     assert result.exit_code == 0, result.output
 
 
+def test_a_products_bandwidth_share_applies_from_a_calibration(workspace, run):
+    share = {"product_bandwidth_fraction.fp32": {"value": 0.5, "datasheet": 1.0}}
+    write_json(calibration_path(workspace, KEY), _calibration(**share))
+    result = run(workspace, "targets", "--hw", KEY)
+    assert result.exit_code == 0, result.output
+    line = next(x for x in result.output.splitlines() if x.startswith("product bandwidth fp32"))
+    assert "0.5 of each tier's" in line and "calibrated" in line
+
+
 @pytest.mark.parametrize(
     ("constants", "fragment"),
     [
@@ -47,6 +56,8 @@ def test_a_good_workspace_calibration_applies(workspace, run):
         ({"lunch_overhead_s": {"value": 1e-6}}, "not a constant graphsval calibrates"),
         ({"compute_fraction.fp32": {"value": 50, "datasheet": 1.0}}, "(0, 2]"),
         ({"pack_bps.fp32": {"value": 0, "datasheet": 1e9}}, "pack_bps.fp32.value"),
+        ({"product_bandwidth_fraction.fp32": {"value": 2.5, "datasheet": 1.0}}, "(0, 2]"),
+        ({"product_bandwidth_fraction.int4": {"value": 0.5}}, "not a constant graphsval"),
     ],
 )
 def test_a_bad_workspace_calibration_is_an_error_for_its_target(
