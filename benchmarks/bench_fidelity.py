@@ -22,6 +22,7 @@ median; i7-12700K and Orin Nano: grouped-CV median 10% or less per op.
 
 from __future__ import annotations
 
+import argparse
 import sys
 import time
 from pathlib import Path
@@ -78,9 +79,21 @@ def _agreement(paths: list[Path], key: str) -> dict[str, tuple[float, float]]:
     return out
 
 
+def _arguments(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="bench_fidelity", description=__doc__.split("\n")[0])
+    parser.add_argument(
+        "targets",
+        nargs="*",
+        help="targets to judge (default: every one with shipped calibration rows)",
+    )
+    parser.add_argument("--no-cv", action="store_true", help="skip the grouped cross-validation")
+    return parser.parse_args(argv)
+
+
 def main(argv: list[str]) -> None:
-    cv = "--no-cv" not in argv
-    keys = [a for a in argv if not a.startswith("--")]
+    args = _arguments(argv)
+    cv = not args.no_cv
+    keys = list(args.targets)
     registry = build_registry()
     tolerances = load_tolerances()
     if not keys:
@@ -94,7 +107,8 @@ def main(argv: list[str]) -> None:
         )
     for key in keys:
         if key not in registry.targets():
-            sys.exit(f"bench_fidelity: unknown target {key!r}")
+            known = ", ".join(sorted(registry.targets()))
+            sys.exit(f"bench_fidelity: unknown target {key!r}; known: {known}")
         spec = registry.datasheet_target(registry.target(key).key)
         cal = _baselines(registry, key, "calibration")
         if not cal:

@@ -28,6 +28,7 @@ from bench_fidelity import _baselines, _rows_of
 from graphsval_core.calibrate.evaluate import judge, per_op
 from graphsval_core.calibrate.fit import fit_latency
 from graphsval_core.calibrate.inputs import read_rows
+from graphsval_core.calibrate.params import choose_params
 from graphsval_core.calibrate.rows import canonical, predict_rows
 from graphsval_core.files.calibration import apply_constants
 from graphsval_core.files.tolerances import load_tolerances
@@ -87,6 +88,8 @@ def main(argv: list[str]) -> None:
     suspect = {id(s.row) for s in found.suspect if s.latency}
     rows = canonical([r for r in found.rows if id(r) not in suspect])
     validation = _rows_of(_baselines(registry, key, "validation"), key)
+    if not rows:
+        sys.exit(f"{key}: no calibration rows to fit")
     if not validation:
         sys.exit(f"{key}: no validation rows to judge a fit on")
     print(f"{key}: {len(rows)} calibration rows, {len(validation)} validation rows")
@@ -94,6 +97,11 @@ def main(argv: list[str]) -> None:
     print(f"  {'per op':>7} {'rows':>5} {'constants':>9}  {head}")
     for limit in args.limits:
         chosen = _sampled(registry, spec, rows, limit)
+        label = "all" if limit is None else str(limit)
+        free = len(choose_params(registry, spec, chosen))
+        if len({(r.op, r.shape, r.dtype) for r in chosen}) < free:  # calibrate refuses these
+            print(f"  {label:>7} {len(chosen):5d} {free:9d}  fewer rows than constants: not fitted")
+            continue
         start = time.perf_counter()
         fit = fit_latency(registry, spec, chosen)
         fitted = apply_constants(spec, fit.values, "fit")
@@ -104,7 +112,6 @@ def main(argv: list[str]) -> None:
             mine = np.array([r.op == op for r in validation])
             within = float(np.mean(np.abs(errors[mine]) <= 0.10))
             cells.append(f"{op} {f.median_abs_error:.1%} / {f.within_band:.0%} / {within:.0%}")
-        label = "all" if limit is None else str(limit)
         took = time.perf_counter() - start
         line = f"  {label:>7} {len(chosen):5d} {len(fit.values):9d}  {'  '.join(cells)}"
         print(f"{line}  ({took:.0f} s)")
