@@ -56,6 +56,7 @@ from graphsval_core.datamodel.provenance import Provenance
 from graphsval_core.datamodel.target import MAX_PRODUCT_SHARE, TargetSpec
 from graphsval_core.files.baseline import BaselineRow
 from graphsval_core.files.calibration import FIRST_TOUCH_MIN_BYTES
+from graphsval_core.files.calibration_file import MAX_FRACTION
 
 #: Stream rows (vector_add bound by a memory tier) a fit needs before it tells a
 #: matrix product's bandwidth share from the tiers' own fractions: fewer (the
@@ -173,7 +174,8 @@ def choose_params(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) 
                 if n_vadd >= 2
                 else f"{binding} matmul/linear rows whose time this tier bounds"
             )
-            cap = _headroom(spec, tier.provenance.get("peak_bandwidth_bps"))
+            # above the spec's peak only as far as a calibration file may say (MAX_FRACTION)
+            cap = min(_headroom(spec, tier.provenance.get("peak_bandwidth_bps")), MAX_FRACTION)
             params.append(
                 Param(
                     f"tiers.{tier.name}.achievable_fraction",

@@ -230,9 +230,10 @@ def _dtype_map(where: str, value: Any, prov: dict[str, Provenance]) -> Mapping[s
     return MappingProxyType(out)
 
 
-#: The largest ``product_bandwidth_fraction``: a library may stream a tier
-#: faster than an elementwise op does (its loads are wider), at most twice.
-MAX_PRODUCT_SHARE = 2.0
+#: The largest ``product_bandwidth_fraction``: a matrix product streams a tier
+#: no faster than the tier's achievable rate (what an elementwise op reaches),
+#: so the share never lifts a tier above its peak.
+MAX_PRODUCT_SHARE = 1.0
 
 
 def _per_dtype(

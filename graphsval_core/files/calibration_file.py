@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from graphsval_core.datamodel.errors import UserInputError
-from graphsval_core.datamodel.target import TargetSpec
+from graphsval_core.datamodel.target import MAX_PRODUCT_SHARE, TargetSpec
 from graphsval_core.files import schema
 
 SCHEMA_VERSION = 1
@@ -73,8 +73,10 @@ RATES = ("pack_bps", "first_touch_bps", "vector_ops_per_s", "usable_capacity_byt
 def _range(name: str) -> tuple[float, float | None, bool]:
     """``(low, high, low_open)`` of constant ``name``'s value."""
     last = name.split(".")[-1] if name.startswith("tiers.") else name.split(".")[0]
-    if last in ("achievable_fraction", "compute_fraction", "product_bandwidth_fraction"):
+    if last in ("achievable_fraction", "compute_fraction"):
         return 0.0, MAX_FRACTION, True
+    if last == "product_bandwidth_fraction":
+        return 0.0, MAX_PRODUCT_SHARE, True
     if last in LATENCIES:
         return 0.0, MAX_LATENCY_S, False
     if last in RATES:

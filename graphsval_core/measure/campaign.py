@@ -42,10 +42,10 @@ class CampaignSize:
     max_time_per_shape_s: float
 
 
-#: ``--quick``: 48 calibration shapes per op, two to three rows for each
-#: constant a host's fit has (17-20 over three ops). With 24 the fit lands in
+#: ``--quick``: 48 calibration shapes per op, about seven rows for each
+#: constant a host's fit has (144 rows, 17-20 constants). With 24 the fit lands in
 #: another optimum: on the shipped host's validation rows its median error per
-#: op is up to 36% (linear), against at most 21% with 48 and 19% with the whole
+#: op is up to 37% (linear), against at most 20% with 48 and 19% with the whole
 #: sweep (``benchmarks/bench_quick_fit.py``). The extra 72 shapes are cheap
 #: ones: about 50 s of the ten minutes.
 QUICK = CampaignSize(calibration=48, validation=16, rounds=3, max_time_per_shape_s=3.0)

@@ -522,7 +522,9 @@ def _terms(
     dispatch = target.dispatch_overhead_s[dtype] if dispatched else np.nan
     zero = np.zeros(n)
     fixed = launch + (columns.get("first_touch_s", zero) + columns.get("pack_s", zero))
-    bandwidth = {t.name: t.effective_bandwidth_bps for t in target.tiers}
+    # a matrix product streams at its library's share of each tier (the reference model's rule)
+    share = target.product_bandwidth_for(dtype) if op is not None and op.gemm_dims else 1.0
+    bandwidth = {t.name: t.effective_bandwidth_bps * share for t in target.tiers}
     # the terms any predictor may give (absent: NaN)
     given = {
         name: columns.get(name, absent)

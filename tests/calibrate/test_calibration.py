@@ -169,3 +169,30 @@ def test_a_shared_caches_capacity_gets_starts_of_its_own(monkeypatch):
     seen.clear()
     fit_latency(registry, spec, rows, [p for i, p in enumerate(params) if i != capacity])
     assert len(seen) == 3
+
+
+def test_a_fitted_tier_fraction_stays_within_what_a_calibration_file_may_hold():
+    # the host's peaks are estimates (headroom 4x), but a calibration file holds a
+    # fraction of at most MAX_FRACTION: the fit must never write one the loader refuses
+    from graphsval_core.calibrate.params import choose_params
+    from graphsval_core.files.baseline import read_baseline_file
+    from graphsval_core.files.calibration_file import MAX_FRACTION
+    from graphsval_core.plugins.resources import packaged_files
+
+    registry = build_registry()
+    spec = registry.datasheet_target("host_intel_xeon_2c_1t")
+    files = packaged_files("graphsval_cpu", "baselines", ".calibration.csv")
+    rows = [
+        r
+        for p in files
+        if p.name.startswith("host_intel_xeon_2c_1t_")
+        for r in read_baseline_file(str(p))[0].rows[:: 1 if "vector_add" in p.name else 5]
+    ]
+    params = {p.name: p for p in choose_params(registry, spec, rows)}
+    tiers = [n for n in params if n.endswith("achievable_fraction")]
+    assert tiers
+    for name in tiers:
+        tier = spec.tier(name.split(".")[1])
+        assert params[name].upper * tier.achievable_fraction <= MAX_FRACTION * (1 + 1e-12), name
+    shares = [p for n, p in params.items() if n.startswith("product_bandwidth_fraction.")]
+    assert shares and all(p.upper == 1.0 for p in shares)

@@ -304,12 +304,24 @@ def test_a_product_runs_at_its_librarys_share_of_each_tiers_bandwidth(registry_o
     assert plain.target("t").product_bandwidth_for("fp32") == 1.0
     again = spec_from_json(spec_to_json(spec))
     assert again.product_bandwidth_fraction == {"fp32": 0.5}
+    # attribution holds a product's cell against the bandwidth the model gave it
+    from graphsval_core.builtin.ops import MATMUL, VECTOR_ADD
+    from graphsval_core.validate.harness import _terms
+
+    p = predict_batch(shared, "t", "matmul", shape, "fp32")
+    tier = spec.tier(str(p.binding_tier[0]))
+    terms = _terms(p.columns(), spec, "fp32", MATMUL)
+    assert terms.tier_bandwidth_bps[0] == pytest.approx(tier.effective_bandwidth_bps / 2)
+    q = predict_batch(shared, "t", "vector_add", add, "fp32")
+    streams = _terms(q.columns(), spec, "fp32", VECTOR_ADD)
+    bound = spec.tier(str(q.binding_tier[0]))
+    assert streams.tier_bandwidth_bps[0] == pytest.approx(bound.effective_bandwidth_bps)
 
 
 @pytest.mark.parametrize(
     ("value", "message"),
     [
-        ({"fp32": estimated(2.5, "x")}, r"product_bandwidth_fraction\.fp32.*\(0, 2\]"),
+        ({"fp32": estimated(1.5, "x")}, r"product_bandwidth_fraction\.fp32.*\(0, 1\]"),
         ({"fp32": estimated(0.0, "x")}, r"product_bandwidth_fraction\.fp32"),
         ({"int4": estimated(0.5, "x")}, r"product_bandwidth_fraction\.int4.*no peak"),
         ({"fp32": 0.5}, r"product_bandwidth_fraction\.fp32.*provenance"),

@@ -56,7 +56,7 @@ def test_a_products_bandwidth_share_applies_from_a_calibration(workspace, run):
         ({"lunch_overhead_s": {"value": 1e-6}}, "not a constant graphsval calibrates"),
         ({"compute_fraction.fp32": {"value": 50, "datasheet": 1.0}}, "(0, 2]"),
         ({"pack_bps.fp32": {"value": 0, "datasheet": 1e9}}, "pack_bps.fp32.value"),
-        ({"product_bandwidth_fraction.fp32": {"value": 2.5, "datasheet": 1.0}}, "(0, 2]"),
+        ({"product_bandwidth_fraction.fp32": {"value": 1.5, "datasheet": 1.0}}, "(0, 1]"),
         ({"product_bandwidth_fraction.int4": {"value": 0.5}}, "not a constant graphsval"),
     ],
 )
