@@ -210,26 +210,24 @@ def check_names(registry: Registry, path: str, block: RowBlock) -> None:
     """Every row of a block of a file the user named names an installed
     target and a registered op; else :class:`BaselineFileError` names the
     file and the line of the first row that does not."""
-    targets, ops = registry.targets(), registry.ops()
-    bad: dict[str, str] = {}  # name -> why, for "hardware" and "op"
-    bad_hw = np.zeros(len(block), dtype=bool)
-    bad_op = np.zeros(len(block), dtype=bool)
-    for name in set(block.hardware.tolist()) - set(targets):
-        try:
-            registry.resolve(name)
-        except UserInputError as exc:
-            bad[f"hardware {name}"] = f"hardware: {exc}"
-            bad_hw |= block.hardware == name
-    for name in set(block.op.tolist()) - set(ops):
-        try:
-            registry.op(name)
-        except UserInputError as exc:
-            bad[f"op {name}"] = f"op: {exc}"
-            bad_op |= block.op == name
-    if bad_hw.any() or bad_op.any():
-        i = int(np.flatnonzero(bad_hw | bad_op)[0])
-        what = f"hardware {block.hardware[i]}" if bad_hw[i] else f"op {block.op[i]}"
-        raise BaselineFileError(f"{path}:{block.line[i]}: {bad[what]}")
+    flagged = np.zeros(len(block), dtype=bool)
+    why = np.empty(len(block), dtype=object)  # a row's first bad column says why
+    checks = (
+        ("hardware", registry.targets(), registry.resolve),
+        ("op", registry.ops(), registry.op),
+    )
+    for column, known, lookup in checks:
+        values = getattr(block, column)
+        for name in set(values.tolist()) - set(known):
+            try:
+                lookup(name)
+            except UserInputError as exc:
+                rows = (values == name) & ~flagged
+                why[rows] = f"{column}: {exc}"
+                flagged |= rows
+    if flagged.any():
+        i = int(np.flatnonzero(flagged)[0])
+        raise BaselineFileError(f"{path}:{block.line[i]}: {why[i]}")
 
 
 def _require_targets(held: dict[str, set[str]], hws: set[str]) -> None:
