@@ -101,6 +101,20 @@ def _hold_hierarchy(
     return values, held
 
 
+def _starts(params: Sequence[Param]) -> list[np.ndarray]:
+    """Where :func:`fit_latency` starts (log values): the spec's values and
+    fractions of a half and a quarter of them, and, where a shared cache's
+    usable capacity is fitted, the first two again with that capacity at
+    :data:`CAPACITY_START` of its start."""
+    base = np.log([p.value for p in params])
+    fraction = np.array([is_fraction(p.name) for p in params])
+    starts = [base + np.where(fraction, np.log(scale), 0.0) for scale in (1.0, 0.5, 0.25)]
+    capacity = np.array([p.name.endswith("usable_capacity_bytes") for p in params])
+    if capacity.any():  # a shared cache's usable capacity has optima far apart
+        starts += [s + np.where(capacity, np.log(CAPACITY_START), 0.0) for s in starts[:2]]
+    return starts
+
+
 def fit_latency(
     registry: Any,
     spec: TargetSpec,
@@ -152,14 +166,7 @@ def fit_latency(
             jac[:, i] = (residuals(moved) - f0) / h
         return jac
 
-    base = np.log([p.value for p in params])
-    fraction = np.array([is_fraction(p.name) for p in params])
-    starts = [base + np.where(fraction, np.log(scale), 0.0) for scale in (1.0, 0.5, 0.25)]
-    capacity = np.array([p.name.endswith("usable_capacity_bytes") for p in params])
-    if capacity.any():  # a shared cache's usable capacity has optima far apart
-        starts += [s + np.where(capacity, np.log(CAPACITY_START), 0.0) for s in starts[:2]]
-    if x_start is not None:
-        starts = [x_start]
+    starts = [x_start] if x_start is not None else _starts(params)
     best = None
     for start in starts:
         result = least_squares(

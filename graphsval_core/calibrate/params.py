@@ -58,6 +58,9 @@ from graphsval_core.files.baseline import BaselineRow
 from graphsval_core.files.calibration import FIRST_TOUCH_MIN_BYTES
 from graphsval_core.files.calibration_file import MAX_FRACTION
 
+#: The share of a row's latency (launch included) a tier's time must reach for the
+#: row to exercise that tier: tiny launch-bound rows exercise none.
+EXERCISED_SHARE = 0.3
 #: Stream rows (vector_add bound by a memory tier) a fit needs before it tells a
 #: matrix product's bandwidth share from the tiers' own fractions: fewer (the
 #: i7's three, the Orin's) leave the two to trade against each other.
@@ -160,7 +163,7 @@ def choose_params(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) 
     # latency (launch included): tiny launch-bound rows exercise no tier
     busy = latency
     for k, tier in enumerate(spec.tiers):
-        exercised = terms["tier_time"][:, k] >= 0.3 * busy
+        exercised = terms["tier_time"][:, k] >= EXERCISED_SHARE * busy
         binding = int(np.sum(exercised))
         n_vadd = sum(1 for i, r in enumerate(rows) if r.op == "vector_add" and exercised[i])
         # the innermost tier feeds the registers: for a matrix product its traffic
@@ -261,7 +264,7 @@ def _product_shares(
 ) -> list[Param]:
     """``product_bandwidth_fraction.<dtype>`` where streams pin the tiers (see
     module doc)."""
-    bound = np.any(tier_time >= 0.3 * latency[:, None], axis=1)
+    bound = np.any(tier_time >= EXERCISED_SHARE * latency[:, None], axis=1)
     product = np.array([registry.op(r.op).gemm_dims is not None for r in rows], dtype=bool)
     streams = int(np.sum(bound & ~product))
     if streams < STREAM_ROWS:
@@ -273,7 +276,7 @@ def _product_shares(
             out.append(
                 Param(
                     f"product_bandwidth_fraction.{dtype}",
-                    spec.product_bandwidth_for(dtype),
+                    spec.bandwidth_share(dtype),
                     1e-2,
                     MAX_PRODUCT_SHARE,
                     f"{int(np.sum(mine))} {dtype} matmul/linear rows a memory tier bounds, "

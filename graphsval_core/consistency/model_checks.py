@@ -228,7 +228,7 @@ def _memory_linear(target: TargetSpec, ctx: CheckContext, batches: Batches) -> O
     tiers = ctx.memory_hierarchy(target)
     per_byte: dict[str, list[tuple[float, str]]] = {}
     for op, dtype, i, name, p in rows(batches):
-        share = target.product_bandwidth_for(dtype) if ctx.op(op).gemm_dims else 1.0
+        share = target.bandwidth_share(dtype, ctx.op(op).gemm_dims is not None)
         for k, tier in enumerate(tiers):
             moved, time = float(p.bytes_per_tier[i, k]), float(p.time_per_tier_s[i, k])
             if moved > 0 and time > tier.access_latency_ns * 1e-9 * (1 + EXACT):

@@ -513,10 +513,11 @@ class TargetSpec:
                     )
             previous = tier
 
-    def product_bandwidth_for(self, dtype: str) -> float:
-        """The share of each tier's bandwidth a matrix product at ``dtype``
-        achieves: ``product_bandwidth_fraction``'s, else 1."""
-        return self.product_bandwidth_fraction.get(dtype, 1.0)
+    def bandwidth_share(self, dtype: str, product: bool = True) -> float:
+        """The share of each tier's bandwidth an op at ``dtype`` gets: a matrix
+        product (``product``) its library's ``product_bandwidth_fraction``
+        (1 where unset), any other op the tier's whole effective bandwidth."""
+        return self.product_bandwidth_fraction.get(dtype, 1.0) if product else 1.0
 
     def launch_for(self, dtype: str) -> float:
         """The launch/dispatch overhead of a call at ``dtype``: the dtype's own

@@ -206,7 +206,7 @@ def predict(
 
     # memory time and the binding tier: a product at its library's share of
     # each tier's (streaming) bandwidth
-    share = target.product_bandwidth_for(dtype) if gemm is not None else 1.0
+    share = target.bandwidth_share(dtype, gemm is not None)
     bandwidth = np.array([t.effective_bandwidth_bps for t in tiers]) * share
     access_latency = np.array([t.access_latency_ns * 1e-9 for t in tiers])
     memory = memory_time(bytes_per_tier, bandwidth, access_latency)

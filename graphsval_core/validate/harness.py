@@ -523,7 +523,7 @@ def _terms(
     zero = np.zeros(n)
     fixed = launch + (columns.get("first_touch_s", zero) + columns.get("pack_s", zero))
     # a matrix product streams at its library's share of each tier (the reference model's rule)
-    share = target.product_bandwidth_for(dtype) if op is not None and op.gemm_dims else 1.0
+    share = target.bandwidth_share(dtype, op is not None and op.gemm_dims is not None)
     bandwidth = {t.name: t.effective_bandwidth_bps * share for t in target.tiers}
     # the terms any predictor may give (absent: NaN)
     given = {

@@ -336,33 +336,26 @@ def test_the_quick_campaign_plans_every_set_of_every_op(toy, tmp_path):
 
     registry, *_ = toy
     workspace = Path(os.environ[ENV_WORKSPACE])
-    options = campaign_options(
-        "toy_target",
-        ("vector_add",),
-        QUICK,
-        threads=1,
-        workspace=str(workspace),
-        allow_busy=False,
-        max_wait_s=0,
-    )
-    steps = plan_campaign(registry, options)
+
+    def plan(size):
+        options = campaign_options(
+            "toy_target",
+            ("vector_add",),
+            size,
+            threads=1,
+            workspace=str(workspace),
+            allow_busy=False,
+            max_wait_s=0,
+        )
+        return plan_campaign(registry, options)
+
+    steps = plan(QUICK)
     assert [s.label for s in steps] == [
         "vector_add calibration",
         "vector_add validation",
         "vector_add recapture",
     ]
-    whole = plan_campaign(
-        registry,
-        campaign_options(
-            "toy_target",
-            ("vector_add",),
-            FULL,
-            threads=1,
-            workspace=str(workspace),
-            allow_busy=False,
-            max_wait_s=0,
-        ),
-    )
+    whole = plan(FULL)
     # the sample, or the whole set where it holds fewer entries
     assert len(steps[0].plan.items) == min(QUICK.calibration, len(whole[0].plan.items))
     assert len(steps[1].plan.items) == min(QUICK.validation, len(whole[1].plan.items))

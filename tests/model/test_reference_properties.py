@@ -89,7 +89,7 @@ def test_memory_time_linear_in_bytes_above_latency_floor(registry, dims, op, dat
     p = predict_batch(registry, target.key, op, [_ops_shapes(op, dims)], dtype)
     tiers = registry.memory_hierarchy(target)
     # a matrix product streams at its library's share of each tier's bandwidth
-    share = target.product_bandwidth_for(dtype) if registry.op(op).gemm_dims else 1.0
+    share = target.product_bandwidth_fraction.get(dtype, 1.0) if registry.op(op).gemm_dims else 1.0
     for k, tier in enumerate(tiers):
         moved = p.bytes_per_tier[0, k]
         streaming = moved / (tier.effective_bandwidth_bps * share)

@@ -300,8 +300,9 @@ def test_a_product_runs_at_its_librarys_share_of_each_tiers_bandwidth(registry_o
         predict_batch(plain, "t", "vector_add", add, "fp32").memory_s
     )
     spec = shared.target("t")
-    assert spec.product_bandwidth_for("fp32") == 0.5
-    assert plain.target("t").product_bandwidth_for("fp32") == 1.0
+    assert spec.bandwidth_share("fp32") == 0.5
+    assert spec.bandwidth_share("fp32", product=False) == 1.0
+    assert plain.target("t").bandwidth_share("fp32") == 1.0
     again = spec_from_json(spec_to_json(spec))
     assert again.product_bandwidth_fraction == {"fp32": 0.5}
     # attribution holds a product's cell against the bandwidth the model gave it
