@@ -14,6 +14,10 @@ constants the rows did not really measure, and input it refuses.
   tier's bandwidth for some other cost the rows share (a library's
   matrix-vector streaming rate, say); the value describes these rows, not the
   cache;
+- a GEMM library's bandwidth share (``product_bandwidth_fraction``) left
+  unfitted while matrix-product rows are bound by a memory tier: too few
+  stream rows to tell it from the tiers' own fractions (which then take the
+  products' rates), or too few product rows of that dtype;
 - rows measured on a thread count other than the CPU target's compute units:
   the constants describe that run, not the machine the spec describes.
 
@@ -32,7 +36,7 @@ from attrs import frozen
 
 from graphsval_core.calibrate.energy import ALL_TIERS_PER_BYTE, ENERGY_FLOOR, EnergyFit
 from graphsval_core.calibrate.fit import Fit
-from graphsval_core.calibrate.params import Param
+from graphsval_core.calibrate.params import STREAM_ROWS, Param, ShareGate
 from graphsval_core.datamodel.errors import UserInputError
 from graphsval_core.datamodel.target import TargetSpec
 from graphsval_core.files.baseline import BaselineRow
@@ -52,8 +56,8 @@ SLOW_CACHE_RATIO = 2.0
 @frozen
 class Diagnostic:
     """One finding about a calibration: its kind (``at_bound``, ``at_floor``,
-    ``uncertain``, ``not_identifiable``, ``slow_cache`` or ``threads``), what it is about (a
-    constant's name, ``ALL_TIERS_PER_BYTE``, or ``threads``), the bound it sits
+    ``uncertain``, ``not_identifiable``, ``slow_cache``, ``not_fitted`` or ``threads``), what
+    it is about (a constant's name, ``ALL_TIERS_PER_BYTE``, or ``threads``), the bound it sits
     at (``lower``, ``upper`` or ``floor``; None for the other kinds) and the
     sentence that says it."""
 
@@ -245,6 +249,42 @@ def unidentified(fit: Fit) -> list[Diagnostic]:
     return out
 
 
+def share_not_fitted(spec: TargetSpec, gate: ShareGate | None) -> list[Diagnostic]:
+    """Why ``product_bandwidth_fraction`` was not fitted for a dtype whose
+    matrix-product rows a memory tier bounds (``gate``, the counts the fit's
+    gate judged): one line for too few stream rows (every such dtype), one per
+    dtype with a single product row. Nothing when no product row is bound."""
+    if gate is None:
+        return []
+    waiting = {d: n for d, n in gate.products.items() if n and not gate.fits(d)}
+    if not waiting:
+        return []
+    if gate.streams < STREAM_ROWS:
+        rows = ", ".join(f"{n} {d}" for d, n in waiting.items())
+        dtypes = "/".join(waiting)
+        return [
+            Diagnostic(
+                "not_fitted",
+                "product_bandwidth_fraction",
+                f"product_bandwidth_fraction.{dtypes} is not fitted: {gate.streams} vector_add "
+                f"row{'' if gate.streams == 1 else 's'} bound by a memory tier, "
+                f"{STREAM_ROWS} needed to tell a GEMM library's share of a tier from the "
+                f"tier's own rate; the tiers' fractions take the rates of the matmul/linear "
+                f"rows a tier bounds ({rows}) instead: add vector_add rows across the tiers",
+            )
+        ]
+    return [
+        Diagnostic(
+            "not_fitted",
+            f"product_bandwidth_fraction.{d}",
+            f"product_bandwidth_fraction.{d} is not fitted: only {n} {d} matmul/linear row "
+            f"is bound by a memory tier (2 needed); {d} products keep "
+            f"{spec.bandwidth_share(d):.3g} of each tier's rate (the spec's)",
+        )
+        for d, n in waiting.items()
+    ]
+
+
 def _threads(row: BaselineRow) -> int | None:
     """The row's ``threads`` column as a count (None when absent or not a count)."""
     text = row.extras.get("threads", "").strip()
@@ -312,15 +352,18 @@ def diagnose(
     fit: Fit,
     energy: EnergyFit,
     files: Sequence[tuple[str, Sequence[BaselineRow]]] = (),
+    gate: ShareGate | None = None,
 ) -> tuple[Diagnostic, ...]:
     """Every finding about a calibration, in the order printed: latency
     constants at a bound, cache tiers slower than main memory allows, energy
     coefficients at their floor, constants the rows cannot identify, a
+    bandwidth share left unfitted (``gate``: the counts its gate judged), a
     thread-count mismatch."""
     return (
         *latency_at_bounds(spec, fit),
         *slow_caches(spec, fit),
         *energy_at_floor(spec, energy),
         *unidentified(fit),
+        *share_not_fitted(spec, gate),
         *thread_mismatch(spec, files),
     )

@@ -48,7 +48,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from attrs import define
+from attrs import define, frozen
 
 from graphsval_core.calibrate.rows import predict_rows
 from graphsval_core.datamodel.dtypes import bytes_per_element, product_output_bytes
@@ -199,7 +199,7 @@ def choose_params(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) 
                     "rows whose working set straddles the shared tier",
                 )
             )
-    params += _product_shares(registry, spec, rows, latency, terms["tier_time"])
+    params += _product_shares(spec, share_gate(registry, rows, latency, terms["tier_time"]))
     multi = [r for r in rows if registry.op(r.op).kernels > 1]
     if spec.kernel_overhead_s is not None and multi:
         params.append(
@@ -255,35 +255,60 @@ def choose_params(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) 
     return params
 
 
-def _product_shares(
+@frozen
+class ShareGate:
+    """What the gate of ``product_bandwidth_fraction`` counted: the stream rows
+    (ops with no matrix product) a memory tier bounds, and per dtype the
+    matrix-product rows one bounds (see module doc)."""
+
+    streams: int
+    products: dict[str, int]
+
+    def fits(self, dtype: str) -> bool:
+        """Whether the share of ``dtype`` is fitted: enough streams pin the
+        tiers and at least two of its product rows are bound by a tier."""
+        return self.streams >= STREAM_ROWS and self.products.get(dtype, 0) >= 2
+
+
+def share_gate(
     registry: Any,
-    spec: TargetSpec,
     rows: Sequence[BaselineRow],
     latency: np.ndarray,
     tier_time: np.ndarray,
-) -> list[Param]:
-    """``product_bandwidth_fraction.<dtype>`` where streams pin the tiers (see
-    module doc)."""
+) -> ShareGate:
+    """The counts the share's gate judges, from the spec's uncalibrated
+    ``latency`` and ``tier_time`` of ``rows``: a row is bound by a memory tier
+    when one takes at least :data:`EXERCISED_SHARE` of its latency."""
     bound = np.any(tier_time >= EXERCISED_SHARE * latency[:, None], axis=1)
     product = np.array([registry.op(r.op).gemm_dims is not None for r in rows], dtype=bool)
-    streams = int(np.sum(bound & ~product))
-    if streams < STREAM_ROWS:
-        return []
-    out = []
-    for dtype in sorted({r.dtype for r in rows}):
-        mine = bound & product & np.array([r.dtype == dtype for r in rows], dtype=bool)
-        if int(np.sum(mine)) >= 2:
-            out.append(
-                Param(
-                    f"product_bandwidth_fraction.{dtype}",
-                    spec.bandwidth_share(dtype),
-                    1e-2,
-                    MAX_PRODUCT_SHARE,
-                    f"{int(np.sum(mine))} {dtype} matmul/linear rows a memory tier bounds, "
-                    f"against {streams} vector_add rows that set the tiers' own rates",
-                )
-            )
-    return out
+    products = {
+        dtype: int(np.sum(bound & product & np.array([r.dtype == dtype for r in rows])))
+        for dtype in sorted({r.dtype for r in rows})
+    }
+    return ShareGate(int(np.sum(bound & ~product)), products)
+
+
+def product_share_gate(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) -> ShareGate:
+    """:func:`share_gate` of ``rows`` under ``spec``'s own predictions."""
+    latency, terms = predict_rows(registry, spec, rows)
+    return share_gate(registry, rows, latency, terms["tier_time"])
+
+
+def _product_shares(spec: TargetSpec, gate: ShareGate) -> list[Param]:
+    """``product_bandwidth_fraction.<dtype>`` where streams pin the tiers (see
+    module doc)."""
+    return [
+        Param(
+            f"product_bandwidth_fraction.{dtype}",
+            spec.bandwidth_share(dtype),
+            1e-2,
+            MAX_PRODUCT_SHARE,
+            f"{count} {dtype} matmul/linear rows a memory tier bounds, "
+            f"against {gate.streams} vector_add rows that set the tiers' own rates",
+        )
+        for dtype, count in gate.products.items()
+        if gate.fits(dtype)
+    ]
 
 
 def _output_bytes(registry: Any, spec: TargetSpec, row: BaselineRow) -> float:

@@ -77,8 +77,10 @@ def calibrate(
     energy coefficient at its floor (a bound, not a measurement), one the
     rows cannot identify (relative uncertainty above 100%, or not moved at
     all), a cache tier fitted slower than twice main memory's peak (it
-    stands in for another cost of the rows), and rows measured on a thread
-    count other than the CPU target's compute units.
+    stands in for another cost of the rows), a GEMM library's bandwidth
+    share left unfitted though products are memory-bound (too few vector_add
+    rows bound by a memory tier to tell it from the tiers' own rates), and
+    rows measured on a thread count other than the CPU target's compute units.
     """
     from graphsval_core.calibrate.workflow import CalibrateOptions, calibrate as run
     from graphsval_core.extras import require

@@ -16,13 +16,14 @@ from graphsval_core.calibrate.diagnostics import (
     diagnose,
     energy_at_floor,
     latency_at_bounds,
+    share_not_fitted,
     slow_caches,
     thread_mismatch,
     unidentified,
 )
 from graphsval_core.calibrate.energy import ALL_TIERS_PER_BYTE, EnergyFit
 from graphsval_core.calibrate.fit import Fit
-from graphsval_core.calibrate.params import Param
+from graphsval_core.calibrate.params import STREAM_ROWS, Param, ShareGate
 from graphsval_core.calibrate.workflow import CalibrateOptions, calibrate
 from graphsval_core.cli.main import cli
 from graphsval_core.datamodel.errors import UserInputError
@@ -249,6 +250,32 @@ def test_the_i7_calibration_says_its_l2_is_not_an_l2():
     [found] = slow_caches(spec, fit)
     assert "l2 is fitted at 103 GB/s (0.039 of its 2.64 TB/s nominal)" in found.line
     assert "dram's 76.8 GB/s peak" in found.line
+
+
+# -- a bandwidth share left unfitted ----------------------------------------------------
+
+
+def test_an_unfitted_bandwidth_share_says_why(make_target):
+    spec = make_target("toy")
+    few = ShareGate(streams=3, products={"fp32": 10, "bf16": 4, "int8": 0})
+    [found] = share_not_fitted(spec, few)  # one line for every dtype the streams leave out
+    assert found.kind == "not_fitted" and found.subject == "product_bandwidth_fraction"
+    assert found.line.startswith("warning: product_bandwidth_fraction.fp32/bf16 is not fitted")
+    assert f"3 vector_add rows bound by a memory tier, {STREAM_ROWS} needed" in found.line
+    assert "(10 fp32, 4 bf16)" in found.line and "int8" not in found.line
+    # enough streams, but a dtype with one bound product row: that dtype alone
+    one = ShareGate(streams=STREAM_ROWS, products={"fp32": 5, "bf16": 1})
+    [found] = share_not_fitted(spec, one)
+    assert found.subject == "product_bandwidth_fraction.bf16"
+    assert "only 1 bf16 matmul/linear row is bound by a memory tier (2 needed)" in found.line
+    assert "keep 1 of each tier's rate" in found.line
+    # fitted everywhere, no product row bound, or no gate: nothing to say
+    assert share_not_fitted(spec, ShareGate(STREAM_ROWS, {"fp32": 2})) == []
+    assert share_not_fitted(spec, ShareGate(0, {"fp32": 0})) == []
+    assert share_not_fitted(spec, None) == []
+    assert share_not_fitted(spec, one)[0] in diagnose(
+        spec, _fit({}, []), EnergyFit(rows=0), gate=one
+    )
 
 
 # -- energy coefficients at their floor -------------------------------------------------

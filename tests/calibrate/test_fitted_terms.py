@@ -176,5 +176,14 @@ def test_a_products_bandwidth_share_is_fitted_once_streams_set_the_tiers(
     few = _write(tmp_path / "few.calibration.csv", registry, "silicon")
     result = CliRunner().invoke(cli, [*args[:-1], str(few), "--out", str(tmp_path / "few.json")])
     assert result.exit_code == 0, result.output
-    constants = json.loads((tmp_path / "few.json").read_text())["constants"]
-    assert "product_bandwidth_fraction.fp32" not in constants
+    written = json.loads((tmp_path / "few.json").read_text())
+    assert "product_bandwidth_fraction.fp32" not in written["constants"]
+    # ... and the command says why, in a warning recorded in the file too
+    lines = [x.strip() for x in result.output.splitlines() if "product_bandwidth_fraction" in x]
+    assert len(lines) == 1 and lines[0].startswith("warning: product_bandwidth_fraction.fp32 is")
+    assert "not fitted: 4 vector_add rows bound by a memory tier, 10 needed" in lines[0]
+    kinds = [d["kind"] for d in written["fit"]["diagnostics"]]
+    assert "not_fitted" in kinds
+    # with enough streams nothing is said about the share
+    again = CliRunner().invoke(cli, [*args, "--out", str(out)]).output
+    assert "warning: product_bandwidth_fraction" not in again
