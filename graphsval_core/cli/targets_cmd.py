@@ -48,6 +48,12 @@ def _target_json(registry: Registry, target: TargetSpec) -> dict[str, Any]:
     return data
 
 
+def _unset(label: str) -> str:
+    """The DATASHEET cell of a row the datasheet spec does not have: what the
+    model uses when the field is unset (a product's bandwidth share: 1), else -."""
+    return "1 of each tier's" if label.startswith("product bandwidth ") else "-"
+
+
 def _detail_rows(registry: Registry, target: TargetSpec) -> list[list[str]]:
     prov = target.provenance
 
@@ -213,7 +219,7 @@ def targets(app: AppContext, key: str | None, as_json: bool) -> None:
         sheet = dict((r[0], r[1]) for r in _detail_rows(registry, registry.datasheet_target(key)))
         # the datasheet value beside every value calibration changed
         table = [
-            [r[0], r[1], "" if sheet.get(r[0]) == r[1] else sheet.get(r[0], "-"), r[2]]
+            [r[0], r[1], "" if sheet.get(r[0]) == r[1] else sheet.get(r[0], _unset(r[0])), r[2]]
             for r in rows
         ]
         click.echo(format_table(["FIELD", "VALUE", "DATASHEET", "PROVENANCE"], table))

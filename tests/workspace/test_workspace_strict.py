@@ -45,6 +45,9 @@ def test_a_products_bandwidth_share_applies_from_a_calibration(workspace, run):
     assert result.exit_code == 0, result.output
     line = next(x for x in result.output.splitlines() if x.startswith("product bandwidth fp32"))
     assert "0.5 of each tier's" in line and "calibrated" in line
+    # the datasheet column says what an unset share means: the tier's whole rate
+    value, sheet = [cell.strip() for cell in line.split("  ") if cell.strip()][1:3]
+    assert (value, sheet) == ("0.5 of each tier's", "1 of each tier's")
 
 
 @pytest.mark.parametrize(
