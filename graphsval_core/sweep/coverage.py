@@ -13,7 +13,11 @@ matrix product's calibration sweep also holds this fixed, structured grid:
 - ``skinny_n``: N in 1, 4, 16 with M x K operands of 1 .. 64 MiB;
 - ``permutation``: every order of (16, 512, 4096), (48, 256, 2048) and
   (8, 1536, 3072);
-- ``square``: 24, 48, .. 1536 on a side (every tier boundary of a CPU).
+- ``square``: 24, 48, .. 1536 on a side (every tier boundary of a CPU);
+- ``tall``: N in 32, 64, 128, 256 with a tall A (M of 8192 to 65536) of
+  8 MiB (in a host's last level) and 64 and 96 MiB (beyond it, fp32): the
+  library streams a large A once for a modest N, the shape of a batch of
+  tokens through a narrow layer.
 
 A coverage entry carries ``"coverage": KIND``. It is appended after the
 validation set is drawn and never holds a validation shape (nor a shape the
@@ -35,6 +39,9 @@ SKINNY_N = (1, 4, 16)
 SKINNY_N_A = ((512, 512), (2048, 1024), (4096, 4096))
 PERMUTED = ((16, 512, 4096), (48, 256, 2048), (8, 1536, 3072))
 SQUARE = (24, 48, 96, 192, 384, 768, 1536)
+#: N of a tall product, and its (M, K): A of 8 MiB, 64 MiB and 96 MiB (fp32).
+TALL_N = (32, 64, 128, 256)
+TALL_A = ((8192, 256), (16384, 1024), (65536, 384))
 
 
 def _permutations(dims: tuple[int, int, int]) -> list[tuple[int, int, int]]:
@@ -56,4 +63,5 @@ def coverage_shapes() -> list[tuple[tuple[int, int, int], str]]:
     for dims in PERMUTED:
         add(_permutations(dims), "permutation")
     add(((s, s, s) for s in SQUARE), "square")
+    add(((m, k, n) for n in TALL_N for m, k in TALL_A), "tall")
     return sorted(out.items())

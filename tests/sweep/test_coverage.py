@@ -18,7 +18,7 @@ from graphsval_core.sweep.generator import (
 )
 from graphsval_core.sweep.labels import load_shipped
 
-KINDS = {"gemv", "skinny_k", "skinny_n", "permutation", "square"}
+KINDS = {"gemv", "skinny_k", "skinny_n", "permutation", "square", "tall"}
 
 
 @pytest.fixture(scope="module")
@@ -39,6 +39,7 @@ def test_the_grid_holds_every_kind_without_duplicates():
     assert set(kinds) == KINDS
     assert {(1, 4096, 4096), (2, 2048, 2048)} <= set(shapes)  # GEMV with B in DRAM / L3
     assert {(4096, 1, 4096), (2048, 3, 2048)} <= set(shapes)  # outer products
+    assert {(65536, 384, 32), (16384, 1024, 256)} <= set(shapes)  # a tall A beyond the LLC
     # the six orders of one triple
     assert sum(1 for s in shapes if sorted(s) == [16, 512, 4096]) == 6
 
