@@ -32,6 +32,11 @@ exercise it:
   the tiers' own fractions, as the ERT method does) and two product rows of
   the dtype bound by one; with fewer streams the tiers' fractions take the
   products' rates, as before;
+- ``pack_a_bps.<dtype>``: the rate at which a CPU GEMM library packs an A
+  that lies beyond the last-level cache (serially with its compute), for
+  each dtype the spec gives one (MKL's fp32), from the rows of that dtype
+  whose A outgrows the caches inside the last level and whose N is above
+  ``PACK_A_MIN_COLUMNS``;
 - ``first_touch_bps``: the page-zeroing rate that a freshly allocated output of
   at least ``first_touch_min_bytes`` (glibc's largest mmap threshold, 32 MiB)
   pays on every call, for CPU targets whose rows have such outputs.
@@ -53,10 +58,11 @@ from attrs import define, frozen
 from graphsval_core.calibrate.rows import predict_rows
 from graphsval_core.datamodel.dtypes import bytes_per_element, product_output_bytes
 from graphsval_core.datamodel.provenance import Provenance
-from graphsval_core.datamodel.target import MAX_PRODUCT_SHARE, TargetSpec
+from graphsval_core.datamodel.target import MAX_PRODUCT_SHARE, PACK_A_MIN_COLUMNS, TargetSpec
 from graphsval_core.files.baseline import BaselineRow
 from graphsval_core.files.calibration import FIRST_TOUCH_MIN_BYTES
 from graphsval_core.files.calibration_file import MAX_FRACTION
+from graphsval_core.model.terms.residency import inner_capacities
 
 #: The share of a row's latency (launch included) a tier's time must reach for the
 #: row to exercise that tier: tiny launch-bound rows exercise none.
@@ -211,7 +217,7 @@ def choose_params(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) 
                 f"{len(multi)} rows of ops that run more than one kernel (mostly the small ones)",
             )
         )
-    packs = terms["pack_s"] > 0  # the model's own rule for who packs
+    packs = terms["pack_s"] - terms["pack_a_s"] > 0  # the model's own rule for who packs B
     for dtype in row_dtypes:
         packed = int(sum(1 for i, r in enumerate(rows) if packs[i] and r.dtype == dtype))
         least = spec.pack_min_rows.get(dtype, 0.0)
@@ -226,6 +232,7 @@ def choose_params(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) 
                     f"row{'' if least == 1 else 's'} of A or more",
                 )
             )
+    params += _pack_a(registry, spec, rows)
     if (
         spec.fork_join_s is not None
         and spec.parallel_grain_ops is not None
@@ -309,6 +316,40 @@ def _product_shares(spec: TargetSpec, gate: ShareGate) -> list[Param]:
         for dtype, count in gate.products.items()
         if gate.fits(dtype)
     ]
+
+
+def _pack_a(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) -> list[Param]:
+    """``pack_a_bps.<dtype>``, for each dtype the spec gives a rate (its
+    library packs A: MKL's fp32 on a CPU), with at least two rows of that dtype
+    whose N is above ``PACK_A_MIN_COLUMNS`` and whose A outgrows the caches
+    inside the last level (whether it also outgrows the last level, often a
+    VM's share of an L3 whose usable capacity is itself fitted, is the fit's
+    to say); it starts at the spec's rate."""
+    if spec.architecture != "cpu" or len(spec.tiers) < 3:
+        return []
+    private = float(inner_capacities(spec.tiers)[-2])
+    out = []
+    for dtype in sorted({r.dtype for r in rows} & set(spec.pack_a_bps)):
+        count = 0
+        for r in rows:
+            op = registry.op(r.op)
+            if r.dtype != dtype or op.gemm_dims is None:
+                continue
+            m, k, n = (float(x) for x in op.gemm_dims(np.array([r.dims]))[0])
+            count += n > PACK_A_MIN_COLUMNS and m * k * bytes_per_element(dtype) > private
+        if count >= 2:
+            start = spec.pack_a_bps[dtype]
+            out.append(
+                Param(
+                    f"pack_a_bps.{dtype}",
+                    start,
+                    start / 1000,
+                    start * 1000,
+                    f"{count} {dtype} matmul/linear rows of more than {PACK_A_MIN_COLUMNS} "
+                    "columns whose A outgrows the caches inside the last level",
+                )
+            )
+    return out
 
 
 def _output_bytes(registry: Any, spec: TargetSpec, row: BaselineRow) -> float:

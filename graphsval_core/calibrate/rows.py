@@ -30,11 +30,13 @@ def predict_rows(
     registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]
 ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """Predicted latency of every row (batched per op and dtype), and per-row
-    terms: ``compute_s``, ``memory_s``, ``launch_s``, ``pack_s``,
+    terms: ``compute_s``, ``memory_s``, ``launch_s``, ``pack_s`` (of which
+    ``pack_a_s`` packs an A from main memory),
     ``tier_time`` (one column per tier of ``spec``) and ``regime`` (the
     model's regime of the row, whose tolerance judges it)."""
     latency = np.zeros(len(rows))
-    terms = {k: np.zeros(len(rows)) for k in ("compute_s", "memory_s", "launch_s", "pack_s")}
+    names = ("compute_s", "memory_s", "launch_s", "pack_s", "pack_a_s")
+    terms = {k: np.zeros(len(rows)) for k in names}
     tier_time = np.zeros((len(rows), len(spec.tiers)))
     regime = np.empty(len(rows), dtype=object)
     for (op_name, dtype), index in by_op_and_dtype(rows).items():

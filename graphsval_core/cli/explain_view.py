@@ -117,7 +117,7 @@ def _latency_lines(data: dict[str, Any], terms: dict[str, float]) -> list[str]:
             ("exposed_compute_s", "compute"),
             ("exposed_memory_s", "memory"),
             ("first_touch_s", "first touch"),
-            ("pack_s", "packing B"),
+            ("pack_s", "packing"),
         )
         if name in terms
     ]

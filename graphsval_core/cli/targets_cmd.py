@@ -9,7 +9,7 @@ import click
 from graphsval_core.cli.context import AppContext, pass_app
 from graphsval_core.cli.output import echo_json
 from graphsval_core.datamodel.tables import format_table
-from graphsval_core.datamodel.target import MemoryTier, TargetSpec
+from graphsval_core.datamodel.target import PACK_A_MIN_COLUMNS, MemoryTier, TargetSpec
 from graphsval_core.datamodel.units import fmt_bytes, fmt_joules, fmt_seconds, fmt_si
 from graphsval_core.plugins.records import ProbeResult
 from graphsval_core.plugins.registry import Registry, UnknownNameError
@@ -137,6 +137,14 @@ def _detail_rows(registry: Registry, target: TargetSpec) -> list[list[str]]:
                 src(f"pack_bps.{d}"),
             ]
             for d, rate in target.pack_bps.items()
+        ],
+        *[
+            [
+                f"packing A {d}",
+                f"{fmt_si(rate, 'B/s')} beyond the last cache, N > {PACK_A_MIN_COLUMNS}",
+                src(f"pack_a_bps.{d}"),
+            ]
+            for d, rate in target.pack_a_bps.items()
         ],
         ["idle power", f"{target.idle_power_w:g} W", src("idle_power_w")],
         ["TDP", f"{target.tdp_w:g} W", src("tdp_w")],

@@ -235,6 +235,12 @@ def _dtype_map(where: str, value: Any, prov: dict[str, Provenance]) -> Mapping[s
 #: so the share never lifts a tier above its peak.
 MAX_PRODUCT_SHARE = 1.0
 
+#: The widest N at which a CPU GEMM library streams A unpacked: up to half an
+#: AVX-512 fp32 micro-tile (16 of its 32 columns) MKL takes its skinny-N path,
+#: and the host's products of N = 4, 8 and 16 read an A in main memory at
+#: the memory's own rate; from N = 30 up they pay the packing of A.
+PACK_A_MIN_COLUMNS = 16
+
 
 def _per_dtype(
     where: str,
@@ -286,7 +292,10 @@ class TargetSpec:
     ``pack_min_rows`` (per dtype, as each dtype's GEMM library packs its own
     way: MKL for fp32, oneDNN's reorders for bf16 and int8 on a CPU) the rate
     at which the library packs B on every call and from how many rows of A it
-    does. A tier marked ``non_inclusive``
+    does; ``pack_a_bps`` (per dtype; unset: no such cost) the rate at which it
+    packs an A its last-level cache does not hold, serially with its compute,
+    once N is above ``PACK_A_MIN_COLUMNS`` (main memory's rows reach the
+    packing in short strided runs). A tier marked ``non_inclusive``
     holds lines the tier inside it does not, so their capacities add up.
     ``tiers`` are
     innermost first and must grow in capacity outward. ``ground_truth`` is
@@ -326,6 +335,7 @@ class TargetSpec:
     dispatch_overhead_s: Mapping[str, float] = field(factory=dict)
     vector_ops_per_s: Mapping[str, float] = field(factory=dict)
     product_bandwidth_fraction: Mapping[str, float] = field(factory=dict)
+    pack_a_bps: Mapping[str, float] = field(factory=dict)
     register_tile_bytes: float | None = None
     first_touch_bps: float | None = None
     first_touch_min_bytes: float | None = None
@@ -415,7 +425,11 @@ class TargetSpec:
         _set(self, "peak_ops_per_s", peaks)
         _set(self, "energy_per_op_j", energies)
         _set(self, "compute_fraction", self._compute_fractions(peaks, prov))
-        for name, strict in (("dispatch_overhead_s", False), ("vector_ops_per_s", True)):
+        for name, strict in (
+            ("dispatch_overhead_s", False),
+            ("vector_ops_per_s", True),
+            ("pack_a_bps", True),
+        ):
             _set(self, name, _per_dtype(name, getattr(self, name), peaks, prov, strict))
         shares = _per_dtype(
             "product_bandwidth_fraction", self.product_bandwidth_fraction, peaks, prov
@@ -442,6 +456,7 @@ class TargetSpec:
             *(f"dispatch_overhead_s.{d}" for d in self.dispatch_overhead_s),
             *(f"vector_ops_per_s.{d}" for d in self.vector_ops_per_s),
             *(f"product_bandwidth_fraction.{d}" for d in self.product_bandwidth_fraction),
+            *(f"pack_a_bps.{d}" for d in self.pack_a_bps),
             *(f"{name}.{d}" for name in self.PACKING for d in getattr(self, name)),
         ]
         for optional in self.OPTIONAL_NUMBERS:
@@ -564,6 +579,7 @@ class TargetSpec:
             "dispatch_overhead_s": dict(self.dispatch_overhead_s),
             "vector_ops_per_s": dict(self.vector_ops_per_s),
             "product_bandwidth_fraction": dict(self.product_bandwidth_fraction),
+            "pack_a_bps": dict(self.pack_a_bps),
             "register_tile_bytes": self.register_tile_bytes,
             "first_touch_bps": self.first_touch_bps,
             "first_touch_min_bytes": self.first_touch_min_bytes,

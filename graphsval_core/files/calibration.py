@@ -61,6 +61,7 @@ PER_DTYPE_VALUES = (
     "pack_bps",
     "vector_ops_per_s",
     "product_bandwidth_fraction",
+    "pack_a_bps",
 )
 
 
@@ -132,6 +133,7 @@ def apply_constants(spec: TargetSpec, values: dict[str, float], source: str) -> 
                     "pack_bps.",
                     "vector_ops_per_s.",
                     "product_bandwidth_fraction.",
+                    "pack_a_bps.",
                 )
             )
         },
@@ -233,6 +235,8 @@ def current_values(spec: TargetSpec) -> dict[str, float]:
         out[f"vector_ops_per_s.{d}"] = rate
     for d, share in spec.product_bandwidth_fraction.items():
         out[f"product_bandwidth_fraction.{d}"] = share
+    for d, rate in spec.pack_a_bps.items():
+        out[f"pack_a_bps.{d}"] = rate
     return out
 
 

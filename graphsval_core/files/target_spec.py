@@ -35,6 +35,7 @@ _MAPS = (
     "dispatch_overhead_s",
     "vector_ops_per_s",
     "product_bandwidth_fraction",
+    "pack_a_bps",
     *TargetSpec.PACKING,
 )
 

@@ -74,6 +74,8 @@ class Prediction:
     exposed_memory_s: np.ndarray | None = None
     first_touch_s: np.ndarray | None = None
     pack_s: np.ndarray | None = None
+    #: per row: the part of ``pack_s`` that packs an A from main memory
+    pack_a_s: np.ndarray | None = None
     #: per row: the compute units the op runs on (1 at or below the target's grain)
     active_units: np.ndarray | None = None
     hidden_s: np.ndarray | None = None
@@ -238,7 +240,11 @@ class Prediction:
         if self.first_touch_s is not None and self.first_touch_s[i] > 0:
             parts.append(f"first touch of the fresh output {fmt_seconds(self.first_touch_s[i])};")
         if self.pack_s is not None and self.pack_s[i] > 0:
-            parts.append(f"packing B {fmt_seconds(self.pack_s[i])};")
+            of_a = 0.0 if self.pack_a_s is None else float(self.pack_a_s[i])
+            if self.pack_s[i] > of_a:
+                parts.append(f"packing B {fmt_seconds(self.pack_s[i] - of_a)};")
+            if of_a > 0:
+                parts.append(f"packing A from main memory {fmt_seconds(of_a)};")
         parts.append(
             f"total {fmt_seconds(self.latency_s[i])}, {fmt_joules(self.energy_j[i])} -> {regime}"
         )

@@ -60,7 +60,11 @@ latency and energy of one call on warm data, term by term
 - **Packing**: a CPU GEMM library copies B, ``K*N*bpe`` bytes, into its panel
   layout at the dtype's ``pack_bps`` on every call once A has the dtype's
   ``pack_min_rows`` rows or more (MKL streams B unpacked through a GEMV for
-  one or two rows; oneDNN reorders a bf16 or int8 B for every call).
+  one or two rows; oneDNN reorders a bf16 or int8 B for every call); and it
+  packs the share of A beyond the last-level cache, ``M*K*bpe`` times the
+  last tier's miss fraction, at the dtype's ``pack_a_bps`` (where the spec
+  gives one) once N is above ``PACK_A_MIN_COLUMNS`` (16): serially, one
+  block at a time before the kernel uses it.
 - **Latency** (:mod:`.terms.latency`) = launch + max(compute, memory)
   + (1 - overlap) * min(compute, memory) + first touch + packing. The terms
   reported satisfy launch + exposed compute + exposed memory + first touch +
@@ -103,6 +107,7 @@ from graphsval_core.model.terms.overheads import (
     first_touch_time,
     fresh_output,
     launch_time,
+    pack_a_time,
     pack_time,
 )
 from graphsval_core.model.terms.residency import (
@@ -202,7 +207,8 @@ def predict(
     else:
         traffic = streamed_traffic(operands, out_bytes, read_first, len(tiers))
     missed = miss_fraction if gemm is not None else stream_miss_fraction
-    bytes_per_tier = traffic * missed(working_set, inner_capacities(tiers))
+    crossing = missed(working_set, inner_capacities(tiers))
+    bytes_per_tier = traffic * crossing
 
     # memory time and the binding tier: a product at its library's share of
     # each tier's (streaming) bandwidth
@@ -234,8 +240,11 @@ def predict(
     launch_s = launch_time(first_kernel, op.kernels, per_kernel, team, target.fork_join_s)
     first_touch = first_touch_time(out_bytes, fresh, target.first_touch_bps)
     pack = np.zeros(len(shapes))
+    pack_a = np.zeros(len(shapes))
     if gemm is not None:
         pack = pack_time(gemm, bpe, target.pack_bps.get(dtype), target.pack_min_rows.get(dtype))
+        pack_a = pack_a_time(gemm, bpe, crossing[:, -1], target.pack_a_bps.get(dtype))
+        pack = pack + pack_a
 
     exposed = overlap_terms(compute.compute_s, memory.memory_s, overlap)
     latency = launch_s + exposed.exposed_compute_s + exposed.exposed_memory_s + first_touch + pack
@@ -276,6 +285,7 @@ def predict(
         exposed_memory_s=exposed.exposed_memory_s,
         first_touch_s=first_touch,
         pack_s=pack,
+        pack_a_s=pack_a,
         hidden_s=exposed.hidden_s,
         utilisation=compute.utilisation,
         waves=compute.waves,

@@ -160,7 +160,9 @@ class Records:
     exposed_memory_s: np.ndarray = column(NUMBER, "memory time not hidden under compute (s)")
     hidden_s: np.ndarray = column(NUMBER, "the overlapped time (s)")
     first_touch_s: np.ndarray = column(NUMBER, "first touch of a fresh output (s)")
-    pack_s: np.ndarray = column(NUMBER, "packing B for the GEMM library (s)")
+    pack_s: np.ndarray = column(
+        NUMBER, "packing B (and an A from main memory) for the GEMM library (s)"
+    )
     flops: np.ndarray = column(NUMBER, "operations of the call (FLOP or OP)")
     working_set_bytes: np.ndarray = column(NUMBER, "operands and output (B)")
     residency_tier: np.ndarray = column(TEXT, "the tier the reused tile lives in")

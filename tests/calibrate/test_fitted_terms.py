@@ -187,3 +187,33 @@ def test_a_products_bandwidth_share_is_fitted_once_streams_set_the_tiers(
     # with enough streams nothing is said about the share
     again = CliRunner().invoke(cli, [*args, "--out", str(out)]).output
     assert "warning: product_bandwidth_fraction" not in again
+
+
+def test_the_rate_of_packing_an_a_from_memory_is_recovered_where_rows_have_one(
+    make_target, make_plugin, fake_entry_points, make_entry_point, tmp_path, monkeypatch
+):
+    model = make_target("toy", pack_a_bps={"fp32": estimated(10e9, "an estimate")})
+    plugin = make_plugin("toy", lambda: [model])
+    fake_entry_points(make_entry_point("toy", lambda: plugin, "graphsval-toy"))
+    silicon = make_target("silicon", pack_a_bps={"fp32": estimated(3e9, "the library")})
+    registry = build_registry(
+        extra_plugins=[("s", make_plugin("s", lambda: [silicon]))], plugin_args=["no:toy"]
+    )
+    # tall products (A of 8-64 MiB, beyond the toy's 4 MiB of L2) beside ones in cache
+    tall = [[m, k, n] for m, k in ((8192, 256), (16384, 1024)) for n in (32, 64, 256)]
+    monkeypatch.setitem(SHAPES, "matmul", [*SHAPES["matmul"], *tall])
+    base = _write(tmp_path / "toy.calibration.csv", registry, "silicon")
+    out = tmp_path / "toy.json"
+    args = ["calibrate", "--hw", "toy", "--no-loo", "--no-grouped-cv", "--baseline", str(base)]
+    result = CliRunner().invoke(cli, [*args, "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    rate = json.loads(out.read_text())["constants"]["pack_a_bps.fp32"]
+    assert rate["value"] == pytest.approx(3e9, rel=0.02)
+    assert rate["from"].startswith("9 fp32 matmul/linear rows of more than 16 columns")
+    # with one row whose A outgrows the L1s (and none beyond the L2) it is not fitted
+    monkeypatch.setitem(SHAPES, "matmul", [[1, 900, 1100], [24, 1200, 1400], [520, 520, 520]])
+    monkeypatch.setitem(SHAPES, "linear", SHAPES["linear"][:-1])
+    small = _write(tmp_path / "small.calibration.csv", registry, "silicon")
+    result = CliRunner().invoke(cli, [*args[:-1], str(small), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "pack_a_bps.fp32" not in json.loads(out.read_text())["constants"]

@@ -83,6 +83,41 @@ def test_packing_b_costs_its_bytes_from_the_threshold_on(registry_of):
     assert add.pack_s[0] == 0.0
 
 
+def test_packing_an_a_from_main_memory_costs_its_share_beyond_the_last_cache(registry_of):
+    registry = registry_of(pack_a_bps={"fp32": estimated(4e9, "test")})
+    # the toy's caches hold 128 KiB of L1 and 4 MiB of L2; A of 64 MiB, 0.5 MiB
+    shapes = [[16384, 1024, 64], [16384, 1024, 16], [512, 256, 64], [16384, 1024, 1]]
+    p = predict_batch(registry, "t", "matmul", shapes, "fp32")
+    a = 16384 * 1024 * 4
+    working = a + (1024 * 64 + 16384 * 64) * 4
+    inside = resident_capacity(registry.target("t").tiers, 1)
+    assert p.pack_a_s[0] == pytest.approx(a * (1 - inside / working) / 4e9)
+    # N of 16 or fewer (the skinny-N path, a GEMV) streams A; an A in cache is not packed
+    assert p.pack_a_s[1:].tolist() == [0.0, 0.0, 0.0]
+    total = p.launch_s + p.exposed_compute_s + p.exposed_memory_s + p.first_touch_s + p.pack_s
+    assert total == pytest.approx(p.latency_s)  # a part of pack_s: the terms still add up
+    assert p.pack_s[0] == pytest.approx(p.pack_a_s[0])  # no B packing on this toy
+    assert "packing A from main memory" in p.sentence(0)
+    assert "packing" not in p.sentence(2)
+    # without a rate the term is absent: the same product runs faster by exactly it
+    plain = predict_batch(registry_of(), "t", "matmul", shapes[:1], "fp32")
+    assert plain.latency_s[0] == pytest.approx(p.latency_s[0] - p.pack_a_s[0])
+    # a vector_add never packs
+    add = predict_batch(registry, "t", "vector_add", [[50_000_000]], "fp32")
+    assert add.pack_a_s[0] == 0.0
+
+
+def test_the_pack_a_rate_is_a_positive_rate_per_dtype_that_survives_a_spec_file(make_target):
+    with pytest.raises(SpecError, match="pack_a_bps.fp32"):
+        make_target(pack_a_bps={"fp32": estimated(0.0, "t")})
+    with pytest.raises(SpecError, match="pack_a_bps.int8"):
+        make_target(pack_a_bps={"int8": estimated(5e9, "t")})  # not a dtype of the target
+    spec = make_target(pack_a_bps={"fp32": estimated(5e9, "t")})
+    again = spec_from_json(spec_to_json(spec))
+    assert again.pack_a_bps == {"fp32": 5e9}
+    assert again.provenance["pack_a_bps.fp32"].kind == "estimated"
+
+
 def test_pack_rate_and_threshold_come_together(make_target):
     with pytest.raises(SpecError, match="pack_bps"):
         make_target(pack_bps=estimated(10e9, "test"))

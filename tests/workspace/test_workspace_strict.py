@@ -45,6 +45,13 @@ def test_a_products_bandwidth_share_applies_from_a_calibration(workspace, run):
     assert result.exit_code == 0, result.output
     line = next(x for x in result.output.splitlines() if x.startswith("product bandwidth fp32"))
     assert "0.5 of each tier's" in line and "calibrated" in line
+    # a calibrated rate of packing A shows beside it
+    pack = {"pack_a_bps.fp32": {"value": 4e9, "datasheet": None}}
+    write_json(calibration_path(workspace, KEY), _calibration(**share, **pack))
+    result = run(workspace, "targets", "--hw", KEY)
+    assert result.exit_code == 0, result.output
+    packing = next(x for x in result.output.splitlines() if x.startswith("packing A fp32"))
+    assert "4 GB/s beyond the last cache, N > 16" in packing and "calibrated" in packing
     # the datasheet column says what an unset share means: the tier's whole rate
     value, sheet = [cell.strip() for cell in line.split("  ") if cell.strip()][1:3]
     assert (value, sheet) == ("0.5 of each tier's", "1 of each tier's")
@@ -61,6 +68,8 @@ def test_a_products_bandwidth_share_applies_from_a_calibration(workspace, run):
         ({"pack_bps.fp32": {"value": 0, "datasheet": 1e9}}, "pack_bps.fp32.value"),
         ({"product_bandwidth_fraction.fp32": {"value": 1.5, "datasheet": 1.0}}, "(0, 1]"),
         ({"product_bandwidth_fraction.int4": {"value": 0.5}}, "not a constant graphsval"),
+        ({"pack_a_bps.fp32": {"value": 0, "datasheet": None}}, "pack_a_bps.fp32.value"),
+        ({"pack_a_bps.int4": {"value": 4e9}}, "not a constant graphsval"),
     ],
 )
 def test_a_bad_workspace_calibration_is_an_error_for_its_target(

@@ -1,11 +1,14 @@
 """Costs of a call beyond its compute and memory time: launch, first touch of
-a fresh output, and the packing of B by a CPU GEMM library."""
+a fresh output, and the packing of B, and of an A from main memory, by a CPU
+GEMM library."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 import numpy as np
+
+from graphsval_core.datamodel.target import PACK_A_MIN_COLUMNS
 
 if TYPE_CHECKING:
     from graphsval_core.datamodel.target import TargetSpec
@@ -76,3 +79,21 @@ def pack_time(
     if pack_bps is None or min_rows is None:
         return np.zeros(gemm.shape[0])
     return np.where(gemm[:, 0] >= min_rows, gemm[:, 1] * gemm[:, 2] * bpe / pack_bps, 0.0)
+
+
+def pack_a_time(
+    gemm: np.ndarray, bpe: float, beyond_last: np.ndarray, pack_a_bps: float | None
+) -> np.ndarray:
+    """A CPU GEMM library packing the blocks of an A its last-level cache does
+    not hold: ``M*K*bpe * beyond_last / pack_a_bps``, where ``beyond_last`` is
+    the share of the working set beyond the last cache (the last tier's miss
+    fraction), once N is above :data:`PACK_A_MIN_COLUMNS`. One core packs each
+    block before its kernel uses it, so the time adds to the compute; main
+    memory's rows reach it in short strided runs, well below a stream's rate
+    (the host's tall products, A of 64-100 MiB and N of 32-256, run 25-60%
+    slower than their compute and A's memory traffic overlapped). 0 where the
+    target gives no rate."""
+    if pack_a_bps is None:
+        return np.zeros(gemm.shape[0])
+    a_bytes = gemm[:, 0] * gemm[:, 1] * bpe
+    return np.where(gemm[:, 2] > PACK_A_MIN_COLUMNS, a_bytes * beyond_last / pack_a_bps, 0.0)

@@ -76,6 +76,30 @@ def pack_min_rows(dtypes: Iterable[str]) -> dict[str, Sourced]:
     return out
 
 
+#: Bytes of an A from main memory a core packs per second for MKL's fp32
+#: kernel: its rows reach the packing in short strided runs (a few hundred
+#: bytes to a few KiB per row and block) that the prefetchers do not follow,
+#: one block before the kernel uses it; the Intel Xeon host's calibration,
+#: one thread, fits 4.2 GB/s against its 22 GB/s stream.
+PACK_A_PER_CORE = 4e9
+
+
+def pack_a_rate(dtypes: Iterable[str], units: int) -> dict[str, Sourced]:
+    """The rate at which MKL packs an fp32 A that its last-level cache does
+    not hold, each thread its own blocks. oneDNN's bf16 and int8 products
+    (AMX, VNNI) are given none: the host's tall ones show no such cost."""
+    out = {}
+    for dtype in dtypes:
+        if dtype not in ONEDNN_DTYPES:
+            out[dtype] = estimated(
+                PACK_A_PER_CORE * units,
+                f"{units} core(s) x about {PACK_A_PER_CORE / 1e9:g} GB/s: MKL packs the blocks "
+                f"of a {dtype} A from main memory one core each, in short strided runs the "
+                "prefetchers do not follow (the Intel Xeon host's fit: 4.2 GB/s per core)",
+            )
+    return out
+
+
 #: Elements a core adds per second at bf16 in PyTorch's vectorized loop: each
 #: element converted to fp32, added, and rounded back, a few vector
 #: instructions per 16 elements and the loop around them.

@@ -98,6 +98,11 @@ def snapshot_host(target: TargetSpec, threads: int | None) -> TargetSpec:
         # the GEMM library's packing of B does not depend on the threads
         pack_bps=_kept_per_dtype(target, "pack_bps"),
         pack_min_rows=_kept_per_dtype(target, "pack_min_rows"),
+        # each thread packs its own blocks of an A from main memory
+        pack_a_bps={
+            d: _scaled(v, prov.get(f"pack_a_bps.{d}"), factor, why)
+            for d, v in target.pack_a_bps.items()
+        },
         # a product's share of each tier's bandwidth is a ratio: the same at any thread count
         product_bandwidth_fraction=_kept_per_dtype(target, "product_bandwidth_fraction"),
         idle_power_w=Sourced(target.idle_power_w, prov["idle_power_w"]),

@@ -35,6 +35,10 @@ def test_snapshot_scales_rates_to_the_threads_used():
         assert b.peak_bandwidth_bps == pytest.approx(a.peak_bandwidth_bps / cores)
         assert b.num_units == (1 if a.is_per_unit else a.num_units)
     assert snap.fingerprint["snapshot_of"] == "host_cpu" and snap.fingerprint["threads"] == "1"
+    # MKL's fp32 packs an A from memory, each thread its own blocks; oneDNN's dtypes do not
+    assert set(host.pack_a_bps) == {"fp32"} and set(snap.pack_a_bps) == {"fp32"}
+    assert host.pack_a_bps["fp32"] == pytest.approx(4e9 * cores)
+    assert snap.pack_a_bps["fp32"] == pytest.approx(4e9)
     if cores > 1:
         assert snap.provenance["peak_ops_per_s.fp32"].kind == "derived"
 
