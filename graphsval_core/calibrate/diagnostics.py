@@ -269,8 +269,8 @@ def share_not_fitted(spec: TargetSpec, gate: ShareGate | None) -> list[Diagnosti
                 f"product_bandwidth_fraction.{dtypes} is not fitted: {gate.streams} vector_add "
                 f"row{'' if gate.streams == 1 else 's'} bound by a memory tier, "
                 f"{STREAM_ROWS} needed to tell a GEMM library's share of a tier from the "
-                f"tier's own rate; the tiers' fractions take the rates of the matmul/linear "
-                f"rows a tier bounds ({rows}) instead: add vector_add rows across the tiers",
+                f"tier's own rate; the tiers' fractions take the memory-bound matmul/linear "
+                f"rows' rates instead ({rows} such rows): add vector_add rows across the tiers",
             )
         ]
     return [

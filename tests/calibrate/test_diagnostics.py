@@ -262,7 +262,7 @@ def test_an_unfitted_bandwidth_share_says_why(make_target):
     assert found.kind == "not_fitted" and found.subject == "product_bandwidth_fraction"
     assert found.line.startswith("warning: product_bandwidth_fraction.fp32/bf16 is not fitted")
     assert f"3 vector_add rows bound by a memory tier, {STREAM_ROWS} needed" in found.line
-    assert "(10 fp32, 4 bf16)" in found.line and "int8" not in found.line
+    assert "(10 fp32, 4 bf16 such rows)" in found.line and "int8" not in found.line
     # enough streams, but a dtype with one bound product row: that dtype alone
     one = ShareGate(streams=STREAM_ROWS, products={"fp32": 5, "bf16": 1})
     [found] = share_not_fitted(spec, one)
