@@ -49,10 +49,17 @@ class CalibrationFileError(UserInputError):
     """A calibration file does not hold what applying it needs."""
 
 
+#: Per-dtype rates applied only to the dtypes whose spec gives one (a library
+#: that packs, a vector rate): a calibration cannot add the term for another.
+SPEC_DTYPES_ONLY = ("pack_bps", "pack_a_bps", "vector_ops_per_s")
+
+
 def _known(name: str, spec: TargetSpec) -> bool:
     if name in SCALARS:
         return True
     head, _, tail = name.partition(".")
+    if head in SPEC_DTYPES_ONLY:
+        return tail in getattr(spec, head, {})
     if head in PER_DTYPE:
         return tail in spec.dtypes or tail in getattr(spec, head, {})
     if head == "tiers":
@@ -66,6 +73,10 @@ MAX_LATENCY_S = 86_400.0
 #: The largest calibrated fraction: above 1 it raises the spec's peak (a clock
 #: under load above the datasheet's), at most twice (validate's plausibility margin).
 MAX_FRACTION = 2.0
+#: The slowest rate a calibration file may give (B/s or ops/s): no part runs
+#: below a megabyte (or a million operations) a second, and a rate near 0
+#: would overflow every prediction to infinity.
+MIN_RATE = 1e6
 #: Latency constants (s), rates and sizes (positive), energies and power (non-negative).
 LATENCIES = ("launch_overhead_s", "kernel_overhead_s", "fork_join_s", "dispatch_overhead_s")
 RATES = ("pack_bps", "pack_a_bps", "first_touch_bps", "vector_ops_per_s", "usable_capacity_bytes")
@@ -81,7 +92,7 @@ def _range(name: str) -> tuple[float, float | None, bool]:
     if last in LATENCIES:
         return 0.0, MAX_LATENCY_S, False
     if last in RATES:
-        return 0.0, None, True
+        return MIN_RATE, None, False
     return 0.0, None, False
 
 
@@ -109,6 +120,13 @@ def check_calibration(data: Any, where: str, spec: TargetSpec) -> dict[str, Any]
     constants = schema.obj(top["constants"], f"{where}: constants", err)
     for name, entry in constants.items():
         at = f"{where}: constants.{name}"
+        head, _, tail = name.partition(".")
+        if head in SPEC_DTYPES_ONLY and tail in spec.dtypes and not _known(name, spec):
+            given = ", ".join(getattr(spec, head)) or "none"
+            raise CalibrationFileError(
+                f"{at}: {spec.key} gives no {head} for {tail} (it gives one for: {given}), "
+                "so no calibration can set one"
+            )
         if not _known(name, spec):
             raise CalibrationFileError(
                 f"{at}: not a constant graphsval calibrates on {spec.key} (a scalar such as "

@@ -199,6 +199,14 @@ def read_spec(path: str | Path, text: str | bytes | None = None) -> TargetSpec:
     for key in ("provenance", "fingerprint", *(m for m in _MAPS if m not in TargetSpec.PACKING)):
         if key in top and top[key] is not None:
             schema.obj(top[key], f"{where}: {key}", err)
+    provenances = [(f"provenance.{k}", v) for k, v in (top.get("provenance") or {}).items()]
+    for i, tier in enumerate(top["tiers"]):
+        tier_prov = tier.get("provenance") or {}
+        schema.obj(tier_prov, f"{where}: tiers[{i}].provenance", err)
+        provenances += [(f"tiers[{i}].provenance.{k}", v) for k, v in tier_prov.items()]
+    for at, entry in provenances:  # each {"kind": ..., "source": ...}
+        entry = schema.obj(entry, f"{where}: {at}", err)
+        schema.string(entry.get("kind"), f"{where}: {at}.kind", err)
     try:
         return spec_from_json(top)
     except UserInputError as exc:

@@ -13,3 +13,35 @@ def test_every_installed_target_round_trips(tmp_path):
         back = read_spec(path)
         assert spec_to_json(back) == spec_to_json(target), target.key
         assert back.provenance == target.provenance
+
+
+def test_a_provenance_entry_that_is_not_an_object_is_named(tmp_path):
+    import json
+
+    import pytest
+
+    from graphsval_core.files.target_spec import TargetFileError
+
+    target = build_registry().target("host_intel_xeon_2c_1t")
+    data = spec_to_json(target)
+    cases = [
+        (("provenance", "pack_a_bps.fp32"), "estimated", "provenance.pack_a_bps.fp32: expected"),
+        (
+            ("provenance", "clock_hz"),
+            {"source": "x"},
+            "provenance.clock_hz.kind: expected a string",
+        ),
+    ]
+    for (top, key), bad, fragment in cases:
+        broken = json.loads(json.dumps(data))
+        broken[top][key] = bad
+        path = tmp_path / "t.target.json"
+        path.write_text(json.dumps(broken))
+        with pytest.raises(TargetFileError) as info:
+            read_spec(path)
+        assert fragment in str(info.value) and "\n" not in str(info.value)
+    broken = json.loads(json.dumps(data))
+    broken["tiers"][0]["provenance"]["capacity_bytes"] = 3
+    path.write_text(json.dumps(broken))
+    with pytest.raises(TargetFileError, match=r"tiers\[0\]\.provenance\.capacity_bytes: expected"):
+        read_spec(path)

@@ -80,7 +80,7 @@ def pack_min_rows(dtypes: Iterable[str]) -> dict[str, Sourced]:
 #: kernel: its rows reach the packing in short strided runs (a few hundred
 #: bytes to a few KiB per row and block) that the prefetchers do not follow,
 #: one block before the kernel uses it; the Intel Xeon host's calibration,
-#: one thread, fits 4.2 GB/s against its 22 GB/s stream.
+#: one thread, fits 4.8 GB/s against its 22 GB/s stream.
 PACK_A_PER_CORE = 4e9
 
 
@@ -95,7 +95,7 @@ def pack_a_rate(dtypes: Iterable[str], units: int) -> dict[str, Sourced]:
                 PACK_A_PER_CORE * units,
                 f"{units} core(s) x about {PACK_A_PER_CORE / 1e9:g} GB/s: MKL packs the blocks "
                 f"of a {dtype} A from main memory one core each, in short strided runs the "
-                "prefetchers do not follow (the Intel Xeon host's fit: 4.2 GB/s per core)",
+                "prefetchers do not follow (the Intel Xeon host's fit: 4.8 GB/s per core)",
             )
     return out
 
