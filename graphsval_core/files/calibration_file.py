@@ -68,6 +68,16 @@ def _known(name: str, spec: TargetSpec) -> bool:
     return False
 
 
+def known_constants(spec: TargetSpec) -> list[str]:
+    """Every constant name a calibration file of ``spec`` may hold."""
+    names = [*SCALARS]
+    for head in PER_DTYPE:
+        dtypes = getattr(spec, head, {}) if head in SPEC_DTYPES_ONLY else spec.dtypes
+        names += [f"{head}.{d}" for d in dtypes]
+    names += [f"tiers.{t.name}.{f}" for t in spec.tiers for f in PER_TIER]
+    return [n for n in names if _known(n, spec)]
+
+
 #: The longest latency constant (s): a day, the baseline reader's largest latency.
 MAX_LATENCY_S = 86_400.0
 #: The largest calibrated fraction: above 1 it raises the spec's peak (a clock
@@ -128,9 +138,10 @@ def check_calibration(data: Any, where: str, spec: TargetSpec) -> dict[str, Any]
                 "so no calibration can set one"
             )
         if not _known(name, spec):
+            near = schema.suggest(name, known_constants(spec))
             raise CalibrationFileError(
-                f"{at}: not a constant graphsval calibrates on {spec.key} (a scalar such as "
-                f"launch_overhead_s, <constant>.<dtype> of {', '.join(spec.dtypes)}, or "
+                f"{at}: not a constant graphsval calibrates on {spec.key}{near} (a scalar "
+                f"such as launch_overhead_s, <constant>.<dtype> of {', '.join(spec.dtypes)}, or "
                 f"tiers.<tier>.<{'|'.join(PER_TIER)}>)"
             )
         entry = schema.obj(entry, at, err)
