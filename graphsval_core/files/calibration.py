@@ -12,6 +12,7 @@ from typing import Any
 from graphsval_core.datamodel.errors import UserInputError
 from graphsval_core.datamodel.provenance import Provenance, Sourced
 from graphsval_core.datamodel.target import MemoryTier, TargetSpec
+from graphsval_core.files.calibration_file import SPEC_DTYPES_ONLY, check_calibration
 
 #: glibc serves allocations of this size and more with a fresh mmap.
 FIRST_TOUCH_MIN_BYTES = 32 * 2**20
@@ -38,15 +39,14 @@ def _per_dtype(
     spec: TargetSpec, name: str, values: dict[str, float], source: str
 ) -> dict[str, Sourced]:
     """A per-dtype constant of ``spec`` (``name``), with the calibrated value of
-    each ``name.<dtype>`` in ``values``; a dispatch or a product's bandwidth
-    share may be calibrated for a dtype the spec gave none, and a bare
-    ``pack_bps`` (a calibration made before packing was per dtype) applies to
-    every dtype that packs."""
+    each ``name.<dtype>`` in ``values``; a constant outside ``SPEC_DTYPES_ONLY``
+    (a dispatch, a product's bandwidth share) may be calibrated for a dtype the
+    spec gave none, and a bare ``pack_bps`` (a calibration made before packing
+    was per dtype) applies to every dtype that packs."""
     current = getattr(spec, name)
     prov = spec.provenance
     out = {d: Sourced(v, prov[f"{name}.{d}"]) for d, v in current.items()}
-    anew = name in ("dispatch_overhead_s", "product_bandwidth_fraction")
-    dtypes = spec.dtypes if anew else tuple(current)
+    dtypes = tuple(current) if name in SPEC_DTYPES_ONLY else spec.dtypes
     for dtype in dtypes:
         for key in (f"{name}.{dtype}", name if name == "pack_bps" else None):
             if key is not None and key in values:
@@ -201,8 +201,6 @@ def constants_from_file(data: dict[str, Any]) -> dict[str, float]:
 def apply_file(spec: TargetSpec, data: dict[str, Any], name: str) -> TargetSpec:
     """The calibrated spec a shipped calibration file describes (checked
     first: :mod:`graphsval_core.files.calibration_file`)."""
-    from graphsval_core.files.calibration_file import check_calibration
-
     check_calibration(data, name, spec)
     sources = ", ".join(s["file"] for s in data["provenance"]["sources"])
     return apply_constants(

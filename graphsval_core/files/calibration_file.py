@@ -50,7 +50,9 @@ class CalibrationFileError(UserInputError):
 
 
 #: Per-dtype rates applied only to the dtypes whose spec gives one (a library
-#: that packs, a vector rate): a calibration cannot add the term for another.
+#: that packs, a vector rate): a calibration cannot add the term for another
+#: (applying, :func:`graphsval_core.files.calibration.apply_constants`, follows
+#: the same rule).
 SPEC_DTYPES_ONLY = ("pack_bps", "pack_a_bps", "vector_ops_per_s")
 
 
