@@ -42,7 +42,10 @@ class OpSpec:
       or ``None`` for ops with no reuse (``vector_add``).
     - ``kernels``: framework kernels one call runs (``linear`` with a bias: 2,
       the bias broadcast into the output, then the product onto it); each
-      beyond the first costs the target's ``kernel_overhead_s``.
+      beyond the first costs the target's ``kernel_overhead_s``. A product
+      op of one kernel writes its result whole (``beta = 0``: no read of C
+      on a write-allocate CPU); one of more accumulates onto what the
+      earlier kernels wrote, so it reads C first.
     - ``build(dims, dtype, device, *, preallocate=False, seed=0)``: the workload
       builder measurers use (a :class:`~graphsval_core.measure.workloads.Workload`:
       ``run()``, ``check(out)``); it imports torch itself, lazily. None for an

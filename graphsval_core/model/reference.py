@@ -16,7 +16,10 @@ latency and energy of one call on warm data, term by term
   ``torch._int_mm`` returns its accumulators). An op with no reuse
   moves every operand once. ``p`` is 2 on a write-allocate target (a CPU reads
   an output line before a store fills it) and 1 otherwise, or for a freshly
-  mapped output; a CPU's vector_add likewise moves its output twice.
+  mapped output, or for a product that is its op's only kernel (the GEMM
+  library writes a ``beta = 0`` result whole, never reading C; linear
+  accumulates onto the bias it broadcast, so it reads C); a CPU's vector_add
+  moves its output twice.
 - **Residency** (:mod:`.terms.residency`). The levels inside tier ``k`` keep
   what fits: nothing crosses when the working set W fits their capacity C, a
   ``1 - C/W`` share of the traffic crosses when it does not. C is the inner
@@ -119,6 +122,7 @@ from graphsval_core.model.terms.traffic import (
     operand_bytes,
     output_read_first,
     outside_product_bytes,
+    product_overwrites,
     reuse_traffic,
     square_tile,
     streamed_traffic,
@@ -196,7 +200,7 @@ def predict(
 
     # traffic per tier, less what the inner levels keep
     fresh = fresh_output(out_bytes, target.first_touch_bps, target.first_touch_min_bytes)
-    read_first = output_read_first(write_allocates(target), fresh)
+    read_first = output_read_first(write_allocates(target), fresh, product_overwrites(op))
     gemm: np.ndarray | None = None
     tiles: np.ndarray | None = None
     if op.gemm_dims is not None:

@@ -156,13 +156,30 @@ def test_write_allocate_on_a_cpu_not_on_a_gpu(registry_of):
     gpu = predict_batch(registry_of(architecture="gpu"), "t", "vector_add", [[1000]], "fp32")
     assert cpu.bytes_per_tier[0, 0] == 4 * 1000 * 4  # x, y, out and out's line read first
     assert gpu.bytes_per_tier[0, 0] == 3 * 1000 * 4
-    # a product's output: read and written on the CPU, written once on the GPU
+    # linear accumulates its product onto the bias it broadcast into C: the
+    # CPU reads C's lines before writing them, the GPU writes them once
     shape, tile = [[64, 64, 64]], estimated(2048, "same register tile for both")
-    cpu_mm = predict_batch(registry_of(register_tile_bytes=tile), "t", "matmul", shape, "fp32")
-    gpu_mm = predict_batch(
-        registry_of(architecture="gpu", register_tile_bytes=tile), "t", "matmul", shape, "fp32"
+    cpu_lin = predict_batch(registry_of(register_tile_bytes=tile), "t", "linear", shape, "fp32")
+    gpu_lin = predict_batch(
+        registry_of(architecture="gpu", register_tile_bytes=tile), "t", "linear", shape, "fp32"
     )
-    assert cpu_mm.bytes_per_tier[0, 0] - gpu_mm.bytes_per_tier[0, 0] == 64 * 64 * 4
+    assert cpu_lin.bytes_per_tier[0, 0] - gpu_lin.bytes_per_tier[0, 0] == 64 * 64 * 4
+
+
+def test_a_product_of_one_kernel_writes_its_result_whole_on_a_cpu(registry_of):
+    # matmul is its op's only kernel (beta = 0): the GEMM library stores C's
+    # lines without reading them, so C crosses once on a CPU as on a GPU,
+    # while linear, onto its bias, reads C first: one more pass of M*N*4 bytes
+    tile = estimated(2048, "same register tile for both")
+    shape = [[64, 64, 64]]
+    cpu = registry_of(register_tile_bytes=tile)
+    gpu = registry_of(architecture="gpu", register_tile_bytes=tile)
+    cpu_mm = predict_batch(cpu, "t", "matmul", shape, "fp32")
+    gpu_mm = predict_batch(gpu, "t", "matmul", shape, "fp32")
+    assert cpu_mm.bytes_per_tier[0].tolist() == gpu_mm.bytes_per_tier[0].tolist()
+    cpu_lin = predict_batch(cpu, "t", "linear", shape, "fp32")
+    bias = 64 * 4
+    assert cpu_lin.bytes_per_tier[0, 0] - cpu_mm.bytes_per_tier[0, 0] == 64 * 64 * 4 + bias
 
 
 def test_a_freshly_mapped_output_is_not_read_first(registry_of):

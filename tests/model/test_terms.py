@@ -37,6 +37,7 @@ from graphsval_core.model.terms.traffic import (
     operand_bytes,
     output_read_first,
     outside_product_bytes,
+    product_overwrites,
     reuse_traffic,
     square_tile,
     streamed_traffic,
@@ -86,6 +87,16 @@ def test_a_fresh_output_is_not_read_before_it_is_written(make_target):
     assert write_allocates(make_target("gpu", architecture="gpu")) is False
     assert output_read_first(True, fresh).tolist() == [True, False]
     assert output_read_first(False, fresh).tolist() == [False, False]
+    # a GEMM library writing a beta = 0 result whole reads none of its lines
+    assert output_read_first(True, fresh, overwrites=True).tolist() == [False, False]
+
+
+def test_only_a_product_of_one_kernel_overwrites_its_result():
+    from graphsval_core.builtin.ops import LINEAR, MATMUL, VECTOR_ADD
+
+    assert product_overwrites(MATMUL) is True  # beta = 0
+    assert product_overwrites(LINEAR) is False  # accumulates onto its bias
+    assert product_overwrites(VECTOR_ADD) is False  # no product
 
 
 def test_reuse_traffic_takes_each_tiers_tile():

@@ -6,7 +6,10 @@ C-tile ``(Mt, Nt)`` sized for the inner level: C crosses once per pass, A once
 per column block of C, B once per row block. Any other op has no reuse and
 moves every operand once. An output crosses twice where the caches
 write-allocate (a CPU reads a line before a store fills it), except a freshly
-mapped output, which the kernel has just zeroed into the cache.
+mapped output, which the kernel has just zeroed into the cache, and the
+result a GEMM library writes whole: a product that is its op's only kernel
+(``beta = 0``) fills C's lines without reading them, while one that
+accumulates onto what an earlier kernel wrote (linear, onto its bias) reads C.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
+    from graphsval_core.datamodel.op import OpSpec
     from graphsval_core.datamodel.target import MemoryTier, TargetSpec
 
 
@@ -64,11 +68,24 @@ def write_allocates(target: TargetSpec) -> bool:
     return target.architecture == "cpu"
 
 
-def output_read_first(write_allocate: bool, fresh: np.ndarray) -> np.ndarray:
+def product_overwrites(op: OpSpec) -> bool:
+    """Whether ``op`` is a matrix product that writes its result whole: the
+    product is the op's only kernel, so the GEMM library runs with ``beta = 0``
+    and stores every line of C without reading it (MKL and oneDNN stream a
+    fresh result out). An op whose earlier kernels write the output first
+    (linear broadcasts its bias, then accumulates the product onto it) reads
+    C before it writes it."""
+    return op.gemm_dims is not None and op.kernels == 1
+
+
+def output_read_first(
+    write_allocate: bool, fresh: np.ndarray, overwrites: bool = False
+) -> np.ndarray:
     """Per row: whether the output's lines are read before they are written.
     True on a write-allocate target unless the output is freshly mapped
-    (``fresh``): the kernel has just zeroed those pages into the cache."""
-    return write_allocate & ~fresh
+    (``fresh``: the kernel has just zeroed those pages into the cache) or the
+    op writes it whole (``overwrites``: :func:`product_overwrites`)."""
+    return write_allocate & ~fresh & (not overwrites)
 
 
 def operand_bytes(elements: Mapping[str, np.ndarray], bpe: float) -> np.ndarray:
