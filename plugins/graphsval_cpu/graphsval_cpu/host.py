@@ -74,16 +74,43 @@ DRAM_BPS_CAP = 100e9
 
 @dataclass(frozen=True)
 class Rate:
-    """Operations per cycle per core for one dtype, and why."""
+    """Operations per cycle per core for one dtype, and why; ``wide``: from
+    512-bit (AVX-512) instructions."""
 
     per_cycle: int
     why: str
+    wide: bool = False
 
 
-def isa_rates(flags: frozenset[str]) -> dict[str, Rate]:
-    """FLOP (int8: OP) per cycle per core for each dtype the ISA flags support."""
+#: AMD's cpu family of Zen 3 and Zen 4 (0x19): of the two only Zen 4 has
+#: AVX-512, which it runs on its 256-bit units in two halves.
+ZEN4_FAMILY = 0x19
+
+
+def split_512(info: CpuInfo) -> bool:
+    """Whether the core runs a 512-bit instruction as two 256-bit halves (AMD
+    Zen 4: family 0x19 with avx512f), so AVX-512 gives the AVX2 width's rate
+    per cycle; Zen 5 (family 0x1A) and Intel run it whole."""
+    return info.vendor == "AuthenticAMD" and info.family == ZEN4_FAMILY and "avx512f" in info.flags
+
+
+def isa_rates(flags: frozenset[str], halves: bool = False) -> dict[str, Rate]:
+    """FLOP (int8: OP) per cycle per core for each dtype the ISA flags support;
+    ``halves``: the core splits each 512-bit instruction in two (:func:`split_512`),
+    halving the AVX-512 rates."""
+    rates = _isa_rates(flags)
+    if not halves:
+        return rates
+    split = "; 512-bit ops run as two 256-bit halves (AMD Zen 4), so half of that"
+    return {
+        dtype: Rate(rate.per_cycle // 2, rate.why + split, wide=True) if rate.wide else rate
+        for dtype, rate in rates.items()
+    }
+
+
+def _isa_rates(flags: frozenset[str]) -> dict[str, Rate]:
     if "avx512f" in flags:
-        fp32 = Rate(64, "avx512f: 2 FMA x 16 fp32 lanes x 2")
+        fp32 = Rate(64, "avx512f: 2 FMA x 16 fp32 lanes x 2", wide=True)
     elif {"avx2", "fma"} <= flags:
         fp32 = Rate(32, "avx2+fma: 2 FMA x 8 fp32 lanes x 2")
     else:
@@ -91,20 +118,26 @@ def isa_rates(flags: frozenset[str]) -> dict[str, Rate]:
     if "amx_bf16" in flags:
         bf16 = Rate(1024, "amx_bf16: AMX tile multiply, 1024 bf16 FLOP/cycle")
     elif "avx512_bf16" in flags:
-        bf16 = Rate(128, "avx512_bf16: 2 VDPBF16PS x 16 lanes x 2 pairs x 2")
+        bf16 = Rate(128, "avx512_bf16: 2 VDPBF16PS x 16 lanes x 2 pairs x 2", wide=True)
     else:
-        bf16 = Rate(fp32.per_cycle, f"no native bf16: converted and computed in fp32 ({fp32.why})")
+        bf16 = Rate(
+            fp32.per_cycle,
+            f"no native bf16: converted and computed in fp32 ({fp32.why})",
+            wide=fp32.wide,
+        )
     rates = {"fp32": fp32, "bf16": bf16}
     if "amx_int8" in flags:
         rates["int8"] = Rate(2048, "amx_int8: AMX tile multiply, 2048 int8 OP/cycle")
     elif "avx512_vnni" in flags:
-        rates["int8"] = Rate(256, "avx512_vnni: 2 VPDPBUSD x 16 lanes x 4 MAC x 2")
+        rates["int8"] = Rate(256, "avx512_vnni: 2 VPDPBUSD x 16 lanes x 4 MAC x 2", wide=True)
     elif "avx_vnni" in flags:
         rates["int8"] = Rate(128, "avx_vnni: 2 VPDPBUSD x 8 lanes x 4 MAC x 2")
     return rates
 
 
-def _l1_bytes_per_cycle(flags: frozenset[str]) -> tuple[int, str]:
+def _l1_bytes_per_cycle(flags: frozenset[str], halves: bool = False) -> tuple[int, str]:
+    if "avx512f" in flags and halves:
+        return 64, "2 x 32-B loads/cycle (avx512f in 256-bit halves, AMD Zen 4)"
     if "avx512f" in flags:
         return 128, "2 x 64-B loads/cycle (avx512f)"
     if "avx2" in flags:
@@ -191,10 +224,17 @@ def _sig3(value: float) -> float:
 
 
 def _cache_tier(
-    lvl: Level, *, clock: float, cores: int, flags: frozenset[str], tenants: bool, label: str
+    lvl: Level,
+    *,
+    clock: float,
+    cores: int,
+    flags: frozenset[str],
+    tenants: bool,
+    label: str,
+    halves: bool = False,
 ) -> MemoryTier:
     if lvl.level == 1:
-        per_cycle, how = _l1_bytes_per_cycle(flags)
+        per_cycle, how = _l1_bytes_per_cycle(flags, halves)
     else:
         per_cycle = L2_BYTES_PER_CYCLE if lvl.level == 2 else L3_BYTES_PER_CYCLE
         how = f"{per_cycle} B/cycle per core"
@@ -306,11 +346,12 @@ def _detect(root_text: str, usable: frozenset[int], given: bool) -> TargetSpec:
                 flags=flags,
                 tenants=tenants,
                 label="LLC" if lvl == last and lvl > 1 else ("L1d" if lvl == 1 else ""),
+                halves=split_512(info),
             )
         )
     tiers = _growing(tiers, _dram_tier(root, cores), notes)
 
-    rates = isa_rates(flags)
+    rates = isa_rates(flags, split_512(info))
     smt = "" if cores == n_cpus else f" ({cores} physical cores: SMT siblings share FMA units)"
     peaks = {
         dtype: derived(

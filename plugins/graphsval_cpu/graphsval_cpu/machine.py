@@ -58,6 +58,8 @@ class CpuInfo:
     flags: frozenset[str] = field(default_factory=frozenset)
     mhz: float | None = None
     found: bool = False
+    vendor: str | None = None  # vendor_id: GenuineIntel, AuthenticAMD, ...
+    family: int | None = None  # cpu family (decimal)
 
     @property
     def is_vm(self) -> bool:
@@ -83,11 +85,14 @@ def read_cpuinfo(root: Path) -> CpuInfo:
         mhz: float | None = float(fields["cpu MHz"])
     except (KeyError, ValueError):
         mhz = None
+    family = fields.get("cpu family", "")
     return CpuInfo(
         model=fields.get("model name") or None,
         flags=frozenset(fields.get("flags", "").split()),
         mhz=mhz if mhz and mhz > 0 else None,
         found=True,
+        vendor=fields.get("vendor_id") or None,
+        family=int(family) if family.isdigit() else None,
     )
 
 

@@ -41,11 +41,17 @@ def make_tree(
     siblings: Callable[[int], str] = str,
     max_freq_khz: int | None = None,
     mem_kb: int | None = 24684092,
+    vendor: str | None = None,
+    family: int | None = None,
 ) -> Path:
     """A fake machine: proc/cpuinfo, proc/meminfo and sys/devices/system/cpu."""
     blocks = []
     for n in range(cpus):
         lines = [f"processor\t: {n}"]
+        if vendor is not None:
+            lines.append(f"vendor_id\t: {vendor}")
+        if family is not None:
+            lines.append(f"cpu family\t: {family}")
         if model is not None:
             lines.append(f"model name\t: {model}")
         lines += [f"cpu MHz\t\t: {mhz}", f"flags\t\t: {flags}"]
@@ -103,6 +109,26 @@ def avx2_desktop(root: Path, max_freq_khz: int | None = None) -> Path:
     )
 
 
+def epyc_guest(root: Path, family: int, flags: str) -> Path:
+    """A 2-vCPU KVM guest on an AMD EPYC: 32 KiB L1d, 1 MiB L2, 32 MiB shared L3."""
+    return make_tree(
+        root,
+        cpus=2,
+        model="AMD EPYC 9B14" if family == 25 else "AMD EPYC 9B45",
+        flags=flags,
+        vendor="AuthenticAMD",
+        family=family,
+        caches=[
+            (1, "Data", "32K", str),
+            (2, "Unified", "1024K", str),
+            (3, "Unified", "32768K", lambda n: "0-1"),
+        ],
+    )
+
+
+ZEN4_FLAGS = "fpu sse sse2 avx fma avx2 hypervisor avx512f avx512_bf16 avx512_vnni"
+
+
 # --- parsing helpers ------------------------------------------------------------
 
 
@@ -140,6 +166,23 @@ def test_cpu_isa_rates() -> None:
     assert "conver" in isa_rates(frozenset())["bf16"].why
 
 
+def test_cpu_isa_rates_of_a_core_that_splits_512_bit_ops() -> None:
+    # AMD Zen 4 runs each AVX-512 instruction on its 256-bit units in two halves
+    flags = frozenset(ZEN4_FLAGS.split())
+    split = isa_rates(flags, halves=True)
+    assert {d: r.per_cycle for d, r in split.items()} == {"fp32": 32, "bf16": 64, "int8": 128}
+    assert all("two 256-bit halves" in r.why for r in split.values())
+    # AMX and AVX2 rates are not 512-bit: nothing to halve
+    amx = isa_rates(frozenset(XEON_FLAGS.split()), halves=True)
+    assert (amx["fp32"].per_cycle, amx["bf16"].per_cycle, amx["int8"].per_cycle) == (
+        32,
+        1024,
+        2048,
+    )
+    avx2 = isa_rates(frozenset({"avx2", "fma", "avx_vnni"}), halves=True)
+    assert {d: r.per_cycle for d, r in avx2.items()} == {"fp32": 32, "bf16": 32, "int8": 128}
+
+
 # --- fake machines ----------------------------------------------------------------
 
 
@@ -169,6 +212,43 @@ def test_cpu_kvm_guest(tmp_path: Path) -> None:
     assert set(spec.fingerprint["flags"].split()) >= {"avx512f", "amx_bf16", "amx_int8"}
     assert "hypervisor" not in spec.fingerprint["flags"]
     assert "shared with other tenants" in spec.description
+
+
+def test_cpu_zen4_guest_runs_avx512_at_the_avx2_width(tmp_path: Path) -> None:
+    spec = detect_host_cpu(epyc_guest(tmp_path, 25, ZEN4_FLAGS), affinity={0, 1})
+    assert spec.peak_ops_per_s == {
+        "fp32": pytest.approx(2 * 32 * 2.1e9),
+        "bf16": pytest.approx(2 * 64 * 2.1e9),
+        "int8": pytest.approx(2 * 128 * 2.1e9),
+    }
+    assert "AMD Zen 4" in spec.provenance["peak_ops_per_s.fp32"].source
+    l1 = spec.tier("l1")
+    assert l1.peak_bandwidth_bps == pytest.approx(64 * 2 * 2.1e9)
+    assert "256-bit halves" in l1.provenance["peak_bandwidth_bps"].source
+
+
+def test_cpu_other_amd_and_intel_cores_keep_their_widths(tmp_path: Path) -> None:
+    # Zen 5 (family 26) runs AVX-512 whole; Zen 3 (family 25) has none (AVX2)
+    zen5 = detect_host_cpu(epyc_guest(tmp_path / "zen5", 26, ZEN4_FLAGS), affinity={0, 1})
+    assert zen5.peak_ops_per_s["fp32"] == pytest.approx(2 * 64 * 2.1e9)
+    assert zen5.tier("l1").peak_bandwidth_bps == pytest.approx(128 * 2 * 2.1e9)
+    zen3 = detect_host_cpu(
+        epyc_guest(tmp_path / "zen3", 25, "fpu sse sse2 avx fma avx2 hypervisor"), affinity={0, 1}
+    )
+    assert zen3.peak_ops_per_s["fp32"] == pytest.approx(2 * 32 * 2.1e9)
+    assert "Zen" not in zen3.provenance["peak_ops_per_s.fp32"].source
+    # an Intel core of family 25 does not exist, but the vendor decides, not the number
+    intel = make_tree(
+        tmp_path / "intel",
+        cpus=2,
+        model="Intel(R) Xeon(R) Processor",
+        flags=XEON_FLAGS,
+        vendor="GenuineIntel",
+        family=25,
+    )
+    assert detect_host_cpu(intel, affinity={0, 1}).peak_ops_per_s["fp32"] == pytest.approx(
+        2 * 64 * 2.1e9
+    )
 
 
 def test_cpu_kvm_guest_provenance_kinds(tmp_path: Path) -> None:
