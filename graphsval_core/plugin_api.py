@@ -23,9 +23,9 @@ without breaking it. The names, by what a plugin does with them:
   how a capture writes a measurement (:class:`CaptureItem`, :func:`measurement_row`);
 - **model** a residency window on the reference model's tiles:
   :func:`square_tile`, :func:`tile_capacity_bytes`, :func:`gemm_traffic_bytes`,
-  :func:`write_allocates`; predict with :class:`Prediction` and the regime
-  names (:data:`LAUNCH_BOUND`, :data:`ALU_BOUND`, :func:`tier_regime`,
-  :data:`REGIMES`);
+  :func:`write_allocates`, :func:`product_overwrites`; predict with
+  :class:`Prediction` and the regime names (:data:`LAUNCH_BOUND`,
+  :data:`ALU_BOUND`, :func:`tier_regime`, :data:`REGIMES`);
 - **check** invariants: :class:`CheckContext` (handed to every check),
   :class:`Outcome`, :func:`outcome`, :func:`skipped`, the statuses
   (:data:`PASS`, :data:`FAIL`, :data:`XFAIL`, :data:`XPASS`, :data:`SKIP`),
@@ -88,7 +88,13 @@ _WHERE: dict[str, str] = {
     ),
     **dict.fromkeys(("CaptureItem", "measurement_row"), "graphsval_core.measure.capture"),
     **dict.fromkeys(
-        ("square_tile", "tile_capacity_bytes", "gemm_traffic_bytes", "write_allocates"),
+        (
+            "square_tile",
+            "tile_capacity_bytes",
+            "gemm_traffic_bytes",
+            "write_allocates",
+            "product_overwrites",
+        ),
         "graphsval_core.model.terms.traffic",
     ),
     "Prediction": "graphsval_core.model.prediction",
@@ -216,6 +222,7 @@ if TYPE_CHECKING:  # what type checkers and editors see (names re-exported as X 
     )
     from graphsval_core.model.terms.traffic import (
         gemm_traffic_bytes as gemm_traffic_bytes,
+        product_overwrites as product_overwrites,
         square_tile as square_tile,
         tile_capacity_bytes as tile_capacity_bytes,
         write_allocates as write_allocates,

@@ -87,6 +87,7 @@ LINEAR = OpSpec(
     gemm_dims=_identity_gemm,
     build=_builder("linear"),
     kernels=2,
+    accumulates=True,
 )
 
 VECTOR_ADD = OpSpec(

@@ -42,10 +42,12 @@ class OpSpec:
       or ``None`` for ops with no reuse (``vector_add``).
     - ``kernels``: framework kernels one call runs (``linear`` with a bias: 2,
       the bias broadcast into the output, then the product onto it); each
-      beyond the first costs the target's ``kernel_overhead_s``. A product
-      op of one kernel writes its result whole (``beta = 0``: no read of C
-      on a write-allocate CPU); one of more accumulates onto what the
-      earlier kernels wrote, so it reads C first.
+      beyond the first costs the target's ``kernel_overhead_s``.
+    - ``accumulates``: the op's matrix product adds onto what its output
+      already holds (``beta = 1``: ``linear`` accumulates onto the bias its
+      first kernel broadcast), so a write-allocate CPU reads C before it
+      writes it; False (the default) when the GEMM library writes a fresh
+      result whole (``beta = 0``, ``matmul``), never reading C.
     - ``build(dims, dtype, device, *, preallocate=False, seed=0)``: the workload
       builder measurers use (a :class:`~graphsval_core.measure.workloads.Workload`:
       ``run()``, ``check(out)``); it imports torch itself, lazily. None for an
@@ -62,6 +64,7 @@ class OpSpec:
     gemm_dims: Callable[[np.ndarray], np.ndarray] | None = None
     build: Callable[..., Any] | None = None
     kernels: int = 1
+    accumulates: bool = False
 
     def __attrs_post_init__(self) -> None:
         if not _NAME_RE.match(self.name):
@@ -71,6 +74,11 @@ class OpSpec:
         if not isinstance(self.kernels, int) or isinstance(self.kernels, bool) or self.kernels < 1:
             raise ValueError(
                 f"field 'kernels': op {self.name!r} runs at least one kernel, got {self.kernels!r}"
+            )
+        if not isinstance(self.accumulates, bool):
+            raise ValueError(
+                f"field 'accumulates': op {self.name!r} needs True or False, "
+                f"got {self.accumulates!r}"
             )
 
     def parse_shape(self, text: str) -> tuple[int, ...]:

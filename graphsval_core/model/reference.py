@@ -16,10 +16,11 @@ latency and energy of one call on warm data, term by term
   ``torch._int_mm`` returns its accumulators). An op with no reuse
   moves every operand once. ``p`` is 2 on a write-allocate target (a CPU reads
   an output line before a store fills it) and 1 otherwise, or for a freshly
-  mapped output, or for a product that is its op's only kernel (the GEMM
-  library writes a ``beta = 0`` result whole, never reading C; linear
-  accumulates onto the bias it broadcast, so it reads C); a CPU's vector_add
-  moves its output twice.
+  mapped output, or for a product that does not accumulate
+  (``OpSpec.accumulates``: the GEMM library writes a ``beta = 0`` result
+  whole, never reading C; linear accumulates onto the bias it broadcast, so
+  it reads C); a CPU's vector_add moves its output twice unless it is
+  freshly mapped.
 - **Residency** (:mod:`.terms.residency`). The levels inside tier ``k`` keep
   what fits: nothing crosses when the working set W fits their capacity C, a
   ``1 - C/W`` share of the traffic crosses when it does not. C is the inner

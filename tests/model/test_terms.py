@@ -91,12 +91,34 @@ def test_a_fresh_output_is_not_read_before_it_is_written(make_target):
     assert output_read_first(True, fresh, overwrites=True).tolist() == [False, False]
 
 
-def test_only_a_product_of_one_kernel_overwrites_its_result():
+def test_only_a_product_that_does_not_accumulate_overwrites_its_result():
+    from attrs import evolve
+
     from graphsval_core.builtin.ops import LINEAR, MATMUL, VECTOR_ADD
 
     assert product_overwrites(MATMUL) is True  # beta = 0
     assert product_overwrites(LINEAR) is False  # accumulates onto its bias
     assert product_overwrites(VECTOR_ADD) is False  # no product
+    # the op says so, not its kernel count: a product followed by another
+    # kernel (an activation) still writes a beta = 0 result whole, and a
+    # one-kernel addmm (beta = 1) reads C
+    assert product_overwrites(evolve(MATMUL, name="mm_relu", kernels=2)) is True
+    assert product_overwrites(evolve(MATMUL, name="addmm", accumulates=True)) is False
+
+
+def test_output_read_first_takes_bools_or_rows():
+    assert output_read_first(True, False).tolist() is True
+    rows = output_read_first(True, np.array([False, False]), np.array([True, False]))
+    assert rows.tolist() == [False, True]
+
+
+def test_accumulates_must_be_a_bool():
+    from attrs import evolve
+
+    from graphsval_core.builtin.ops import MATMUL
+
+    with pytest.raises(ValueError, match="field 'accumulates'"):
+        evolve(MATMUL, accumulates="yes")
 
 
 def test_reuse_traffic_takes_each_tiers_tile():

@@ -7,9 +7,10 @@ per column block of C, B once per row block. Any other op has no reuse and
 moves every operand once. An output crosses twice where the caches
 write-allocate (a CPU reads a line before a store fills it), except a freshly
 mapped output, which the kernel has just zeroed into the cache, and the
-result a GEMM library writes whole: a product that is its op's only kernel
+result a GEMM library writes whole: a product that does not accumulate
 (``beta = 0``) fills C's lines without reading them, while one that
-accumulates onto what an earlier kernel wrote (linear, onto its bias) reads C.
+accumulates onto what its output holds (``OpSpec.accumulates``: linear, onto
+the bias its first kernel broadcast) reads C.
 """
 
 from __future__ import annotations
@@ -69,23 +70,29 @@ def write_allocates(target: TargetSpec) -> bool:
 
 
 def product_overwrites(op: OpSpec) -> bool:
-    """Whether ``op`` is a matrix product that writes its result whole: the
-    product is the op's only kernel, so the GEMM library runs with ``beta = 0``
-    and stores every line of C without reading it (MKL and oneDNN stream a
-    fresh result out). An op whose earlier kernels write the output first
-    (linear broadcasts its bias, then accumulates the product onto it) reads
-    C before it writes it."""
-    return op.gemm_dims is not None and op.kernels == 1
+    """Whether ``op`` is a matrix product that writes its result whole: it
+    does not accumulate (``OpSpec.accumulates``), so the GEMM library runs
+    with ``beta = 0`` and stores every line of C without reading it (MKL and
+    oneDNN stream a fresh result out). One that accumulates (linear, onto
+    the bias it broadcast) reads C before it writes it."""
+    return op.gemm_dims is not None and not op.accumulates
 
 
 def output_read_first(
-    write_allocate: bool, fresh: np.ndarray, overwrites: bool = False
+    write_allocate: bool | np.ndarray,
+    fresh: bool | np.ndarray,
+    overwrites: bool | np.ndarray = False,
 ) -> np.ndarray:
     """Per row: whether the output's lines are read before they are written.
     True on a write-allocate target unless the output is freshly mapped
     (``fresh``: the kernel has just zeroed those pages into the cache) or the
-    op writes it whole (``overwrites``: :func:`product_overwrites`)."""
-    return write_allocate & ~fresh & (not overwrites)
+    op writes it whole (``overwrites``: :func:`product_overwrites`). Each
+    argument is a bool or a per-row array."""
+    return (
+        np.asarray(write_allocate, dtype=bool)
+        & ~np.asarray(fresh, dtype=bool)
+        & ~np.asarray(overwrites, dtype=bool)
+    )
 
 
 def operand_bytes(elements: Mapping[str, np.ndarray], bpe: float) -> np.ndarray:
