@@ -90,7 +90,9 @@ ZEN4_FAMILY = 0x19
 def split_512(info: CpuInfo) -> bool:
     """Whether the core runs a 512-bit instruction as two 256-bit halves (AMD
     Zen 4: family 0x19 with avx512f), so AVX-512 gives the AVX2 width's rate
-    per cycle; Zen 5 (family 0x1A) and Intel run it whole."""
+    per cycle. Intel and the EPYC Zen 5 (family 0x1A) run it whole; Zen 5's
+    laptop parts (Strix Point), also family 0x1A, split it too and are not
+    told apart here (their model number would have to)."""
     return info.vendor == "AuthenticAMD" and info.family == ZEN4_FAMILY and "avx512f" in info.flags
 
 
@@ -375,7 +377,13 @@ def _detect(root_text: str, usable: frozenset[int], given: bool) -> TargetSpec:
 
     affinity_src = "the affinity given" if given else "len(os.sched_getaffinity(0))"
     kind = "virtual machine (hypervisor flag)" if info.is_vm else "bare metal"
-    description = f"Detected from this machine: {model}, {n_cpus} usable CPU(s), {kind}."
+    core = ", ".join(
+        part
+        for part in (info.vendor, None if info.family is None else f"cpu family {info.family}")
+        if part
+    )
+    core = f" ({core})" if core else ""
+    description = f"Detected from this machine: {model}{core}, {n_cpus} usable CPU(s), {kind}."
     if notes:
         description += " " + "; ".join(notes) + "."
     return TargetSpec(

@@ -85,14 +85,14 @@ def read_cpuinfo(root: Path) -> CpuInfo:
         mhz: float | None = float(fields["cpu MHz"])
     except (KeyError, ValueError):
         mhz = None
-    family = fields.get("cpu family", "")
+    family = fields.get("cpu family", "")  # decimal, as Linux prints it
     return CpuInfo(
         model=fields.get("model name") or None,
         flags=frozenset(fields.get("flags", "").split()),
         mhz=mhz if mhz and mhz > 0 else None,
         found=True,
         vendor=fields.get("vendor_id") or None,
-        family=int(family) if family.isdigit() else None,
+        family=int(family) if family.isascii() and family.isdigit() else None,
     )
 
 

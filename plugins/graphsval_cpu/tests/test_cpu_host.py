@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from graphsval_core.plugin_api import TargetSpec
-from graphsval_cpu.host import detect_host_cpu, isa_rates
-from graphsval_cpu.machine import parse_cpu_list, parse_size
+from graphsval_cpu.host import detect_host_cpu, isa_rates, split_512
+from graphsval_cpu.machine import CpuInfo, parse_cpu_list, parse_size, read_cpuinfo
 
 KiB = 1024
 MiB = 1024**2
@@ -172,7 +173,7 @@ def test_cpu_isa_rates_of_a_core_that_splits_512_bit_ops() -> None:
     split = isa_rates(flags, halves=True)
     assert {d: r.per_cycle for d, r in split.items()} == {"fp32": 32, "bf16": 64, "int8": 128}
     assert all("two 256-bit halves" in r.why for r in split.values())
-    # AMX and AVX2 rates are not 512-bit: nothing to halve
+    # AMX's rates are not AVX-512's: only the fp32 FMA rate halves here
     amx = isa_rates(frozenset(XEON_FLAGS.split()), halves=True)
     assert (amx["fp32"].per_cycle, amx["bf16"].per_cycle, amx["int8"].per_cycle) == (
         32,
@@ -181,6 +182,39 @@ def test_cpu_isa_rates_of_a_core_that_splits_512_bit_ops() -> None:
     )
     avx2 = isa_rates(frozenset({"avx2", "fma", "avx_vnni"}), halves=True)
     assert {d: r.per_cycle for d, r in avx2.items()} == {"fp32": 32, "bf16": 32, "int8": 128}
+    # no avx512_bf16: bf16 converts and runs at fp32's (halved) AVX-512 rate;
+    # no avx512_vnni: int8 from avx_vnni, 256-bit, untouched
+    bare = isa_rates(frozenset({"avx2", "fma", "avx512f", "avx_vnni"}), halves=True)
+    assert {d: r.per_cycle for d, r in bare.items()} == {"fp32": 32, "bf16": 32, "int8": 128}
+
+
+def test_cpu_split_512_is_amd_family_25_with_avx512() -> None:
+    zen4 = CpuInfo(vendor="AuthenticAMD", family=25, flags=frozenset({"avx2", "avx512f"}))
+    assert split_512(zen4) is True
+    assert split_512(replace(zen4, flags=frozenset({"avx2"}))) is False  # Zen 3
+    assert split_512(replace(zen4, family=26)) is False  # Zen 5 EPYC
+    assert split_512(replace(zen4, vendor="GenuineIntel")) is False
+    assert split_512(CpuInfo()) is False  # nothing read
+
+
+@pytest.mark.parametrize(
+    ("vendor_line", "family_line", "vendor", "family"),
+    [
+        ("vendor_id\t: AuthenticAMD", "cpu family\t: 25", "AuthenticAMD", 25),
+        ("vendor_id\t: GenuineIntel", "cpu family\t: 6", "GenuineIntel", 6),
+        ("vendor_id\t: ", "cpu family\t: 0x19", None, None),  # empty, hex
+        ("", "cpu family\t: abc", None, None),
+        ("", "cpu family\t: \u00b2", None, None),  # a digit Python reads, int() does not
+        ("", "", None, None),
+    ],
+)
+def test_cpu_read_cpuinfo_vendor_and_family(
+    tmp_path: Path, vendor_line: str, family_line: str, vendor: str | None, family: int | None
+) -> None:
+    lines = ["processor\t: 0", vendor_line, family_line, "model name\t: X", "flags\t\t: avx2"]
+    _write(tmp_path, "proc/cpuinfo", "\n".join(line for line in lines if line))
+    info = read_cpuinfo(tmp_path)
+    assert (info.vendor, info.family, info.model) == (vendor, family, "X")
 
 
 # --- fake machines ----------------------------------------------------------------
@@ -222,6 +256,7 @@ def test_cpu_zen4_guest_runs_avx512_at_the_avx2_width(tmp_path: Path) -> None:
         "int8": pytest.approx(2 * 128 * 2.1e9),
     }
     assert "AMD Zen 4" in spec.provenance["peak_ops_per_s.fp32"].source
+    assert "(AuthenticAMD, cpu family 25)" in spec.description
     l1 = spec.tier("l1")
     assert l1.peak_bandwidth_bps == pytest.approx(64 * 2 * 2.1e9)
     assert "256-bit halves" in l1.provenance["peak_bandwidth_bps"].source
