@@ -4,6 +4,7 @@ an empty workspace for every test (none reads the user's data directory)."""
 from __future__ import annotations
 
 import itertools
+import signal
 import types
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -17,6 +18,22 @@ from graphsval_core.datamodel.target import MemoryTier, TargetSpec
 from graphsval_core.workspace.location import ENV_WORKSPACE
 
 _WORKSPACES = itertools.count()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _ctrl_c_reaches_the_suite() -> Iterator[None]:
+    """Run as if started from a terminal: a shell that starts a job in the
+    background (``cmd &``) sets SIGINT to be ignored, and Python then never
+    installs its KeyboardInterrupt handler, so the tests of what a Ctrl-C
+    does (tests/plugins/test_interrupts.py and others) would fail for how
+    the suite was launched. Python's default handler is put back for the
+    session, and the ignored disposition restored after."""
+    previous = signal.getsignal(signal.SIGINT)
+    if previous is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    if previous is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, previous)
 
 
 @pytest.fixture(scope="session", autouse=True)
