@@ -15,6 +15,7 @@ from typing import Any
 from graphsval_core.datamodel.errors import UserInputError
 from graphsval_core.datamodel.provenance import Provenance, Sourced
 from graphsval_core.datamodel.target import MemoryTier, TargetSpec
+from graphsval_core.files.calibration_file import MIN_RATE
 
 SCHEMA_VERSION = 1
 _TIER_FIELDS = (
@@ -208,7 +209,7 @@ def read_spec(path: str | Path, text: str | bytes | None = None) -> TargetSpec:
         entry = schema.obj(entry, f"{where}: {at}", err)
         schema.string(entry.get("kind"), f"{where}: {at}.kind", err)
     try:
-        return spec_from_json(top)
+        spec = spec_from_json(top)
     except UserInputError as exc:
         raise TargetFileError(f"{where}: {exc}") from None
     except KeyError as exc:
@@ -225,3 +226,30 @@ def read_spec(path: str | Path, text: str | bytes | None = None) -> TargetSpec:
         raise TargetFileError(f"{where}: {exc}") from None
     except (ValueError, AttributeError) as exc:
         raise TargetFileError(f"{where}: {exc}") from None
+    for at, rate, unit in _rates(spec):
+        if rate < MIN_RATE:
+            raise TargetFileError(
+                f"{where}: {at}: {rate:.3g} {unit} is below {MIN_RATE:.0e} (no part runs "
+                "that slowly, and a rate near 0 makes every prediction infinite)"
+            )
+    return spec
+
+
+def _rates(spec: TargetSpec) -> list[tuple[str, float, str]]:
+    """Every rate a prediction divides by, as the spec gives it and with its
+    fraction applied: ``(where in the file, value, unit)``."""
+    out: list[tuple[str, float, str]] = []
+    for dtype, peak in spec.peak_ops_per_s.items():
+        out.append((f"peak_ops_per_s.{dtype}", peak, "ops/s"))
+        fraction = spec.compute_fraction.get(dtype, 1.0)
+        out.append((f"peak_ops_per_s.{dtype} x compute_fraction.{dtype}", peak * fraction, "ops/s"))
+    for name in ("vector_ops_per_s", "pack_bps", "pack_a_bps"):
+        unit = "ops/s" if name == "vector_ops_per_s" else "B/s"
+        out += [(f"{name}.{d}", v, unit) for d, v in getattr(spec, name).items()]
+    if spec.first_touch_bps is not None:
+        out.append(("first_touch_bps", spec.first_touch_bps, "B/s"))
+    for i, tier in enumerate(spec.tiers):
+        at = f"tiers[{i}].peak_bandwidth_bps"
+        out.append((at, tier.peak_bandwidth_bps, "B/s"))
+        out.append((f"{at} x achievable_fraction", tier.effective_bandwidth_bps, "B/s"))
+    return out

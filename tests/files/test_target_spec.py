@@ -45,3 +45,40 @@ def test_a_provenance_entry_that_is_not_an_object_is_named(tmp_path):
     path.write_text(json.dumps(broken))
     with pytest.raises(TargetFileError, match=r"tiers\[0\]\.provenance\.capacity_bytes: expected"):
         read_spec(path)
+
+
+def test_a_rate_near_zero_in_a_target_file_is_refused_by_name(tmp_path):
+    # 1e-300 B/s used to give latencies of 1e306 s (predict --format json printed them)
+    import json
+
+    import pytest
+
+    from graphsval_core.files.target_spec import TargetFileError
+
+    data = spec_to_json(build_registry().target("host_intel_xeon_2c_1t"))
+    cases = [
+        (("tiers", 1, "peak_bandwidth_bps"), "tiers[1].peak_bandwidth_bps: 1e-300 B/s"),
+        (("tiers", 1, "achievable_fraction"), "tiers[1].peak_bandwidth_bps x achievable_fraction"),
+        (("peak_ops_per_s", "fp32"), "peak_ops_per_s.fp32: 1e-300 ops/s"),
+        (("compute_fraction", "fp32"), "peak_ops_per_s.fp32 x compute_fraction.fp32"),
+        (("pack_a_bps", "fp32"), "pack_a_bps.fp32: 1e-300 B/s"),
+        (("vector_ops_per_s", "bf16"), "vector_ops_per_s.bf16: 1e-300 ops/s"),
+    ]
+    path = tmp_path / "t.target.json"
+    for keys, fragment in cases:
+        broken = json.loads(json.dumps(data))
+        node = broken
+        for key in keys[:-1]:
+            node = node[key]
+        node[keys[-1]] = 1e-300
+        path.write_text(json.dumps(broken))
+        with pytest.raises(TargetFileError) as info:
+            read_spec(path)
+        message = str(info.value)
+        assert fragment in message and "below 1e+06" in message and "\n" not in message
+    # a slow but real rate stays: a megabyte a second, after the fraction
+    ok = json.loads(json.dumps(data))
+    ok["tiers"][1]["peak_bandwidth_bps"] = 1e6
+    ok["tiers"][1]["achievable_fraction"] = 1.0
+    path.write_text(json.dumps(ok))
+    assert read_spec(path).tiers[1].effective_bandwidth_bps == 1e6
