@@ -15,7 +15,7 @@ from typing import Any
 from graphsval_core.datamodel.errors import UserInputError
 from graphsval_core.datamodel.provenance import Provenance, Sourced
 from graphsval_core.datamodel.target import MemoryTier, TargetSpec
-from graphsval_core.files.calibration_file import MIN_RATE
+from graphsval_core.files.calibration_file import MAX_LATENCY_S, MIN_RATE
 
 SCHEMA_VERSION = 1
 _TIER_FIELDS = (
@@ -232,7 +232,47 @@ def read_spec(path: str | Path, text: str | bytes | None = None) -> TargetSpec:
                 f"{where}: {at}: {rate:.3g} {unit} is below {MIN_RATE:.0e} (no part runs "
                 "that slowly, and a rate near 0 makes every prediction infinite)"
             )
+    for at, value, most, what in _ceilings(spec):
+        if value > most:
+            raise TargetFileError(f"{where}: {at}: {value:.3g} is above {most:g} ({what})")
     return spec
+
+
+#: The most a target file may give: past these no part exists, and the
+#: predictions overflow (a latency of 1e300 s, an energy of Infinity).
+MAX_UNITS = 10**9
+MAX_ENERGY_J = 1e-3  # per operation or byte: a millijoule, a billion times a real one
+MAX_POWER_W = 1e7
+
+
+def _ceilings(spec: TargetSpec) -> list[tuple[str, float, float, str]]:
+    """``(where in the file, value, ceiling, what the ceiling is)`` of every
+    value a target file could make absurdly large."""
+    day = "a day, as in a calibration file"
+    out: list[tuple[str, float, float, str]] = [
+        ("compute_units", spec.compute_units, MAX_UNITS, "a billion units"),
+        ("idle_power_w", spec.idle_power_w, MAX_POWER_W, "ten megawatts"),
+        ("tdp_w", spec.tdp_w, MAX_POWER_W, "ten megawatts"),
+        ("launch_overhead_s", spec.launch_overhead_s, MAX_LATENCY_S, day),
+    ]
+    for name in ("kernel_overhead_s", "fork_join_s"):
+        value = getattr(spec, name)
+        if value is not None:
+            out.append((name, value, MAX_LATENCY_S, day))
+    out += [
+        (f"dispatch_overhead_s.{d}", v, MAX_LATENCY_S, day)
+        for d, v in spec.dispatch_overhead_s.items()
+    ]
+    joule = "a millijoule"
+    out += [
+        (f"energy_per_op_j.{d}", v, MAX_ENERGY_J, joule) for d, v in spec.energy_per_op_j.items()
+    ]
+    for i, tier in enumerate(spec.tiers):
+        out.append((f"tiers[{i}].energy_per_byte_j", tier.energy_per_byte_j, MAX_ENERGY_J, joule))
+        out.append(
+            (f"tiers[{i}].access_latency_ns", tier.access_latency_ns, MAX_LATENCY_S * 1e9, day)
+        )
+    return out
 
 
 def _rates(spec: TargetSpec) -> list[tuple[str, float, str]]:

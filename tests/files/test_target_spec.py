@@ -82,3 +82,35 @@ def test_a_rate_near_zero_in_a_target_file_is_refused_by_name(tmp_path):
     ok["tiers"][1]["achievable_fraction"] = 1.0
     path.write_text(json.dumps(ok))
     assert read_spec(path).tiers[1].effective_bandwidth_bps == 1e6
+
+
+def test_an_absurdly_large_value_in_a_target_file_is_refused_by_name(tmp_path):
+    # each of these used to exit 0 with latencies of 1e300 s or an energy of Infinity
+    import json
+
+    import pytest
+
+    from graphsval_core.files.target_spec import TargetFileError
+
+    data = spec_to_json(build_registry().target("host_intel_xeon_2c_1t"))
+    cases = [
+        (("launch_overhead_s",), 1e300, "launch_overhead_s: 1e+300 is above 86400"),
+        (("dispatch_overhead_s", "fp32"), 86401.0, "dispatch_overhead_s.fp32"),
+        (("energy_per_op_j", "fp32"), 1e308, "energy_per_op_j.fp32: 1e+308 is above 0.001"),
+        (("tiers", 1, "energy_per_byte_j"), 1.0, "tiers[1].energy_per_byte_j"),
+        (("tiers", 1, "access_latency_ns"), 1e300, "tiers[1].access_latency_ns"),
+        (("compute_units",), 2**63, "compute_units"),
+        (("tdp_w",), 1e12, "tdp_w"),
+    ]
+    path = tmp_path / "t.target.json"
+    for keys, bad, fragment in cases:
+        broken = json.loads(json.dumps(data))
+        node = broken
+        for key in keys[:-1]:
+            node = node[key]
+        node[keys[-1]] = bad
+        path.write_text(json.dumps(broken))
+        with pytest.raises(TargetFileError) as info:
+            read_spec(path)
+        message = str(info.value)
+        assert fragment in message and "is above" in message and "\n" not in message
