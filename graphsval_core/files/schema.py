@@ -64,7 +64,7 @@ def keys(
 ) -> None:
     """``value`` holds every ``required`` key and no key outside ``required``
     and ``optional`` (a misspelt key is an error, never ignored)."""
-    known = [*required, *optional]
+    known = list(dict.fromkeys([*required, *optional]))  # each key once, in order
     for key in value:
         if key not in known:
             raise error(

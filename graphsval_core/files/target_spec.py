@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from graphsval_core.datamodel.errors import UserInputError
-from graphsval_core.datamodel.provenance import Provenance, Sourced
+from graphsval_core.datamodel.provenance import PROVENANCE_KINDS, Provenance, Sourced
 from graphsval_core.datamodel.target import MemoryTier, TargetSpec
 from graphsval_core.files.calibration_file import MAX_LATENCY_S, MIN_RATE
 
@@ -207,7 +207,12 @@ def read_spec(path: str | Path, text: str | bytes | None = None) -> TargetSpec:
         provenances += [(f"tiers[{i}].provenance.{k}", v) for k, v in tier_prov.items()]
     for at, entry in provenances:  # each {"kind": ..., "source": ...}
         entry = schema.obj(entry, f"{where}: {at}", err)
-        schema.string(entry.get("kind"), f"{where}: {at}.kind", err)
+        kind = schema.string(entry.get("kind"), f"{where}: {at}.kind", err)
+        if kind not in PROVENANCE_KINDS:
+            raise TargetFileError(
+                f"{where}: {at}.kind: {kind!r} is not one of {', '.join(PROVENANCE_KINDS)}"
+            )
+        schema.string(entry.get("source"), f"{where}: {at}.source", err)
     try:
         spec = spec_from_json(top)
     except UserInputError as exc:
@@ -229,7 +234,7 @@ def read_spec(path: str | Path, text: str | bytes | None = None) -> TargetSpec:
     for at, rate, unit in _rates(spec):
         if rate < MIN_RATE:
             raise TargetFileError(
-                f"{where}: {at}: {rate:.3g} {unit} is below {MIN_RATE:.0e} (no part runs "
+                f"{where}: {at}: {rate:.6g} {unit} is below {MIN_RATE:.0e} (no part runs "
                 "that slowly, and a rate near 0 makes every prediction infinite)"
             )
     for at, value, most, what in _ceilings(spec):

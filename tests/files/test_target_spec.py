@@ -31,6 +31,21 @@ def test_a_provenance_entry_that_is_not_an_object_is_named(tmp_path):
             {"source": "x"},
             "provenance.clock_hz.kind: expected a string",
         ),
+        (
+            ("provenance", "clock_hz"),
+            {"kind": "guess", "source": "x"},
+            "provenance.clock_hz.kind: 'guess' is not one of datasheet",
+        ),
+        (
+            ("provenance", "clock_hz"),
+            {"kind": "detected", "source": "  "},
+            "provenance.clock_hz.source: expected a non-empty string",
+        ),
+        (
+            ("provenance", "clock_hz"),
+            {"kind": "detected"},
+            "provenance.clock_hz.source: expected a string",
+        ),
     ]
     for (top, key), bad, fragment in cases:
         broken = json.loads(json.dumps(data))
@@ -114,3 +129,20 @@ def test_an_absurdly_large_value_in_a_target_file_is_refused_by_name(tmp_path):
             read_spec(path)
         message = str(info.value)
         assert fragment in message and "is above" in message and "\n" not in message
+
+
+def test_an_unknown_key_lists_each_expected_key_once(tmp_path):
+    import json
+
+    import pytest
+
+    from graphsval_core.files.target_spec import TargetFileError
+
+    data = spec_to_json(build_registry().target("host_intel_xeon_2c_1t"))
+    data["foo"] = 1
+    path = tmp_path / "t.target.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(TargetFileError) as info:
+        read_spec(path)
+    expected = str(info.value).split("; expected ")[1].split(", ")
+    assert "key" in expected and len(expected) == len(set(expected))
