@@ -153,7 +153,9 @@ class MemoryTier:
         )
         fraction = _number(where + "achievable_fraction", self.achievable_fraction)
         if fraction > 1.0:
-            raise SpecError(where + "achievable_fraction", f"must be in (0, 1], got {fraction:g}")
+            raise SpecError(
+                where + "achievable_fraction", f"must be in (0, 1], got {fraction:.10g}"
+            )
         _set(self, "achievable_fraction", fraction)
         _set(
             self,
@@ -497,7 +499,7 @@ class TargetSpec:
                 raise SpecError(name, f"dtype {dtype!r} has no peak_ops_per_s")
             value = _number(name, _unwrap(raw, name, prov))
             if value > 1.0:
-                raise SpecError(name, f"must be in (0, 1], got {value:g}")
+                raise SpecError(name, f"must be in (0, 1], got {value:.10g}")
             out[dtype] = value
         for dtype in peaks:
             if dtype not in out:

@@ -94,6 +94,9 @@ def test_achievable_fraction_above_one_is_rejected(make_tier):
     with pytest.raises(SpecError) as err:
         make_tier("l1", achievable_fraction=estimated(1.5, "x"))
     assert err.value.field == "tier 'l1': achievable_fraction"
+    # just above 1 reads as itself, not as a rounded 1 the range allows
+    with pytest.raises(SpecError, match=r"got 1\.0000001"):
+        make_tier("l1", achievable_fraction=estimated(1.0000001, "x"))
 
 
 def test_shared_tier_usable_capacity(make_tier):
