@@ -55,7 +55,7 @@ from typing import Any
 import numpy as np
 from attrs import define, frozen
 
-from graphsval_core.calibrate.rows import predict_rows
+from graphsval_core.calibrate.rows import by_op_and_dtype, predict_rows
 from graphsval_core.datamodel.dtypes import bytes_per_element, product_output_bytes
 from graphsval_core.datamodel.provenance import Provenance
 from graphsval_core.datamodel.target import MAX_PRODUCT_SHARE, PACK_A_MIN_COLUMNS, TargetSpec
@@ -328,15 +328,16 @@ def _pack_a(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) -> lis
     if spec.architecture != "cpu" or len(spec.tiers) < 3:
         return []
     private = float(inner_capacities(spec.tiers)[-2])
+    counts = dict.fromkeys(sorted({r.dtype for r in rows} & set(spec.pack_a_bps)), 0)
+    for (name, dtype), index in by_op_and_dtype(rows).items():
+        op = registry.op(name)
+        if dtype not in counts or op.gemm_dims is None:
+            continue
+        gemm = np.asarray(op.gemm_dims(np.array([rows[i].dims for i in index])), dtype=float)
+        tall = gemm[:, 0] * gemm[:, 1] * bytes_per_element(dtype) > private
+        counts[dtype] += int(np.sum((gemm[:, 2] > PACK_A_MIN_COLUMNS) & tall))
     out = []
-    for dtype in sorted({r.dtype for r in rows} & set(spec.pack_a_bps)):
-        count = 0
-        for r in rows:
-            op = registry.op(r.op)
-            if r.dtype != dtype or op.gemm_dims is None:
-                continue
-            m, k, n = (float(x) for x in op.gemm_dims(np.array([r.dims]))[0])
-            count += n > PACK_A_MIN_COLUMNS and m * k * bytes_per_element(dtype) > private
+    for dtype, count in counts.items():
         if count >= 2:
             start = spec.pack_a_bps[dtype]
             out.append(

@@ -322,6 +322,7 @@ def _detect(root_text: str, usable: frozenset[int], given: bool) -> TargetSpec:
     clock_src = _clock(root, info)
     clock = clock_src.value
     flags = info.flags
+    halves = split_512(info)  # AVX-512 in two 256-bit halves (AMD Zen 4)
 
     if instances:
         levels = cache_levels(instances, siblings, usable)
@@ -348,12 +349,12 @@ def _detect(root_text: str, usable: frozenset[int], given: bool) -> TargetSpec:
                 flags=flags,
                 tenants=tenants,
                 label="LLC" if lvl == last and lvl > 1 else ("L1d" if lvl == 1 else ""),
-                halves=split_512(info),
+                halves=halves,
             )
         )
     tiers = _growing(tiers, _dram_tier(root, cores), notes)
 
-    rates = isa_rates(flags, split_512(info))
+    rates = isa_rates(flags, halves)
     smt = "" if cores == n_cpus else f" ({cores} physical cores: SMT siblings share FMA units)"
     peaks = {
         dtype: derived(
