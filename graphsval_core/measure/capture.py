@@ -31,6 +31,7 @@ from typing import Any
 
 from attrs import define, evolve, field
 
+from graphsval_core.datamodel.round_modes import two_modes
 from graphsval_core.measure import capture_file as files
 from graphsval_core.measure.capture_file import COLUMNS, EXTRA_COLUMNS, SCHEMA_VERSION
 from graphsval_core.measure.protocol import CaptureSettings
@@ -287,6 +288,9 @@ class _Run:
             return
         combined, spread = combine_rounds(ok)
         suspect = [f"latency: {unsettled_reason(outliers, self.rounds, tries)}"] if outliers else []
+        modes = two_modes(m.latency_s for m in ok)
+        if modes is not None:
+            suspect.append(f"latency: {modes.reason()}")
         if self.check is not None:
             suspect += list(self.check(item, combined))
         kept = sum(1 for key, r in self.busy_kept if key == item.key and r in results)

@@ -23,6 +23,11 @@ thresholds come from the spec the plugin wrote (the datasheet spec, or the
 detected one of a host snapshot): calibration must not move them, since it
 is fitted on the very rows being judged.
 
+A row whose rounds (its ``round_latencies_s`` column) fall into two modes far
+apart has a suspect latency too: its median is one of two states
+(:mod:`graphsval_core.datamodel.round_modes`). The capture writes that flag;
+files captured before it are checked when they are read.
+
 A baseline row may also say it is suspect itself, in its ``suspect`` column:
 ``; ``-separated entries ``<quantity>: <reason>`` (:func:`format_suspect`
 writes them, :func:`parse_suspect` reads them; capture and validate share
@@ -40,6 +45,7 @@ from attrs import field, frozen
 
 from graphsval_core.datamodel.dtypes import bytes_per_element
 from graphsval_core.datamodel.errors import UserInputError
+from graphsval_core.datamodel.round_modes import MODES_REASON, round_latencies, two_modes
 from graphsval_core.datamodel.units import fmt_seconds, fmt_si
 from graphsval_core.model.terms.traffic import operand_bytes
 
@@ -53,6 +59,8 @@ ENERGY = "energy"
 QUANTITIES: tuple[str, ...] = (LATENCY, ENERGY)
 #: The baseline column that holds a row's own flags.
 SUSPECT_COLUMN = "suspect"
+#: The baseline column that holds the latency of each round of a row.
+ROUNDS_COLUMN = "round_latencies_s"
 
 #: Achieved ops/s may exceed the spec's peak by this factor before the
 #: latency is suspect. A peak is cores x ops per cycle x a clock, and the clock
@@ -313,6 +321,15 @@ class MeasuredRow(Protocol):
     def extras(self) -> Mapping[str, str]: ...
 
 
+def _modes_flags(row: MeasuredRow, own: Sequence[Flag]) -> tuple[Flag, ...]:
+    """A latency flag when the row's rounds fall into two modes
+    (:mod:`graphsval_core.datamodel.round_modes`), unless its own column says so."""
+    if row.latency_s is None or any(f.reason.startswith(MODES_REASON) for f in own):
+        return ()
+    modes = two_modes(round_latencies(row.extras.get(ROUNDS_COLUMN)))
+    return () if modes is None else (Flag(LATENCY, modes.reason()),)
+
+
 def row_flags(
     target: TargetSpec,
     op_of: Callable[[str], OpSpec],
@@ -320,17 +337,19 @@ def row_flags(
     where: str = "",
 ) -> list[tuple[Flag, ...]]:
     """The flags of every row of ``target`` (the uncalibrated spec): its
-    ``suspect`` column's, then those of the checks, each once. Rows of one op
-    and dtype are checked as one batch; a row with no latency, of a dtype the
-    target has no peak for or with the wrong number of dims has only its
-    column's. A malformed column raises :class:`SuspectFormatError` naming
-    ``where`` (the file) and the row's line."""
+    ``suspect`` column's, its rounds' (two modes), then those of the checks,
+    each once. Rows of one op and dtype are checked as one batch; a row with
+    no latency, of a dtype the target has no peak for or with the wrong
+    number of dims has only its column's and its rounds'. A malformed column
+    raises :class:`SuspectFormatError` naming ``where`` (the file) and the
+    row's line."""
     out: list[tuple[Flag, ...]] = []
     for row in rows:
         try:
-            out.append(parse_suspect(row.extras.get(SUSPECT_COLUMN)))
+            own = parse_suspect(row.extras.get(SUSPECT_COLUMN))
         except SuspectFormatError as exc:
             raise SuspectFormatError(f"{where}:{row.line}: {exc}") from None
+        out.append(merge(own, _modes_flags(row, own)))
     groups: dict[tuple[str, str], list[int]] = {}
     for i, row in enumerate(rows):
         if row.latency_s is not None and row.dtype in target.peak_ops_per_s:

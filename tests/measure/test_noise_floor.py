@@ -1,6 +1,7 @@
 """The capture at the noise floor with a scripted measurer and a scripted
 machine: a stalled round is caught and measured again, a shape that will not
-settle is kept and marked suspect, rounds measured while the machine was busy
+settle is kept and marked suspect, one whose rounds alternate between two
+states is marked suspect, rounds measured while the machine was busy
 are measured again after a wait, the plausibility check's entries reach the
 row, and the sample and the outlier rule themselves."""
 
@@ -113,6 +114,27 @@ def test_a_shape_that_will_not_settle_is_kept_and_marked_suspect(tmp_path):
     assert f"after {MAX_REMEASURES} re-measure(s)" in row["suspect"]
     assert row["remeasured"] == str(MAX_REMEASURES)
     assert summary.suspects and summary.suspects[0].startswith("100 fp32: latency:")
+
+
+def test_a_shape_whose_rounds_alternate_between_two_states_is_marked_suspect(tmp_path):
+    """Shape 100 takes about 100 us on some rounds and about 700 us on the
+    others (an output mapped fresh on some rounds only): no round is an
+    outlier, so none is measured again, but the row says its median is one
+    of two modes."""
+    times = iter(v * 1e-6 for v in (100, 700, 102, 770, 98, 630, 735))
+
+    def measure(item: CaptureItem, settings: CaptureSettings) -> Measurement:
+        return _m(next(times) if item.dims == (100,) else 50e-6)
+
+    items = [CaptureItem((100,), "fp32"), CaptureItem((50,), "fp32")]
+    summary, out = _capture(tmp_path, measure, items, rounds=7, watch=Machine())
+    assert summary.remeasured_rounds == 0 and summary.suspect == 1
+    rows = {r["shape"]: r for r in _rows(out)}
+    assert rows["100"]["suspect"].startswith(
+        "latency: rounds fall into two modes, 3 at 100 us and 4 at 718 us"
+    )
+    assert float(rows["100"]["latency_s"]) == pytest.approx(630e-6)  # the median: a slow round
+    assert rows["50"]["suspect"] == ""
 
 
 def test_rounds_measured_while_busy_are_measured_again_after_a_wait(tmp_path):

@@ -167,6 +167,24 @@ def test_row_flags_merge_the_column_with_the_checks(toy):
         )
 
 
+def test_rounds_in_two_modes_make_the_latency_suspect_when_read(toy):
+    """A file captured before the capture flagged two modes is flagged when
+    read; one whose column says so already is not flagged twice."""
+    rounds = "2.7e-3 18e-3 2.6e-3 19e-3 2.8e-3 18.5e-3 2.7e-3"
+    ops = {"vector_add": VECTOR_ADD}.__getitem__
+    plain = _row(2, (1_000_000,), 2.7e-3, None)
+    plain.extras = {"round_latencies_s": rounds}
+    noted = _row(3, (1_000_000,), 2.7e-3, None, "latency: rounds fall into two modes, as captured")
+    noted.extras["round_latencies_s"] = rounds
+    quiet = _row(4, (1_000_000,), 2.7e-3, None)
+    quiet.extras = {"round_latencies_s": "2.7e-3 2.8e-3 2.6e-3 2.7e-3"}
+    flags = row_flags(toy, ops, [plain, noted, quiet], "f.csv")
+    assert [f.quantity for f in flags[0]] == [LATENCY]
+    assert flags[0][0].reason.startswith("rounds fall into two modes, 4 at 2.7 ms and 3 at 18.5 ms")
+    assert flags[1] == (Flag(LATENCY, "rounds fall into two modes, as captured"),)
+    assert flags[2] == ()
+
+
 def test_the_shipped_baselines_hold_one_implausible_quantity():
     """Every row of every shipped baseline (recaptures included), judged
     against its target's uncalibrated spec: only the i7-12700K vector_add row
@@ -203,4 +221,26 @@ def test_the_shipped_baselines_hold_one_implausible_quantity():
             ENERGY,
             "implies 1570 W, above 2 x the 190 W TDP (datasheet)",
         )
+    ]
+
+
+def test_the_shipped_baselines_hold_five_rows_in_two_modes():
+    """Every row of every shipped baseline whose rounds fall into two modes:
+    four products whose output is at or just above glibc's 32 MiB mmap
+    threshold, and one small linear (52x17x2560: 5 rounds at 50 us, 2 at 69 us)."""
+    registry = build_registry()
+    found = []
+    for _, item in registry.baseline_files():
+        baseline, _ = read_baseline_file(item)
+        rows = [r for r in baseline.rows if r.latency_s is not None]
+        spec = registry.datasheet_target(rows[0].hardware)
+        for row, flags in zip(rows, row_flags(spec, registry.op, rows), strict=True):
+            if any(f.reason.startswith("rounds fall into two modes") for f in flags):
+                found.append((Path(str(item)).name, row.shape, row.dtype))
+    assert sorted(found) == [
+        ("host_intel_xeon_2c_1t_linear.validation.csv", "52x17x2560", "fp32"),
+        ("host_intel_xeon_2c_1t_matmul.calibration.csv", "21520x21x944", "bf16"),
+        ("host_intel_xeon_2c_1t_matmul.calibration.csv", "33600x28x592", "bf16"),
+        ("host_intel_xeon_2c_1t_matmul.calibration.csv", "65536x384x256", "bf16"),
+        ("host_intel_xeon_2c_1t_matmul.validation.csv", "21520x96x416", "fp32"),
     ]
