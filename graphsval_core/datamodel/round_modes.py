@@ -9,9 +9,9 @@ just above glibc's 32 MiB mmap threshold: a round that finds enough free,
 already faulted memory at the top of the heap (a previous shape grew it)
 writes its output at memory speed, one that maps it fresh pays the page
 faults, 2.7 ms against 18 ms for a 21520x21x944 bf16 matmul, as each
-round's shuffled order puts another shape before it. The median of such a
-row is whichever state won the vote, so its latency is suspect: a fit skips
-it and a verdict does not count it.
+round's shuffled order puts another shape before it. The latency of such a
+row depends on the order of the run (its median is whichever state won the
+vote), so it is suspect: a fit skips it and a verdict does not count it.
 
 :func:`two_modes` finds the split: sorted, the rounds have a gap between
 neighbours of at least :data:`MODE_GAP` (the slower over the faster, minus
@@ -49,9 +49,9 @@ class Modes(NamedTuple):
         """The one-line suspect reason (no ``;``)."""
         return (
             f"{MODES_REASON}, {self.fast_rounds} at {fmt_seconds(self.fast_s)} and "
-            f"{self.slow_rounds} at {fmt_seconds(self.slow_s)} (the time depends on what "
-            "ran before the shape, e.g. an output mapped fresh on some calls and "
-            "reused on others): the median is one of them"
+            f"{self.slow_rounds} at {fmt_seconds(self.slow_s)}: its time depends on what ran "
+            "before it (such as an output mapped fresh in some rounds and found in the heap "
+            "in others), not on the shape alone"
         )
 
 

@@ -321,13 +321,21 @@ class MeasuredRow(Protocol):
     def extras(self) -> Mapping[str, str]: ...
 
 
-def _modes_flags(row: MeasuredRow, own: Sequence[Flag]) -> tuple[Flag, ...]:
-    """A latency flag when the row's rounds fall into two modes
-    (:mod:`graphsval_core.datamodel.round_modes`), unless its own column says so."""
-    if row.latency_s is None or any(f.reason.startswith(MODES_REASON) for f in own):
+def modes_flags(rounds: str | None, own: Sequence[Flag]) -> tuple[Flag, ...]:
+    """A latency flag when a row's rounds (its ``round_latencies_s`` column,
+    ``rounds``) fall into two modes (:mod:`graphsval_core.datamodel.round_modes`),
+    unless its own flags (``own``) say so already."""
+    if any(f.reason.startswith(MODES_REASON) for f in own):
         return ()
-    modes = two_modes(round_latencies(row.extras.get(ROUNDS_COLUMN)))
+    modes = two_modes(round_latencies(rounds))
     return () if modes is None else (Flag(LATENCY, modes.reason()),)
+
+
+def _modes_flags(row: MeasuredRow, own: Sequence[Flag]) -> tuple[Flag, ...]:
+    """:func:`modes_flags` of a row with a latency."""
+    if row.latency_s is None:
+        return ()
+    return modes_flags(row.extras.get(ROUNDS_COLUMN), own)
 
 
 def row_flags(

@@ -26,12 +26,14 @@ from graphsval_core.model.plausibility import (
     LATENCY,
     PEAK_MARGIN,
     POWER_MARGIN,
+    ROUNDS_COLUMN,
     SLOW_FACTOR,
     SUSPECT_COLUMN,
     Flag,
     SuspectFormatError,
     check_batch,
     merge,
+    modes_flags,
     parse_suspect,
     ratios,
     suspect_of,
@@ -77,10 +79,11 @@ def reasons(rows: RowBlock, target: TargetSpec, op: OpSpec, dtype: str) -> np.nd
 
 def flags(sheet: TargetSpec, op: OpSpec, rows: RowBlock, dtype: str, where: str) -> np.ndarray:
     """The plausibility flags of each row (rows with a latency and the op's
-    dims; ``sheet`` the uncalibrated spec): its ``suspect`` column's, then
-    those of the checks, each once, as ``row_flags`` gives them. A malformed
-    column raises :class:`SuspectFormatError` naming ``where`` (the file)
-    and the row's line."""
+    dims; ``sheet`` the uncalibrated spec): its ``suspect`` column's, its
+    rounds' (two modes), then those of the checks, each once, as
+    ``row_flags`` gives them. A malformed column raises
+    :class:`SuspectFormatError` naming ``where`` (the file) and the row's
+    line."""
     n = len(rows)
     out = np.empty(n, dtype=object)
     out.fill(NO_FLAGS)
@@ -97,6 +100,12 @@ def flags(sheet: TargetSpec, op: OpSpec, rows: RowBlock, dtype: str, where: str)
                 mine = column == text
                 out[mine] = _same(parsed, int(mine.sum()))
                 own |= mine
+    rounds = rows.extra(ROUNDS_COLUMN)
+    if rounds is not None:  # rounds in two modes (files captured before the capture said so)
+        for i in np.flatnonzero(~np.isnan(rows.latency_s) & (rounds != "")).tolist():
+            found = modes_flags(rounds[i], out[i])
+            if found:
+                out[i] = merge(out[i], found)
     if dtype not in sheet.peak_ops_per_s or not n:
         return out
     shapes = rows.dims_of(len(op.dims))

@@ -112,6 +112,52 @@ def test_suspect_records_are_listed_in_every_format(
     assert "latency: rounds disagree" in (out / "records.csv").read_text()
 
 
+def test_rounds_in_two_modes_keep_a_record_out_of_pass_fail(registry, tmp_path):
+    """A file captured before the capture flagged two modes: validate reads
+    the rounds (calibrate does too) and keeps such a record out; a quiet
+    row and a row with no latency stay as they are."""
+    path = tmp_path / "toy.validation.csv"
+    with path.open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow([*HEADER, "round_latencies_s"])
+        writer.writerows(
+            [
+                [
+                    "toy",
+                    "vector_add",
+                    "1000",
+                    "fp32",
+                    "7e-6",
+                    "",
+                    5,
+                    "",
+                    "1e-6 7e-6 1.1e-6 7.2e-6 7e-6",
+                ],
+                ["toy", "vector_add", "4000", "fp32", "2.2e-6", "", 5, "", "2.2e-6 2.1e-6 2.3e-6"],
+                [
+                    "toy",
+                    "vector_add",
+                    "8000",
+                    "fp32",
+                    "",
+                    "",
+                    0,
+                    "timed out",
+                    "1e-6 7e-6 1e-6 7e-6",
+                ],
+            ]
+        )
+    result = validate(registry, ValidateOptions(baselines=[str(path)]))
+    records = result.validation.records
+    by_shape = {records.shape[i]: records.row(i) for i in range(len(records))}
+    assert by_shape["1000"]["status"] == "suspect" and by_shape["1000"]["passed"] is None
+    assert by_shape["1000"]["suspect"].startswith(
+        "latency: rounds fall into two modes, 2 at 1.05 us and 3 at 7 us"
+    )
+    assert by_shape["4000"]["suspect"] is None and by_shape["4000"]["status"] == "checked"
+    assert by_shape["8000"]["suspect"] is None  # no latency: nothing to be suspect of
+
+
 def test_a_malformed_suspect_column_is_one_line_naming_file_and_line(registry, tmp_path):
     path = _baseline(
         tmp_path / "toy.validation.csv",
@@ -139,12 +185,15 @@ def test_the_1570_w_row_keeps_its_latency_verdict():
     assert [(t.suspect, t.passed, t.checked) for t in result.summary.targets] == [(1, 4, 6)]
     # no other row of the shipped data is physically implausible; the only other suspects
     # are rows the host capture itself marked (rounds or recaptures that would not settle)
+    # or whose rounds fall into two modes
     every = validate(build_registry(), ValidateOptions())
     implausible = [s for s in every.summary.suspect if "implies" in s.reason]
     assert [(s.hardware, s.shape) for s in implausible] == [("i7_12700k", "4096")]
     others = [s for s in every.summary.suspect if s not in implausible]
     assert all(s.hardware == "host_intel_xeon_2c_1t" for s in others)
-    assert all(("round(s)" in s.reason or "recapture" in s.reason) for s in others)
+    marks = ("round(s)", "recapture", "rounds fall into two modes")
+    assert all(any(m in s.reason for m in marks) for s in others)
+    assert sum("two modes" in s.reason for s in others) == 2  # 21520x96x416, 52x17x2560
 
 
 def test_the_validate_help_states_the_thresholds_in_force():
