@@ -6,7 +6,8 @@ exercise it:
 - ``launch_overhead_s``: the dispatch/launch cost of one call (with rows of
   several dtypes, ``dispatch_overhead_s.<dtype>`` as well: each dtype's GEMM
   library call for matrix products, e.g. MKL for fp32 and oneDNN with its
-  reorders for bf16 on a CPU);
+  reorders for bf16 on a CPU; a product no larger than the dtype's
+  ``library_min_macs`` pays the framework's launch);
 - ``kernel_overhead_s``: each further kernel of a multi-kernel op (linear's
   bias), for targets whose spec sets it (a GPU queues it behind the first);
 - ``fork_join_s``: waking and joining the thread team, on multi-unit CPU
@@ -95,6 +96,21 @@ def _headroom(spec: TargetSpec, provenance: Provenance | None) -> float:
     return 4.0 if loose or "snapshot_of" in spec.fingerprint else 1.0
 
 
+def _library_rows(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) -> np.ndarray:
+    """Per row: whether its dtype's GEMM library runs it: a matrix product
+    above the dtype's ``library_min_macs`` (the model's ``dispatched_rows``,
+    before the dtype has a dispatch constant of its own)."""
+    out = np.zeros(len(rows), dtype=bool)
+    for (op_name, dtype), index in by_op_and_dtype(rows).items():
+        op = registry.op(op_name)
+        if op.gemm_dims is None:
+            continue
+        shapes = np.array([rows[i].dims for i in index], dtype=np.int64)
+        gemm = np.asarray(op.gemm_dims(shapes), dtype=np.float64).reshape(len(index), 3)
+        out[index] = gemm[:, 0] * gemm[:, 1] * gemm[:, 2] > spec.library_min_macs.get(dtype, 0.0)
+    return out
+
+
 def choose_params(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) -> list[Param]:
     """The constants these rows exercise (see module doc)."""
     latency, terms = predict_rows(registry, spec, rows)
@@ -111,13 +127,14 @@ def choose_params(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) 
         ]
     else:  # each dtype's GEMM library (e.g. MKL for fp32, oneDNN for bf16) on its own
         params = []
-        # the framework's own dispatch: ops outside the GEMM library, and the
-        # further kernels of a multi-kernel op (linear's bias) on a CPU
+        # the framework's own dispatch: ops outside the GEMM library (products
+        # too small for it included), and the further kernels of a
+        # multi-kernel op (linear's bias) on a CPU
+        library = _library_rows(registry, spec, rows)
         own = [
             r
-            for r in rows
-            if registry.op(r.op).gemm_dims is None
-            or (registry.op(r.op).kernels > 1 and spec.kernel_overhead_s is None)
+            for i, r in enumerate(rows)
+            if not library[i] or (registry.op(r.op).kernels > 1 and spec.kernel_overhead_s is None)
         ]
         if own:
             params.append(
@@ -136,7 +153,7 @@ def choose_params(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) 
                 spec.launch_for(d),
                 1e-8,
                 1e-2,
-                f"{sum(1 for r in rows if r.dtype == d and registry.op(r.op).gemm_dims)} "
+                f"{sum(1 for i, r in enumerate(rows) if r.dtype == d and library[i])} "
                 f"{d} matmul/linear rows (mostly the launch-bound ones)",
             )
             for d in row_dtypes

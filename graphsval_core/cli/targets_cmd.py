@@ -102,6 +102,10 @@ def _detail_rows(registry: Registry, target: TargetSpec) -> list[list[str]]:
             [f"dispatch {d}", fmt_seconds(v), src(f"dispatch_overhead_s.{d}")]
             for d, v in target.dispatch_overhead_s.items()
         ],
+        *[
+            [f"library {d}", f"above {v:g} multiply-adds", src(f"library_min_macs.{d}")]
+            for d, v in target.library_min_macs.items()
+        ],
         [
             "register tile",
             fmt_bytes(target.register_tile_bytes) if target.register_tile_bytes else "default",

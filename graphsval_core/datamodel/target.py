@@ -286,7 +286,11 @@ class TargetSpec:
     packed panels and strided rows stream less well than an elementwise op,
     whose rate the tiers' ``achievable_fraction`` is); unset: 1.
     The software around the arithmetic: ``dispatch_overhead_s`` is the call
-    cost of each dtype's GEMM library (matrix products only);
+    cost of each dtype's GEMM library (matrix products only), and
+    ``library_min_macs`` (per dtype; unset: 0) the size, in multiply-adds
+    ``M*K*N``, at or below which the framework runs a product in its own
+    kernel instead, dispatched at ``launch_overhead_s`` (PyTorch hands a bf16
+    or fp16 product to oneDNN only above 16 x 16 x 16);
     ``kernel_overhead_s`` the cost of each further kernel of a multi-kernel op
     (None: a whole framework dispatch, as on a CPU); ``parallel_grain_ops``
     the work at or below which an op runs on one unit and ``fork_join_s`` what
@@ -338,6 +342,7 @@ class TargetSpec:
     vector_ops_per_s: Mapping[str, float] = field(factory=dict)
     product_bandwidth_fraction: Mapping[str, float] = field(factory=dict)
     pack_a_bps: Mapping[str, float] = field(factory=dict)
+    library_min_macs: Mapping[str, float] = field(factory=dict)
     register_tile_bytes: float | None = None
     first_touch_bps: float | None = None
     first_touch_min_bytes: float | None = None
@@ -431,6 +436,7 @@ class TargetSpec:
             ("dispatch_overhead_s", False),
             ("vector_ops_per_s", True),
             ("pack_a_bps", True),
+            ("library_min_macs", False),
         ):
             _set(self, name, _per_dtype(name, getattr(self, name), peaks, prov, strict))
         shares = _per_dtype(
@@ -459,6 +465,7 @@ class TargetSpec:
             *(f"vector_ops_per_s.{d}" for d in self.vector_ops_per_s),
             *(f"product_bandwidth_fraction.{d}" for d in self.product_bandwidth_fraction),
             *(f"pack_a_bps.{d}" for d in self.pack_a_bps),
+            *(f"library_min_macs.{d}" for d in self.library_min_macs),
             *(f"{name}.{d}" for name in self.PACKING for d in getattr(self, name)),
         ]
         for optional in self.OPTIONAL_NUMBERS:
@@ -582,6 +589,7 @@ class TargetSpec:
             "vector_ops_per_s": dict(self.vector_ops_per_s),
             "product_bandwidth_fraction": dict(self.product_bandwidth_fraction),
             "pack_a_bps": dict(self.pack_a_bps),
+            "library_min_macs": dict(self.library_min_macs),
             "register_tile_bytes": self.register_tile_bytes,
             "first_touch_bps": self.first_touch_bps,
             "first_touch_min_bytes": self.first_touch_min_bytes,

@@ -37,6 +37,7 @@ _MAPS = (
     "vector_ops_per_s",
     "product_bandwidth_fraction",
     "pack_a_bps",
+    "library_min_macs",
     *TargetSpec.PACKING,
 )
 

@@ -53,7 +53,10 @@ latency and energy of one call on warm data, term by term
   tier).
 - **Launch** (:mod:`.terms.overheads`): the first kernel of a call costs
   ``launch_overhead_s``, or, for a matrix product, the dtype's GEMM-library
-  call (``dispatch_overhead_s``); every further kernel of the op
+  call (``dispatch_overhead_s``) unless it has no more multiply-adds than
+  the dtype's ``library_min_macs`` (the framework then runs it in its own
+  kernel: PyTorch keeps a bf16 product of at most 16 x 16 x 16 out of
+  oneDNN); every further kernel of the op
   (``OpSpec.kernels``: linear broadcasts its bias, then accumulates the
   product onto it) costs ``kernel_overhead_s`` (a GPU queues it behind the
   first) or, unset, a whole framework dispatch; an op above the grain on a
@@ -107,6 +110,7 @@ from graphsval_core.model.terms.memory import (
     residency_tier_names,
 )
 from graphsval_core.model.terms.overheads import (
+    dispatched_rows,
     first_kernel_time,
     first_touch_time,
     fresh_output,
@@ -238,7 +242,9 @@ def predict(
     compute = compute_waves(flops, register_tiles, active, units, achievable)
 
     # overheads of the call
-    first_kernel = first_kernel_time(target, dtype, gemm is not None)
+    first_kernel = first_kernel_time(
+        target, dtype, dispatched_rows(target, dtype, gemm, len(shapes))
+    )
     per_kernel = target.kernel_overhead_s
     if per_kernel is None:
         per_kernel = target.launch_overhead_s

@@ -7,9 +7,10 @@ model's term to the measured time less launch):
 
 - ``alu_bound``: the achievable peak of the cell's dtype;
 - a tier regime: that tier's effective bandwidth;
-- ``launch_bound``: the dtype's dispatch overhead where the call pays it (a
-  matrix product at a dtype with a dispatch path of its own), else the
-  launch overhead; the measured time less everything else the model puts in
+- ``launch_bound``: the dtype's dispatch overhead where the calls pay it (a
+  matrix product its dtype's library runs; over those calls only, where a
+  cell also holds products too small for the library), else the launch
+  overhead; the measured time less everything else the model puts in
   the call falls on that one constant;
 - energy failures: the static power (measured energy less the model's dynamic
   energy, over the measured time).
@@ -225,16 +226,20 @@ def _compute_drifts(cell: Cell) -> list[Drift]:
 
 
 def _launch_drifts(cell: Cell) -> list[Drift]:
-    """The launch constant of the cell's dtype (its dispatch overhead where
-    the call pays one, else the launch overhead): the measured time less
-    compute or memory and the rest of the fixed time, less the launch the
-    model adds beyond that one constant (further kernels, a thread team)."""
+    """The launch constant of the cell's dtype (its dispatch overhead, over
+    the calls that pay one, where any does; else the launch overhead): the
+    measured time less compute or memory and the rest of the fixed time, less
+    the launch the model adds beyond that one constant (further kernels, a
+    thread team)."""
     dispatch = cell.column("dispatch_s")
-    per_dtype = bool(np.isfinite(dispatch).all())
+    paid = np.isfinite(dispatch)
+    per_dtype = bool(paid.any())
     constant = dispatch if per_dtype else cell.column("launch_overhead_s")
-    if not np.isfinite(constant).all():  # records built without the constants
-        constant = cell.column("launch_s")
     known = cell.column("known").astype(bool)
+    if per_dtype:  # the products below the library's size pay another constant
+        known = known & paid
+    elif not np.isfinite(constant).all():  # records built without the constants
+        constant = cell.column("launch_s")
     implied = np.maximum(0.0, (cell.column("rest") + constant)[known])
     if not implied.size:
         return []
@@ -242,7 +247,7 @@ def _launch_drifts(cell: Cell) -> list[Drift]:
         Drift(
             f"dispatch overhead {cell.dtype}" if per_dtype else "launch overhead",
             "s",
-            _median(constant),
+            _median(constant[known]),
             _median(implied),
             int(implied.size),
             **_latency_spread(cell),

@@ -50,7 +50,7 @@ from graphsval_core.model.plausibility import (
 )
 from graphsval_core.model.prediction import Prediction
 from graphsval_core.model.reference import NAME as REFERENCE
-from graphsval_core.model.terms.overheads import pays_dispatch
+from graphsval_core.model.terms.overheads import dispatched_rows
 from graphsval_core.plugins.records import PredictorConstant, PredictorSpec
 from graphsval_core.plugins.registry import PredictorFailed, PredictorRowsFailed, Registry
 from graphsval_core.validate import block_checks
@@ -446,7 +446,7 @@ def _checked(
         tolerance_energy=tolerance_energy,
         binding_tier=columns["binding_tier"],
         explanation=[pred.sentence(i) for i in range(len(rows))] if explain else None,
-        terms=_terms(columns, target, dtype, op, own=predictor.name == REFERENCE),
+        terms=_terms(columns, target, dtype, op, own=predictor.name == REFERENCE, shapes=shapes),
         **breakdown(pred),
     )
 
@@ -496,6 +496,7 @@ def _terms(
     dtype: str,
     op: OpSpec | None = None,
     own: bool = True,
+    shapes: np.ndarray | None = None,
 ) -> Terms:
     """What attribution needs to infer the constant a measurement implies; a
     term the predictor does not report is NaN (the launch falls back on the
@@ -506,20 +507,24 @@ def _terms(
     constants that predictor declares instead.
 
     The launch's first kernel is the dtype's own dispatch overhead for a
-    matrix product (``op.gemm_dims``) at a dtype that has one, as the
-    reference model builds it, else the target's launch overhead; a predictor
-    that reports no launch (or no ``op`` given) falls back on
-    :meth:`TargetSpec.launch_for` for any op."""
+    matrix product (``op.gemm_dims`` of ``shapes``) the dtype's library runs,
+    as the reference model builds it (:func:`dispatched_rows`), else the
+    target's launch overhead; a predictor that reports no launch (or no
+    ``op`` given) falls back on :meth:`TargetSpec.launch_for` for any op."""
     n = len(columns["latency_s"])
     absent = np.full(n, np.nan)
     reported = "launch_s" in columns
     launch = columns.get("launch_s", np.full(n, target.launch_for(dtype)))
-    dispatched = (
-        pays_dispatch(target, dtype, op.gemm_dims is not None)
-        if op is not None and reported
-        else dtype in target.dispatch_overhead_s
-    )
-    dispatch = target.dispatch_overhead_s[dtype] if dispatched else np.nan
+    if op is not None and reported:
+        gemm = None
+        if op.gemm_dims is not None and shapes is not None:
+            gemm = np.asarray(op.gemm_dims(shapes), dtype=np.float64).reshape(n, 3)
+        elif op.gemm_dims is not None:  # no shapes: every product is the library's
+            gemm = np.full((n, 3), np.inf)
+        dispatched = dispatched_rows(target, dtype, gemm, n)
+    else:
+        dispatched = np.full(n, dtype in target.dispatch_overhead_s)
+    dispatch = np.where(dispatched, target.dispatch_overhead_s.get(dtype, np.nan), np.nan)
     zero = np.zeros(n)
     fixed = launch + (columns.get("first_touch_s", zero) + columns.get("pack_s", zero))
     # a matrix product streams at its library's share of each tier (the reference model's rule)
@@ -543,7 +548,7 @@ def _terms(
         return evolve(Terms.empty(n), launch_s=launch, fixed_s=np.nan_to_num(fixed), **given)
     return Terms(
         launch_s=launch,
-        dispatch_s=np.full(n, dispatch),
+        dispatch_s=dispatch,
         launch_overhead_s=np.full(n, target.launch_overhead_s),
         fixed_s=fixed,
         **given,

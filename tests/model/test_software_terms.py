@@ -71,6 +71,47 @@ def test_the_gemm_library_call_cost_is_for_matrix_products_only(registry_of):
     assert lin.launch_s[0] == pytest.approx(20e-6 + 2e-6)  # library call + bias dispatch
 
 
+def test_a_product_too_small_for_its_library_pays_the_framework_s_launch(registry_of):
+    # PyTorch keeps a bf16 product of at most 16 x 16 x 16 multiply-adds out of oneDNN
+    registry = registry_of(
+        peak_ops_per_s={"fp32": datasheet(1e11, "t"), "bf16": datasheet(1e12, "t")},
+        energy_per_op_j={"fp32": estimated(1e-12, "t"), "bf16": estimated(1e-12, "t")},
+        dispatch_overhead_s={"fp32": estimated(1e-6, "t"), "bf16": estimated(20e-6, "t")},
+        library_min_macs={"bf16": datasheet(4096, "mkldnn_gemm_min_size")},
+    )
+    shapes = [[16, 16, 16], [16, 16, 17], [4096, 1, 1], [4097, 1, 1]]
+    mm = predict_batch(registry, "t", "matmul", shapes, "bf16")
+    assert mm.launch_s.tolist() == pytest.approx([2e-6, 20e-6, 2e-6, 20e-6])
+    lin = predict_batch(registry, "t", "linear", shapes[:2], "bf16")
+    assert lin.launch_s.tolist() == pytest.approx([4e-6, 22e-6])  # + the bias's dispatch
+    fp32 = predict_batch(registry, "t", "matmul", shapes[:1], "fp32")
+    assert fp32.launch_s[0] == pytest.approx(1e-6)  # no size for fp32: always the library
+    # attribution sees the same split: only the library's calls pay its dispatch
+    from graphsval_core.validate.harness import _terms
+
+    terms = _terms(
+        mm.columns(), registry.target("t"), "bf16", registry.op("matmul"), shapes=np.array(shapes)
+    )
+    assert np.isnan(terms.dispatch_s[[0, 2]]).all() and terms.dispatch_s[[1, 3]].tolist() == [
+        20e-6,
+        20e-6,
+    ]
+    spec = registry.target("t")
+    back = spec_from_json(spec_to_json(spec))
+    assert back == spec and back.library_min_macs == {"bf16": 4096.0}
+    assert back.provenance["library_min_macs.bf16"].source == "mkldnn_gemm_min_size"
+
+
+def test_a_library_size_needs_a_dtype_with_a_peak_and_a_number_of_zero_or_more(make_target):
+    with pytest.raises(SpecError, match="library_min_macs.bf16"):
+        make_target(library_min_macs={"bf16": datasheet(4096, "t")})  # no bf16 peak
+    with pytest.raises(SpecError, match="library_min_macs.fp32"):
+        make_target(library_min_macs={"fp32": datasheet(-1, "t")})
+    assert make_target(library_min_macs={"fp32": datasheet(0, "t")}).library_min_macs == {
+        "fp32": 0.0
+    }
+
+
 def test_packing_b_costs_its_bytes_from_the_threshold_on(registry_of):
     registry = registry_of(pack_bps=estimated(10e9, "test"), pack_min_rows=estimated(3, "test"))
     p = predict_batch(registry, "t", "matmul", [[2, 1024, 1024], [3, 1024, 1024]], "fp32")

@@ -121,6 +121,23 @@ def test_launch_bound_rows_of_two_dtypes_make_two_cells_each_with_its_own_sign()
     assert "over-predicts latency" in bf16.text()
 
 
+def test_a_launch_cell_with_products_too_small_for_the_library_judges_the_dispatch_alone():
+    """Three bf16 calls through oneDNN (a 33.4 us dispatch, ~20 us measured) and
+    two too small for it, run by the framework at its 0.8 us launch (~1 us
+    measured): the dispatch is judged over the three, not pulled to 1 us."""
+    small = [
+        {"dtype": "bf16", "regime": "launch_bound", "measured": m, "predicted": 0.8e-6}
+        for m in (1.0e-6, 1.1e-6)
+    ]
+    for row in small:
+        row["launch"] = 0.8e-6
+    bf16 = [r for r in _launch_rows() if r["dtype"] == "bf16"]
+    (cell,) = [c for c in build_cells(_records(bf16 + small)).values() if c.dtype == "bf16"]
+    (drift,) = attribute(cell)
+    assert drift.constant == "dispatch overhead bf16" and drift.shapes == 3
+    assert drift.model == pytest.approx(33.4e-6) and drift.implied == pytest.approx(20e-6)
+
+
 def test_alu_bound_cells_are_split_by_dtype_and_tier_cells_pool_them():
     rows = [
         {"dtype": d, "regime": g, "measured": 1e-3, "predicted": p}

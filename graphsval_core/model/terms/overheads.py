@@ -15,22 +15,36 @@ if TYPE_CHECKING:
 
 
 def pays_dispatch(target: TargetSpec, dtype: str, product: bool) -> bool:
-    """Whether a call's first kernel is the dtype's own GEMM-library dispatch
-    (``dispatch_overhead_s``): only a matrix product (``product``) at a dtype
-    the spec gives one for; any other call pays the framework's launch."""
+    """Whether a call's first kernel may be the dtype's own GEMM-library
+    dispatch (``dispatch_overhead_s``): only a matrix product (``product``)
+    at a dtype the spec gives one for; any other call pays the framework's
+    launch. Which products do: :func:`dispatched_rows`."""
     return product and dtype in target.dispatch_overhead_s
 
 
-def first_kernel_time(target: TargetSpec, dtype: str, product: bool) -> float:
-    """The first kernel of a call: the dtype's dispatch where it
-    :func:`pays_dispatch`, else ``launch_overhead_s``."""
-    if pays_dispatch(target, dtype, product):
-        return target.dispatch_overhead_s[dtype]
-    return target.launch_overhead_s
+def dispatched_rows(target: TargetSpec, dtype: str, gemm: np.ndarray | None, n: int) -> np.ndarray:
+    """Per row of ``n``: whether the dtype's GEMM library runs the product and
+    its first kernel is the library's dispatch. ``gemm`` is ``(n, 3)`` of
+    (M, K, N), None for an op with no product. A product is the library's
+    where the call :func:`pays_dispatch` and it has more multiply-adds
+    ``M*K*N`` than the dtype's ``library_min_macs`` (0 unless given); a
+    smaller one runs in the framework's own kernel (PyTorch keeps a bf16 or
+    fp16 product of at most 16 x 16 x 16 out of oneDNN)."""
+    if gemm is None or not pays_dispatch(target, dtype, True):
+        return np.zeros(n, dtype=bool)
+    macs = gemm[:, 0] * gemm[:, 1] * gemm[:, 2]
+    return macs > target.library_min_macs.get(dtype, 0.0)
+
+
+def first_kernel_time(target: TargetSpec, dtype: str, dispatched: np.ndarray) -> np.ndarray:
+    """The first kernel of each call: the dtype's dispatch where
+    ``dispatched`` (:func:`dispatched_rows`), else ``launch_overhead_s``."""
+    dispatch = target.dispatch_overhead_s.get(dtype, target.launch_overhead_s)
+    return np.where(dispatched, dispatch, target.launch_overhead_s)
 
 
 def launch_time(
-    first_kernel_s: float,
+    first_kernel_s: float | np.ndarray,
     kernels: int,
     per_kernel_s: float,
     team: np.ndarray,
@@ -41,7 +55,7 @@ def launch_time(
     op at ``per_kernel_s`` (linear broadcasts its bias, then accumulates the
     product onto it), and ``fork_join_s`` where the op wakes and joins the
     thread team: ``first + (kernels - 1) * per_kernel [+ fork_join]``."""
-    launch = np.full(team.shape, first_kernel_s + (kernels - 1) * per_kernel_s)
+    launch = np.broadcast_to(first_kernel_s + (kernels - 1) * per_kernel_s, team.shape).copy()
     if fork_join_s is not None:
         launch = launch + np.where(team, fork_join_s, 0.0)
     return launch

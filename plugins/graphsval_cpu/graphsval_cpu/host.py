@@ -404,6 +404,7 @@ def _detect(root_text: str, usable: frozenset[int], given: bool) -> TargetSpec:
         pack_bps=library.pack_rate(peaks),
         pack_min_rows=library.pack_min_rows(peaks),
         pack_a_bps=library.pack_a_rate(peaks, n_cpus),
+        library_min_macs=library.library_min_macs(peaks),
         idle_power_w=estimated(2.0 * cores, "2 W per core (static share of a package)"),
         tdp_w=estimated(10.0 * cores, "10 W per core under full load"),
         ground_truth="measured",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from graphsval_core.plugin_api import Sourced, estimated
+from graphsval_core.plugin_api import Sourced, datasheet, estimated
 
 #: PyTorch's at::internal::GRAIN_SIZE: an op with fewer elements (here: ops)
 #: runs on the calling thread alone.
@@ -36,6 +36,31 @@ def grain() -> Sourced:
 
 #: The dtypes whose products go through oneDNN (its reorders) rather than MKL.
 ONEDNN_DTYPES = ("bf16", "int8")
+
+
+#: PyTorch hands a bf16 or fp16 product to oneDNN only above this many
+#: multiply-adds (aten/src/ATen/native/mkldnn/Matmul.cpp, ``checksize``:
+#: ``mkldnn_gemm_min_size = 16 * 16 * 16``); a smaller one runs in its own
+#: reference kernel. An int8 product (``torch._int_mm``) has no such threshold.
+LIBRARY_MIN_MACS = 16 * 16 * 16
+#: The dtypes whose products skip oneDNN below :data:`LIBRARY_MIN_MACS`.
+SIZED_DTYPES = ("bf16", "fp16")
+
+
+def library_min_macs(dtypes: Iterable[str]) -> dict[str, Sourced]:
+    """At or below how many multiply-adds each dtype's product stays out of
+    its GEMM library (only the dtypes that have such a size)."""
+    return {
+        dtype: datasheet(
+            LIBRARY_MIN_MACS,
+            f"PyTorch's mkldnn_gemm_min_size (aten/src/ATen/native/mkldnn/Matmul.cpp): a "
+            f"{dtype} product of at most 16x16x16 multiply-adds runs in PyTorch's own kernel, "
+            "not oneDNN (the Intel host, torch 2.13: bf16 matmul 16x16x16 3.3 us, "
+            "16x16x17 18.4 us)",
+        )
+        for dtype in dtypes
+        if dtype in SIZED_DTYPES
+    }
 
 
 def pack_rate(dtypes: Iterable[str]) -> dict[str, Sourced]:

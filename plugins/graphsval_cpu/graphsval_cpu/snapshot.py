@@ -98,6 +98,8 @@ def snapshot_host(target: TargetSpec, threads: int | None) -> TargetSpec:
         # the GEMM library's packing of B does not depend on the threads
         pack_bps=_kept_per_dtype(target, "pack_bps"),
         pack_min_rows=_kept_per_dtype(target, "pack_min_rows"),
+        # the framework's choice of kernel by a product's size does not depend on the threads
+        library_min_macs=_kept_per_dtype(target, "library_min_macs"),
         # each thread packs its own blocks of an A from main memory
         pack_a_bps={
             d: _scaled(v, prov.get(f"pack_a_bps.{d}"), factor, why)

@@ -39,6 +39,12 @@ def test_snapshot_scales_rates_to_the_threads_used():
     assert set(host.pack_a_bps) == {"fp32"} and set(snap.pack_a_bps) == {"fp32"}
     assert host.pack_a_bps["fp32"] == pytest.approx(4e9 * cores)
     assert snap.pack_a_bps["fp32"] == pytest.approx(4e9)
+    # PyTorch keeps a bf16 product of at most 16x16x16 out of oneDNN, at any thread count;
+    # fp32 (MKL) and int8 (torch._int_mm) have no such size
+    sized = {d for d in ("bf16", "fp16") if d in host.peak_ops_per_s}
+    assert set(host.library_min_macs) == sized and snap.library_min_macs == host.library_min_macs
+    assert all(v == 16 * 16 * 16 for v in snap.library_min_macs.values())
+    assert all(snap.provenance[f"library_min_macs.{d}"].kind == "datasheet" for d in sized)
     if cores > 1:
         assert snap.provenance["peak_ops_per_s.fp32"].kind == "derived"
 
