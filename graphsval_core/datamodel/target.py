@@ -39,6 +39,7 @@ class SpecError(UserInputError):
 
     def __init__(self, field_name: str, message: str) -> None:
         self.field = field_name
+        self.message = message
         super().__init__(f"field {field_name!r}: {message}")
 
 
@@ -129,7 +130,7 @@ class MemoryTier:
         where = f"tier {self.name!r}: "
         if self.name not in TIER_NAMES:
             raise SpecError(
-                "name", f"tier name {self.name!r} is not one of {', '.join(TIER_NAMES)}"
+                where + "name", f"tier name {self.name!r} is not one of {', '.join(TIER_NAMES)}"
             )
         _set(self, "capacity_bytes", _number(where + "capacity_bytes", self.capacity_bytes))
         _set(self, "num_units", _count(where + "num_units", self.num_units))

@@ -7,7 +7,8 @@ files, model configs, target specs, floors, snapshots) goes through
 bytes that are not UTF-8 (decoded as UTF-8 whatever the locale; a leading BOM
 is allowed), invalid JSON (with its line and column), ``NaN`` or
 ``Infinity`` (not JSON; a finite number is expected everywhere), an integer
-of more than :data:`MAX_INT_DIGITS` digits, a number that overflows a float,
+of more than :data:`MAX_INT_DIGITS` digits, a number that overflows a float
+(these three name the key that holds them, ``tiers[1].capacity_bytes``),
 nesting deeper than the parser can follow, and a key given twice in one object
 (twice with the same value: counted once, with a warning).
 """
@@ -30,24 +31,62 @@ class _Invalid(ValueError):
     """A value the strict parser refuses; carries the message."""
 
 
+class _Refused:
+    """A literal the strict parser refuses, kept in place while the file is
+    parsed so that its key can be named (:func:`_path_of`)."""
+
+    def __init__(self, message: str) -> None:
+        self.message = message
+
+
 def _constant(name: str) -> Any:
-    raise _Invalid(f"{name} is not a number JSON allows (a finite number is expected)")
+    return _Refused(f"{name} is not a number JSON allows (a finite number is expected)")
 
 
-def _int(text: str) -> int:
+def _int(text: str) -> Any:
     digits = len(text.lstrip("-"))
     if digits > MAX_INT_DIGITS:
-        raise _Invalid(f"an integer of {digits} digits (at most {MAX_INT_DIGITS})")
+        return _Refused(f"an integer of {digits} digits (at most {MAX_INT_DIGITS})")
     return int(text)
 
 
-def _float(text: str) -> float:
+def _float(text: str) -> Any:
     if len(text) > 64:
-        raise _Invalid(f"a number literal of {len(text)} characters (at most 64)")
+        return _Refused(f"a number literal of {len(text)} characters (at most 64)")
     value = float(text)
     if not math.isfinite(value):
-        raise _Invalid(f"the number {text} overflows (a finite number is expected)")
+        return _Refused(f"the number {text} overflows (a finite number is expected)")
     return value
+
+
+def _noting(parse: Any, refused: list[_Refused]) -> Any:
+    """``parse``, noting each literal it refuses in ``refused``."""
+
+    def hook(text: str) -> Any:
+        value = parse(text)
+        if isinstance(value, _Refused):
+            refused.append(value)
+        return value
+
+    return hook
+
+
+def _path_of(value: Any, at: str = "") -> tuple[str, _Refused] | None:
+    """The key path (``tiers[1].capacity_bytes``) and the first refused literal
+    in ``value``, in the file's order; None when there is none."""
+    if isinstance(value, _Refused):
+        return at, value
+    items: Any = ()
+    if isinstance(value, dict):
+        items = ((f"{at}.{key}" if at else str(key), v) for key, v in value.items())
+    elif isinstance(value, list):
+        items = ((f"{at}[{i}]", v) for i, v in enumerate(value))
+    for path, item in items:
+        if isinstance(item, (dict, list, _Refused)):
+            found = _path_of(item, path)
+            if found is not None:
+                return found
+    return None
 
 
 def _pairs(where: str) -> Any:
@@ -79,14 +118,20 @@ def parse_json(data: bytes | str, where: str, error: type[UserInputError] = User
         text = data.removeprefix("\ufeff")
     if not text.strip():
         raise error(f"{where}: empty file (expected a JSON object)")
+    refused: list[_Refused] = []
     try:
-        return json.loads(
+        value = json.loads(
             text,
-            parse_constant=_constant,
-            parse_int=_int,
-            parse_float=_float,
+            parse_constant=_noting(_constant, refused),
+            parse_int=_noting(_int, refused),
+            parse_float=_noting(_float, refused),
             object_pairs_hook=_pairs(where),
         )
+        if refused:  # name the key of the first one
+            found = _path_of(value)
+            path, first = found if found is not None else ("", refused[0])
+            raise _Invalid(f"{path}: {first.message}" if path else first.message)
+        return value
     except _Invalid as exc:
         raise error(f"{where}: {exc}") from None
     except json.JSONDecodeError as exc:

@@ -9,12 +9,13 @@ on any machine.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 from graphsval_core.datamodel.errors import UserInputError
 from graphsval_core.datamodel.provenance import PROVENANCE_KINDS, Provenance, Sourced
-from graphsval_core.datamodel.target import MemoryTier, TargetSpec
+from graphsval_core.datamodel.target import MemoryTier, SpecError, TargetSpec
 from graphsval_core.files.calibration_file import MAX_LATENCY_S, MIN_RATE
 
 SCHEMA_VERSION = 1
@@ -216,13 +217,13 @@ def read_spec(path: str | Path, text: str | bytes | None = None) -> TargetSpec:
         schema.string(entry.get("source"), f"{where}: {at}.source", err)
     try:
         spec = spec_from_json(top)
+    except SpecError as exc:
+        raise TargetFileError(f"{where}: {_in_file(exc, top['tiers'])}") from None
     except UserInputError as exc:
         raise TargetFileError(f"{where}: {exc}") from None
     except KeyError as exc:
         raise TargetFileError(f"{where}: missing key {exc}") from None
     except TypeError as exc:
-        import re
-
         missing = re.findall(r"'(\w+)'", str(exc)) if "missing" in str(exc) else []
         if missing:
             raise TargetFileError(
@@ -241,8 +242,35 @@ def read_spec(path: str | Path, text: str | bytes | None = None) -> TargetSpec:
     for at, value, most, what in _ceilings(spec):
         if value > most:
             raise TargetFileError(f"{where}: {at}: {value:.3g} is above {most:g} ({what})")
+    if spec.clock_hz < MIN_CLOCK_HZ:
+        raise TargetFileError(
+            f"{where}: clock_hz: {spec.clock_hz:.6g} Hz is below {MIN_CLOCK_HZ:.0e} "
+            "(no part clocks that slowly: a clock is given in Hz)"
+        )
+    for i, tier in enumerate(spec.tiers):
+        if tier.capacity_bytes < MIN_CAPACITY_BYTES:
+            raise TargetFileError(
+                f"{where}: tiers[{i}].capacity_bytes: {tier.capacity_bytes:.6g} B is below "
+                f"{MIN_CAPACITY_BYTES} B (one cache line: a capacity is given in bytes)"
+            )
     return spec
 
+
+def _in_file(exc: SpecError, tiers: list[Any]) -> str:
+    """The error as the file's keys name it: a tier's own check names the tier
+    (``tier 'l2': capacity_bytes``), the file its place (``tiers[1]``)."""
+    match = re.fullmatch(r"tier '(.+)': (\w+)", exc.field)
+    names = [t.get("name") if isinstance(t, dict) else None for t in tiers]
+    if match is None or names.count(match.group(1)) != 1:
+        return str(exc)
+    at = f"tiers[{names.index(match.group(1))}].{match.group(2)}"
+    return f"field {at!r} (tier {match.group(1)!r}): {exc.message}"
+
+
+#: The least clock a target file may give (Hz): a 1 MHz part is a microcontroller.
+MIN_CLOCK_HZ = 1e6
+#: The least capacity of a tier (bytes): one cache line.
+MIN_CAPACITY_BYTES = 64
 
 #: The most a target file may give: past these no part exists, and the
 #: predictions overflow (a latency of 1e300 s, an energy of Infinity).

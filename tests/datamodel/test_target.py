@@ -119,7 +119,7 @@ def test_shared_tier_usable_capacity(make_tier):
 def test_unknown_tier_name(make_tier):
     with pytest.raises(SpecError) as err:
         make_tier("l9")
-    assert err.value.field == "name"
+    assert err.value.field == "tier 'l9': name"  # as the tier's other fields
 
 
 def test_to_dict_carries_provenance(make_target):

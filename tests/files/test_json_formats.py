@@ -44,6 +44,23 @@ def test_the_json_reader_refuses_what_json_files_should_not_hold(text, fragment)
     assert str(err.value).startswith("f.json: ") and fragment in str(err.value)
 
 
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (b'{"a": NaN}', "f.json: a: NaN is not a number JSON allows"),
+        (b'{"tiers": [{"x": 1}, {"cap": 1e999}]}', "f.json: tiers[1].cap: the number 1e999"),
+        (b"[1, 2, -Infinity]", "f.json: [2]: -Infinity is not a number"),
+        (b'{"a": {"b": [' + b"9" * 40 + b"]}}", "f.json: a.b[0]: an integer of 40 digits"),
+        (b'{"a": 1, "b": NaN, "c": Infinity}', "f.json: b: NaN"),  # the first, in file order
+        (b"NaN", "f.json: NaN is not a number"),  # no key to name
+    ],
+)
+def test_a_refused_number_is_named_by_its_key(text, message):
+    with pytest.raises(UserInputError) as err:
+        parse_json(text, "f.json")
+    assert str(err.value).startswith(message)
+
+
 def test_a_key_given_twice_with_one_value_is_read_once_with_a_warning():
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", InputWarning)
@@ -210,3 +227,54 @@ def test_a_target_file_names_an_unknown_key(tmp_path):
     with pytest.raises(TargetFileError) as err:
         read_spec(path)
     assert str(err.value).startswith(f"{path}: unknown key 'clock_hzz' (did you mean 'clock_hz'?)")
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (
+            lambda t: t[1].update(peak_bandwidth_bps=-5),
+            "field 'tiers[1].peak_bandwidth_bps' (tier 'l2'): must be > 0, got -5",
+        ),
+        (
+            lambda t: t[2].update(achievable_fraction=3),
+            "field 'tiers[2].achievable_fraction' (tier 'l3'): must be in (0, 1], got 3",
+        ),
+        (
+            lambda t: t[1].update(name="l9"),
+            "field 'tiers[1].name' (tier 'l9'): tier name 'l9' is not one of l1, l2, l3, dram",
+        ),
+    ],
+)
+def test_a_target_file_names_a_bad_tier_by_its_place_and_its_name(tmp_path, edit, message):
+    from graphsval_core.files.target_spec import spec_to_json
+
+    data = spec_to_json(build_registry().datasheet_target(HOST))
+    edit(data["tiers"])
+    path = tmp_path / "t.target.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(TargetFileError) as err:
+        read_spec(path)
+    assert str(err.value) == f"{path}: {message}"
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda d: d.update(clock_hz=2.6), "clock_hz: 2.6 Hz is below 1e+06"),
+        (
+            lambda d: d["tiers"][0].update(capacity_bytes=48),
+            "tiers[0].capacity_bytes: 48 B is below 64 B (one cache line",
+        ),
+    ],
+)
+def test_a_target_file_refuses_a_clock_or_a_capacity_in_the_wrong_unit(tmp_path, edit, message):
+    from graphsval_core.files.target_spec import spec_to_json
+
+    data = spec_to_json(build_registry().datasheet_target(HOST))
+    edit(data)
+    path = tmp_path / "t.target.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(TargetFileError) as err:
+        read_spec(path)
+    assert str(err.value).startswith(f"{path}: {message}")
