@@ -74,8 +74,9 @@ class WorkspacePlugin:
 
     @hookimpl
     def graphsval_register_targets(self) -> Iterable[TargetSpec]:
-        """Every ``targets/*.target.json``; a file that cannot be read, or that
-        names a key an earlier file of the workspace took, is one problem."""
+        """Every ``targets/*.target.json``; a file that cannot be read, or whose
+        key is not its name's (``<key>.target.json``: two files cannot then
+        hold one key), is one problem."""
         from graphsval_core.files.target_spec import read_spec
 
         out: dict[str, tuple[Path, TargetSpec]] = {}
@@ -98,13 +99,16 @@ class WorkspacePlugin:
                 if self._broken is not None:
                     self._broken(key, f"workspace target file {path}: {text}; fix or remove it")
                 continue
-            if spec.key in out:
-                self.problem(
-                    f"target file {path}: target {spec.key!r} is already in "
-                    f"{out[spec.key][0].name}; this file is ignored"
+            if spec.key != key:  # the file's name is how every command finds it
+                message = (
+                    f"holds target {spec.key!r}, but its name says {key!r}: rename it "
+                    f"{spec.key}{TARGET_SUFFIX} or set its key to {key!r}"
                 )
+                self.problem(f"target file {path} {message}; this file is ignored")
+                if self._broken is not None:
+                    self._broken(key, f"workspace target file {path} {message}")
                 continue
-            out[spec.key] = (path, spec)
+            out[spec.key] = (path, spec)  # one file per key: its name is the key
         return [spec for _, spec in out.values()]
 
     @hookimpl

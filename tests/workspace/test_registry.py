@@ -119,7 +119,7 @@ def test_a_malformed_target_file_is_one_problem_naming_it(workspace):
         build_registry(workspace=workspace, strict=True)
 
 
-def test_an_invalid_spec_and_a_duplicate_key_are_problems(workspace):
+def test_an_invalid_spec_and_a_key_not_its_file_s_name_are_problems(workspace):
     spec = shipped_spec()
     spec["key"] = "negative"
     spec["tiers"][0]["peak_bandwidth_bps"] = -1.0
@@ -131,7 +131,9 @@ def test_an_invalid_spec_and_a_duplicate_key_are_problems(workspace):
     messages = [str(p) for p in registry.problems]
     assert len(messages) == 2, messages
     assert "negative.target.json" in messages[0]
-    assert "zz_copy.target.json" in messages[1] and "already in" in messages[1]
+    assert "zz_copy.target.json" in messages[1]
+    assert f"holds target {KEY!r}, but its name says 'zz_copy'" in messages[1]
+    assert f"rename it {KEY}.target.json or set its key to 'zz_copy'" in messages[1]
     assert registry.target(KEY).name == "Acme host, 1 thread"
 
 
