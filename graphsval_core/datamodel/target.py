@@ -34,6 +34,10 @@ _KEY_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 _DEFAULT_FRACTION = Provenance("estimated", "default 1.0: not calibrated")
 
 
+#: How a spec error about a number with no provenance begins.
+NO_PROVENANCE = "has no provenance"
+
+
 class SpecError(UserInputError):
     """A target spec or memory tier is invalid; ``field`` names the culprit."""
 
@@ -81,7 +85,7 @@ def _require_provenance(prefix: str, names: Iterable[str], prov: Mapping[str, An
         if name not in prov:
             raise SpecError(
                 f"{prefix}{name}",
-                "has no provenance; write it as datasheet(...), derived(...), "
+                f"{NO_PROVENANCE}; write it as datasheet(...), derived(...), "
                 "estimated(...), detected(...) or calibrated(...)",
             )
         if not isinstance(prov[name], Provenance):

@@ -15,7 +15,7 @@ from typing import Any
 
 from graphsval_core.datamodel.errors import UserInputError
 from graphsval_core.datamodel.provenance import PROVENANCE_KINDS, Provenance, Sourced
-from graphsval_core.datamodel.target import MemoryTier, SpecError, TargetSpec
+from graphsval_core.datamodel.target import NO_PROVENANCE, MemoryTier, SpecError, TargetSpec
 from graphsval_core.files.calibration_file import MAX_LATENCY_S, MIN_RATE
 
 SCHEMA_VERSION = 1
@@ -258,13 +258,22 @@ def read_spec(path: str | Path, text: str | bytes | None = None) -> TargetSpec:
 
 def _in_file(exc: SpecError, tiers: list[Any]) -> str:
     """The error as the file's keys name it: a tier's own check names the tier
-    (``tier 'l2': capacity_bytes``), the file its place (``tiers[1]``)."""
+    (``tier 'l2': capacity_bytes``), the file its place (``tiers[1]``); a
+    number with no provenance is told how a file gives one."""
+    field, where, key, message = repr(exc.field), "the file's", exc.field, exc.message
     match = re.fullmatch(r"tier '(.+)': (\w+)", exc.field)
     names = [t.get("name") if isinstance(t, dict) else None for t in tiers]
-    if match is None or names.count(match.group(1)) != 1:
-        return str(exc)
-    at = f"tiers[{names.index(match.group(1))}].{match.group(2)}"
-    return f"field {at!r} (tier {match.group(1)!r}): {exc.message}"
+    if match is not None and names.count(match.group(1)) == 1:
+        at = f"tiers[{names.index(match.group(1))}]"
+        key = match.group(2)
+        field, where = f"{f'{at}.{key}'!r} (tier {match.group(1)!r})", f"{at}'s"
+    if message.startswith(NO_PROVENANCE):
+        message = (
+            f'{NO_PROVENANCE}; give it one in {where} "provenance": {{"{key}": {{"kind": '
+            f'"datasheet", "source": "where it comes from"}}}} (kind: '
+            f"{', '.join(PROVENANCE_KINDS)})"
+        )
+    return f"field {field}: {message}"
 
 
 #: The least clock a target file may give (Hz): a 1 MHz part is a microcontroller.

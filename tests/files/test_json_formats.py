@@ -278,3 +278,26 @@ def test_a_target_file_refuses_a_clock_or_a_capacity_in_the_wrong_unit(tmp_path,
     with pytest.raises(TargetFileError) as err:
         read_spec(path)
     assert str(err.value).startswith(f"{path}: {message}")
+
+
+def test_a_target_file_number_with_no_provenance_is_told_how_a_file_gives_one(tmp_path):
+    from graphsval_core.files.target_spec import spec_to_json
+
+    data = spec_to_json(build_registry().datasheet_target(HOST))
+    del data["provenance"]["tdp_w"]
+    del data["tiers"][1]["provenance"]["peak_bandwidth_bps"]
+    path = tmp_path / "t.target.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(TargetFileError) as err:
+        read_spec(path)
+    text = str(err.value)
+    assert "datasheet(...)" not in text  # no Python advice for a JSON file
+    assert 'give it one in tiers[1]\'s "provenance": {"peak_bandwidth_bps": {"kind": ' in text
+    data["tiers"][1]["provenance"]["peak_bandwidth_bps"] = {"kind": "datasheet", "source": "s"}
+    path.write_text(json.dumps(data))
+    with pytest.raises(TargetFileError) as err:
+        read_spec(path)
+    assert str(err.value).startswith(
+        f"{path}: field 'tdp_w': has no provenance; give it one in the file's \"provenance\": "
+        '{"tdp_w": {"kind": "datasheet", "source": "where it comes from"}}'
+    )
