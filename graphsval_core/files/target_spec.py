@@ -239,6 +239,11 @@ def read_spec(path: str | Path, text: str | bytes | None = None) -> TargetSpec:
                 f"{where}: {at}: {rate:.6g} {unit} is below {MIN_RATE:.0e} (no part runs "
                 "that slowly, and a rate near 0 makes every prediction infinite)"
             )
+        if rate > MAX_RATE:
+            raise TargetFileError(
+                f"{where}: {at}: {rate:.3g} {unit} is above {MAX_RATE:.0e} (an exascale "
+                "machine's whole: a rate is given per second, in ops or bytes)"
+            )
     for at, value, most, what in _ceilings(spec):
         if value > most:
             raise TargetFileError(f"{where}: {at}: {value:.3g} is above {most:g} ({what})")
@@ -276,6 +281,9 @@ def _in_file(exc: SpecError, tiers: list[Any]) -> str:
     return f"field {field}: {message}"
 
 
+#: The most any rate of a target file may be (ops/s or B/s): a whole
+#: exascale machine; a figure past it is in the wrong unit.
+MAX_RATE = 1e18
 #: The least clock a target file may give (Hz): a 1 MHz part is a microcontroller.
 MIN_CLOCK_HZ = 1e6
 #: The least capacity of a tier (bytes): one cache line.

@@ -263,6 +263,14 @@ def test_a_target_file_names_a_bad_tier_by_its_place_and_its_name(tmp_path, edit
     [
         (lambda d: d.update(clock_hz=2.6), "clock_hz: 2.6 Hz is below 1e+06"),
         (
+            lambda d: d["tiers"][3].update(peak_bandwidth_bps=2e19),
+            "tiers[3].peak_bandwidth_bps: 2e+19 B/s is above 1e+18",
+        ),
+        (
+            lambda d: d["peak_ops_per_s"].update(fp32=1.66e20),
+            "peak_ops_per_s.fp32: 1.66e+20 ops/s is above 1e+18",
+        ),
+        (
             lambda d: d["tiers"][0].update(capacity_bytes=48),
             "tiers[0].capacity_bytes: 48 B is below 64 B (one cache line",
         ),
