@@ -19,7 +19,7 @@ from graphsval_core.datamodel.errors import UserInputError
 if TYPE_CHECKING:
     import numpy as np
 
-_NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")
+_NAME_RE = re.compile(r"[a-z][a-z0-9_]*")
 
 
 class ShapeError(UserInputError):
@@ -67,7 +67,7 @@ class OpSpec:
     accumulates: bool = False
 
     def __attrs_post_init__(self) -> None:
-        if not _NAME_RE.match(self.name):
+        if not _NAME_RE.fullmatch(self.name):
             raise ValueError(f"field 'name': op name {self.name!r} must match [a-z][a-z0-9_]*")
         if not self.dims:
             raise ValueError(f"field 'dims': op {self.name!r} needs at least one dimension")

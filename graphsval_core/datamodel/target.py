@@ -29,7 +29,7 @@ ARCHITECTURES: tuple[str, ...] = ("cpu", "gpu", "systolic", "domain_flow")
 #: Where a target's ground truth comes from.
 GROUND_TRUTH_KINDS: tuple[str, ...] = ("measured", "consistency_only")
 
-_KEY_RE = re.compile(r"^[a-z][a-z0-9_]*$")
+_KEY_RE = re.compile(r"[a-z][a-z0-9_]*")
 
 _DEFAULT_FRACTION = Provenance("estimated", "default 1.0: not calibrated")
 
@@ -377,11 +377,16 @@ class TargetSpec:
     #: Per-dtype packing of a CPU GEMM library (each dtype's library packs its own way).
     PACKING = ("pack_bps", "pack_min_rows")
 
+    @staticmethod
+    def valid_key(key: object) -> bool:
+        """Whether ``key`` is a target key: ``[a-z][a-z0-9_]*``, nothing else."""
+        return isinstance(key, str) and _KEY_RE.fullmatch(key) is not None
+
     def __attrs_post_init__(self) -> None:
         prov = dict(self.provenance)
         for name in (*self.PROVENANCED, *self.OPTIONAL_NUMBERS):
             _set(self, name, _unwrap(getattr(self, name), name, prov))
-        if not isinstance(self.key, str) or not _KEY_RE.match(self.key):
+        if not isinstance(self.key, str) or not _KEY_RE.fullmatch(self.key):
             raise SpecError("key", f"{self.key!r} must match [a-z][a-z0-9_]*")
         for name in ("name", "family"):
             if not isinstance(getattr(self, name), str) or not getattr(self, name):

@@ -42,7 +42,7 @@ SCHEMA_VERSION = 1
 MIXED = "mixed"
 #: The most calls of one shape per pass a sweep may count (a trillion).
 MAX_CALLS = 10**12
-_OP_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+_OP_NAME = re.compile(r"[a-z][a-z0-9_]*")
 
 
 @frozen
@@ -106,7 +106,7 @@ def sweep_from(data: Any, path: str | Path, ndims: int | None = None) -> Sweep:
     schema.keys(top, where, _ERR, required=("op", "shapes"), optional=TOP_KEYS)
     schema.schema_version(top, where, _ERR, SCHEMA_VERSION)
     op = schema.string(top["op"], f"{where}: op", _ERR)
-    if op != MIXED and not _OP_NAME.match(op):
+    if op != MIXED and not _OP_NAME.fullmatch(op):
         raise SweepFileError(f"{where}: op {op!r} is not an op name (nor {MIXED!r})")
     purpose = top.get("purpose")
     if purpose is not None and purpose not in PURPOSES:
@@ -173,7 +173,7 @@ def _entry(where: str, i: int, raw: Any, ndims: int | None, op: str) -> SweepEnt
     entry_op = op
     if "op" in entry:
         entry_op = schema.string(entry["op"], f"{at}: op", _ERR)
-        if not _OP_NAME.match(entry_op):
+        if not _OP_NAME.fullmatch(entry_op):
             raise SweepFileError(f"{at}: op {entry_op!r} is not an op name")
         if op != MIXED and entry_op != op:
             raise SweepFileError(f"{at}: op {entry_op!r} in a sweep of op {op!r}")

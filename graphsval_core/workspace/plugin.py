@@ -40,6 +40,23 @@ def files_in(folder: Path, suffix: str) -> list[Path]:
     return sorted(p for p in folder.iterdir() if p.name.endswith(suffix) and p.is_file())
 
 
+def name_mismatch(path: Path, key: str) -> str | None:
+    """Why target file ``path`` (``<name>.target.json``), which holds target
+    ``key``, is not that target's file; None when its name is its key. The
+    advice offers only what can be done: a rename onto no other file, a key
+    the key rule allows."""
+    name = path.name.removesuffix(TARGET_SUFFIX)
+    if name == key:
+        return None
+    fixes = []
+    if not (path.parent / f"{key}{TARGET_SUFFIX}").exists():
+        fixes.append(f"rename it {key}{TARGET_SUFFIX}")
+    if TargetSpec.valid_key(name):
+        fixes.append(f"set its key to {name!r}")
+    advice = " or ".join(fixes) or "remove it (another file holds that key)"
+    return f"holds target {key!r}, but its name says {name!r}: {advice}"
+
+
 class WorkspacePlugin:
     """The hooks of the workspace in ``folder``; ``report`` records one problem
     (a line naming the file) of the plugin; ``known_targets`` gives the keys
@@ -99,11 +116,8 @@ class WorkspacePlugin:
                 if self._broken is not None:
                     self._broken(key, f"workspace target file {path}: {text}; fix or remove it")
                 continue
-            if spec.key != key:  # the file's name is how every command finds it
-                message = (
-                    f"holds target {spec.key!r}, but its name says {key!r}: rename it "
-                    f"{spec.key}{TARGET_SUFFIX} or set its key to {key!r}"
-                )
+            message = name_mismatch(path, spec.key)
+            if message is not None:  # the file's name is how every command finds it
                 self.problem(f"target file {path} {message}; this file is ignored")
                 if self._broken is not None:
                     self._broken(key, f"workspace target file {path} {message}")

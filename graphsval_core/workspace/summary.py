@@ -21,7 +21,7 @@ from graphsval_core.workspace.location import (
     TARGETS_DIR,
     WorkspaceLocation,
 )
-from graphsval_core.workspace.plugin import PLUGIN_NAME, files_in
+from graphsval_core.workspace.plugin import PLUGIN_NAME, files_in, name_mismatch
 
 
 @frozen
@@ -97,6 +97,10 @@ def _targets(registry: Registry, folder: Path) -> list[TargetFile]:
             key = read_spec(path).key
         except Exception as exc:
             out.append(TargetFile(name, None, False, error=_error(exc)))
+            continue
+        mismatch = name_mismatch(path, key)
+        if mismatch is not None:  # ignored: the registry does not have it from this file
+            out.append(TargetFile(name, key, False, error=mismatch))
             continue
         mine = key in known and registry.target_plugin(key).name == PLUGIN_NAME
         replaces = tuple(registry.replaced.get(key, ())) if mine else ()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from graphsval_core.datamodel.provenance import Provenance, datasheet, estimated
-from graphsval_core.datamodel.target import SpecError
+from graphsval_core.datamodel.target import SpecError, TargetSpec
 
 
 def test_valid_spec_keeps_plain_numbers_and_files_provenance(make_target):
@@ -127,3 +127,11 @@ def test_to_dict_carries_provenance(make_target):
     assert data["provenance"]["tdp_w"] == "datasheet: test"
     assert data["tiers"][0]["provenance"]["peak_bandwidth_bps"] == "datasheet: test"
     assert data["dtypes"] == ["fp32"]
+
+
+@pytest.mark.parametrize("key", ["host\n", "Host", "9host", "host-1", "", "hôst"])
+def test_a_key_is_the_key_rule_and_nothing_after_it(make_target, key):
+    """A trailing newline passed ``^...$`` (``$`` matches before it)."""
+    assert not TargetSpec.valid_key(key)
+    with pytest.raises(SpecError, match="key"):
+        make_target(key)

@@ -196,6 +196,25 @@ def test_the_workspace_command_shows_the_folder_its_source_and_files(
     assert "baselines/host_acme_2c_1t_matmul.validation.csv  24 rows, validation" in text
 
 
+def test_the_workspace_command_says_a_file_whose_key_is_not_its_name_is_not_loaded(run, workspace):
+    """Every command ignores such a file (one warning); the listing agrees,
+    and the advice offers only a rename onto no other file and a valid key."""
+    spec = shipped_spec()
+    spec["key"] = KEY  # a copy of the workspace's target under another name
+    write_json(workspace / "targets" / "acme_copy.target.json", spec)
+    write_json(workspace / "targets" / "Acme.target.json", spec)
+    data = json.loads(run(workspace, "workspace", "--json").stdout)
+    by_file = {t["file"]: t for t in data["targets"]}
+    copy, upper = by_file["targets/acme_copy.target.json"], by_file["targets/Acme.target.json"]
+    assert not copy["registered"] and not upper["registered"]
+    assert copy["error"] == (
+        f"holds target {KEY!r}, but its name says 'acme_copy': set its key to 'acme_copy'"
+    )
+    assert upper["error"].endswith(": remove it (another file holds that key)")
+    assert by_file[f"targets/{KEY}.target.json"]["registered"]
+    assert "NOT LOADED: holds target" in run(workspace, "workspace").output
+
+
 def test_a_broken_target_file_stops_validate_of_its_rows(run, workspace):
     """The user's own target file is input: validate never leaves its rows out
     with a warning and exits 0 (issue 18 follow-up item 4)."""
