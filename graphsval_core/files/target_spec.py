@@ -199,12 +199,26 @@ def read_spec(path: str | Path, text: str | bytes | None = None) -> TargetSpec:
     for i, tier in enumerate(top["tiers"]):
         at = f"{where}: tiers[{i}]"
         schema.keys(schema.obj(tier, at, err), at, err, optional=TIER_KEYS)
+        name = tier.get("name")
+        if isinstance(name, str) and name.strip():
+            at += f" (tier {name!r})"
+        for key in _TIER_REQUIRED:
+            if key not in tier:
+                raise TargetFileError(f"{at}: missing key {key!r}")
+        _types(tier, at, _TIER_TYPES)
+    _types(top, where, _TOP_TYPES)
     for key in ("provenance", "fingerprint", *(m for m in _MAPS if m not in TargetSpec.PACKING)):
-        if key in top and top[key] is not None:
+        if key in top and (key in ("provenance", "fingerprint") or top[key] is not None):
             schema.obj(top[key], f"{where}: {key}", err)
+    for key in TargetSpec.PACKING:  # per dtype, or one number for every dtype
+        if top.get(key) is not None and not isinstance(top[key], dict | int | float):
+            raise TargetFileError(
+                f"{where}: {key}: expected an object (per dtype) or a number, "
+                f"got {schema.kind(top[key])}"
+            )
     provenances = [(f"provenance.{k}", v) for k, v in (top.get("provenance") or {}).items()]
     for i, tier in enumerate(top["tiers"]):
-        tier_prov = tier.get("provenance") or {}
+        tier_prov = tier.get("provenance", {})
         schema.obj(tier_prov, f"{where}: tiers[{i}].provenance", err)
         provenances += [(f"tiers[{i}].provenance.{k}", v) for k, v in tier_prov.items()]
     for at, entry in provenances:  # each {"kind": ..., "source": ...}
@@ -253,12 +267,56 @@ def read_spec(path: str | Path, text: str | bytes | None = None) -> TargetSpec:
             "(no part clocks that slowly: a clock is given in Hz)"
         )
     for i, tier in enumerate(spec.tiers):
-        if tier.capacity_bytes < MIN_CAPACITY_BYTES:
-            raise TargetFileError(
-                f"{where}: tiers[{i}].capacity_bytes: {tier.capacity_bytes:.6g} B is below "
-                f"{MIN_CAPACITY_BYTES} B (one cache line: a capacity is given in bytes)"
-            )
+        for name in ("capacity_bytes", "usable_capacity_bytes"):
+            value = getattr(tier, name)
+            if value is not None and value < MIN_CAPACITY_BYTES:
+                raise TargetFileError(
+                    f"{where}: tiers[{i}].{name} (tier {tier.name!r}): {value:.6g} B is below "
+                    f"{MIN_CAPACITY_BYTES} B (one cache line: a capacity is given in bytes)"
+                )
     return spec
+
+
+#: What a tier of a file must give (the others have defaults).
+_TIER_REQUIRED = (
+    "name",
+    "is_per_unit",
+    "num_units",
+    *(f for f in _TIER_FIELDS if f != "usable_capacity_bytes"),
+)
+#: The type each non-numeric key must have, and None where it may be null.
+_BOOL, _TEXT, _TEXT_OR_NULL = (bool,), (str,), (str, type(None))
+_TIER_TYPES = {
+    "name": _TEXT,
+    "label": _TEXT,
+    "is_per_unit": _BOOL,
+    "shared_with_tenants": _BOOL,
+    "non_inclusive": _BOOL,
+}
+_TOP_TYPES = {
+    "key": _TEXT,
+    "name": _TEXT,
+    "family": _TEXT,
+    "architecture": _TEXT,
+    "compute_unit_name": _TEXT,
+    "ground_truth": _TEXT,
+    "power_mode": _TEXT_OR_NULL,
+    "power_mode_class": _TEXT_OR_NULL,
+    "power_class": _TEXT_OR_NULL,
+    "detected": _BOOL,
+    "description": _TEXT,
+}
+
+
+def _types(data: dict[str, Any], where: str, types: dict[str, tuple[type, ...]]) -> None:
+    """Each key of ``types`` that ``data`` holds has one of its types (a
+    boolean is true or false, never the string "no")."""
+    from graphsval_core.files import schema
+
+    for key, allowed in types.items():
+        if key in data and not isinstance(data[key], allowed):
+            want = {_BOOL: "true or false", _TEXT: "a string"}.get(allowed, "a string or null")
+            raise TargetFileError(f"{where}: {key}: expected {want}, got {schema.kind(data[key])}")
 
 
 def _in_file(exc: SpecError, tiers: list[Any]) -> str:
@@ -286,6 +344,8 @@ def _in_file(exc: SpecError, tiers: list[Any]) -> str:
 MAX_RATE = 1e18
 #: The least clock a target file may give (Hz): a 1 MHz part is a microcontroller.
 MIN_CLOCK_HZ = 1e6
+#: The most: a terahertz, two hundred times any part's clock.
+MAX_CLOCK_HZ = 1e12
 #: The least capacity of a tier (bytes): one cache line.
 MIN_CAPACITY_BYTES = 64
 
@@ -319,10 +379,15 @@ def _ceilings(spec: TargetSpec) -> list[tuple[str, float, float, str]]:
         (f"energy_per_op_j.{d}", v, MAX_ENERGY_J, joule) for d, v in spec.energy_per_op_j.items()
     ]
     for i, tier in enumerate(spec.tiers):
-        out.append((f"tiers[{i}].energy_per_byte_j", tier.energy_per_byte_j, MAX_ENERGY_J, joule))
-        out.append(
-            (f"tiers[{i}].access_latency_ns", tier.access_latency_ns, MAX_LATENCY_S * 1e9, day)
-        )
+        named = f"(tier {tier.name!r})"
+        energy, latency = tier.energy_per_byte_j, tier.access_latency_ns
+        out.append((f"tiers[{i}].energy_per_byte_j {named}", energy, MAX_ENERGY_J, joule))
+        out.append((f"tiers[{i}].access_latency_ns {named}", latency, MAX_LATENCY_S * 1e9, day))
+    out.append(("clock_hz", spec.clock_hz, MAX_CLOCK_HZ, "a terahertz"))
+    out += [
+        (f"library_min_macs.{d}", v, MAX_RATE, "an exascale machine's second of work")
+        for d, v in spec.library_min_macs.items()
+    ]
     return out
 
 
@@ -340,7 +405,15 @@ def _rates(spec: TargetSpec) -> list[tuple[str, float, str]]:
     if spec.first_touch_bps is not None:
         out.append(("first_touch_bps", spec.first_touch_bps, "B/s"))
     for i, tier in enumerate(spec.tiers):
-        at = f"tiers[{i}].peak_bandwidth_bps"
+        at = f"tiers[{i}].peak_bandwidth_bps (tier {tier.name!r})"
         out.append((at, tier.peak_bandwidth_bps, "B/s"))
         out.append((f"{at} x achievable_fraction", tier.effective_bandwidth_bps, "B/s"))
+        out += [  # a matrix product streams at its library's share of the tier
+            (
+                f"{at} x achievable_fraction x product_bandwidth_fraction.{d}",
+                tier.effective_bandwidth_bps * share,
+                "B/s",
+            )
+            for d, share in spec.product_bandwidth_fraction.items()
+        ]
     return out

@@ -264,7 +264,7 @@ def test_a_target_file_names_a_bad_tier_by_its_place_and_its_name(tmp_path, edit
         (lambda d: d.update(clock_hz=2.6), "clock_hz: 2.6 Hz is below 1e+06"),
         (
             lambda d: d["tiers"][3].update(peak_bandwidth_bps=2e19),
-            "tiers[3].peak_bandwidth_bps: 2e+19 B/s is above 1e+18",
+            "tiers[3].peak_bandwidth_bps (tier 'dram'): 2e+19 B/s is above 1e+18",
         ),
         (
             lambda d: d["peak_ops_per_s"].update(fp32=1.66e20),
@@ -272,7 +272,7 @@ def test_a_target_file_names_a_bad_tier_by_its_place_and_its_name(tmp_path, edit
         ),
         (
             lambda d: d["tiers"][0].update(capacity_bytes=48),
-            "tiers[0].capacity_bytes: 48 B is below 64 B (one cache line",
+            "tiers[0].capacity_bytes (tier 'l1'): 48 B is below 64 B (one cache line",
         ),
     ],
 )
@@ -309,3 +309,48 @@ def test_a_target_file_number_with_no_provenance_is_told_how_a_file_gives_one(tm
         f"{path}: field 'tdp_w': has no provenance; give it one in the file's \"provenance\": "
         '{"tdp_w": {"kind": "datasheet", "source": "where it comes from"}}'
     )
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (
+            lambda d: d["tiers"][2].update(shared_with_tenants="no"),  # "no" is truthy
+            "tiers[2] (tier 'l3'): shared_with_tenants: expected true or false, got a string",
+        ),
+        (lambda d: d.update(detected="false"), "detected: expected true or false, got a string"),
+        (
+            lambda d: d["tiers"][0].update(label=5),
+            "tiers[0] (tier 'l1'): label: expected a string, got a number",
+        ),
+        (
+            lambda d: d.update(compute_unit_name=5),
+            "compute_unit_name: expected a string, got a number",
+        ),
+        (lambda d: d.update(power_mode={}), "power_mode: expected a string or null, got an object"),
+        (lambda d: d.update(provenance=None), "provenance: expected an object, got null"),
+        (lambda d: d.update(fingerprint=None), "fingerprint: expected an object, got null"),
+        (
+            lambda d: d["tiers"][1].update(provenance=[]),
+            "tiers[1].provenance: expected an object, got a list",
+        ),
+        (
+            lambda d: d.update(pack_bps=[1, 2]),
+            "pack_bps: expected an object (per dtype) or a number, got a list",
+        ),
+        (
+            lambda d: d["tiers"][1].pop("peak_bandwidth_bps"),
+            "tiers[1] (tier 'l2'): missing key 'peak_bandwidth_bps'",
+        ),
+    ],
+)
+def test_a_target_file_value_of_the_wrong_type_is_named(tmp_path, edit, message):
+    from graphsval_core.files.target_spec import spec_to_json
+
+    data = spec_to_json(build_registry().datasheet_target(HOST))
+    edit(data)
+    path = tmp_path / "t.target.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(TargetFileError) as err:
+        read_spec(path)
+    assert str(err.value) == f"{path}: {message}"
