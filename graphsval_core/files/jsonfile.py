@@ -10,7 +10,8 @@ is allowed), invalid JSON (with its line and column), ``NaN`` or
 of more than :data:`MAX_INT_DIGITS` digits, a number that overflows a float
 (these three name the key that holds them, ``tiers[1].capacity_bytes``),
 nesting deeper than the parser can follow, and a key given twice in one object
-(twice with the same value: counted once, with a warning).
+with two values (named by its path too; twice with the same value: read
+once, with a warning).
 """
 
 from __future__ import annotations
@@ -89,15 +90,22 @@ def _path_of(value: Any, at: str = "") -> tuple[str, _Refused] | None:
     return None
 
 
-def _pairs(where: str) -> Any:
+def _pairs(where: str, refused: list[_Refused]) -> Any:
+    """The object hook: a key given twice with two values is refused where it
+    stands (so that its path can be named), with one value read once."""
+
     def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for key, value in pairs:
-            if key in out:
-                if out[key] != value:
-                    raise _Invalid(f"key {key!r} appears twice in one object, with two values")
+            if key not in out:
+                out[key] = value
+            elif isinstance(out[key], _Refused):
+                continue  # refused already: its first problem is the one told
+            elif out[key] != value or isinstance(value, _Refused):
+                out[key] = _Refused("given twice in one object, with two values")
+                refused.append(out[key])
+            else:
                 warn_input(f"{where}: key {key!r} appears twice in one object; read once")
-            out[key] = value
         return out
 
     return hook
@@ -125,7 +133,7 @@ def parse_json(data: bytes | str, where: str, error: type[UserInputError] = User
             parse_constant=_noting(_constant, refused),
             parse_int=_noting(_int, refused),
             parse_float=_noting(_float, refused),
-            object_pairs_hook=_pairs(where),
+            object_pairs_hook=_pairs(where, refused),
         )
         if refused:  # name the key of the first one
             found = _path_of(value)

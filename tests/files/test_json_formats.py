@@ -32,7 +32,7 @@ HOST = "host_intel_xeon_2c_1t"
         (b'{"a": 1e999}', "the number 1e999 overflows"),
         (b'{"a": ' + b"9" * 5000 + b"}", "an integer of 5000 digits (at most 30)"),
         (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
-        (b'{"a": 1, "a": 2}', "key 'a' appears twice in one object, with two values"),
+        (b'{"a": 1, "a": 2}', "a: given twice in one object, with two values"),
         (b'{"\xe9": 1}', "not UTF-8 text (byte 2: invalid continuation byte)"),
         (b"", "empty file"),
         (b"{", "not valid JSON: Expecting property name enclosed in double quotes (line 1"),
@@ -53,6 +53,8 @@ def test_the_json_reader_refuses_what_json_files_should_not_hold(text, fragment)
         (b'{"a": {"b": [' + b"9" * 40 + b"]}}", "f.json: a.b[0]: an integer of 40 digits"),
         (b'{"a": 1, "b": NaN, "c": Infinity}', "f.json: b: NaN"),  # the first, in file order
         (b"NaN", "f.json: NaN is not a number"),  # no key to name
+        (b'{"m": {"bf16": 4096, "bf16": 4097}}', "f.json: m.bf16: given twice in one object"),
+        (b'[{"x": 1}, {"y": 2, "y": 3}]', "f.json: [1].y: given twice in one object"),
     ],
 )
 def test_a_refused_number_is_named_by_its_key(text, message):
