@@ -221,8 +221,18 @@ def read_spec(path: str | Path, text: str | bytes | None = None) -> TargetSpec:
         tier_prov = tier.get("provenance", {})
         schema.obj(tier_prov, f"{where}: tiers[{i}].provenance", err)
         provenances += [(f"tiers[{i}].provenance.{k}", v) for k, v in tier_prov.items()]
+    known = _provenance_keys(top)
+    for at, _entry in provenances:  # a misspelt one would leave its figure unsourced
+        top_level = at.startswith("provenance.")
+        name = at.removeprefix("provenance.") if top_level else at.split(".provenance.", 1)[1]
+        fields = known if top_level else (*_TIER_FIELDS, "num_units")
+        if name not in fields:
+            raise TargetFileError(
+                f"{where}: {at}: no figure of that name{schema.suggest(name, fields)}"
+            )
     for at, entry in provenances:  # each {"kind": ..., "source": ...}
         entry = schema.obj(entry, f"{where}: {at}", err)
+        schema.keys(entry, f"{where}: {at}", err, optional=("kind", "source"))
         kind = schema.string(entry.get("kind"), f"{where}: {at}.kind", err)
         if kind not in PROVENANCE_KINDS:
             raise TargetFileError(
@@ -306,6 +316,20 @@ _TOP_TYPES = {
     "detected": _BOOL,
     "description": _TEXT,
 }
+
+
+def _provenance_keys(top: dict[str, Any]) -> tuple[str, ...]:
+    """The figures of a file's top level that may have a provenance entry:
+    every scalar, and ``<map>.<dtype>`` for each dtype a per-dtype map gives
+    (the map's own name where it is one number for every dtype)."""
+    out = list(_SCALARS)
+    for name in _MAPS:
+        value = top.get(name)
+        if isinstance(value, dict):
+            out += [f"{name}.{dtype}" for dtype in value]
+        elif value is not None:
+            out.append(name)
+    return tuple(out)
 
 
 def _types(data: dict[str, Any], where: str, types: dict[str, tuple[type, ...]]) -> None:

@@ -356,3 +356,33 @@ def test_a_target_file_value_of_the_wrong_type_is_named(tmp_path, edit, message)
     with pytest.raises(TargetFileError) as err:
         read_spec(path)
     assert str(err.value) == f"{path}: {message}"
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (
+            lambda d: d["provenance"].update(clock_hzz={"kind": "datasheet", "source": "s"}),
+            "provenance.clock_hzz: no figure of that name (did you mean 'clock_hz'?)",
+        ),
+        (
+            lambda d: d["tiers"][0]["provenance"].update(capacity={"kind": "datasheet"}),
+            "tiers[0].provenance.capacity: no figure of that name (did you mean 'capacity_bytes'?)",
+        ),
+        (
+            lambda d: d["provenance"]["clock_hz"].update(note="x"),
+            "provenance.clock_hz: unknown key 'note'; expected kind, source",
+        ),
+    ],
+)
+def test_a_misspelt_provenance_entry_is_named(tmp_path, edit, message):
+    """A misspelt entry would leave its figure without the source it meant to give."""
+    from graphsval_core.files.target_spec import spec_to_json
+
+    data = spec_to_json(build_registry().datasheet_target(HOST))
+    edit(data)
+    path = tmp_path / "t.target.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(TargetFileError) as err:
+        read_spec(path)
+    assert str(err.value) == f"{path}: {message}"
