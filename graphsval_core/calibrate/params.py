@@ -63,6 +63,7 @@ from graphsval_core.datamodel.target import MAX_PRODUCT_SHARE, PACK_A_MIN_COLUMN
 from graphsval_core.files.baseline import BaselineRow
 from graphsval_core.files.calibration import FIRST_TOUCH_MIN_BYTES
 from graphsval_core.files.calibration_file import MAX_FRACTION
+from graphsval_core.model.terms.overheads import library_rows
 from graphsval_core.model.terms.residency import inner_capacities
 
 #: The share of a row's latency (launch included) a tier's time must reach for the
@@ -97,9 +98,9 @@ def _headroom(spec: TargetSpec, provenance: Provenance | None) -> float:
 
 
 def _library_rows(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) -> np.ndarray:
-    """Per row: whether its dtype's GEMM library runs it: a matrix product
-    above the dtype's ``library_min_macs`` (the model's ``dispatched_rows``,
-    before the dtype has a dispatch constant of its own)."""
+    """Per row: whether its dtype's GEMM library runs it (the model's
+    ``library_rows``: a matrix product above the dtype's ``library_min_macs``),
+    whether or not the dtype has a dispatch constant yet."""
     out = np.zeros(len(rows), dtype=bool)
     for (op_name, dtype), index in by_op_and_dtype(rows).items():
         op = registry.op(op_name)
@@ -107,7 +108,7 @@ def _library_rows(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) 
             continue
         shapes = np.array([rows[i].dims for i in index], dtype=np.int64)
         gemm = np.asarray(op.gemm_dims(shapes), dtype=np.float64).reshape(len(index), 3)
-        out[index] = gemm[:, 0] * gemm[:, 1] * gemm[:, 2] > spec.library_min_macs.get(dtype, 0.0)
+        out[index] = library_rows(spec, dtype, gemm, len(index))
     return out
 
 

@@ -55,8 +55,8 @@ latency and energy of one call on warm data, term by term
   ``launch_overhead_s``, or, for a matrix product, the dtype's GEMM-library
   call (``dispatch_overhead_s``) unless it has no more multiply-adds than
   the dtype's ``library_min_macs`` (the framework then runs it in its own
-  kernel: PyTorch keeps a bf16 product of at most 16 x 16 x 16 out of
-  oneDNN); every further kernel of the op
+  kernel, which packs nothing: PyTorch keeps a bf16 product of at most
+  16 x 16 x 16 out of oneDNN); every further kernel of the op
   (``OpSpec.kernels``: linear broadcasts its bias, then accumulates the
   product onto it) costs ``kernel_overhead_s`` (a GPU queues it behind the
   first) or, unset, a whole framework dispatch; an op above the grain on a
@@ -115,6 +115,7 @@ from graphsval_core.model.terms.overheads import (
     first_touch_time,
     fresh_output,
     launch_time,
+    library_rows,
     pack_a_time,
     pack_time,
 )
@@ -252,9 +253,11 @@ def predict(
     first_touch = first_touch_time(out_bytes, fresh, target.first_touch_bps)
     pack = np.zeros(len(shapes))
     pack_a = np.zeros(len(shapes))
-    if gemm is not None:
+    if gemm is not None:  # only the library packs: the framework's own kernel reads as it is
+        library = library_rows(target, dtype, gemm, len(shapes))
         pack = pack_time(gemm, bpe, target.pack_bps.get(dtype), target.pack_min_rows.get(dtype))
         pack_a = pack_a_time(gemm, bpe, crossing[:, -1], target.pack_a_bps.get(dtype))
+        pack, pack_a = np.where(library, pack, 0.0), np.where(library, pack_a, 0.0)
         pack = pack + pack_a
 
     exposed = overlap_terms(compute.compute_s, memory.memory_s, overlap)

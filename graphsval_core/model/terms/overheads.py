@@ -22,18 +22,26 @@ def pays_dispatch(target: TargetSpec, dtype: str, product: bool) -> bool:
     return product and dtype in target.dispatch_overhead_s
 
 
-def dispatched_rows(target: TargetSpec, dtype: str, gemm: np.ndarray | None, n: int) -> np.ndarray:
-    """Per row of ``n``: whether the dtype's GEMM library runs the product and
-    its first kernel is the library's dispatch. ``gemm`` is ``(n, 3)`` of
-    (M, K, N), None for an op with no product. A product is the library's
-    where the call :func:`pays_dispatch` and it has more multiply-adds
-    ``M*K*N`` than the dtype's ``library_min_macs`` (0 unless given); a
-    smaller one runs in the framework's own kernel (PyTorch keeps a bf16 or
-    fp16 product of at most 16 x 16 x 16 out of oneDNN)."""
-    if gemm is None or not pays_dispatch(target, dtype, True):
+def library_rows(target: TargetSpec, dtype: str, gemm: np.ndarray | None, n: int) -> np.ndarray:
+    """Per row of ``n``: whether the dtype's GEMM library runs the product.
+    ``gemm`` is ``(n, 3)`` of (M, K, N), None for an op with no product. A
+    product is the library's when it has more multiply-adds ``M*K*N`` than
+    the dtype's ``library_min_macs`` (0 unless given); a smaller one runs in
+    the framework's own kernel (PyTorch keeps a bf16 or fp16 product of at
+    most 16 x 16 x 16 out of oneDNN): no library call, no packing."""
+    if gemm is None:
         return np.zeros(n, dtype=bool)
     macs = gemm[:, 0] * gemm[:, 1] * gemm[:, 2]
     return macs > target.library_min_macs.get(dtype, 0.0)
+
+
+def dispatched_rows(target: TargetSpec, dtype: str, gemm: np.ndarray | None, n: int) -> np.ndarray:
+    """Per row of ``n``: whether the call's first kernel is the library's
+    dispatch: a product the library runs (:func:`library_rows`) where the
+    call :func:`pays_dispatch`."""
+    if not pays_dispatch(target, dtype, gemm is not None):
+        return np.zeros(n, dtype=bool)
+    return library_rows(target, dtype, gemm, n)
 
 
 def first_kernel_time(target: TargetSpec, dtype: str, dispatched: np.ndarray) -> np.ndarray:
