@@ -21,7 +21,7 @@ from graphsval_core.plugins.first_party import CORE_DISTRIBUTION, FIRST_PARTY_DI
 from graphsval_core.plugins.loader import BUILTIN_PLUGINS
 
 #: Plugin names: lowercase words joined by single underscores, starting with a letter.
-NAME_RE = re.compile(r"^[a-z][a-z0-9]*(_[a-z0-9]+)*$")
+NAME_RE = re.compile(r"[a-z][a-z0-9]*(_[a-z0-9]+)*")
 MAX_NAME_LENGTH = 32
 #: Names graphsval itself uses: the core package, its built-in plugins and the
 #: first-party plugins (``graphsval-cpu`` is ``cpu``).
@@ -77,7 +77,7 @@ class PluginNames:
 
 def check_name(name: str) -> PluginNames:
     """The names of plugin ``name``; :class:`ScaffoldError` when it is unusable."""
-    if not NAME_RE.match(name) or len(name) > MAX_NAME_LENGTH:
+    if not NAME_RE.fullmatch(name) or len(name) > MAX_NAME_LENGTH:
         raise ScaffoldError(
             f"invalid plugin name {name!r}: use lowercase letters and digits in words joined "
             f"by single underscores, starting with a letter, at most {MAX_NAME_LENGTH} "

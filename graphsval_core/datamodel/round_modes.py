@@ -16,7 +16,7 @@ vote), so it is suspect: a fit skips it and a verdict does not count it.
 :func:`two_modes` finds the split: sorted, the rounds have a gap between
 neighbours of at least :data:`MODE_GAP` (the slower over the faster, minus
 one) with :data:`MODE_MIN_ROUNDS` or more rounds on each side, and each side
-spans less than half that gap (a wide drift is a spread, not two modes).
+spans at most half that gap (a wide drift is a spread, not two modes).
 """
 
 from __future__ import annotations
@@ -29,7 +29,8 @@ from typing import NamedTuple
 from graphsval_core.datamodel.units import fmt_seconds
 
 #: The least gap between two modes: twice the 15% by which a single round
-#: may stray before it is an outlier (the quiet floor of these VMs is 3-8%).
+#: may stray before it is an outlier (``measure.rounds.OUTLIER_FLOOR``; a
+#: test keeps the two in step; the quiet floor of these VMs is 3-8%).
 MODE_GAP = 0.3
 #: Each mode holds at least this many rounds (one far round is an outlier).
 MODE_MIN_ROUNDS = 2

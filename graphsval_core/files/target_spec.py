@@ -242,7 +242,7 @@ def read_spec(path: str | Path, text: str | bytes | None = None) -> TargetSpec:
     try:
         spec = spec_from_json(top)
     except SpecError as exc:
-        raise TargetFileError(f"{where}: {_in_file(exc, top['tiers'])}") from None
+        raise TargetFileError(f"{where}: {_in_file(exc, top)}") from None
     except UserInputError as exc:
         raise TargetFileError(f"{where}: {exc}") from None
     except KeyError as exc:
@@ -343,17 +343,21 @@ def _types(data: dict[str, Any], where: str, types: dict[str, tuple[type, ...]])
             raise TargetFileError(f"{where}: {key}: expected {want}, got {schema.kind(data[key])}")
 
 
-def _in_file(exc: SpecError, tiers: list[Any]) -> str:
+def _in_file(exc: SpecError, top: dict[str, Any]) -> str:
     """The error as the file's keys name it: a tier's own check names the tier
     (``tier 'l2': capacity_bytes``), the file its place (``tiers[1]``); a
     number with no provenance is told how a file gives one."""
     field, where, key, message = repr(exc.field), "the file's", exc.field, exc.message
     match = re.fullmatch(r"tier '(.+)': (\w+)", exc.field)
-    names = [t.get("name") if isinstance(t, dict) else None for t in tiers]
-    if match is not None and names.count(match.group(1)) == 1:
-        at = f"tiers[{names.index(match.group(1))}]"
-        key = match.group(2)
-        field, where = f"{f'{at}.{key}'!r} (tier {match.group(1)!r})", f"{at}'s"
+    names = [t.get("name") if isinstance(t, dict) else None for t in top["tiers"]]
+    if match is not None:
+        key, where = match.group(2), "that tier's"  # two tiers of one name: no place to give
+        if names.count(match.group(1)) == 1:
+            at = f"tiers[{names.index(match.group(1))}]"
+            field, where = f"{f'{at}.{key}'!r} (tier {match.group(1)!r})", f"{at}'s"
+    packing = key.split(".", 1)[0]
+    if packing in TargetSpec.PACKING and isinstance(top.get(packing), int | float):
+        key = packing  # one number for every dtype: one provenance entry
     if message.startswith(NO_PROVENANCE):
         message = (
             f'{NO_PROVENANCE}; give it one in {where} "provenance": {{"{key}": {{"kind": '

@@ -7,10 +7,10 @@ model's term to the measured time less launch):
 
 - ``alu_bound``: the achievable peak of the cell's dtype;
 - a tier regime: that tier's effective bandwidth;
-- ``launch_bound``: the dtype's dispatch overhead where the calls pay it (a
-  matrix product its dtype's library runs; over those calls only, where a
-  cell also holds products too small for the library), else the launch
-  overhead; the measured time less everything else the model puts in
+- ``launch_bound``: the dtype's dispatch overhead over the calls that pay it
+  (a matrix product its dtype's library runs), and the launch overhead over
+  the others (a product too small for the library, an op with no library):
+  one drift per constant; the measured time less everything else the model puts in
   the call falls on that one constant;
 - energy failures: the static power (measured energy less the model's dynamic
   energy, over the measured time).
@@ -202,8 +202,12 @@ def _spread(errors: Any, bands: Any) -> dict[str, Any]:
     }
 
 
-def _latency_spread(cell: Cell) -> dict[str, Any]:
-    return _spread(cell.column("latency_error"), cell.column("tolerance_latency"))
+def _latency_spread(cell: Cell, rows: np.ndarray | None = None) -> dict[str, Any]:
+    """The spread of the cell's latency errors (of ``rows`` only, a mask, where given)."""
+    error, band = cell.column("latency_error"), cell.column("tolerance_latency")
+    if rows is not None:
+        error, band = error[rows], band[rows]
+    return _spread(error, band)
 
 
 def _compute_drifts(cell: Cell) -> list[Drift]:
@@ -226,33 +230,37 @@ def _compute_drifts(cell: Cell) -> list[Drift]:
 
 
 def _launch_drifts(cell: Cell) -> list[Drift]:
-    """The launch constant of the cell's dtype (its dispatch overhead, over
-    the calls that pay one, where any does; else the launch overhead): the
+    """The launch constant of the cell's dtype: its dispatch overhead over the
+    calls that pay one, and the launch overhead over the others (products too
+    small for the library; every call of an op with no library): the
     measured time less compute or memory and the rest of the fixed time, less
     the launch the model adds beyond that one constant (further kernels, a
-    thread team)."""
+    thread team). One drift for each constant some calls pay."""
     dispatch = cell.column("dispatch_s")
     paid = np.isfinite(dispatch)
-    per_dtype = bool(paid.any())
-    constant = dispatch if per_dtype else cell.column("launch_overhead_s")
     known = cell.column("known").astype(bool)
-    if per_dtype:  # the products below the library's size pay another constant
-        known = known & paid
-    elif not np.isfinite(constant).all():  # records built without the constants
-        constant = cell.column("launch_s")
-    implied = np.maximum(0.0, (cell.column("rest") + constant)[known])
-    if not implied.size:
-        return []
-    return [
-        Drift(
-            f"dispatch overhead {cell.dtype}" if per_dtype else "launch overhead",
-            "s",
-            _median(constant[known]),
-            _median(implied),
-            int(implied.size),
-            **_latency_spread(cell),
-        )
-    ]
+    launch = cell.column("launch_overhead_s")
+    if not np.isfinite(launch[~paid]).all():  # records built without the constants
+        launch = cell.column("launch_s")
+    out = []
+    both = bool(paid.any() and (~paid).any())  # then each drift tells its own calls' errors
+    for rows, constant, name in (
+        (known & paid, dispatch, f"dispatch overhead {cell.dtype}"),
+        (known & ~paid, launch, "launch overhead"),
+    ):
+        implied = np.maximum(0.0, (cell.column("rest") + constant)[rows])
+        if implied.size:
+            out.append(
+                Drift(
+                    name,
+                    "s",
+                    _median(constant[rows]),
+                    _median(implied),
+                    int(implied.size),
+                    **_latency_spread(cell, rows if both else None),
+                )
+            )
+    return out
 
 
 def _tier_drifts(cell: Cell) -> list[Drift]:

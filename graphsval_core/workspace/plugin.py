@@ -49,11 +49,12 @@ def name_mismatch(path: Path, key: str) -> str | None:
     if name == key:
         return None
     fixes = []
-    if not (path.parent / f"{key}{TARGET_SUFFIX}").exists():
+    other = path.parent / f"{key}{TARGET_SUFFIX}"
+    if not other.exists() or other.samefile(path):  # a case-insensitive folder finds itself
         fixes.append(f"rename it {key}{TARGET_SUFFIX}")
     if TargetSpec.valid_key(name):
         fixes.append(f"set its key to {name!r}")
-    advice = " or ".join(fixes) or "remove it (another file holds that key)"
+    advice = " or ".join(fixes) or f"remove it (another file is named {other.name})"
     return f"holds target {key!r}, but its name says {name!r}: {advice}"
 
 

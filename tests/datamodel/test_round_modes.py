@@ -48,3 +48,10 @@ def test_the_column_reads_as_seconds():
     assert round_latencies("1.0e-3  2.5e-03 ") == [1e-3, 2.5e-3]  # an empty round: two spaces
     assert round_latencies("") == [] and round_latencies(None) == []
     assert round_latencies("1e-3 fast") == []
+
+
+def test_the_gap_between_modes_is_twice_the_outlier_floor():
+    from graphsval_core.datamodel.round_modes import MODE_GAP
+    from graphsval_core.measure.rounds import OUTLIER_FLOOR
+
+    assert abs(MODE_GAP - 2 * OUTLIER_FLOOR) < 1e-12

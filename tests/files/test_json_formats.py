@@ -386,3 +386,20 @@ def test_a_misspelt_provenance_entry_is_named(tmp_path, edit, message):
     with pytest.raises(TargetFileError) as err:
         read_spec(path)
     assert str(err.value) == f"{path}: {message}"
+
+
+def test_the_provenance_advice_names_an_entry_the_file_may_hold(tmp_path):
+    """pack_bps given as one number for every dtype takes one entry, "pack_bps"."""
+    from graphsval_core.files.target_spec import spec_to_json
+
+    data = spec_to_json(build_registry().datasheet_target(HOST))
+    data["pack_bps"] = 2e10
+    data["provenance"] = {k: v for k, v in data["provenance"].items() if "pack_bps" not in k}
+    path = tmp_path / "t.target.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(TargetFileError) as err:
+        read_spec(path)
+    assert 'give it one in the file\'s "provenance": {"pack_bps": {"kind": ' in str(err.value)
+    data["provenance"]["pack_bps"] = {"kind": "estimated", "source": "s"}  # as advised
+    path.write_text(json.dumps(data))
+    assert read_spec(path).pack_bps["bf16"] == 2e10

@@ -121,10 +121,11 @@ def test_launch_bound_rows_of_two_dtypes_make_two_cells_each_with_its_own_sign()
     assert "over-predicts latency" in bf16.text()
 
 
-def test_a_launch_cell_with_products_too_small_for_the_library_judges_the_dispatch_alone():
+def test_a_launch_cell_with_products_too_small_for_the_library_judges_each_constant():
     """Three bf16 calls through oneDNN (a 33.4 us dispatch, ~20 us measured) and
     two too small for it, run by the framework at its 0.8 us launch (~1 us
-    measured): the dispatch is judged over the three, not pulled to 1 us."""
+    measured): the dispatch is judged over the three, not pulled to 1 us, and
+    the launch overhead over the two."""
     small = [
         {"dtype": "bf16", "regime": "launch_bound", "measured": m, "predicted": 0.8e-6}
         for m in (1.0e-6, 1.1e-6)
@@ -133,9 +134,14 @@ def test_a_launch_cell_with_products_too_small_for_the_library_judges_the_dispat
         row["launch"] = 0.8e-6
     bf16 = [r for r in _launch_rows() if r["dtype"] == "bf16"]
     (cell,) = [c for c in build_cells(_records(bf16 + small)).values() if c.dtype == "bf16"]
-    (drift,) = attribute(cell)
-    assert drift.constant == "dispatch overhead bf16" and drift.shapes == 3
-    assert drift.model == pytest.approx(33.4e-6) and drift.implied == pytest.approx(20e-6)
+    dispatch, launch = attribute(cell)
+    assert dispatch.constant == "dispatch overhead bf16" and dispatch.shapes == 3
+    assert dispatch.model == pytest.approx(33.4e-6) and dispatch.implied == pytest.approx(20e-6)
+    assert launch.constant == "launch overhead" and launch.shapes == 2
+    assert launch.model == pytest.approx(0.8e-6) and launch.implied == pytest.approx(1.05e-6)
+    # each tells its own calls' errors: the library's over-predicted, the small ones under
+    assert dispatch.median_error > 0 and launch.median_error < 0
+    assert dispatch.rows == 3 and launch.rows == 2
 
 
 def test_alu_bound_cells_are_split_by_dtype_and_tier_cells_pool_them():

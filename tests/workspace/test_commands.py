@@ -210,7 +210,7 @@ def test_the_workspace_command_says_a_file_whose_key_is_not_its_name_is_not_load
     assert copy["error"] == (
         f"holds target {KEY!r}, but its name says 'acme_copy': set its key to 'acme_copy'"
     )
-    assert upper["error"].endswith(": remove it (another file holds that key)")
+    assert upper["error"].endswith(f": remove it (another file is named {KEY}.target.json)")
     assert by_file[f"targets/{KEY}.target.json"]["registered"]
     assert "NOT LOADED: holds target" in run(workspace, "workspace").output
 

@@ -54,9 +54,9 @@ def library_min_macs(dtypes: Iterable[str]) -> dict[str, Sourced]:
         dtype: datasheet(
             LIBRARY_MIN_MACS,
             f"PyTorch's mkldnn_gemm_min_size (aten/src/ATen/native/mkldnn/Matmul.cpp): a "
-            f"{dtype} product of at most 16x16x16 multiply-adds runs in PyTorch's own kernel, "
-            "not oneDNN (the Intel host, torch 2.13: bf16 matmul 16x16x16 3.3 us, "
-            "16x16x17 18.4 us)",
+            f"{dtype} product of at most 16x16x16 multiply-adds never goes to oneDNN, it "
+            "runs in PyTorch's own kernel (the Intel host, torch 2.13: bf16 matmul 16x16x16 "
+            "3.3 us, 16x16x17 18.4 us)",
         )
         for dtype in dtypes
         if dtype in SIZED_DTYPES
