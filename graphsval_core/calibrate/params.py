@@ -50,7 +50,7 @@ where that peak is an estimate or was detected on the machine.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -97,17 +97,25 @@ def _headroom(spec: TargetSpec, provenance: Provenance | None) -> float:
     return 4.0 if loose or "snapshot_of" in spec.fingerprint else 1.0
 
 
+def _product_batches(
+    registry: Any, rows: Sequence[BaselineRow]
+) -> Iterator[tuple[str, list[int], np.ndarray]]:
+    """``(dtype, row indices, (n, 3) of M, K, N)`` for each (op, dtype) batch
+    of ``rows`` whose op is a matrix product."""
+    for (op_name, dtype), index in by_op_and_dtype(rows).items():
+        op = registry.op(op_name)
+        if op.gemm_dims is not None:
+            shapes = np.array([rows[i].dims for i in index], dtype=np.int64)
+            gemm = np.asarray(op.gemm_dims(shapes), dtype=np.float64).reshape(len(index), 3)
+            yield dtype, index, gemm
+
+
 def _library_rows(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) -> np.ndarray:
     """Per row: whether its dtype's GEMM library runs it (the model's
     ``library_rows``: a matrix product above the dtype's ``library_min_macs``),
     whether or not the dtype has a dispatch constant yet."""
     out = np.zeros(len(rows), dtype=bool)
-    for (op_name, dtype), index in by_op_and_dtype(rows).items():
-        op = registry.op(op_name)
-        if op.gemm_dims is None:
-            continue
-        shapes = np.array([rows[i].dims for i in index], dtype=np.int64)
-        gemm = np.asarray(op.gemm_dims(shapes), dtype=np.float64).reshape(len(index), 3)
+    for dtype, index, gemm in _product_batches(registry, rows):
         out[index] = library_rows(spec, dtype, gemm, len(index))
     return out
 
@@ -347,11 +355,9 @@ def _pack_a(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) -> lis
         return []
     private = float(inner_capacities(spec.tiers)[-2])
     counts = dict.fromkeys(sorted({r.dtype for r in rows} & set(spec.pack_a_bps)), 0)
-    for (name, dtype), index in by_op_and_dtype(rows).items():
-        op = registry.op(name)
-        if dtype not in counts or op.gemm_dims is None:
+    for dtype, _index, gemm in _product_batches(registry, rows):
+        if dtype not in counts:
             continue
-        gemm = np.asarray(op.gemm_dims(np.array([rows[i].dims for i in index])), dtype=float)
         tall = gemm[:, 0] * gemm[:, 1] * bytes_per_element(dtype) > private
         counts[dtype] += int(np.sum((gemm[:, 2] > PACK_A_MIN_COLUMNS) & tall))
     out = []
