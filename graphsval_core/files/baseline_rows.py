@@ -232,8 +232,11 @@ def _integer(low: int) -> Callable[[str], bool]:
     return test
 
 
-def _number(high: float = math.inf, finite: bool = True) -> Callable[[str], bool]:
-    """A test of a number >= 0 and <= ``high`` (``finite`` False: or inf or nan)."""
+def _number(
+    high: float = math.inf, finite: bool = True, tiny: bool = True
+) -> Callable[[str], bool]:
+    """A test of a number >= 0 and <= ``high`` (``finite`` False: or inf or nan;
+    ``tiny`` False: 0 or at least :data:`MIN_POSITIVE`, as a latency is)."""
 
     def test(value: str) -> bool:
         try:
@@ -242,7 +245,7 @@ def _number(high: float = math.inf, finite: bool = True) -> Callable[[str], bool
             return False
         if not math.isfinite(number):
             return not finite and (math.isnan(number) or number > 0)
-        return 0 <= number <= high
+        return 0 <= number <= high and (tiny or not 0 < number < MIN_POSITIVE)
 
     return test
 
@@ -268,28 +271,35 @@ class ValueRule:
     cell: not recorded, e.g. a failed shape's): a ``test`` of a value, and
     what it ``expects`` in words. A column of numbers says so (the reader
     then checks a block's column at once): their largest value ``high``,
-    whether inf and nan may stand (``finite`` False), and whether a cell
-    holds several, separated by spaces (``spaced``)."""
+    whether inf and nan may stand (``finite`` False), whether a cell
+    holds several, separated by spaces (``spaced``), and whether a positive
+    value below :data:`MIN_POSITIVE` may stand (``tiny`` False: a time is
+    no measurement below a picosecond)."""
 
     test: Callable[[str], bool]
     expects: str
     high: float | None = None
     finite: bool = True
     spaced: bool = False
+    tiny: bool = True
 
 
 def _numbers(
-    expects: str, high: float = math.inf, finite: bool = True, spaced: bool = False
+    expects: str,
+    high: float = math.inf,
+    finite: bool = True,
+    spaced: bool = False,
+    tiny: bool = True,
 ) -> ValueRule:
-    one = _number(high, finite)
+    one = _number(high, finite, tiny)
 
     def several(value: str) -> bool:  # (an empty one between two spaces: a round unmeasured)
         return all(one(v) for v in value.split(" ") if v)
 
-    return ValueRule(several if spaced else one, expects, high, finite, spaced)
+    return ValueRule(several if spaced else one, expects, high, finite, spaced, tiny)
 
 
-_SECONDS = f"a number of seconds in [0, {MAX_LATENCY_S:g}]"
+_SECONDS = f"a number of seconds, 0 or in [{MIN_POSITIVE:g}, {MAX_LATENCY_S:g}]"
 
 #: What each known extra column other than ``purpose``, ``fingerprint`` and
 #: the :data:`NUMERIC_EXTRAS` may hold (what the capture writes). The others
@@ -314,15 +324,17 @@ EXTRA_VALUES: dict[str, ValueRule] = {
     "waited_s": _numbers("a finite number >= 0"),
     "rtol": _numbers("a finite number >= 0"),
     "atol": _numbers("a finite number >= 0"),
-    "p10_s": _numbers(_SECONDS, MAX_LATENCY_S),
-    "p90_s": _numbers(_SECONDS, MAX_LATENCY_S),
+    "p10_s": _numbers(_SECONDS, MAX_LATENCY_S, tiny=False),
+    "p90_s": _numbers(_SECONDS, MAX_LATENCY_S, tiny=False),
     "mean_rel_l1": _numbers("a number >= 0, inf or nan", finite=False),
     "max_abs": _numbers("a number >= 0, inf or nan", finite=False),
     "max_rel": _numbers("a number >= 0, inf or nan", finite=False),
     "round_latencies_s": _numbers(
-        f"numbers of seconds in [0, {MAX_LATENCY_S:g}] separated by spaces",
+        f"numbers of seconds, each 0 or in [{MIN_POSITIVE:g}, {MAX_LATENCY_S:g}], "
+        "separated by spaces",
         MAX_LATENCY_S,
         spaced=True,
+        tiny=False,
     ),
     "captured_at": ValueRule(_timestamp, "an ISO 8601 time such as 2026-12-01T06:55:24Z"),
     "details": ValueRule(_json_object, "a JSON object"),

@@ -416,7 +416,7 @@ def _extras_plain(block: RowBlock, checks: Any) -> bool:
             continue
         values = column.tolist()
         if rule.high is not None:
-            if not _extra_numbers(values, rule.high, rule.finite, rule.spaced):
+            if not _extra_numbers(values, rule.high, rule.finite, rule.spaced, rule.tiny):
                 return False
         elif not all(rule.test(v) or not v.strip() for v in dict.fromkeys(values)):
             return False
@@ -460,7 +460,9 @@ def _numbers(column: list[str], high: float, zero_ok: bool) -> np.ndarray | None
     return out
 
 
-def _extra_numbers(values: list[str], high: float, finite: bool, spaced: bool) -> bool:
+def _extra_numbers(
+    values: list[str], high: float, finite: bool, spaced: bool, tiny: bool = True
+) -> bool:
     """Whether a column of numbers (several to a cell when ``spaced``)
     passes its rule (:class:`~graphsval_core.files.baseline_rows.ValueRule`)
     at once; False: its cells are then tested one by one."""
@@ -476,6 +478,8 @@ def _extra_numbers(values: list[str], high: float, finite: bool, spaced: bool) -
             out = np.fromiter(map(float, given), np.float64, len(given))
         except ValueError:
             return False
+    if not tiny and ((out > 0) & (out < MIN_POSITIVE)).any():
+        return False
     if finite:
         return bool(np.isfinite(out).all() and (out >= 0).all() and (out <= high).all())
     return not (out < 0).any() and bool((out[np.isfinite(out)] <= high).all())

@@ -255,12 +255,22 @@ BAD_VALUES = [
     ("samples", "-1", "a positive integer"),
     ("remeasured", "1.5", "an integer >= 0"),
     ("stopped_by", "never", "ci, budget or max_samples"),
-    ("p10_s", "1e9", "a number of seconds in [0, 86400]"),
+    ("p10_s", "1e9", "a number of seconds, 0 or in [1e-12, 86400]"),
+    ("p90_s", "5e-324", "a number of seconds, 0 or in [1e-12, 86400]"),  # a denormal
     ("spread_ci_rel", "inf", "a finite number >= 0"),
     ("rtol", "nan", "a finite number >= 0"),
     ("load_avg", "1_0", "a finite number >= 0"),
     ("max_abs", "-1", "a number >= 0, inf or nan"),
-    ("round_latencies_s", "1e-3 x", "numbers of seconds in [0, 86400] separated by spaces"),
+    (
+        "round_latencies_s",
+        "1e-3 x",
+        "numbers of seconds, each 0 or in [1e-12, 86400], separated by spaces",
+    ),
+    (
+        "round_latencies_s",
+        "1e-3 5e-324",
+        "numbers of seconds, each 0 or in [1e-12, 86400], separated by spaces",
+    ),
     ("captured_at", "yesterday", "an ISO 8601 time such as 2026-12-01T06:55:24Z"),
     ("details", "[1]", "a JSON object"),
 ]
