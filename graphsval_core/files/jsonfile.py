@@ -90,6 +90,20 @@ def _path_of(value: Any, at: str = "") -> tuple[str, _Refused] | None:
     return None
 
 
+def _same(a: Any, b: Any) -> bool:
+    """Whether two JSON values are one value: ``true`` is not ``1`` (Python's
+    ``True == 1``), nor ``{"x": true}`` ``{"x": 1}``; ``1`` and ``1.0`` are."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(map(_same, a, b))
+    if isinstance(a, dict | list) or isinstance(b, dict | list):
+        return False
+    return bool(a == b)
+
+
 def _pairs(where: str, refused: list[_Refused]) -> Any:
     """The object hook: a key given twice with two values is refused where it
     stands (so that its path can be named), with one value read once."""
@@ -101,7 +115,7 @@ def _pairs(where: str, refused: list[_Refused]) -> Any:
                 out[key] = value
             elif isinstance(out[key], _Refused):
                 continue  # refused already: its first problem is the one told
-            elif out[key] != value or isinstance(value, _Refused):
+            elif not _same(out[key], value) or isinstance(value, _Refused):
                 out[key] = _Refused("given twice in one object, with two values")
                 refused.append(out[key])
             else:

@@ -55,6 +55,8 @@ def test_the_json_reader_refuses_what_json_files_should_not_hold(text, fragment)
         (b"NaN", "f.json: NaN is not a number"),  # no key to name
         (b'{"m": {"bf16": 4096, "bf16": 4097}}', "f.json: m.bf16: given twice in one object"),
         (b'[{"x": 1}, {"y": 2, "y": 3}]', "f.json: [1].y: given twice in one object"),
+        (b'{"non_inclusive": true, "non_inclusive": 1}', "f.json: non_inclusive: given twice"),
+        (b'{"a": [{"x": false}], "a": [{"x": 0}]}', "f.json: a: given twice in one object"),
     ],
 )
 def test_a_refused_number_is_named_by_its_key(text, message):
@@ -67,8 +69,14 @@ def test_a_key_given_twice_with_one_value_is_read_once_with_a_warning():
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", InputWarning)
         assert parse_json(b'\xef\xbb\xbf{"a": 1, "a": 1}', "f.json") == {"a": 1}
+        assert parse_json(b'{"b": [true], "b": [true], "c": 2, "c": 2.0}', "f.json") == {
+            "b": [True],
+            "c": 2,
+        }
     assert [str(w.message) for w in caught] == [
-        "f.json: key 'a' appears twice in one object; read once"
+        "f.json: key 'a' appears twice in one object; read once",
+        "f.json: key 'b' appears twice in one object; read once",
+        "f.json: key 'c' appears twice in one object; read once",
     ]
 
 
