@@ -33,6 +33,12 @@ exercise it:
   the tiers' own fractions, as the ERT method does) and two product rows of
   the dtype bound by one; with fewer streams the tiers' fractions take the
   products' rates, as before;
+- ``tiers.<tier>.product_fraction``: the share of a private cache's
+  bandwidth between the innermost tier and the last level (a core's own L2) a
+  matrix product draws, relative to a stream's, where the products' shares are
+  fitted and the tier bounds at least two vector_add rows and two product
+  rows: a stream reads it through the L2 streaming prefetcher, a GEMM
+  micro-kernel reads its packed panels from it in short bursts;
 - ``pack_a_bps.<dtype>``: the rate at which a CPU GEMM library packs an A
   that lies beyond the last-level cache (serially with its compute), for
   each dtype the spec gives one (MKL's fp32), from the rows of that dtype
@@ -194,10 +200,25 @@ def choose_params(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) 
     # a tier is exercised by a row when its time is a real share of the row's
     # latency (launch included): tiny launch-bound rows exercise no tier
     busy = latency
+    gate = share_gate(registry, rows, latency, terms["tier_time"])
+    product = np.array([registry.op(r.op).gemm_dims is not None for r in rows], dtype=bool)
     for k, tier in enumerate(spec.tiers):
         exercised = terms["tier_time"][:, k] >= EXERCISED_SHARE * busy
         binding = int(np.sum(exercised))
         n_vadd = sum(1 for i, r in enumerate(rows) if r.op == "vector_add" and exercised[i])
+        if _private_middle(spec, k) and any(gate.fits(d) for d in gate.products):
+            n_products = int(np.sum(exercised & product))
+            if n_vadd >= 2 and n_products >= 2:
+                params.append(
+                    Param(
+                        f"tiers.{tier.name}.product_fraction",
+                        tier.product_fraction,
+                        1e-2,
+                        MAX_PRODUCT_SHARE,
+                        f"{n_products} matmul/linear rows this private tier bounds, against "
+                        f"{n_vadd} vector_add rows that set its own rate",
+                    )
+                )
         # the innermost tier feeds the registers: for a matrix product its traffic
         # grows with the ops exactly as compute time does, so only vector_add rows
         # can tell its bandwidth from the compute fraction
@@ -231,7 +252,7 @@ def choose_params(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) 
                     "rows whose working set straddles the shared tier",
                 )
             )
-    params += _product_shares(spec, share_gate(registry, rows, latency, terms["tier_time"]))
+    params += _product_shares(spec, gate)
     multi = [r for r in rows if registry.op(r.op).kernels > 1]
     if spec.kernel_overhead_s is not None and multi:
         params.append(
@@ -286,6 +307,15 @@ def choose_params(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) 
                 )
             )
     return params
+
+
+def _private_middle(spec: TargetSpec, k: int) -> bool:
+    """Whether tier ``k`` is a private cache between the innermost tier and the
+    last level (a CPU core's own L2): the one tier whose products' share is
+    fitted apart from the dtype's ``product_bandwidth_fraction``, which sets
+    the products' rate in the innermost tier, the shared ones and memory (a
+    share for every tier would leave the dtype's own undetermined)."""
+    return 0 < k < len(spec.tiers) - 1 and spec.tiers[k].is_per_unit
 
 
 @frozen

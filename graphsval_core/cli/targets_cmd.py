@@ -51,7 +51,9 @@ def _target_json(registry: Registry, target: TargetSpec) -> dict[str, Any]:
 def _unset(label: str) -> str:
     """The DATASHEET cell of a row the datasheet spec does not have: what the
     model uses when the field is unset (a product's bandwidth share: 1), else -."""
-    return "1 of each tier's" if label.startswith("product bandwidth ") else "-"
+    if label.startswith("product bandwidth "):
+        return "1 of each tier's"
+    return "1 of it to a matrix product" if label.endswith(" product share") else "-"
 
 
 def _detail_rows(registry: Registry, target: TargetSpec) -> list[list[str]]:
@@ -192,6 +194,14 @@ def _detail_rows(registry: Registry, target: TargetSpec) -> list[list[str]]:
                 str(t["achievable_fraction"]),
             ]
         )
+        if "product_fraction" in t:
+            rows.append(
+                [
+                    f"{tier.name} product share",
+                    f"{tier.product_fraction:g} of it to a matrix product",
+                    str(t["product_fraction"]),
+                ]
+            )
         rows.append(
             [f"{tier.name} latency", f"{tier.access_latency_ns:g} ns", str(t["access_latency_ns"])]
         )

@@ -223,13 +223,15 @@ def monotonicity(target: TargetSpec, ctx: CheckContext) -> list[Outcome]:
 def _memory_linear(target: TargetSpec, ctx: CheckContext, batches: Batches) -> Outcome:
     """At a fixed tier, time / bytes is one constant wherever the time is above
     the tier's access-latency floor, once a matrix product's time is scaled by
-    its library's share of the bandwidth (``product_bandwidth_fraction``)."""
+    its library's share of the bandwidth (``product_bandwidth_fraction`` and the
+    tier's ``product_fraction``)."""
     verdict = Verdict("monotonicity.memory_linear", target, ctx)
     tiers = ctx.memory_hierarchy(target)
     per_byte: dict[str, list[tuple[float, str]]] = {}
     for op, dtype, i, name, p in rows(batches):
-        share = target.bandwidth_share(dtype, ctx.op(op).gemm_dims is not None)
+        product = ctx.op(op).gemm_dims is not None
         for k, tier in enumerate(tiers):
+            share = target.tier_share(tier, dtype, product)
             moved, time = float(p.bytes_per_tier[i, k]), float(p.time_per_tier_s[i, k])
             if moved > 0 and time > tier.access_latency_ns * 1e-9 * (1 + EXACT):
                 per_byte.setdefault(tier.name, []).append((time * share / moved, name))

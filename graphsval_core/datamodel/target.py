@@ -102,6 +102,11 @@ class MemoryTier:
     for the whole tier; ``peak_bandwidth_bps`` is always aggregate over units.
     ``shared_with_tenants`` marks a tier other tenants also use (a VM's L3); its
     usable capacity (``usable_capacity_bytes``) is then left for calibration.
+    ``product_fraction`` is the share of the tier's effective bandwidth a
+    matrix product's library draws, relative to a stream's (1 unless
+    calibrated; the dtype's ``product_bandwidth_fraction`` scales it again):
+    a stream reads a private L2 through its streaming prefetcher, while a
+    GEMM micro-kernel reads its packed panels from it in short bursts.
     """
 
     name: str
@@ -116,6 +121,7 @@ class MemoryTier:
     shared_with_tenants: bool = field(default=False, kw_only=True)
     usable_capacity_bytes: float | None = field(default=None, kw_only=True)
     non_inclusive: bool = field(default=False, kw_only=True)
+    product_fraction: float = field(default=1.0, kw_only=True)
     provenance: Mapping[str, Provenance] = field(factory=dict, kw_only=True)
 
     #: Numeric fields that must carry provenance.
@@ -129,7 +135,7 @@ class MemoryTier:
 
     def __attrs_post_init__(self) -> None:
         prov = dict(self.provenance)
-        for name in (*self.PROVENANCED, "num_units", "usable_capacity_bytes"):
+        for name in (*self.PROVENANCED, "num_units", "usable_capacity_bytes", "product_fraction"):
             _set(self, name, _unwrap(getattr(self, name), name, prov))
         where = f"tier {self.name!r}: "
         if self.name not in TIER_NAMES:
@@ -175,10 +181,19 @@ class MemoryTier:
                     f"{usable:g} exceeds the tier's total capacity {self.total_capacity_bytes:g}",
                 )
             _set(self, "usable_capacity_bytes", usable)
+        share = _number(where + "product_fraction", self.product_fraction)
+        if share > MAX_PRODUCT_SHARE:
+            raise SpecError(
+                where + "product_fraction",
+                f"must be in (0, {MAX_PRODUCT_SHARE:g}], got {share:.10g}",
+            )
+        _set(self, "product_fraction", share)
         prov.setdefault("achievable_fraction", _DEFAULT_FRACTION)
         required = list(self.PROVENANCED)
         if self.usable_capacity_bytes is not None:
             required.append("usable_capacity_bytes")
+        if share != 1.0:
+            required.append("product_fraction")
         _require_provenance(where, required, prov)
         _set(self, "provenance", MappingProxyType(prov))
 
@@ -219,6 +234,7 @@ class MemoryTier:
             "peak_bandwidth_bps": self.peak_bandwidth_bps,
             "achievable_fraction": self.achievable_fraction,
             "effective_bandwidth_bps": self.effective_bandwidth_bps,
+            "product_fraction": self.product_fraction,
             "access_latency_ns": self.access_latency_ns,
             "energy_per_byte_j": self.energy_per_byte_j,
             "provenance": {k: str(v) for k, v in self.provenance.items()},
@@ -552,6 +568,13 @@ class TargetSpec:
         product (``product``) its library's ``product_bandwidth_fraction``
         (1 where unset), any other op the tier's whole effective bandwidth."""
         return self.product_bandwidth_fraction.get(dtype, 1.0) if product else 1.0
+
+    def tier_share(self, tier: MemoryTier, dtype: str, product: bool = True) -> float:
+        """The share of ``tier``'s effective bandwidth an op at ``dtype`` gets:
+        :meth:`bandwidth_share` times, for a matrix product, the tier's own
+        ``product_fraction``."""
+        share = self.bandwidth_share(dtype, product)
+        return share * tier.product_fraction if product else share
 
     def launch_for(self, dtype: str) -> float:
         """The launch/dispatch overhead of a call at ``dtype``: the dtype's own

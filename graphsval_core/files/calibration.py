@@ -167,6 +167,11 @@ def _apply_tier(tier: MemoryTier, values: dict[str, float], source: str) -> Memo
         usable = Sourced(
             min(values[prefix + "usable_capacity_bytes"], tier.total_capacity_bytes), _prov(source)
         )
+    product: Any = tier.product_fraction
+    if "product_fraction" in tp:
+        product = Sourced(tier.product_fraction, tp["product_fraction"])
+    if prefix + "product_fraction" in values:
+        product = Sourced(values[prefix + "product_fraction"], _prov(source))
     energy = Sourced(tier.energy_per_byte_j, tp["energy_per_byte_j"])
     if prefix + "energy_per_byte_j" in values:
         energy = Sourced(values[prefix + "energy_per_byte_j"], _prov(source))
@@ -183,6 +188,7 @@ def _apply_tier(tier: MemoryTier, values: dict[str, float], source: str) -> Memo
         shared_with_tenants=tier.shared_with_tenants,
         usable_capacity_bytes=usable,
         non_inclusive=tier.non_inclusive,
+        product_fraction=product,
     )
 
 
@@ -224,6 +230,7 @@ def current_values(spec: TargetSpec) -> dict[str, float]:
         out[f"tiers.{t.name}.achievable_fraction"] = t.achievable_fraction
         out[f"tiers.{t.name}.energy_per_byte_j"] = t.energy_per_byte_j
         out[f"tiers.{t.name}.usable_capacity_bytes"] = t.effective_capacity_bytes
+        out[f"tiers.{t.name}.product_fraction"] = t.product_fraction
     for name in ("first_touch_bps", "fork_join_s", "kernel_overhead_s"):
         if getattr(spec, name) is not None:
             out[name] = getattr(spec, name)

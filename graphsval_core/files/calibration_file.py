@@ -42,7 +42,7 @@ PER_DTYPE = (
     "pack_a_bps",
 )
 #: Constants of one memory tier: ``tiers.<tier>.<name>``.
-PER_TIER = ("achievable_fraction", "usable_capacity_bytes", "energy_per_byte_j")
+PER_TIER = ("achievable_fraction", "usable_capacity_bytes", "energy_per_byte_j", "product_fraction")
 
 
 class CalibrationFileError(UserInputError):
@@ -99,7 +99,7 @@ def _range(name: str) -> tuple[float, float | None, bool]:
     last = name.split(".")[-1] if name.startswith("tiers.") else name.split(".")[0]
     if last in ("achievable_fraction", "compute_fraction"):
         return 0.0, MAX_FRACTION, True
-    if last == "product_bandwidth_fraction":
+    if last in ("product_bandwidth_fraction", "product_fraction"):
         return 0.0, MAX_PRODUCT_SHARE, True
     if last in LATENCIES:
         return 0.0, MAX_LATENCY_S, False

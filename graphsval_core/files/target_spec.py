@@ -26,6 +26,7 @@ _TIER_FIELDS = (
     "achievable_fraction",
     "energy_per_byte_j",
     "usable_capacity_bytes",
+    "product_fraction",
 )
 _SCALARS = (*TargetSpec.PROVENANCED, *TargetSpec.OPTIONAL_NUMBERS)
 #: What the cross-target checks compare a part with (written only when set).
@@ -65,7 +66,8 @@ def spec_to_json(spec: TargetSpec) -> dict[str, Any]:
                 "num_units": t.num_units,
                 "shared_with_tenants": t.shared_with_tenants,
                 "non_inclusive": t.non_inclusive,
-                **{f: getattr(t, f) for f in _TIER_FIELDS},
+                **{f: getattr(t, f) for f in _TIER_FIELDS if f != "product_fraction"},
+                **({"product_fraction": t.product_fraction} if t.product_fraction != 1.0 else {}),
                 "provenance": {k: _prov(v) for k, v in t.provenance.items()},
             }
         )
@@ -109,6 +111,9 @@ def spec_from_json(data: dict[str, Any]) -> TargetSpec:
                 non_inclusive=t.get("non_inclusive", False),
                 usable_capacity_bytes=_sourced(
                     t.get("usable_capacity_bytes"), tp.get("usable_capacity_bytes")
+                ),
+                product_fraction=_sourced(
+                    t.get("product_fraction", 1.0), tp.get("product_fraction")
                 ),
             )
         )
@@ -292,7 +297,7 @@ _TIER_REQUIRED = (
     "name",
     "is_per_unit",
     "num_units",
-    *(f for f in _TIER_FIELDS if f != "usable_capacity_bytes"),
+    *(f for f in _TIER_FIELDS if f not in ("usable_capacity_bytes", "product_fraction")),
 )
 #: The type each non-numeric key must have, and None where it may be null.
 _BOOL, _TEXT, _TEXT_OR_NULL = (bool,), (str,), (str, type(None))
@@ -436,10 +441,15 @@ def _rates(spec: TargetSpec) -> list[tuple[str, float, str]]:
         at = f"tiers[{i}].peak_bandwidth_bps (tier {tier.name!r})"
         out.append((at, tier.peak_bandwidth_bps, "B/s"))
         out.append((f"{at} x achievable_fraction", tier.effective_bandwidth_bps, "B/s"))
+        product = tier.effective_bandwidth_bps * tier.product_fraction
+        if tier.product_fraction != 1.0:
+            out.append((f"{at} x achievable_fraction x product_fraction", product, "B/s"))
         out += [  # a matrix product streams at its library's share of the tier
             (
-                f"{at} x achievable_fraction x product_bandwidth_fraction.{d}",
-                tier.effective_bandwidth_bps * share,
+                f"{at} x achievable_fraction"
+                + (" x product_fraction" if tier.product_fraction != 1.0 else "")
+                + f" x product_bandwidth_fraction.{d}",
+                product * share,
                 "B/s",
             )
             for d, share in spec.product_bandwidth_fraction.items()

@@ -33,7 +33,10 @@ latency and energy of one call on warm data, term by term
   any byte moves. A matrix product runs at its library's share of each
   tier's bandwidth, per dtype (``product_bandwidth_fraction``, 1 unless
   calibrated: packed panels and strided rows stream less well than an
-  elementwise op, whose rows set the tiers' own fractions). The memory time
+  elementwise op, whose rows set the tiers' own fractions), times the
+  tier's ``product_fraction`` (1 unless calibrated: a stream reads a private
+  L2 through its streaming prefetcher, a GEMM micro-kernel reads its packed
+  panels from it in short bursts, and fewer misses are in flight). The memory time
   is the largest; that tier is the **binding tier**, the level inside it the
   **residency tier**.
 - **Compute time** (:mod:`.terms.compute`): an op with no product runs at
@@ -222,8 +225,8 @@ def predict(
 
     # memory time and the binding tier: a product at its library's share of
     # each tier's (streaming) bandwidth
-    share = target.bandwidth_share(dtype, gemm is not None)
-    bandwidth = np.array([t.effective_bandwidth_bps for t in tiers]) * share
+    shares = np.array([target.tier_share(t, dtype, gemm is not None) for t in tiers])
+    bandwidth = np.array([t.effective_bandwidth_bps for t in tiers]) * shares
     access_latency = np.array([t.access_latency_ns * 1e-9 for t in tiers])
     memory = memory_time(bytes_per_tier, bandwidth, access_latency)
 

@@ -528,8 +528,11 @@ def _terms(
     zero = np.zeros(n)
     fixed = launch + (columns.get("first_touch_s", zero) + columns.get("pack_s", zero))
     # a matrix product streams at its library's share of each tier (the reference model's rule)
-    share = target.bandwidth_share(dtype, op is not None and op.gemm_dims is not None)
-    bandwidth = {t.name: t.effective_bandwidth_bps * share for t in target.tiers}
+    product = op is not None and op.gemm_dims is not None
+    bandwidth = {
+        t.name: t.effective_bandwidth_bps * target.tier_share(t, dtype, product)
+        for t in target.tiers
+    }
     # the terms any predictor may give (absent: NaN)
     given = {
         name: columns.get(name, absent)

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from graphsval_core.calibrate.energy import ENERGY_FLOOR
 from graphsval_core.calibrate.fit import _hierarchy_penalty
 from graphsval_core.cli.main import cli
-from graphsval_core.datamodel.provenance import estimated
+from graphsval_core.datamodel.provenance import datasheet, estimated
 from graphsval_core.model.predict import predict_batch
 from graphsval_core.plugins.loader import build_registry
 
@@ -187,6 +187,51 @@ def test_a_products_bandwidth_share_is_fitted_once_streams_set_the_tiers(
     # with enough streams nothing is said about the share
     again = CliRunner().invoke(cli, [*args, "--out", str(out)]).output
     assert "warning: product_bandwidth_fraction" not in again
+
+
+def test_a_products_share_of_a_private_l2_is_fitted_beside_the_librarys(
+    make_target, make_tier, make_plugin, fake_entry_points, make_entry_point, tmp_path, monkeypatch
+):
+    fast = {"fp32": datasheet(4e12, "test")}  # so that GEMVs in the L2 are bound by it
+    model = make_target("toy", peak_ops_per_s=fast)
+    plugin = make_plugin("toy", lambda: [model])
+    fake_entry_points(make_entry_point("toy", lambda: plugin, "graphsval-toy"))
+    tiers = list(model.tiers)
+    tiers[1] = evolve(
+        tiers[1],
+        product_fraction=0.4,
+        provenance={
+            **tiers[1].provenance,
+            "product_fraction": estimated(0.4, "the library").provenance,
+        },
+    )
+    silicon = make_target(
+        "silicon",
+        peak_ops_per_s=fast,
+        tiers=tiers,
+        product_bandwidth_fraction={"fp32": estimated(0.6, "the library")},
+    )
+    registry = build_registry(
+        extra_plugins=[("s", make_plugin("s", lambda: [silicon]))], plugin_args=["no:toy"]
+    )
+    # streams in the L2 and in memory; GEMVs with B in the L2 and in memory
+    streams = [[int(n)] for n in [*np.geomspace(2e4, 2e5, 6), *np.geomspace(2e6, 4e7, 6)]]
+    gemvs = [[1, 1024, 900], [2, 900, 1024], [1, 700, 1200], [1, 2048, 2048], [1, 8192, 4096]]
+    monkeypatch.setitem(SHAPES, "vector_add", streams)
+    monkeypatch.setitem(SHAPES, "matmul", gemvs)
+    monkeypatch.setitem(SHAPES, "linear", [[1, 800, 1000], [1, 4096, 2048]])
+    base = _write(tmp_path / "toy.calibration.csv", registry, "silicon")
+    out = tmp_path / "toy.json"
+    args = ["calibrate", "--hw", "toy", "--no-loo", "--no-grouped-cv", "--baseline", str(base)]
+    result = CliRunner().invoke(cli, [*args, "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    constants = json.loads(out.read_text())["constants"]
+    fraction = constants["tiers.l2.product_fraction"]
+    assert fraction["value"] == pytest.approx(0.4, rel=0.02)
+    assert constants["product_bandwidth_fraction.fp32"]["value"] == pytest.approx(0.6, rel=0.02)
+    assert "vector_add rows that set its own rate" in fraction["from"]
+    # the innermost tier and memory have none of their own: the library's share sets them
+    assert not [n for n in constants if n.endswith("product_fraction") and ".l2." not in n]
 
 
 def test_the_rate_of_packing_an_a_from_memory_is_recovered_where_rows_have_one(

@@ -101,12 +101,22 @@ def test_a_rate_near_zero_in_a_target_file_is_refused_by_name(tmp_path):
             read_spec(path)
         message = str(info.value)
         assert fragment in message and "below 1e+06" in message and "\n" not in message
-    # a slow but real rate stays: 4 MB/s, each library's share of it (0.29-0.6) above 1 MB/s
+    # a slow but real rate stays: 10 MB/s, each library's share of the L2's (0.12-0.25,
+    # with the products' own share of it) above 1 MB/s
     ok = json.loads(json.dumps(data))
-    ok["tiers"][1]["peak_bandwidth_bps"] = 4e6
+    ok["tiers"][1]["peak_bandwidth_bps"] = 1e7
     ok["tiers"][1]["achievable_fraction"] = 1.0
     path.write_text(json.dumps(ok))
-    assert read_spec(path).tiers[1].effective_bandwidth_bps == 4e6
+    assert read_spec(path).tiers[1].effective_bandwidth_bps == 1e7
+    # a tier's products' share is a fraction of its rate too
+    tiny = json.loads(json.dumps(data))
+    tiny["tiers"][1]["product_fraction"] = 1e-300
+    tiny["tiers"][1]["provenance"]["product_fraction"] = {"kind": "estimated", "source": "x"}
+    path.write_text(json.dumps(tiny))
+    with pytest.raises(
+        TargetFileError, match=r"tier 'l2'\) x achievable_fraction x product_fraction:"
+    ):
+        read_spec(path)
 
 
 def test_an_absurdly_large_value_in_a_target_file_is_refused_by_name(tmp_path):

@@ -88,9 +88,12 @@ def test_memory_time_linear_in_bytes_above_latency_floor(registry, dims, op, dat
     dtype = data.draw(st.sampled_from(target.dtypes))
     p = predict_batch(registry, target.key, op, [_ops_shapes(op, dims)], dtype)
     tiers = registry.memory_hierarchy(target)
-    # a matrix product streams at its library's share of each tier's bandwidth
-    share = target.product_bandwidth_fraction.get(dtype, 1.0) if registry.op(op).gemm_dims else 1.0
+    # a matrix product streams at its library's share of each tier's bandwidth, times the
+    # tier's own share for products (a private L2's)
+    product = registry.op(op).gemm_dims is not None
     for k, tier in enumerate(tiers):
+        share = target.product_bandwidth_fraction.get(dtype, 1.0) if product else 1.0
+        share *= tier.product_fraction if product else 1.0
         moved = p.bytes_per_tier[0, k]
         streaming = moved / (tier.effective_bandwidth_bps * share)
         if moved > 0 and streaming >= tier.access_latency_ns * 1e-9:

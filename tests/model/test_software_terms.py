@@ -424,3 +424,75 @@ def test_a_product_runs_at_its_librarys_share_of_each_tiers_bandwidth(registry_o
 def test_a_products_bandwidth_share_is_checked(make_target, value, message):
     with pytest.raises(SpecError, match=message):
         make_target("t", product_bandwidth_fraction=value)
+
+
+def _with_l2_share(make_tier, share):
+    """The toy's tiers with the L2's products' share set (as a calibration would)."""
+    return [
+        make_tier("l1", 32 * 1024),
+        make_tier(
+            "l2",
+            1024 * 1024,
+            peak_bandwidth_bps=datasheet(5e11, "test"),
+            product_fraction=estimated(share, "fitted"),
+        ),
+        make_tier(
+            "dram",
+            16 * 1024**3,
+            is_per_unit=False,
+            num_units=1,
+            peak_bandwidth_bps=datasheet(5e10, "test"),
+        ),
+    ]
+
+
+def test_a_product_draws_its_own_share_of_a_private_l2(registry_of, make_tier):
+    plain = registry_of()
+    shared = registry_of(
+        tiers=_with_l2_share(make_tier, 0.4),
+        product_bandwidth_fraction={"fp32": estimated(0.5, "library")},
+    )
+    shape = [[1, 512, 1024]]  # B in the L2
+    base = predict_batch(plain, "t", "matmul", shape, "fp32")
+    p = predict_batch(shared, "t", "matmul", shape, "fp32")
+    # the L2 at the tier's share times the library's, the other tiers at the library's
+    assert p.tier_bandwidth_bps == pytest.approx(
+        [
+            base.tier_bandwidth_bps[0] / 2,
+            base.tier_bandwidth_bps[1] * 0.2,
+            base.tier_bandwidth_bps[2] / 2,
+        ]
+    )
+    assert p.time_per_tier_s[0, 1] == pytest.approx(base.time_per_tier_s[0, 1] / 0.2)
+    # a stream reads the L2 at the tier's own rate
+    add = [[1 << 16]]
+    assert predict_batch(shared, "t", "vector_add", add, "fp32").memory_s == pytest.approx(
+        predict_batch(plain, "t", "vector_add", add, "fp32").memory_s
+    )
+    # a target file keeps it with its provenance; a tier without one writes nothing
+    spec = shared.target("t")
+    again = spec_from_json(spec_to_json(spec))
+    assert again == spec and again.tier("l2").provenance["product_fraction"].source == "fitted"
+    assert "product_fraction" not in spec_to_json(plain.target("t"))["tiers"][1]
+    # attribution holds the L2-bound product against the same bandwidth
+    from graphsval_core.builtin.ops import MATMUL
+    from graphsval_core.validate.harness import _terms
+
+    assert p.binding_tier[0] == "l2"
+    terms = _terms(p.columns(), spec, "fp32", MATMUL, shapes=np.array(shape))
+    assert terms.tier_bandwidth_bps[0] == pytest.approx(p.tier_bandwidth_bps[1])
+    assert spec.tier_share(spec.tier("l2"), "fp32") == pytest.approx(0.2)
+    assert spec.tier_share(spec.tier("l2"), "fp32", product=False) == 1.0
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        (estimated(1.5, "x"), r"tier 'l2': product_fraction.*\(0, 1\]"),
+        (estimated(0.0, "x"), r"tier 'l2': product_fraction"),
+        (0.5, r"product_fraction.*provenance"),
+    ],
+)
+def test_a_tiers_product_share_is_checked(make_tier, value, message):
+    with pytest.raises(SpecError, match=message):
+        make_tier("l2", 1024 * 1024, product_fraction=value)

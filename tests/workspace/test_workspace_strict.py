@@ -55,6 +55,15 @@ def test_a_products_bandwidth_share_applies_from_a_calibration(workspace, run):
     # the datasheet column says what an unset share means: the tier's whole rate
     value, sheet = [cell.strip() for cell in line.split("  ") if cell.strip()][1:3]
     assert (value, sheet) == ("0.5 of each tier's", "1 of each tier's")
+    # a tier's own share shows under the tier, beside what an unset one means
+    tier = {"tiers.l2.product_fraction": {"value": 0.4, "datasheet": 1.0}}
+    write_json(calibration_path(workspace, KEY), _calibration(**share, **tier))
+    result = run(workspace, "targets", "--hw", KEY)
+    assert result.exit_code == 0, result.output
+    line = next(x for x in result.output.splitlines() if x.startswith("l2 product share"))
+    value, sheet = [cell.strip() for cell in line.split("  ") if cell.strip()][1:3]
+    assert (value, sheet) == ("0.4 of it to a matrix product", "1 of it to a matrix product")
+    assert "calibrated" in line
 
 
 @pytest.mark.parametrize(
@@ -68,6 +77,8 @@ def test_a_products_bandwidth_share_applies_from_a_calibration(workspace, run):
         ({"pack_bps.fp32": {"value": 0, "datasheet": 1e9}}, "pack_bps.fp32.value"),
         ({"product_bandwidth_fraction.fp32": {"value": 1.5, "datasheet": 1.0}}, "(0, 1]"),
         ({"product_bandwidth_fraction.int4": {"value": 0.5}}, "not a constant graphsval"),
+        ({"tiers.l2.product_fraction": {"value": 1.5, "datasheet": 1.0}}, "(0, 1]"),
+        ({"tiers.l9.product_fraction": {"value": 0.5}}, "not a constant graphsval"),
         ({"pack_a_bps.fp32": {"value": 0, "datasheet": None}}, "pack_a_bps.fp32.value"),
         ({"pack_a_bps.int4": {"value": 4e9}}, "not a constant graphsval"),
         ({"pack_a_bpz.fp32": {"value": 4e9}}, "(did you mean 'pack_a_bps.fp32'?)"),
