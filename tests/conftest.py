@@ -110,6 +110,21 @@ def target(key: str = "toy_target", **kw: Any) -> TargetSpec:
     return TargetSpec(**args)
 
 
+def l2_product_share(share: float, **kw: Any) -> list[MemoryTier]:
+    """The toy target's tiers with its L2's ``product_fraction`` set to
+    ``share`` (as a calibration gives it), the other fields as :func:`target`'s."""
+    from attrs import evolve
+
+    tiers = list(target(**kw).tiers)
+    tiers[1] = evolve(tiers[1], product_fraction=estimated(share, "fitted"))
+    return tiers
+
+
+@pytest.fixture
+def l2_share() -> Callable[..., list[MemoryTier]]:
+    return l2_product_share
+
+
 @pytest.fixture
 def make_tier() -> Callable[..., MemoryTier]:
     return tier

@@ -153,21 +153,29 @@ def _shares_setup(make_target, make_plugin, fake_entry_points, make_entry_point,
     )
 
 
+def _fitted(registry, tmp_path, shapes, monkeypatch):
+    """The constants ``calibrate`` fits for the toy on ``shapes`` (op -> shapes)
+    as the registry's ``silicon`` runs them."""
+    for op, rows in shapes.items():
+        monkeypatch.setitem(SHAPES, op, rows)
+    base = _write(tmp_path / "toy.calibration.csv", registry, "silicon")
+    out = tmp_path / "toy.json"
+    args = ["calibrate", "--hw", "toy", "--no-loo", "--no-grouped-cv", "--baseline", str(base)]
+    result = CliRunner().invoke(cli, [*args, "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    return json.loads(out.read_text())["constants"]
+
+
 def test_a_products_bandwidth_share_is_fitted_once_streams_set_the_tiers(
     make_target, make_plugin, fake_entry_points, make_entry_point, tmp_path, monkeypatch
 ):
     registry = _shares_setup(make_target, make_plugin, fake_entry_points, make_entry_point, 0.6)
     streams = [[int(n)] for n in np.geomspace(2e5, 4e7, 12)]  # cache- and memory-bound adds
     gemvs = [[1, 2048, 2048], [2, 4096, 1024], [1, 8192, 4096], [4, 1024, 8192]]
-    monkeypatch.setitem(SHAPES, "vector_add", streams)
-    monkeypatch.setitem(SHAPES, "matmul", gemvs)
-    monkeypatch.setitem(SHAPES, "linear", [[1, 4096, 2048], [2, 2048, 4096]])
-    base = _write(tmp_path / "toy.calibration.csv", registry, "silicon")
-    out = tmp_path / "toy.json"
+    shapes = {"vector_add": streams, "matmul": gemvs, "linear": [[1, 4096, 2048], [2, 2048, 4096]]}
+    constants = _fitted(registry, tmp_path, shapes, monkeypatch)
+    base, out = tmp_path / "toy.calibration.csv", tmp_path / "toy.json"
     args = ["calibrate", "--hw", "toy", "--no-loo", "--no-grouped-cv", "--baseline", str(base)]
-    result = CliRunner().invoke(cli, [*args, "--out", str(out)])
-    assert result.exit_code == 0, result.output
-    constants = json.loads(out.read_text())["constants"]
     share = constants["product_bandwidth_fraction.fp32"]
     assert share["value"] == pytest.approx(0.6, rel=0.02)
     assert "against 12 vector_add rows" in share["from"]
@@ -190,42 +198,34 @@ def test_a_products_bandwidth_share_is_fitted_once_streams_set_the_tiers(
 
 
 def test_a_products_share_of_a_private_l2_is_fitted_beside_the_librarys(
-    make_target, make_tier, make_plugin, fake_entry_points, make_entry_point, tmp_path, monkeypatch
+    make_target, l2_share, make_plugin, fake_entry_points, make_entry_point, tmp_path, monkeypatch
 ):
     fast = {"fp32": datasheet(4e12, "test")}  # so that GEMVs in the L2 are bound by it
     model = make_target("toy", peak_ops_per_s=fast)
     plugin = make_plugin("toy", lambda: [model])
     fake_entry_points(make_entry_point("toy", lambda: plugin, "graphsval-toy"))
-    tiers = list(model.tiers)
-    tiers[1] = evolve(
-        tiers[1],
-        product_fraction=0.4,
-        provenance={
-            **tiers[1].provenance,
-            "product_fraction": estimated(0.4, "the library").provenance,
-        },
-    )
     silicon = make_target(
         "silicon",
         peak_ops_per_s=fast,
-        tiers=tiers,
+        tiers=l2_share(0.4),
         product_bandwidth_fraction={"fp32": estimated(0.6, "the library")},
     )
     registry = build_registry(
         extra_plugins=[("s", make_plugin("s", lambda: [silicon]))], plugin_args=["no:toy"]
     )
     # streams in the L2 and in memory; GEMVs with B in the L2 and in memory
-    streams = [[int(n)] for n in [*np.geomspace(2e4, 2e5, 6), *np.geomspace(2e6, 4e7, 6)]]
-    gemvs = [[1, 1024, 900], [2, 900, 1024], [1, 700, 1200], [1, 2048, 2048], [1, 8192, 4096]]
-    monkeypatch.setitem(SHAPES, "vector_add", streams)
-    monkeypatch.setitem(SHAPES, "matmul", gemvs)
-    monkeypatch.setitem(SHAPES, "linear", [[1, 800, 1000], [1, 4096, 2048]])
-    base = _write(tmp_path / "toy.calibration.csv", registry, "silicon")
-    out = tmp_path / "toy.json"
-    args = ["calibrate", "--hw", "toy", "--no-loo", "--no-grouped-cv", "--baseline", str(base)]
-    result = CliRunner().invoke(cli, [*args, "--out", str(out)])
-    assert result.exit_code == 0, result.output
-    constants = json.loads(out.read_text())["constants"]
+    shapes = {
+        "vector_add": [[int(n)] for n in [*np.geomspace(2e4, 2e5, 6), *np.geomspace(2e6, 4e7, 6)]],
+        "matmul": [
+            [1, 1024, 900],
+            [2, 900, 1024],
+            [1, 700, 1200],
+            [1, 2048, 2048],
+            [1, 8192, 4096],
+        ],
+        "linear": [[1, 800, 1000], [1, 4096, 2048]],
+    }
+    constants = _fitted(registry, tmp_path, shapes, monkeypatch)
     fraction = constants["tiers.l2.product_fraction"]
     assert fraction["value"] == pytest.approx(0.4, rel=0.02)
     assert constants["product_bandwidth_fraction.fp32"]["value"] == pytest.approx(0.6, rel=0.02)

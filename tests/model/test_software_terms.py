@@ -426,30 +426,10 @@ def test_a_products_bandwidth_share_is_checked(make_target, value, message):
         make_target("t", product_bandwidth_fraction=value)
 
 
-def _with_l2_share(make_tier, share):
-    """The toy's tiers with the L2's products' share set (as a calibration would)."""
-    return [
-        make_tier("l1", 32 * 1024),
-        make_tier(
-            "l2",
-            1024 * 1024,
-            peak_bandwidth_bps=datasheet(5e11, "test"),
-            product_fraction=estimated(share, "fitted"),
-        ),
-        make_tier(
-            "dram",
-            16 * 1024**3,
-            is_per_unit=False,
-            num_units=1,
-            peak_bandwidth_bps=datasheet(5e10, "test"),
-        ),
-    ]
-
-
-def test_a_product_draws_its_own_share_of_a_private_l2(registry_of, make_tier):
+def test_a_product_draws_its_own_share_of_a_private_l2(registry_of, l2_share):
     plain = registry_of()
     shared = registry_of(
-        tiers=_with_l2_share(make_tier, 0.4),
+        tiers=l2_share(0.4),
         product_bandwidth_fraction={"fp32": estimated(0.5, "library")},
     )
     shape = [[1, 512, 1024]]  # B in the L2
