@@ -279,7 +279,8 @@ def share_not_fitted(spec: TargetSpec, gate: ShareGate | None) -> list[Diagnosti
             f"product_bandwidth_fraction.{d}",
             f"product_bandwidth_fraction.{d} is not fitted: only {n} {d} matmul/linear row "
             f"is bound by a memory tier (2 needed); {d} products keep "
-            f"{spec.bandwidth_share(d):.3g} of each tier's rate (the spec's)",
+            f"{spec.bandwidth_share(d):.3g} of each tier's rate (the spec's; times a "
+            "tier's own share for products, where it has one)",
         )
         for d, n in waiting.items()
     ]

@@ -34,11 +34,12 @@ exercise it:
   the dtype bound by one; with fewer streams the tiers' fractions take the
   products' rates, as before;
 - ``tiers.<tier>.product_fraction``: the share of a private cache's
-  bandwidth between the innermost tier and the last level (a core's own L2) a
-  matrix product draws, relative to a stream's, where the products' shares are
-  fitted and the tier bounds at least two vector_add rows and two product
-  rows: a stream reads it through the L2 streaming prefetcher, a GEMM
-  micro-kernel reads its packed panels from it in short bursts;
+  bandwidth, other than the innermost tier's (a core's own L2), that a matrix
+  product draws, relative to a stream's, where the products' shares are
+  fitted, the tier bounds at least two vector_add rows and two product rows
+  of a fitted dtype, and two of that dtype's product rows are bound by
+  another tier only: a stream reads it through the L2 streaming prefetcher,
+  a GEMM micro-kernel reads its packed panels from it in short bursts;
 - ``pack_a_bps.<dtype>``: the rate at which a CPU GEMM library packs an A
   that lies beyond the last-level cache (serially with its compute), for
   each dtype the spec gives one (MKL's fp32), from the rows of that dtype
@@ -201,24 +202,12 @@ def choose_params(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) 
     # latency (launch included): tiny launch-bound rows exercise no tier
     busy = latency
     gate = share_gate(registry, rows, latency, terms["tier_time"])
-    product = np.array([registry.op(r.op).gemm_dims is not None for r in rows], dtype=bool)
+    bound = terms["tier_time"] >= EXERCISED_SHARE * busy[:, None]
     for k, tier in enumerate(spec.tiers):
-        exercised = terms["tier_time"][:, k] >= EXERCISED_SHARE * busy
+        exercised = bound[:, k]
         binding = int(np.sum(exercised))
         n_vadd = sum(1 for i, r in enumerate(rows) if r.op == "vector_add" and exercised[i])
-        if _private_middle(spec, k) and any(gate.fits(d) for d in gate.products):
-            n_products = int(np.sum(exercised & product))
-            if n_vadd >= 2 and n_products >= 2:
-                params.append(
-                    Param(
-                        f"tiers.{tier.name}.product_fraction",
-                        tier.product_fraction,
-                        1e-2,
-                        MAX_PRODUCT_SHARE,
-                        f"{n_products} matmul/linear rows this private tier bounds, against "
-                        f"{n_vadd} vector_add rows that set its own rate",
-                    )
-                )
+        params += _product_fraction(registry, spec, rows, bound, k, gate)
         # the innermost tier feeds the registers: for a matrix product its traffic
         # grows with the ops exactly as compute time does, so only vector_add rows
         # can tell its bandwidth from the compute fraction
@@ -310,12 +299,57 @@ def choose_params(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) 
 
 
 def _private_middle(spec: TargetSpec, k: int) -> bool:
-    """Whether tier ``k`` is a private cache between the innermost tier and the
-    last level (a CPU core's own L2): the one tier whose products' share is
-    fitted apart from the dtype's ``product_bandwidth_fraction``, which sets
-    the products' rate in the innermost tier, the shared ones and memory (a
-    share for every tier would leave the dtype's own undetermined)."""
+    """Whether tier ``k`` is a private (per-unit) cache other than the
+    innermost tier (a CPU core's own L2): the kind of tier whose products'
+    share is fitted apart from the dtype's ``product_bandwidth_fraction``,
+    which sets the products' rate in the innermost tier, the shared ones and
+    memory (a share for every tier would leave the dtype's own undetermined)."""
     return 0 < k < len(spec.tiers) - 1 and spec.tiers[k].is_per_unit
+
+
+def _product_fraction(
+    registry: Any,
+    spec: TargetSpec,
+    rows: Sequence[BaselineRow],
+    exercised: np.ndarray,
+    k: int,
+    gate: ShareGate,
+) -> list[Param]:
+    """``tiers.<tier k>.product_fraction`` where the rows can tell it from the
+    library shares (see module doc): tier ``k`` is a private cache other than
+    the innermost, it bounds two or more vector_add rows (its own rate) and,
+    for a dtype whose share is fitted, two or more of its product rows, while
+    two or more of that dtype's product rows are bound by another tier only
+    (else the tier's share and the dtype's appear only as their product).
+    ``exercised`` is ``(n, T)``: which tiers bound each row."""
+    if not _private_middle(spec, k):
+        return []
+    here, elsewhere = exercised[:, k], exercised.any(axis=1) & ~exercised[:, k]
+    ops = np.array([r.op for r in rows])
+    n_vadd = int(np.sum(here & (ops == "vector_add")))
+    product = np.array([registry.op(op).gemm_dims is not None for op in ops], dtype=bool)
+    dtypes = np.array([r.dtype for r in rows])
+    pinned = [
+        d
+        for d in gate.products
+        if gate.fits(d)
+        and np.sum(here & product & (dtypes == d)) >= 2
+        and np.sum(elsewhere & product & (dtypes == d)) >= 2
+    ]
+    if n_vadd < 2 or not pinned:
+        return []
+    tier = spec.tiers[k]
+    n_products = int(np.sum(here & product))
+    return [
+        Param(
+            f"tiers.{tier.name}.product_fraction",
+            tier.product_fraction,
+            1e-2,
+            MAX_PRODUCT_SHARE,
+            f"{n_products} matmul/linear rows this private tier bounds, against "
+            f"{n_vadd} vector_add rows that set its own rate",
+        )
+    ]
 
 
 @frozen

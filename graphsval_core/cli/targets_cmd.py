@@ -50,7 +50,8 @@ def _target_json(registry: Registry, target: TargetSpec) -> dict[str, Any]:
 
 def _unset(label: str) -> str:
     """The DATASHEET cell of a row the datasheet spec does not have: what the
-    model uses when the field is unset (a product's bandwidth share: 1), else -."""
+    model uses when the field is unset (a product's bandwidth share, a tier's
+    product share: 1), else -."""
     if label.startswith("product bandwidth "):
         return "1 of each tier's"
     return "1 of it to a matrix product" if label.endswith(" product share") else "-"
@@ -198,7 +199,7 @@ def _detail_rows(registry: Registry, target: TargetSpec) -> list[list[str]]:
             rows.append(
                 [
                     f"{tier.name} product share",
-                    f"{tier.product_fraction:g} of it to a matrix product",
+                    f"{tier.product_fraction:.3g} of it to a matrix product",
                     str(t["product_fraction"]),
                 ]
             )

@@ -12,7 +12,13 @@ from typing import Any
 from graphsval_core.datamodel.errors import UserInputError
 from graphsval_core.datamodel.provenance import Provenance, Sourced
 from graphsval_core.datamodel.target import MemoryTier, TargetSpec
-from graphsval_core.files.calibration_file import SPEC_DTYPES_ONLY, check_calibration
+from graphsval_core.files.calibration_file import (
+    MIN_RATE,
+    SPEC_DTYPES_ONLY,
+    CalibrationFileError,
+    check_calibration,
+)
+from graphsval_core.files.target_spec import effective_rates
 
 #: glibc serves allocations of this size and more with a fresh mmap.
 FIRST_TOUCH_MIN_BYTES = 32 * 2**20
@@ -209,11 +215,20 @@ def apply_file(spec: TargetSpec, data: dict[str, Any], name: str) -> TargetSpec:
     first: :mod:`graphsval_core.files.calibration_file`)."""
     check_calibration(data, name, spec)
     sources = ", ".join(s["file"] for s in data["provenance"]["sources"])
-    return apply_constants(
+    calibrated = apply_constants(
         spec,
         constants_from_file(data),
         f"{name} (fitted on {sources}; graphsval {data['provenance']['graphsval_version']})",
     )
+    # each constant is in its range, yet fractions multiply: the rates they give must stand
+    for at, rate, unit in effective_rates(calibrated):
+        if rate < MIN_RATE:
+            raise CalibrationFileError(
+                f"{name}: its constants put {at} at {rate:.6g} {unit}, below "
+                f"{MIN_RATE:.0e} (no part runs that slowly, and a rate near 0 makes every "
+                "prediction infinite)"
+            )
+    return calibrated
 
 
 def current_values(spec: TargetSpec) -> dict[str, float]:

@@ -262,7 +262,7 @@ def read_spec(path: str | Path, text: str | bytes | None = None) -> TargetSpec:
         raise TargetFileError(f"{where}: {exc}") from None
     except (ValueError, AttributeError) as exc:
         raise TargetFileError(f"{where}: {exc}") from None
-    for at, rate, unit in _rates(spec):
+    for at, rate, unit in effective_rates(spec):
         if rate < MIN_RATE:
             raise TargetFileError(
                 f"{where}: {at}: {rate:.6g} {unit} is below {MIN_RATE:.0e} (no part runs "
@@ -424,7 +424,7 @@ def _ceilings(spec: TargetSpec) -> list[tuple[str, float, float, str]]:
     return out
 
 
-def _rates(spec: TargetSpec) -> list[tuple[str, float, str]]:
+def effective_rates(spec: TargetSpec) -> list[tuple[str, float, str]]:
     """Every rate a prediction divides by, as the spec gives it and with its
     fraction applied: ``(where in the file, value, unit)``."""
     out: list[tuple[str, float, str]] = []
@@ -441,17 +441,12 @@ def _rates(spec: TargetSpec) -> list[tuple[str, float, str]]:
         at = f"tiers[{i}].peak_bandwidth_bps (tier {tier.name!r})"
         out.append((at, tier.peak_bandwidth_bps, "B/s"))
         out.append((f"{at} x achievable_fraction", tier.effective_bandwidth_bps, "B/s"))
-        product = tier.effective_bandwidth_bps * tier.product_fraction
-        if tier.product_fraction != 1.0:
-            out.append((f"{at} x achievable_fraction x product_fraction", product, "B/s"))
-        out += [  # a matrix product streams at its library's share of the tier
-            (
-                f"{at} x achievable_fraction"
-                + (" x product_fraction" if tier.product_fraction != 1.0 else "")
-                + f" x product_bandwidth_fraction.{d}",
-                product * share,
-                "B/s",
-            )
+        product, own = tier.effective_bandwidth_bps, f"{at} x achievable_fraction"
+        if tier.product_fraction != 1.0:  # a matrix product's own share of the tier
+            product, own = product * tier.product_fraction, f"{own} x product_fraction"
+            out.append((own, product, "B/s"))
+        out += [  # ... and its library's share of every tier
+            (f"{own} x product_bandwidth_fraction.{d}", product * share, "B/s")
             for d, share in spec.product_bandwidth_fraction.items()
         ]
     return out

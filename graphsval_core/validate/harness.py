@@ -527,7 +527,8 @@ def _terms(
     dispatch = np.where(dispatched, target.dispatch_overhead_s.get(dtype, np.nan), np.nan)
     zero = np.zeros(n)
     fixed = launch + (columns.get("first_touch_s", zero) + columns.get("pack_s", zero))
-    # a matrix product streams at its library's share of each tier (the reference model's rule)
+    # a matrix product streams at its library's share of each tier, times the tier's own
+    # share for products (the reference model's rule: TargetSpec.tier_share)
     product = op is not None and op.gemm_dims is not None
     bandwidth = {
         t.name: t.effective_bandwidth_bps * target.tier_share(t, dtype, product)

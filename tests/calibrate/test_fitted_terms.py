@@ -186,6 +186,7 @@ def test_a_products_bandwidth_share_is_fitted_once_streams_set_the_tiers(
     assert result.exit_code == 0, result.output
     written = json.loads((tmp_path / "few.json").read_text())
     assert "product_bandwidth_fraction.fp32" not in written["constants"]
+    assert not [n for n in written["constants"] if n.endswith(".product_fraction")]
     # ... and the command says why, in a warning recorded in the file too
     lines = [x.strip() for x in result.output.splitlines() if "product_bandwidth_fraction" in x]
     assert len(lines) == 1 and lines[0].startswith("warning: product_bandwidth_fraction.fp32 is")
@@ -197,41 +198,77 @@ def test_a_products_bandwidth_share_is_fitted_once_streams_set_the_tiers(
     assert "warning: product_bandwidth_fraction" not in again
 
 
-def test_a_products_share_of_a_private_l2_is_fitted_beside_the_librarys(
-    make_target, l2_share, make_plugin, fake_entry_points, make_entry_point, tmp_path, monkeypatch
-):
+L2_SHARE_SHAPES = {  # streams in the L2 and in memory; GEMVs with B in the L2 and in memory
+    "vector_add": [[int(n)] for n in [*np.geomspace(2e4, 2e5, 6), *np.geomspace(2e6, 4e7, 6)]],
+    "matmul": [[1, 1024, 900], [2, 900, 1024], [1, 700, 1200], [1, 2048, 2048], [1, 8192, 4096]],
+    "linear": [[1, 800, 1000], [1, 4096, 2048]],
+}
+
+
+def _l2_share_fit(make_target, setup, tmp_path, monkeypatch, shapes, shared=False):
+    """What calibrate fits on ``shapes`` run by a toy whose L2 gives products 0.4
+    of its rate and whose library takes 0.6 of every tier's (``shared``: an L2
+    shared by the units, as a GPU's)."""
+    make_plugin, fake_entry_points, make_entry_point = setup
     fast = {"fp32": datasheet(4e12, "test")}  # so that GEMVs in the L2 are bound by it
-    model = make_target("toy", peak_ops_per_s=fast)
+    tiers = list(make_target().tiers)
+    if shared:
+        tiers[1] = evolve(tiers[1], is_per_unit=False, num_units=1)
+    model = make_target("toy", peak_ops_per_s=fast, tiers=tiers)
     plugin = make_plugin("toy", lambda: [model])
     fake_entry_points(make_entry_point("toy", lambda: plugin, "graphsval-toy"))
+    tiers[1] = evolve(tiers[1], product_fraction=estimated(0.4, "the library"))
     silicon = make_target(
         "silicon",
         peak_ops_per_s=fast,
-        tiers=l2_share(0.4),
+        tiers=tiers,
         product_bandwidth_fraction={"fp32": estimated(0.6, "the library")},
     )
     registry = build_registry(
         extra_plugins=[("s", make_plugin("s", lambda: [silicon]))], plugin_args=["no:toy"]
     )
-    # streams in the L2 and in memory; GEMVs with B in the L2 and in memory
-    shapes = {
-        "vector_add": [[int(n)] for n in [*np.geomspace(2e4, 2e5, 6), *np.geomspace(2e6, 4e7, 6)]],
-        "matmul": [
-            [1, 1024, 900],
-            [2, 900, 1024],
-            [1, 700, 1200],
-            [1, 2048, 2048],
-            [1, 8192, 4096],
-        ],
-        "linear": [[1, 800, 1000], [1, 4096, 2048]],
-    }
-    constants = _fitted(registry, tmp_path, shapes, monkeypatch)
+    return _fitted(registry, tmp_path, shapes, monkeypatch)
+
+
+@pytest.fixture
+def plugin_setup(make_plugin, fake_entry_points, make_entry_point):
+    return make_plugin, fake_entry_points, make_entry_point
+
+
+def test_a_products_share_of_a_private_l2_is_fitted_beside_the_librarys(
+    make_target, plugin_setup, tmp_path, monkeypatch
+):
+    constants = _l2_share_fit(make_target, plugin_setup, tmp_path, monkeypatch, L2_SHARE_SHAPES)
     fraction = constants["tiers.l2.product_fraction"]
     assert fraction["value"] == pytest.approx(0.4, rel=0.02)
     assert constants["product_bandwidth_fraction.fp32"]["value"] == pytest.approx(0.6, rel=0.02)
     assert "vector_add rows that set its own rate" in fraction["from"]
-    # the innermost tier and memory have none of their own: the library's share sets them
-    assert not [n for n in constants if n.endswith("product_fraction") and ".l2." not in n]
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        "no product bound elsewhere",  # the two shares appear only as their product
+        "no add in the L2",  # nothing sets the L2's own rate
+        "a shared L2",  # a GPU's: the library's share is its products' rate
+    ],
+)
+def test_a_products_share_of_the_l2_is_not_fitted_where_the_rows_cannot_tell_it(
+    make_target, plugin_setup, tmp_path, monkeypatch, case
+):
+    shapes = dict(L2_SHARE_SHAPES)
+    if case == "no product bound elsewhere":
+        shapes["matmul"] = shapes["matmul"][:3]
+        shapes["linear"] = shapes["linear"][:1]
+    if case == "no add in the L2":
+        shapes["vector_add"] = shapes["vector_add"][6:] + [
+            [int(n)] for n in np.geomspace(3e6, 3e7, 6)
+        ]
+    constants = _l2_share_fit(
+        make_target, plugin_setup, tmp_path, monkeypatch, shapes, case == "a shared L2"
+    )
+    assert "tiers.l2.product_fraction" not in constants
+    assert "product_bandwidth_fraction.fp32" in constants  # the library's share still is
 
 
 def test_the_rate_of_packing_an_a_from_memory_is_recovered_where_rows_have_one(

@@ -79,6 +79,12 @@ def test_a_products_bandwidth_share_applies_from_a_calibration(workspace, run):
         ({"product_bandwidth_fraction.int4": {"value": 0.5}}, "not a constant graphsval"),
         ({"tiers.l2.product_fraction": {"value": 1.5, "datasheet": 1.0}}, "(0, 1]"),
         ({"tiers.l9.product_fraction": {"value": 0.5}}, "not a constant graphsval"),
+        (  # in range alone, yet it puts the products' L2 below a megabyte a second
+            {"tiers.l2.product_fraction": {"value": 1e-300, "datasheet": 1.0}},
+            "its constants put tiers[1].peak_bandwidth_bps (tier 'l2') x achievable_fraction "
+            "x product_fraction at 1.",
+        ),
+        ({"tiers.l2.achievable_fraction": {"value": 1e-300, "datasheet": 1.0}}, "below 1e+06"),
         ({"pack_a_bps.fp32": {"value": 0, "datasheet": None}}, "pack_a_bps.fp32.value"),
         ({"pack_a_bps.int4": {"value": 4e9}}, "not a constant graphsval"),
         ({"pack_a_bpz.fp32": {"value": 4e9}}, "(did you mean 'pack_a_bps.fp32'?)"),
