@@ -23,6 +23,7 @@ from attrs import field, frozen
 from graphsval_core.datamodel.dtypes import KNOWN_DTYPES
 from graphsval_core.datamodel.errors import UserInputError, clip
 from graphsval_core.datamodel.op import ShapeError, split_shape
+from graphsval_core.files.jsonfile import underflows
 
 V4_COLUMNS: tuple[str, ...] = (
     "hardware",
@@ -134,10 +135,15 @@ def purpose_from_name(path: str | Path) -> str | None:
 
 def plain_float(value: str) -> float:
     """``value`` as a float, written as a number is: ASCII, no ``_`` (Python's
-    ``float`` also takes ``1_0e-3`` and other scripts' digits); else ValueError."""
+    ``float`` also takes ``1_0e-3`` and other scripts' digits); else ValueError.
+    A number too small for a float (``1e-400``) reads as the smallest one of its
+    sign, not 0, so that a range check refuses it as too small."""
     if not value.isascii() or "_" in value:
         raise ValueError(value)
-    return float(value)
+    number = float(value)
+    if number == 0 and underflows(value):
+        return math.copysign(math.ulp(0.0), number)
+    return number
 
 
 def parse_number(value: str, where: str, column: str, high: float, unit: str = "s") -> float | None:

@@ -55,6 +55,7 @@ from graphsval_core.files.baseline_rows import (
     purpose_from_name,
 )
 from graphsval_core.files.inputs import MAX_INPUT_BYTES, open_input, read_path_or_resource
+from graphsval_core.files.jsonfile import underflows
 
 #: How many lines a block holds at most.
 CHUNK_LINES = 65_536
@@ -449,6 +450,8 @@ def _numbers(column: list[str], high: float, zero_ok: bool) -> np.ndarray | None
             out = np.array([float(v) if v else np.nan for v in column], dtype=np.float64)
     except ValueError:
         return None
+    if (out == 0).any() and any(underflows(v) for v, o in zip(column, out, strict=True) if o == 0):
+        return None  # 1e-400: not 0, too small (the rules then say so)
     given = out if empty is None else out[~empty]
     if given.size and not (
         (given >= 0).all()
@@ -469,15 +472,20 @@ def _extra_numbers(
     joined = " ".join(values)
     if not joined.isascii() or "_" in joined:
         return False
-    cells = [v for v in joined.split(" ") if v] if spaced else values
+    # a spaced cell's numbers one by one (a blank cell is none; a tab between two is bad)
+    cells = [p for v in values if v.strip() for p in v.split(" ") if p] if spaced else values
     try:
         out = np.fromiter(map(float, cells), np.float64, len(cells))
     except ValueError:  # an empty (or a bad) cell
-        given = [v for v in cells if v.strip()]
+        if spaced:
+            return False  # no empty ones among them: a bad one
+        cells = [v for v in cells if v.strip()]
         try:
-            out = np.fromiter(map(float, given), np.float64, len(given))
+            out = np.fromiter(map(float, cells), np.float64, len(cells))
         except ValueError:
             return False
+    if (out == 0).any() and any(underflows(v) for v, o in zip(cells, out, strict=True) if o == 0):
+        return False  # 1e-400: not 0, too small
     if not tiny and ((out > 0) & (out < MIN_POSITIVE)).any():
         return False
     if finite:

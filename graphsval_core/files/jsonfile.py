@@ -8,10 +8,11 @@ bytes that are not UTF-8 (decoded as UTF-8 whatever the locale; a leading BOM
 is allowed), invalid JSON (with its line and column), ``NaN`` or
 ``Infinity`` (not JSON; a finite number is expected everywhere), an integer
 of more than :data:`MAX_INT_DIGITS` digits, a number that overflows a float
-(these three name the key that holds them, ``tiers[1].capacity_bytes``),
-nesting deeper than the parser can follow, and a key given twice in one object
-with two values (named by its path too; twice with the same value: read
-once, with a warning).
+or underflows to 0 (these name the key that holds them,
+``tiers[1].capacity_bytes``), nesting deeper than the parser can follow, and
+a key given twice in one object with two values, ``1`` and ``1.0`` or
+``true`` and ``1`` among them (named by its path too; twice with the same
+value: read once, with a warning naming its path).
 """
 
 from __future__ import annotations
@@ -57,7 +58,16 @@ def _float(text: str) -> Any:
     value = float(text)
     if not math.isfinite(value):
         return _Refused(f"the number {text} overflows (a finite number is expected)")
+    if value == 0 and underflows(text):
+        return _Refused(f"the number {text} underflows to 0 (no figure is that small)")
     return value
+
+
+def underflows(text: str) -> bool:
+    """Whether number ``text`` is not zero though a float reads it as 0
+    (``1e-400``): a digit of its mantissa is not 0."""
+    mantissa = text.strip().lower().partition("e")[0]
+    return any(c in "123456789" for c in mantissa)
 
 
 def _noting(parse: Any, refused: list[_Refused]) -> Any:
@@ -91,35 +101,54 @@ def _path_of(value: Any, at: str = "") -> tuple[str, _Refused] | None:
 
 
 def _same(a: Any, b: Any) -> bool:
-    """Whether two JSON values are one value: ``true`` is not ``1`` (Python's
-    ``True == 1``), nor ``{"x": true}`` ``{"x": 1}``; ``1`` and ``1.0`` are."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return type(a) is type(b) and a == b
+    """Whether two JSON values are one value, written alike: ``true`` is not
+    ``1`` (Python's ``True == 1``), nor ``1`` ``1.0`` (a file reading them
+    apart, such as a schema version, would read the first or the second),
+    nor ``{"x": true}`` ``{"x": 1}``."""
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
     if isinstance(a, list) and isinstance(b, list):
         return len(a) == len(b) and all(map(_same, a, b))
-    if isinstance(a, dict | list) or isinstance(b, dict | list):
-        return False
-    return bool(a == b)
+    return type(a) is type(b) and not isinstance(a, dict | list) and bool(a == b)
 
 
-def _pairs(where: str, refused: list[_Refused]) -> Any:
+def _path_to(value: Any, target: Any, at: str = "") -> str | None:
+    """The key path of object ``target`` (by identity) inside ``value``."""
+    if value is target:
+        return at
+    items: Any = ()
+    if isinstance(value, dict):
+        items = ((f"{at}.{key}" if at else str(key), v) for key, v in value.items())
+    elif isinstance(value, list):
+        items = ((f"{at}[{i}]", v) for i, v in enumerate(value))
+    for path, item in items:
+        if isinstance(item, dict | list):
+            found = _path_to(item, target, path)
+            if found is not None:
+                return found
+    return None
+
+
+def _pairs(refused: list[_Refused], repeated: list[tuple[dict[str, Any], str]]) -> Any:
     """The object hook: a key given twice with two values is refused where it
-    stands (so that its path can be named), with one value read once."""
+    stands (so that its path can be named), with one value read once (and
+    noted in ``repeated``, to be told by its path). A refused literal inside
+    either keeps its own message."""
 
     def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for key, value in pairs:
             if key not in out:
                 out[key] = value
-            elif isinstance(out[key], _Refused):
+            elif _path_of(out[key]) is not None:
                 continue  # refused already: its first problem is the one told
-            elif not _same(out[key], value) or isinstance(value, _Refused):
+            elif _path_of(value) is not None:
+                out[key] = value  # its own problem, named at its own path
+            elif not _same(out[key], value):
                 out[key] = _Refused("given twice in one object, with two values")
                 refused.append(out[key])
             else:
-                warn_input(f"{where}: key {key!r} appears twice in one object; read once")
+                repeated.append((out, key))
         return out
 
     return hook
@@ -141,18 +170,23 @@ def parse_json(data: bytes | str, where: str, error: type[UserInputError] = User
     if not text.strip():
         raise error(f"{where}: empty file (expected a JSON object)")
     refused: list[_Refused] = []
+    repeated: list[tuple[dict[str, Any], str]] = []
     try:
         value = json.loads(
             text,
             parse_constant=_noting(_constant, refused),
             parse_int=_noting(_int, refused),
             parse_float=_noting(_float, refused),
-            object_pairs_hook=_pairs(where, refused),
+            object_pairs_hook=_pairs(refused, repeated),
         )
         if refused:  # name the key of the first one
             found = _path_of(value)
             path, first = found if found is not None else ("", refused[0])
             raise _Invalid(f"{path}: {first.message}" if path else first.message)
+        for holder, key in repeated:
+            at = _path_to(value, holder)
+            named = f"{at}.{key}" if at else key
+            warn_input(f"{where}: key {named!r} appears twice in one object; read once")
         return value
     except _Invalid as exc:
         raise error(f"{where}: {exc}") from None

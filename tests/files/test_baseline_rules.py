@@ -71,6 +71,8 @@ NUMBERS = [
     ("\u0663", None),  # an Arabic-Indic three: Python's float reads it
     ("5e-324", None),  # a denormal
     ("1e-13", None),
+    ("1e-400", None),  # too small for a float: not 0
+    ("-1e-400", None),
 ]
 
 
@@ -99,6 +101,7 @@ def test_every_reader_reads_a_number_alike(monkeypatch, column, text, value):
         ("energy_j", "a picojoule (1e-12 J)", "5e-324"),
         ("first_latency_s", "a picosecond (1e-12 s)", "9.99e-13"),
         ("energy_window_s", "a picosecond (1e-12 s)", "1e-300"),
+        ("latency_s", "a picosecond (1e-12 s)", "1e-400"),  # read as 0 by a float
     ],
 )
 def test_a_value_below_a_picosecond_or_picojoule_is_no_measurement(monkeypatch, column, unit, text):
@@ -122,6 +125,10 @@ def test_zero_keeps_its_meaning(monkeypatch):
     out = _readers(_file(header, _row(1, "1e-12", "0.0", "10", "0", "0.0000")), monkeypatch)
     assert not isinstance(out, str), out
     assert (out[0].latency_s, out[0].energy_j) == (1e-12, None)
+    # a zero written with a tiny exponent is still 0 (1e-400 is not: it is too small)
+    out = _readers(_file(header, _row(1, "1e-12", "0e-400", "10", "0", "0.0e-999")), monkeypatch)
+    assert not isinstance(out, str), out
+    assert out[0].energy_j is None
 
 
 def test_a_denormal_latency_is_one_line_and_exit_2(tmp_path):
@@ -257,6 +264,7 @@ BAD_VALUES = [
     ("stopped_by", "never", "ci, budget or max_samples"),
     ("p10_s", "1e9", "a number of seconds, 0 or in [1e-12, 86400]"),
     ("p90_s", "5e-324", "a number of seconds, 0 or in [1e-12, 86400]"),  # a denormal
+    ("p90_s", "1e-400", "a number of seconds, 0 or in [1e-12, 86400]"),  # a float reads 0
     ("spread_ci_rel", "inf", "a finite number >= 0"),
     ("rtol", "nan", "a finite number >= 0"),
     ("load_avg", "1_0", "a finite number >= 0"),
@@ -270,6 +278,10 @@ BAD_VALUES = [
         "round_latencies_s",
         "1e-3 5e-324",
         "numbers of seconds, each 0 or in [1e-12, 86400], separated by spaces",
+    ),
+    *(
+        ("round_latencies_s", v, "numbers of seconds, each 0 or in [1e-12, 86400], separated by")
+        for v in ("1e-3 1e-400", "1.2e-06 \t 1.3e-06", "1e-6\t2e-6")  # a tab is no space
     ),
     ("captured_at", "yesterday", "an ISO 8601 time such as 2026-12-01T06:55:24Z"),
     ("details", "[1]", "a JSON object"),

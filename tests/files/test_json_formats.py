@@ -57,6 +57,13 @@ def test_the_json_reader_refuses_what_json_files_should_not_hold(text, fragment)
         (b'[{"x": 1}, {"y": 2, "y": 3}]', "f.json: [1].y: given twice in one object"),
         (b'{"non_inclusive": true, "non_inclusive": 1}', "f.json: non_inclusive: given twice"),
         (b'{"a": [{"x": false}], "a": [{"x": 0}]}', "f.json: a: given twice in one object"),
+        (b'{"v": 1, "v": 1.0}', "f.json: v: given twice in one object"),  # read apart elsewhere
+        (b'{"v": 1.0, "v": 1}', "f.json: v: given twice in one object"),
+        (b'{"a": {"b": 1e-400}}', "f.json: a.b: the number 1e-400 underflows to 0"),
+        # a refused literal inside a key given twice is named where it stands
+        (b'{"a": [1e400], "a": [1e400]}', "f.json: a[0]: the number 1e400 overflows"),
+        (b'{"a": {"b": 1, "b": 2}, "a": {"b": 1, "b": 2}}', "f.json: a.b: given twice"),
+        (b'{"a": 1, "a": {"b": NaN}}', "f.json: a.b: NaN is not a number"),
     ],
 )
 def test_a_refused_number_is_named_by_its_key(text, message):
@@ -69,14 +76,14 @@ def test_a_key_given_twice_with_one_value_is_read_once_with_a_warning():
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", InputWarning)
         assert parse_json(b'\xef\xbb\xbf{"a": 1, "a": 1}', "f.json") == {"a": 1}
-        assert parse_json(b'{"b": [true], "b": [true], "c": 2, "c": 2.0}', "f.json") == {
+        assert parse_json(b'{"b": [true], "b": [true], "c": {"d": 2, "d": 2}}', "f.json") == {
             "b": [True],
-            "c": 2,
+            "c": {"d": 2},
         }
     assert [str(w.message) for w in caught] == [
         "f.json: key 'a' appears twice in one object; read once",
+        "f.json: key 'c.d' appears twice in one object; read once",  # named by its path
         "f.json: key 'b' appears twice in one object; read once",
-        "f.json: key 'c' appears twice in one object; read once",
     ]
 
 
