@@ -31,3 +31,10 @@ def warn_input(message: str) -> None:
     import warnings
 
     warnings.warn(message, InputWarning, stacklevel=2)
+
+
+def input_error(exc: BaseException) -> str:
+    """An error about a user's file as a line to show: the message alone for
+    the errors graphsval raises about input (a ``ValueError``: the class name
+    says nothing to a user), else the exception's type and message."""
+    return str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"

@@ -10,6 +10,7 @@ provenance is an error, so every figure of a shipped spec says where it came fro
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Iterable, Mapping
@@ -59,16 +60,27 @@ def _unwrap(value: Any, name: str, prov: dict[str, Provenance]) -> Any:
     return value
 
 
+def _shown(value: Any) -> str:
+    """``value`` as a file would have it: JSON's ``null``, ``true`` and
+    ``false``, a quoted string, a float in the fewest digits that read back
+    as it (``1.0000000001``, not a rounded ``1``)."""
+    if value is None or isinstance(value, bool):
+        return json.dumps(value)
+    if isinstance(value, float):
+        return repr(value).removesuffix(".0") if value.is_integer() else repr(value)
+    return json.dumps(value) if isinstance(value, str) else repr(value)
+
+
 def _number(where: str, value: Any, *, minimum: float = 0.0, strict: bool = True) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise SpecError(where, f"must be a number, got {value!r}")
+        raise SpecError(where, f"must be a number, got {_shown(value)}")
     value = float(value)
     if not math.isfinite(value):
-        raise SpecError(where, f"must be finite, got {value!r}")
+        raise SpecError(where, f"must be finite, got {_shown(value)}")
     if strict and value <= minimum:
-        raise SpecError(where, f"must be > {minimum:g}, got {value:g}")
+        raise SpecError(where, f"must be > {minimum:g}, got {_shown(value)}")
     if not strict and value < minimum:
-        raise SpecError(where, f"must be >= {minimum:g}, got {value:g}")
+        raise SpecError(where, f"must be >= {minimum:g}, got {_shown(value)}")
     return value
 
 
@@ -76,7 +88,7 @@ def _count(where: str, value: Any) -> int:
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise SpecError(where, f"must be a positive integer, got {value!r}")
+        raise SpecError(where, f"must be a positive integer, got {_shown(value)}")
     return value
 
 
@@ -146,11 +158,11 @@ class MemoryTier:
         _set(self, "num_units", _count(where + "num_units", self.num_units))
         if not isinstance(self.non_inclusive, bool):
             raise SpecError(
-                where + "non_inclusive", f"must be true or false, got {self.non_inclusive!r}"
+                where + "non_inclusive", f"must be true or false, got {_shown(self.non_inclusive)}"
             )
         if not isinstance(self.is_per_unit, bool):
             raise SpecError(
-                where + "is_per_unit", f"must be true or false, got {self.is_per_unit!r}"
+                where + "is_per_unit", f"must be true or false, got {_shown(self.is_per_unit)}"
             )
         _set(
             self,
@@ -165,7 +177,7 @@ class MemoryTier:
         fraction = _number(where + "achievable_fraction", self.achievable_fraction)
         if fraction > 1.0:
             raise SpecError(
-                where + "achievable_fraction", f"must be in (0, 1], got {fraction:.10g}"
+                where + "achievable_fraction", f"must be in (0, 1], got {_shown(fraction)}"
             )
         _set(self, "achievable_fraction", fraction)
         _set(
@@ -185,7 +197,7 @@ class MemoryTier:
         if share > MAX_PRODUCT_SHARE:
             raise SpecError(
                 where + "product_fraction",
-                f"must be in (0, {MAX_PRODUCT_SHARE:g}], got {share:.10g}",
+                f"must be in (0, {MAX_PRODUCT_SHARE:g}], got {_shown(share)}",
             )
         _set(self, "product_fraction", share)
         prov.setdefault("achievable_fraction", _DEFAULT_FRACTION)
@@ -416,7 +428,7 @@ class TargetSpec:
         for name in ("power_mode_class", "power_class"):
             value = getattr(self, name)
             if value is not None and (not isinstance(value, str) or not value):
-                raise SpecError(name, f"must be a non-empty string or None, got {value!r}")
+                raise SpecError(name, f"must be a non-empty string or null, got {_shown(value)}")
         if self.ground_truth not in GROUND_TRUTH_KINDS:
             raise SpecError(
                 "ground_truth",
@@ -472,7 +484,7 @@ class TargetSpec:
             if share > MAX_PRODUCT_SHARE:
                 raise SpecError(
                     f"product_bandwidth_fraction.{dtype}",
-                    f"must be in (0, {MAX_PRODUCT_SHARE:g}], got {share:g}",
+                    f"must be in (0, {MAX_PRODUCT_SHARE:g}], got {_shown(share)}",
                 )
         _set(self, "product_bandwidth_fraction", shares)
         packing = {name: self._packing(name, peaks, prov) for name in self.PACKING}
@@ -532,7 +544,7 @@ class TargetSpec:
                 raise SpecError(name, f"dtype {dtype!r} has no peak_ops_per_s")
             value = _number(name, _unwrap(raw, name, prov))
             if value > 1.0:
-                raise SpecError(name, f"must be in (0, 1], got {value:.10g}")
+                raise SpecError(name, f"must be in (0, 1], got {_shown(value)}")
             out[dtype] = value
         for dtype in peaks:
             if dtype not in out:

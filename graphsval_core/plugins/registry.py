@@ -23,7 +23,7 @@ from typing import Any, NoReturn
 from attrs import define, field, frozen
 
 from graphsval_core import PROJECT_NAME
-from graphsval_core.datamodel.errors import UserInputError, clip
+from graphsval_core.datamodel.errors import UserInputError, clip, input_error
 from graphsval_core.datamodel.op import OpSpec
 from graphsval_core.datamodel.target import MemoryTier, TargetSpec
 from graphsval_core.plugins import hookspecs
@@ -536,9 +536,8 @@ class Registry:
                         key if isinstance(key, str) else stem,
                         f"workspace calibration {name}: {text}; fix or remove it",
                     )
-                self.record_problem(
-                    plugin, f"invalid calibration {name}: {type(exc).__name__}: {exc}"
-                )
+                why = input_error(exc).removeprefix(f"{name}: ")
+                self.record_problem(plugin, f"invalid calibration {name}: {why}")
 
     # --- public API ---------------------------------------------------------------
 

@@ -17,6 +17,7 @@ from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
 
 from graphsval_core import hookimpl
+from graphsval_core.datamodel.errors import input_error
 from graphsval_core.datamodel.target import TargetSpec
 from graphsval_core.workspace.location import (
     BASELINE_SUFFIX,
@@ -113,7 +114,9 @@ class WorkspacePlugin:
                 spec = read_spec(path)
             except Exception as exc:  # a bad file is the user's input, never a traceback
                 text = str(exc).removeprefix(f"{path}: ")
-                self.problem(f"invalid target file {path}: {type(exc).__name__}: {exc}")
+                self.problem(
+                    f"invalid target file {path}: {input_error(exc).removeprefix(f'{path}: ')}"
+                )
                 if self._broken is not None:
                     self._broken(key, f"workspace target file {path}: {text}; fix or remove it")
                 continue

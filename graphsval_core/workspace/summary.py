@@ -10,6 +10,7 @@ from typing import Any
 
 from attrs import asdict, frozen
 
+from graphsval_core.datamodel.errors import input_error
 from graphsval_core.plugins.registry import Registry
 from graphsval_core.workspace.location import (
     BASELINE_SUFFIX,
@@ -82,8 +83,9 @@ class WorkspaceSummary:
         }
 
 
-def _error(exc: Exception) -> str:
-    return f"{type(exc).__name__}: {exc}"
+def _error(exc: Exception, path: Path) -> str:
+    """What is wrong with the file at ``path`` (its line names it already)."""
+    return input_error(exc).removeprefix(f"{path}: ")
 
 
 def _targets(registry: Registry, folder: Path) -> list[TargetFile]:
@@ -96,7 +98,7 @@ def _targets(registry: Registry, folder: Path) -> list[TargetFile]:
         try:
             key = read_spec(path).key
         except Exception as exc:
-            out.append(TargetFile(name, None, False, error=_error(exc)))
+            out.append(TargetFile(name, None, False, error=_error(exc, path)))
             continue
         mismatch = name_mismatch(path, key)
         if mismatch is not None:  # ignored: the registry does not have it from this file
@@ -119,7 +121,7 @@ def _baselines(folder: Path) -> list[BaselineFile]:
             try:
                 baseline = read_baseline_file(path)[0]
             except Exception as exc:
-                out.append(BaselineFile(name, None, None, recapture, _error(exc)))
+                out.append(BaselineFile(name, None, None, recapture, _error(exc, path)))
                 continue
             purposes = sorted({r.purpose for r in baseline.rows if r.purpose})
             purpose = ", ".join(purposes) or None
@@ -134,7 +136,7 @@ def _calibrations(registry: Registry, folder: Path) -> list[CalibrationFile]:
         try:
             target = json.loads(path.read_text(encoding="utf-8")).get("target")
         except Exception as exc:
-            out.append(CalibrationFile(name, None, False, _error(exc)))
+            out.append(CalibrationFile(name, None, False, _error(exc, path)))
             continue
         applied = registry.calibration_files.get(target) == str(path)
         out.append(CalibrationFile(name, target, applied))

@@ -471,6 +471,11 @@ def test_a_product_draws_its_own_share_of_a_private_l2(registry_of, l2_share):
         (estimated(1.5, "x"), r"tier 'l2': product_fraction.*\(0, 1\]"),
         (estimated(0.0, "x"), r"tier 'l2': product_fraction"),
         (0.5, r"product_fraction.*provenance"),
+        # told as the file has it: not rounded into the range, not in Python's words
+        (estimated(1.0000000001, "x"), r"\(0, 1\], got 1\.0000000001$"),
+        (None, r"must be a number, got null$"),
+        (True, r"must be a number, got true$"),
+        ("0.5", r'must be a number, got "0.5"$'),
     ],
 )
 def test_a_tiers_product_share_is_checked(make_tier, value, message):
