@@ -14,6 +14,7 @@ a tier's ``tiers.<tier>.<field>`` of one of its tiers. The rest of the file
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from graphsval_core.datamodel.errors import UserInputError
@@ -149,6 +150,7 @@ def check_calibration(data: Any, where: str, spec: TargetSpec) -> dict[str, Any]
         entry = schema.obj(entry, at, err)
         if "value" not in entry:
             raise CalibrationFileError(f"{at}: missing key 'value'")
+        schema.keys(entry, at, err, required=("value",), optional=ENTRY_KEYS)
         fraction = name.endswith("achievable_fraction") or name.startswith("compute_fraction.")
         low, high, low_open = _range(name)
         schema.number(entry["value"], f"{at}.value", err, low, high, low_open=low_open)
@@ -156,4 +158,32 @@ def check_calibration(data: Any, where: str, spec: TargetSpec) -> dict[str, Any]
             if "datasheet" not in entry:
                 raise CalibrationFileError(f"{at}: missing key 'datasheet' (a fraction's)")
             schema.number(entry["datasheet"], f"{at}.datasheet", err, 0.0, 1.0, low_open=True)
+        _check_entry(entry, at)
     return top
+
+
+#: What a constant's entry may hold besides its ``value`` (what calibrate writes).
+ENTRY_KEYS = ("datasheet", "relative_uncertainty", "from", "at_bound")
+#: The bounds ``at_bound`` may name.
+BOUNDS = ("lower", "upper", "floor")
+
+
+def _check_entry(entry: dict[str, Any], at: str) -> None:
+    """The entry's other keys: ``datasheet`` (null where the spec has none)
+    and ``relative_uncertainty`` (null where it is not a number) numbers >= 0,
+    ``from`` a string, ``at_bound`` one of :data:`BOUNDS`."""
+    err = CalibrationFileError
+    for key in ("datasheet", "relative_uncertainty"):
+        if entry.get(key) is not None:
+            schema.number(entry[key], f"{at}.{key}", err, 0.0)
+    if "from" in entry:
+        schema.string(entry["from"], f"{at}.from", err, empty=True)
+    if "at_bound" in entry and entry["at_bound"] not in BOUNDS:
+        raise CalibrationFileError(
+            f"{at}.at_bound: expected one of {', '.join(BOUNDS)}, got "
+            + (
+                json.dumps(entry["at_bound"])
+                if isinstance(entry["at_bound"], str)
+                else schema.kind(entry["at_bound"])
+            )
+        )

@@ -78,6 +78,21 @@ def test_a_products_bandwidth_share_applies_from_a_calibration(workspace, run):
         ({"product_bandwidth_fraction.fp32": {"value": 1.5, "datasheet": 1.0}}, "(0, 1]"),
         ({"product_bandwidth_fraction.int4": {"value": 0.5}}, "not a constant graphsval"),
         ({"tiers.l2.product_fraction": {"value": 1.5, "datasheet": 1.0}}, "(0, 1]"),
+        # the entry's other keys: what calibrate writes, each of its kind
+        ({"launch_overhead_s": {"value": 1e-6, "datashet": 2e-6}}, "(did you mean 'datasheet'?)"),
+        (
+            {"tiers.l2.product_fraction": {"value": 0.5, "datasheet": "x"}},
+            "product_fraction.datasheet: expected a number, got a string",
+        ),
+        (
+            {"launch_overhead_s": {"value": 1e-6, "relative_uncertainty": -1}},
+            "relative_uncertainty: expected a number in [0, inf], got -1",
+        ),
+        (
+            {"launch_overhead_s": {"value": 1e-6, "at_bound": "top"}},
+            'at_bound: expected one of lower, upper, floor, got "top"',
+        ),
+        ({"launch_overhead_s": {"value": 1e-6, "from": 3}}, "from: expected a string"),
         ({"tiers.l9.product_fraction": {"value": 0.5}}, "not a constant graphsval"),
         (  # in range alone, yet it puts the products' L2 below a megabyte a second
             {"tiers.l2.product_fraction": {"value": 1e-300, "datasheet": 1.0}},
