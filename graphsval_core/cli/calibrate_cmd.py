@@ -124,9 +124,12 @@ def _workspace_out(app: Any, hw: str) -> Path | None:
 
 def _render(result: Any) -> None:
     energy, data = result.energy, result.content
+    fitted = len(result.fit.values)
+    kept = len(result.fit.params) - fitted  # not identifiable: the spec's value stays
     click.echo(
-        f"wrote {result.path}: {len(result.fit.params)} latency constants from "
-        f"{len(result.rows)} rows"
+        f"wrote {result.path}: {fitted} latency constants"
+        + (f" ({kept} more not identifiable, left at the spec's)" if kept > 0 else "")
+        + f" from {len(result.rows)} rows"
         + (
             f", energy from {energy.rows} rows"
             if energy.fitted

@@ -350,6 +350,31 @@ def test_a_huge_uncertainty_and_an_unmoved_constant_are_warned():
     )
 
 
+def test_the_first_line_counts_the_constants_written_and_says_which_stayed(tmp_path):
+    from graphsval_core.plugins.resources import packaged_files
+
+    files = []
+    for path in packaged_files("graphsval_cpu", "baselines", ".calibration.csv"):
+        if path.name.startswith("host_intel_xeon_2c_1t_"):  # a few rows of each op
+            lines = path.read_text().splitlines()
+            files.append(tmp_path / path.name)
+            files[-1].write_text("\n".join(lines[:41]) + "\n")
+    out = tmp_path / "c.json"
+    args = ["calibrate", "--hw", "host_intel_xeon_2c_1t", "--no-loo", "--no-grouped-cv"]
+    args += [x for f in files for x in ("--baseline", str(f))]
+    result = CliRunner().invoke(cli, [*args, "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    written = json.loads(out.read_text())["constants"]
+    latency = [n for n in written if not n.startswith(("energy_", "idle_")) and ".energy" not in n]
+    first = result.output.splitlines()[0]
+    stayed = result.output.count("is not identifiable from these rows")
+    assert stayed > 0  # these rows leave some constants unmoved
+    assert first.startswith(
+        f"wrote {out}: {len(latency)} latency constants ({stayed} more not identifiable, "
+        "left at the spec's) from 120 rows"
+    ), first
+
+
 # -- thread count -----------------------------------------------------------------------
 
 
