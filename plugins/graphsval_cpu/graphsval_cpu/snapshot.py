@@ -73,6 +73,16 @@ def snapshot_host(target: TargetSpec, threads: int | None) -> TargetSpec:
                 energy_per_byte_j=Sourced(t.energy_per_byte_j, tp["energy_per_byte_j"]),
                 label=t.label,
                 shared_with_tenants=t.shared_with_tenants,
+                non_inclusive=t.non_inclusive,
+                # ratios and sizes the thread count does not change
+                usable_capacity_bytes=_kept(
+                    t.usable_capacity_bytes, tp.get("usable_capacity_bytes")
+                ),
+                product_fraction=(
+                    Sourced(t.product_fraction, tp["product_fraction"])
+                    if "product_fraction" in tp
+                    else t.product_fraction
+                ),
             )
         )
     return TargetSpec(

@@ -49,6 +49,31 @@ def test_snapshot_scales_rates_to_the_threads_used():
         assert snap.provenance["peak_ops_per_s.fp32"].kind == "derived"
 
 
+def test_snapshot_keeps_what_the_thread_count_does_not_change():
+    from attrs import evolve
+
+    from graphsval_core.plugin_api import estimated
+
+    host = detect_host_cpu()
+    tiers = list(host.tiers)
+    last = len(tiers) - 2  # the last cache
+    tiers[1] = evolve(tiers[1], product_fraction=estimated(0.4, "a calibration"))
+    tiers[last] = evolve(
+        tiers[last],
+        non_inclusive=True,
+        shared_with_tenants=True,
+        usable_capacity_bytes=estimated(min(3e7, tiers[last].total_capacity_bytes), "fitted"),
+    )
+    snap = snapshot_host(evolve(host, tiers=tiers), 1)
+    assert snap.tiers[1].product_fraction == 0.4
+    assert snap.tiers[1].provenance["product_fraction"].source == "a calibration"
+    assert snap.tiers[last].non_inclusive and snap.tiers[last].shared_with_tenants
+    assert snap.tiers[last].usable_capacity_bytes == tiers[last].usable_capacity_bytes
+    assert (
+        snap.tiers[0].product_fraction == 1.0 and "product_fraction" not in snap.tiers[0].provenance
+    )
+
+
 def test_snapshot_hook_and_resolution():
     registry = build_registry()
     host = registry.target("host_cpu")
