@@ -161,6 +161,36 @@ def slow_caches(spec: TargetSpec, fit: Fit) -> list[Diagnostic]:
                 "streaming rate, say); it describes these rows, not the cache",
             )
         )
+    return out + _slow_product_shares(fitted, fit)
+
+
+def _slow_product_shares(fitted: TargetSpec, fit: Fit) -> list[Diagnostic]:
+    """The tiers whose fitted ``product_fraction`` gives a matrix product less
+    of them than of the tier behind them (the fit's hierarchy penalty holds
+    the streams' rates only): a product would read its panels faster from
+    further out, so the share stands for another cost of these rows."""
+    out = []
+    tiers = fitted.tiers
+    for k, tier in enumerate(tiers[:-1]):
+        name = f"tiers.{tier.name}.product_fraction"
+        if name not in fit.values:
+            continue
+        here = tier.effective_bandwidth_bps * tier.product_fraction
+        outer = tiers[k + 1]
+        behind = outer.effective_bandwidth_bps * outer.product_fraction
+        if here >= behind:
+            continue
+        out.append(
+            Diagnostic(
+                "slow_cache",
+                name,
+                f"{tier.name} gives a matrix product {_rate(here)} ({tier.product_fraction:.3g} "
+                f"of its {_rate(tier.effective_bandwidth_bps)} for a stream, before the "
+                f"library's share), less than {outer.name}'s {_rate(behind)}: a product would "
+                "read its panels faster from further out, so the share stands for another "
+                "cost these rows share; it describes these rows, not the cache",
+            )
+        )
     return out
 
 

@@ -242,6 +242,19 @@ def test_a_cache_fitted_slower_than_twice_main_memory_is_warned(make_target):
     assert slow_caches(spec, _fit({}, [l2])) == []  # not fitted: the spec's value stands
 
 
+def test_a_products_share_that_makes_its_cache_slower_than_the_next_is_warned(make_target):
+    spec = make_target("toy")  # l2 500 GB/s nominal, dram 50 GB/s peak
+    name = "tiers.l2.product_fraction"
+    share = Param(name, 1.0, 1e-2, 1.0, "5 matmul/linear rows")
+    [found] = slow_caches(spec, _fit({name: 0.05}, [share]))  # 25 GB/s against 50
+    assert found.kind == "slow_cache" and found.subject == name
+    assert found.line.startswith(
+        "warning: l2 gives a matrix product 25 GB/s (0.05 of its 500 GB/s for a stream, "
+        "before the library's share), less than dram's 50 GB/s"
+    ), found.line
+    assert slow_caches(spec, _fit({name: 0.2}, [share])) == []  # 100 GB/s: a cache still
+
+
 def test_the_i7_calibration_says_its_l2_is_not_an_l2():
     registry = build_registry()
     spec = registry.datasheet_target("i7_12700k")
