@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Callable
 from typing import Any
 
 from graphsval_core.datamodel.errors import UserInputError, warn_input
@@ -82,10 +83,10 @@ def _noting(parse: Any, refused: list[_Refused]) -> Any:
     return hook
 
 
-def _path_of(value: Any, at: str = "") -> tuple[str, _Refused] | None:
-    """The key path (``tiers[1].capacity_bytes``) and the first refused literal
-    in ``value``, in the file's order; None when there is none."""
-    if isinstance(value, _Refused):
+def _find(value: Any, wanted: Callable[[Any], bool], at: str = "") -> tuple[str, Any] | None:
+    """The key path (``tiers[1].capacity_bytes``) and the first item of
+    ``value`` (itself included) that is ``wanted``, in the file's order."""
+    if wanted(value):
         return at, value
     items: Any = ()
     if isinstance(value, dict):
@@ -93,11 +94,17 @@ def _path_of(value: Any, at: str = "") -> tuple[str, _Refused] | None:
     elif isinstance(value, list):
         items = ((f"{at}[{i}]", v) for i, v in enumerate(value))
     for path, item in items:
-        if isinstance(item, (dict, list, _Refused)):
-            found = _path_of(item, path)
+        if isinstance(item, dict | list | _Refused):
+            found = _find(item, wanted, path)
             if found is not None:
                 return found
     return None
+
+
+def _path_of(value: Any) -> tuple[str, _Refused] | None:
+    """The key path and the first refused literal in ``value``; None when
+    there is none."""
+    return _find(value, lambda item: isinstance(item, _Refused))
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -112,21 +119,10 @@ def _same(a: Any, b: Any) -> bool:
     return type(a) is type(b) and not isinstance(a, dict | list) and bool(a == b)
 
 
-def _path_to(value: Any, target: Any, at: str = "") -> str | None:
+def _path_to(value: Any, target: Any) -> str | None:
     """The key path of object ``target`` (by identity) inside ``value``."""
-    if value is target:
-        return at
-    items: Any = ()
-    if isinstance(value, dict):
-        items = ((f"{at}.{key}" if at else str(key), v) for key, v in value.items())
-    elif isinstance(value, list):
-        items = ((f"{at}[{i}]", v) for i, v in enumerate(value))
-    for path, item in items:
-        if isinstance(item, dict | list):
-            found = _path_to(item, target, path)
-            if found is not None:
-                return found
-    return None
+    found = _find(value, lambda item: item is target)
+    return None if found is None else found[0]
 
 
 def _pairs(refused: list[_Refused], repeated: list[tuple[dict[str, Any], str]]) -> Any:
