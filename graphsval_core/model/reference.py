@@ -76,11 +76,7 @@ latency and energy of one call on warm data, term by term
   gives one) once N is above ``PACK_A_MIN_COLUMNS`` (16): serially, one
   block at a time before the kernel uses it.
 - **Latency** (:mod:`.terms.latency`) = launch + max(compute, memory)
-  + (1 - overlap) * min(compute, memory) + first touch + packing, where a
-  CPU's stream bound by main memory overlaps nothing
-  (:func:`.terms.latency.stream_overlap`: one core's loop issues its loads
-  and its vector work in one instruction stream, and the few cache lines its
-  window holds cover a DRAM stream's latency only while the core waits). The terms
+  + (1 - overlap) * min(compute, memory) + first touch + packing. The terms
   reported satisfy launch + exposed compute + exposed memory + first touch +
   pack = latency exactly; the overlapped remainder is reported as hidden.
 - **Regime**: the largest of launch, compute and memory time:
@@ -110,7 +106,7 @@ from graphsval_core.model.terms.compute import (
     streaming_tiles,
 )
 from graphsval_core.model.terms.energy import energy
-from graphsval_core.model.terms.latency import overlap_terms, regime, stream_overlap
+from graphsval_core.model.terms.latency import overlap_terms, regime
 from graphsval_core.model.terms.memory import (
     binding_tier_names,
     memory_time,
@@ -267,8 +263,7 @@ def predict(
         pack, pack_a = np.where(library, pack, 0.0), np.where(library, pack_a, 0.0)
         pack = pack + pack_a
 
-    shares = stream_overlap(target, gemm is None, memory.binding, len(tiers), overlap)
-    exposed = overlap_terms(compute.compute_s, memory.memory_s, shares)
+    exposed = overlap_terms(compute.compute_s, memory.memory_s, overlap)
     latency = launch_s + exposed.exposed_compute_s + exposed.exposed_memory_s + first_touch + pack
     spent = energy(
         flops,

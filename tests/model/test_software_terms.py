@@ -481,25 +481,3 @@ def test_a_product_draws_its_own_share_of_a_private_l2(registry_of, l2_share):
 def test_a_tiers_product_share_is_checked(make_tier, value, message):
     with pytest.raises(SpecError, match=message):
         make_tier("l2", 1024 * 1024, product_fraction=value)
-
-
-@pytest.mark.parametrize("architecture", ["cpu", "gpu"])
-def test_a_cpus_stream_from_main_memory_overlaps_nothing(registry_of, architecture):
-    # a slow vector rate, so that the add's compute is a real share of its time
-    registry = registry_of(
-        architecture=architecture, vector_ops_per_s={"fp32": estimated(1e9, "test")}
-    )
-    big, small = [[1 << 26]], [[1 << 16]]  # 768 MiB from main memory; 768 KiB in the L2
-    p = predict_batch(registry, "t", "vector_add", big, "fp32")
-    q = predict_batch(registry, "t", "vector_add", small, "fp32")
-    assert p.binding_tier[0] == "dram" and q.binding_tier[0] == "l2"
-    assert p.compute_s[0] > 0.1 * p.memory_s[0]
-    if architecture == "cpu":  # one core's loop: its compute and its loads in turn
-        assert p.latency_s[0] == pytest.approx(p.launch_s[0] + p.compute_s[0] + p.memory_s[0])
-        assert p.hidden_s[0] == 0.0
-    else:  # a GPU's thousands of threads hide one under the other
-        assert p.latency_s[0] == pytest.approx(p.launch_s[0] + max(p.compute_s[0], p.memory_s[0]))
-    # from a cache, and for a matrix product from anywhere, the smaller one hides
-    assert q.latency_s[0] == pytest.approx(q.launch_s[0] + max(q.compute_s[0], q.memory_s[0]))
-    gemv = predict_batch(registry, "t", "matmul", [[1, 8192, 8192]], "fp32")
-    assert gemv.binding_tier[0] == "dram" and gemv.hidden_s[0] > 0

@@ -1,7 +1,6 @@
 """How compute and memory time overlap into the latency, and the regime.
 
-Compute and memory overlap by a share ``overlap`` of the smaller of the two
-(per row; none for a CPU's stream bound by main memory, :func:`stream_overlap`):
+Compute and memory overlap by a share ``overlap`` of the smaller of the two:
 the larger is exposed whole, ``(1 - overlap) * min`` of the smaller is
 exposed, and ``overlap * min`` is hidden. The regime is the largest of launch,
 compute and memory time: ``launch_bound``, ``alu_bound`` or the binding
@@ -11,14 +10,11 @@ tier's regime.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 
 from graphsval_core.datamodel.regimes import ALU_BOUND, LAUNCH_BOUND, tier_regime
-
-if TYPE_CHECKING:
-    from graphsval_core.datamodel.target import TargetSpec
 
 
 class Overlap(NamedTuple):
@@ -29,24 +25,7 @@ class Overlap(NamedTuple):
     hidden_s: np.ndarray
 
 
-def stream_overlap(
-    target: TargetSpec, stream: bool, binding: np.ndarray, n_tiers: int, overlap: float
-) -> np.ndarray:
-    """Each row's overlap share: ``overlap``, except 0 for a CPU's stream (an
-    op with no matrix product) bound by main memory (the last tier). One
-    core's elementwise loop issues its loads and its vector work in one
-    instruction stream; its out-of-order window holds a few cache lines of a
-    DRAM stream, so its compute runs while no load is in flight. On the host
-    a bf16 add from main memory (the conversions on the vector units take
-    0.26 ns an element, the memory 0.31 ns) takes 0.46-0.58 ns an element,
-    their sum, where one in the L3 takes its compute alone."""
-    serial = stream and target.architecture == "cpu"
-    return np.where(serial & (binding == n_tiers - 1), 0.0, overlap)
-
-
-def overlap_terms(
-    compute_s: np.ndarray, memory_s: np.ndarray, overlap: float | np.ndarray
-) -> Overlap:
+def overlap_terms(compute_s: np.ndarray, memory_s: np.ndarray, overlap: float) -> Overlap:
     """The larger of compute and memory (compute on a tie) is exposed whole, a
     ``1 - overlap`` share of the smaller is exposed and the rest hidden, so
     ``exposed_compute + exposed_memory + hidden = compute + memory``."""
