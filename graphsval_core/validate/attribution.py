@@ -5,7 +5,8 @@ the direction and median size of the latency error, and the value of that
 constant the measurements imply (the model's value scaled by the ratio of the
 model's term to the measured time less launch):
 
-- ``alu_bound``: the achievable peak of the cell's dtype;
+- ``alu_bound``: the achievable peak of the cell's dtype (its vector rate for
+  an op with no matrix product, where the spec gives one);
 - a tier regime: that tier's effective bandwidth;
 - ``launch_bound``: the dtype's dispatch overhead over the calls that pay it
   (a matrix product its dtype's library runs), and the launch overhead over
@@ -211,15 +212,17 @@ def _latency_spread(cell: Cell, rows: np.ndarray | None = None) -> dict[str, Any
 
 
 def _compute_drifts(cell: Cell) -> list[Drift]:
-    """The achievable peak of the cell's dtype."""
+    """The achievable peak of the cell's dtype, or its vector rate where the
+    model ran the cell's op (one with no matrix product) at it."""
     implied = cell.implied()
     if not implied.size:
         return []
     dtype = cell.dtype or ""
     unit = "OP/s" if dtype.startswith("int") else "FLOP/s"
+    rate = "vector rate" if cell.first.get("vector_rate") == 1.0 else "achievable peak"
     return [
         Drift(
-            f"achievable peak {dtype}",
+            f"{rate} {dtype}",
             unit,
             cell.first["model"],
             _median(implied),

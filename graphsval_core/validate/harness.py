@@ -550,6 +550,9 @@ def _terms(
         launch = columns.get("launch_s", absent)
         fixed = launch + (columns.get("first_touch_s", zero) + columns.get("pack_s", zero))
         return evolve(Terms.empty(n), launch_s=launch, fixed_s=np.nan_to_num(fixed), **given)
+    peak = target.peak_ops_per_s[dtype] * target.compute_fraction[dtype]
+    vector = target.vector_ops_per_s.get(dtype)
+    by_vector = op is not None and op.gemm_dims is None and vector is not None
     return Terms(
         launch_s=launch,
         dispatch_s=dispatch,
@@ -559,9 +562,9 @@ def _terms(
         tier_bandwidth_bps=block_checks.per_value(
             columns["binding_tier"], lambda tier: bandwidth.get(tier, np.nan)
         ).astype(np.float64),
-        achievable_ops_per_s=np.full(
-            n, target.peak_ops_per_s[dtype] * target.compute_fraction[dtype]
-        ),
+        # the reference model's rule: an op with no product at the dtype's vector rate
+        achievable_ops_per_s=np.full(n, vector if by_vector else peak),
+        vector_rate=np.full(n, float(by_vector)),
         static_power_w=np.full(n, target.idle_power_w),
     )
 

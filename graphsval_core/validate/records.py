@@ -94,7 +94,11 @@ class Terms:
     flops: np.ndarray
     #: the binding tier's effective bandwidth
     tier_bandwidth_bps: np.ndarray
+    #: the compute rate the model used: the dtype's vector rate for an op with no
+    #: matrix product where the spec gives one (``vector_rate`` 1), else the
+    #: achievable peak (``vector_rate`` 0)
     achievable_ops_per_s: np.ndarray
+    vector_rate: np.ndarray
     static_power_w: np.ndarray
 
     @classmethod

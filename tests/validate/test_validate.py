@@ -133,6 +133,20 @@ def test_peak_flops_drift_is_attributed(world):
     assert drift["change"] == pytest.approx(-0.30, abs=0.01)
 
 
+def test_an_adds_alu_cell_is_held_against_the_vector_rate_the_model_used():
+    # the host's bf16 add runs at its vector rate (conversions on the vector units), not
+    # at the bf16 peak of the AMX tiles: the drift names that rate and its value
+    from graphsval_core.plugins.loader import build_registry
+
+    spec = build_registry().target("host_intel_xeon_2c_1t")
+    args = ("--hw", "host_intel_xeon_2c_1t", "--op", "vector_add", "--format", "json")
+    result = _run(*args, "-v")
+    drifts = json.loads(result.output)["summary"]["drift"]
+    (alu,) = [d for d in drifts if d["regime"] == "alu_bound" and d.get("dtype") == "bf16"]
+    assert alu["constant"] == "vector rate bf16"
+    assert alu["model"] == pytest.approx(spec.vector_ops_per_s["bf16"])
+
+
 def test_launch_overhead_drift_is_attributed(world):
     result = _run(
         "--baseline", str(world(launch_overhead_s=estimated(3e-6, "t"))), "--format", "json"
