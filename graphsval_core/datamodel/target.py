@@ -581,6 +581,19 @@ class TargetSpec:
         (1 where unset), any other op the tier's whole effective bandwidth."""
         return self.product_bandwidth_fraction.get(dtype, 1.0) if product else 1.0
 
+    def runs_at_vector_rate(self, dtype: str, product: bool) -> bool:
+        """Whether an op at ``dtype`` computes at the dtype's ``vector_ops_per_s``:
+        one with no matrix product (``product`` False) where the spec gives one
+        (a CPU's bf16 add converts on the vector units, not the matrix ones)."""
+        return not product and dtype in self.vector_ops_per_s
+
+    def achievable_ops(self, dtype: str, product: bool) -> float:
+        """The compute rate of an op at ``dtype``: its vector rate where it
+        :meth:`runs_at_vector_rate`, else the peak times ``compute_fraction``."""
+        if self.runs_at_vector_rate(dtype, product):
+            return self.vector_ops_per_s[dtype]
+        return self.peak_ops_per_s[dtype] * self.compute_fraction[dtype]
+
     def tier_share(self, tier: MemoryTier, dtype: str, product: bool = True) -> float:
         """The share of ``tier``'s effective bandwidth an op at ``dtype`` gets:
         :meth:`bandwidth_share` times, for a matrix product, the tier's own

@@ -232,10 +232,8 @@ def predict(
 
     # compute in waves of register tiles
     units = target.compute_units
-    achievable = target.peak_ops_per_s[dtype] * target.compute_fraction[dtype]
-    vector_rate = op.gemm_dims is None and dtype in target.vector_ops_per_s
-    if vector_rate:
-        achievable = target.vector_ops_per_s[dtype]  # the vector units, not the matrix ones
+    vector_rate = target.runs_at_vector_rate(dtype, op.gemm_dims is not None)
+    achievable = target.achievable_ops(dtype, op.gemm_dims is not None)
     team, active = parallelism(flops, units, target.parallel_grain_ops)
     if gemm is not None and target.architecture == "gpu":
         register_tiles = cta_tiles(gemm, flops, units)

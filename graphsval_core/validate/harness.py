@@ -550,9 +550,7 @@ def _terms(
         launch = columns.get("launch_s", absent)
         fixed = launch + (columns.get("first_touch_s", zero) + columns.get("pack_s", zero))
         return evolve(Terms.empty(n), launch_s=launch, fixed_s=np.nan_to_num(fixed), **given)
-    peak = target.peak_ops_per_s[dtype] * target.compute_fraction[dtype]
-    vector = target.vector_ops_per_s.get(dtype)
-    by_vector = op is not None and op.gemm_dims is None and vector is not None
+    at_peak = op is None or product  # no op given: the peak
     return Terms(
         launch_s=launch,
         dispatch_s=dispatch,
@@ -563,8 +561,8 @@ def _terms(
             columns["binding_tier"], lambda tier: bandwidth.get(tier, np.nan)
         ).astype(np.float64),
         # the reference model's rule: an op with no product at the dtype's vector rate
-        achievable_ops_per_s=np.full(n, vector if by_vector else peak),
-        vector_rate=np.full(n, float(by_vector)),
+        achievable_ops_per_s=np.full(n, target.achievable_ops(dtype, at_peak)),
+        vector_rate=np.full(n, float(target.runs_at_vector_rate(dtype, at_peak))),
         static_power_w=np.full(n, target.idle_power_w),
     )
 
