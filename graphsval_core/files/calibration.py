@@ -13,12 +13,11 @@ from graphsval_core.datamodel.errors import UserInputError
 from graphsval_core.datamodel.provenance import Provenance, Sourced
 from graphsval_core.datamodel.target import MemoryTier, TargetSpec
 from graphsval_core.files.calibration_file import (
-    MIN_RATE,
     SPEC_DTYPES_ONLY,
     CalibrationFileError,
     check_calibration,
 )
-from graphsval_core.files.target_spec import effective_rates
+from graphsval_core.files.target_spec import too_slow
 
 #: glibc serves allocations of this size and more with a fresh mmap.
 FIRST_TOUCH_MIN_BYTES = 32 * 2**20
@@ -221,13 +220,9 @@ def apply_file(spec: TargetSpec, data: dict[str, Any], name: str) -> TargetSpec:
         f"{name} (fitted on {sources}; graphsval {data['provenance']['graphsval_version']})",
     )
     # each constant is in its range, yet fractions multiply: the rates they give must stand
-    for at, rate, unit in effective_rates(calibrated):
-        if rate < MIN_RATE:
-            raise CalibrationFileError(
-                f"{name}: its constants put {at} at {rate:.6g} {unit}, below "
-                f"{MIN_RATE:.0e} (no part runs that slowly, and a rate near 0 makes every "
-                "prediction infinite)"
-            )
+    slow = too_slow(calibrated)
+    if slow is not None:
+        raise CalibrationFileError(f"{name}: with its constants, {slow}")
     return calibrated
 
 

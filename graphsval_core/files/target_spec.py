@@ -262,12 +262,10 @@ def read_spec(path: str | Path, text: str | bytes | None = None) -> TargetSpec:
         raise TargetFileError(f"{where}: {exc}") from None
     except (ValueError, AttributeError) as exc:
         raise TargetFileError(f"{where}: {exc}") from None
+    slow = too_slow(spec)
+    if slow is not None:
+        raise TargetFileError(f"{where}: {slow}")
     for at, rate, unit in effective_rates(spec):
-        if rate < MIN_RATE:
-            raise TargetFileError(
-                f"{where}: {at}: {rate:.6g} {unit} is below {MIN_RATE:.0e} (no part runs "
-                "that slowly, and a rate near 0 makes every prediction infinite)"
-            )
         if rate > MAX_RATE:
             raise TargetFileError(
                 f"{where}: {at}: {rate:.3g} {unit} is above {MAX_RATE:.0e} (an exascale "
@@ -422,6 +420,18 @@ def _ceilings(spec: TargetSpec) -> list[tuple[str, float, float, str]]:
         for d, v in spec.library_min_macs.items()
     ]
     return out
+
+
+def too_slow(spec: TargetSpec) -> str | None:
+    """The first of ``spec``'s :func:`effective_rates` below :data:`MIN_RATE`,
+    told as ``<where>: <rate> is below ...``; None when every one stands."""
+    for at, rate, unit in effective_rates(spec):
+        if rate < MIN_RATE:
+            return (
+                f"{at}: {rate:.6g} {unit} is below {MIN_RATE:.0e} (no part runs that slowly, "
+                "and a rate near 0 makes every prediction infinite)"
+            )
+    return None
 
 
 def effective_rates(spec: TargetSpec) -> list[tuple[str, float, str]]:

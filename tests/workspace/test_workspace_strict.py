@@ -96,8 +96,8 @@ def test_a_products_bandwidth_share_applies_from_a_calibration(workspace, run):
         ({"tiers.l9.product_fraction": {"value": 0.5}}, "not a constant graphsval"),
         (  # in range alone, yet it puts the products' L2 below a megabyte a second
             {"tiers.l2.product_fraction": {"value": 1e-300, "datasheet": 1.0}},
-            "its constants put tiers[1].peak_bandwidth_bps (tier 'l2') x achievable_fraction "
-            "x product_fraction at 1.",
+            "with its constants, tiers[1].peak_bandwidth_bps (tier 'l2') x achievable_fraction "
+            "x product_fraction: 1.",
         ),
         ({"tiers.l2.achievable_fraction": {"value": 1e-300, "datasheet": 1.0}}, "below 1e+06"),
         ({"pack_a_bps.fp32": {"value": 0, "datasheet": None}}, "pack_a_bps.fp32.value"),
