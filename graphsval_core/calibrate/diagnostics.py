@@ -115,13 +115,18 @@ def latency_at_bounds(spec: TargetSpec, fit: Fit) -> list[Diagnostic]:
             side, want = "upper", "more"
         else:
             continue
+        why = f"the fit presses it against its range (the rows may ask for {want})"
+        if p.name.startswith("pack_bps.") and side == "upper":
+            why = (
+                "these rows' packing is all the reading of B from the tier that holds it, "
+                "the copy's own writes too fast to show"
+            )
         out.append(
             Diagnostic(
                 "at_bound",
                 p.name,
                 f"{p.name} sits at the {side} bound of its range ({_bound_words(spec, p, side)}): "
-                f"the fit presses it against its range (the rows may ask for {want}); its "
-                "value is a bound, not a measurement",
+                f"{why}; its value is a bound, not a measurement",
                 side,
             )
         )

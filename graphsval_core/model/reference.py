@@ -68,9 +68,12 @@ latency and energy of one call on warm data, term by term
   ``first_touch_min_bytes`` costs its bytes over ``first_touch_bps`` (the OS
   zeroing its pages).
 - **Packing**: a CPU GEMM library copies B, ``K*N*bpe`` bytes, into its panel
-  layout at the dtype's ``pack_bps`` on every call once A has the dtype's
-  ``pack_min_rows`` rows or more (MKL streams B unpacked through a GEMV for
-  one or two rows; oneDNN reorders a bf16 or int8 B for every call); and it
+  layout on every call once A has the dtype's ``pack_min_rows`` rows or more
+  (MKL streams B unpacked through a GEMV for one or two rows; oneDNN
+  reorders a bf16 or int8 B for every call): it reads B from where the call
+  keeps it, the bytes crossing each tier (a stream's miss fractions) at that
+  tier's stream bandwidth (the slowest tier), and writes the panels at the
+  dtype's ``pack_bps``; and it
   packs the share of A beyond the last-level cache, ``M*K*bpe`` times the
   last tier's miss fraction, at the dtype's ``pack_a_bps`` (where the spec
   gives one) once N is above ``PACK_A_MIN_COLUMNS`` (16): serially, one
@@ -120,6 +123,7 @@ from graphsval_core.model.terms.overheads import (
     launch_time,
     library_rows,
     pack_a_time,
+    pack_read_time,
     pack_time,
 )
 from graphsval_core.model.terms.residency import (
@@ -220,7 +224,8 @@ def predict(
     else:
         traffic = streamed_traffic(operands, out_bytes, read_first, len(tiers))
     missed = miss_fraction if gemm is not None else stream_miss_fraction
-    crossing = missed(working_set, inner_capacities(tiers))
+    capacities = inner_capacities(tiers)
+    crossing = missed(working_set, capacities)
     bytes_per_tier = traffic * crossing
 
     # memory time and the binding tier: a product at its library's share of
@@ -256,7 +261,15 @@ def predict(
     pack_a = np.zeros(len(shapes))
     if gemm is not None:  # only the library packs: the framework's own kernel reads as it is
         library = library_rows(target, dtype, gemm, len(shapes))
-        pack = pack_time(gemm, bpe, target.pack_bps.get(dtype), target.pack_min_rows.get(dtype))
+        streams = np.array([t.effective_bandwidth_bps for t in tiers]) * np.array(
+            [target.tier_share(t, dtype, False) for t in tiers]
+        )
+        read_b = pack_read_time(
+            gemm, bpe, stream_miss_fraction(working_set, capacities), streams, access_latency
+        )
+        pack = pack_time(
+            gemm, bpe, target.pack_bps.get(dtype), target.pack_min_rows.get(dtype), read_b
+        )
         pack_a = pack_a_time(gemm, bpe, crossing[:, -1], target.pack_a_bps.get(dtype))
         pack, pack_a = np.where(library, pack, 0.0), np.where(library, pack_a, 0.0)
         pack = pack + pack_a

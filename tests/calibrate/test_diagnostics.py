@@ -221,6 +221,17 @@ def test_the_bound_is_within_one_percent_in_log_terms(make_target):
     assert latency_at_bounds(spec, held) == []  # not fitted: no bound to sit at
 
 
+def test_a_packing_rate_at_its_ceiling_says_the_reads_of_b_took_it_all(make_target):
+    spec = make_target("toy")
+    pack = Param("pack_bps.fp32", 2e10, 1e8, 1e13, "22 fp32 matmul/linear rows")
+    (top,) = latency_at_bounds(spec, _fit({"pack_bps.fp32": 1e13}, [pack]))
+    assert top.bound == "upper"
+    assert "the reading of B from the tier that holds it" in top.line
+    assert "may ask for" not in top.line
+    (bottom,) = latency_at_bounds(spec, _fit({"pack_bps.fp32": 1e8}, [pack]))
+    assert "(the rows may ask for less)" in bottom.line  # a slow copy is the rows' own ask
+
+
 # -- a cache slower than main memory allows ---------------------------------------------
 
 

@@ -11,7 +11,12 @@ from graphsval_core.datamodel.target import SpecError
 from graphsval_core.files.target_spec import spec_from_json, spec_to_json
 from graphsval_core.model.classifier import measured_regime
 from graphsval_core.model.predict import predict_batch
-from graphsval_core.model.terms.residency import resident_capacity
+from graphsval_core.model.terms.overheads import pack_read_time
+from graphsval_core.model.terms.residency import (
+    inner_capacities,
+    resident_capacity,
+    stream_miss_fraction,
+)
 from graphsval_core.plugins.loader import build_registry
 
 
@@ -112,16 +117,48 @@ def test_a_library_size_needs_a_dtype_with_a_peak_and_a_number_of_zero_or_more(m
     }
 
 
+def b_read(registry, p, i: int, b: float) -> float:
+    """What packing B (``b`` bytes) of row ``i`` of prediction ``p`` takes to
+    read it: the bytes crossing each tier at that tier's stream bandwidth."""
+    tiers = registry.target("t").tiers
+    crossing = stream_miss_fraction(p.working_set_bytes[i : i + 1], inner_capacities(tiers))[0]
+    return max(
+        b * c / t.effective_bandwidth_bps for c, t in zip(crossing, tiers, strict=True) if c > 0
+    )
+
+
 def test_packing_b_costs_its_bytes_from_the_threshold_on(registry_of):
     registry = registry_of(pack_bps=estimated(10e9, "test"), pack_min_rows=estimated(3, "test"))
     p = predict_batch(registry, "t", "matmul", [[2, 1024, 1024], [3, 1024, 1024]], "fp32")
     assert p.pack_s[0] == 0.0
-    assert p.pack_s[1] == pytest.approx(1024 * 1024 * 4 / 10e9)
+    b = 1024 * 1024 * 4
+    # the copy's writes at pack_bps, its reads of B from the tier the call lives in
+    read = b_read(registry, p, 1, b)
+    assert p.pack_s[1] == pytest.approx(b / 10e9 + read)
+    assert read > 0
     total = p.launch_s + p.exposed_compute_s + p.exposed_memory_s + p.first_touch_s + p.pack_s
     assert np.array_equal(total, p.latency_s)
     assert "packing B" in p.sentence(1) and "packing B" not in p.sentence(0)
     add = predict_batch(registry, "t", "vector_add", [[1 << 20]], "fp32")
     assert add.pack_s[0] == 0.0
+
+
+def test_packing_reads_b_at_the_rate_of_the_tier_that_holds_it(registry_of):
+    registry = registry_of(pack_bps=estimated(1e13, "test"), pack_min_rows=estimated(3, "test"))
+    # the toy's caches hold 128 KiB of L1 and 4 MiB of L2: B of 256 KiB, 64 MiB
+    p = predict_batch(registry, "t", "matmul", [[4, 256, 256], [4, 4096, 4096]], "fp32")
+    b = np.array([256 * 256 * 4, 4096 * 4096 * 4])
+    per_byte = p.pack_s / b
+    assert p.pack_s.tolist() == pytest.approx(
+        [b_read(registry, p, i, b[i]) + b[i] / 1e13 for i in (0, 1)]
+    )
+    dram = registry.target("t").tiers[-1].effective_bandwidth_bps
+    assert 0.9 / dram < per_byte[1] <= 1 / dram + 1 / 1e13  # nearly a pass of main memory
+    assert per_byte[0] < per_byte[1] / 2  # an L2-resident B is copied much faster
+    plain = pack_read_time(
+        np.array([[4.0, 256, 256]]), 4, np.zeros((1, 3)), np.ones(3), np.zeros(3)
+    )
+    assert plain.tolist() == [0.0]  # nothing crosses: nothing to read
 
 
 def test_packing_an_a_from_main_memory_costs_its_share_beyond_the_last_cache(registry_of):
@@ -186,8 +223,12 @@ def test_each_dtype_packs_with_its_own_library(registry_of):
     fp32 = predict_batch(registry, "t", "matmul", [[1, 1024, 1024], [4, 1024, 1024]], "fp32")
     bf16 = predict_batch(registry, "t", "matmul", [[1, 1024, 1024], [4, 1024, 1024]], "bf16")
     assert fp32.pack_s[0] == 0.0
-    assert fp32.pack_s[1] == pytest.approx(1024 * 1024 * 4 / 20e9)
-    assert bf16.pack_s.tolist() == pytest.approx([1024 * 1024 * 2 / 5e9] * 2)
+    assert fp32.pack_s[1] == pytest.approx(
+        1024 * 1024 * 4 / 20e9 + b_read(registry, fp32, 1, 4 << 20)
+    )
+    assert bf16.pack_s.tolist() == pytest.approx(
+        [1024 * 1024 * 2 / 5e9 + b_read(registry, bf16, i, 2 << 20) for i in (0, 1)]
+    )
     spec = registry.target("t")
     assert spec.provenance["pack_bps.bf16"].source == "onednn"
 
@@ -344,7 +385,7 @@ def test_attribution_takes_first_touch_and_packing_out_with_the_launch(registry_
     p = predict_batch(registry, "t", "matmul", [[64, 512, 512]], "fp32")
     terms = _terms(p.columns(), target, "fp32")
     assert terms.fixed_s[0] == pytest.approx(p.launch_s[0] + p.pack_s[0])
-    assert p.pack_s[0] == pytest.approx(512 * 512 * 4 / 1e9)
+    assert p.pack_s[0] == pytest.approx(512 * 512 * 4 / 1e9 + b_read(registry, p, 0, 1 << 20))
     # a predictor that reports no launch, first touch or packing: the target's launch
     bare = {k: v for k, v in p.columns().items() if k not in ("launch_s", "pack_s")}
     fallback = _terms(bare, target, "fp32")

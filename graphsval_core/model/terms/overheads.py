@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from graphsval_core.datamodel.target import PACK_A_MIN_COLUMNS
+from graphsval_core.model.terms.memory import memory_time
 
 if TYPE_CHECKING:
     from graphsval_core.datamodel.target import TargetSpec
@@ -92,15 +93,42 @@ def first_touch_time(
 
 
 def pack_time(
-    gemm: np.ndarray, bpe: float, pack_bps: float | None, min_rows: float | None
+    gemm: np.ndarray,
+    bpe: float,
+    pack_bps: float | None,
+    min_rows: float | None,
+    read_s: np.ndarray | None = None,
 ) -> np.ndarray:
-    """A CPU GEMM library copying B (``K*N*bpe`` bytes, read once and written
-    once before the product reads it) into its panel layout on every call at
-    ``pack_bps``, once A has ``min_rows`` rows or more; with fewer rows a
-    GEMV-like kernel streams B as it is. 0 where the target does not pack."""
+    """A CPU GEMM library copying B (``K*N*bpe`` bytes) into its panel layout
+    on every call, once A has ``min_rows`` rows or more; with fewer rows a
+    GEMV-like kernel streams B as it is. The copy reads B from the tier the
+    call's working set lives in, ``read_s`` (B's bytes at a stream's rate of
+    each tier, the slowest: :func:`pack_read_time`), and writes the panels
+    at the core's ``pack_bps``: ``read_s + K*N*bpe / pack_bps``. 0 where the
+    target does not pack."""
+    n = gemm.shape[0]
     if pack_bps is None or min_rows is None:
-        return np.zeros(gemm.shape[0])
-    return np.where(gemm[:, 0] >= min_rows, gemm[:, 1] * gemm[:, 2] * bpe / pack_bps, 0.0)
+        return np.zeros(n)
+    read = np.zeros(n) if read_s is None else read_s
+    return np.where(gemm[:, 0] >= min_rows, read + gemm[:, 1] * gemm[:, 2] * bpe / pack_bps, 0.0)
+
+
+def pack_read_time(
+    gemm: np.ndarray,
+    bpe: float,
+    crossing: np.ndarray,
+    stream_bandwidth: np.ndarray,
+    access_latency_s: np.ndarray,
+) -> np.ndarray:
+    """The time packing takes to read B (``K*N*bpe`` bytes) from where the
+    call keeps it: the bytes that cross each tier (``crossing``, a stream's
+    miss fractions, ``(n, T)``) at that tier's stream bandwidth, the slowest
+    tier. A B the L2 holds is copied in a few microseconds; one in main
+    memory costs a pass at its rate (the host's fp32 products with 3-16 rows
+    of A and a B of 0.5 MiB run at their compute alone; with a B of 4-16 MiB
+    they take one more pass of B at the L3's rate)."""
+    b_bytes = gemm[:, 1] * gemm[:, 2] * bpe
+    return memory_time(b_bytes[:, None] * crossing, stream_bandwidth, access_latency_s).memory_s
 
 
 def pack_a_time(
