@@ -231,7 +231,8 @@ def predict(
     # memory time and the binding tier: a product at its library's share of
     # each tier's (streaming) bandwidth
     shares = np.array([target.tier_share(t, dtype, gemm is not None) for t in tiers])
-    bandwidth = np.array([t.effective_bandwidth_bps for t in tiers]) * shares
+    effective = np.array([t.effective_bandwidth_bps for t in tiers])
+    bandwidth = effective * shares
     access_latency = np.array([t.access_latency_ns * 1e-9 for t in tiers])
     memory = memory_time(bytes_per_tier, bandwidth, access_latency)
 
@@ -261,12 +262,12 @@ def predict(
     pack_a = np.zeros(len(shapes))
     if gemm is not None:  # only the library packs: the framework's own kernel reads as it is
         library = library_rows(target, dtype, gemm, len(shapes))
-        streams = np.array([t.effective_bandwidth_bps for t in tiers]) * np.array(
-            [target.tier_share(t, dtype, False) for t in tiers]
-        )
-        read_b = pack_read_time(
-            gemm, bpe, stream_miss_fraction(working_set, capacities), streams, access_latency
-        )
+        read_b = None
+        if dtype in target.pack_bps:  # the copy reads B as a stream does, whole tiers' rates
+            streams = effective * target.bandwidth_share(dtype, product=False)
+            read_b = pack_read_time(
+                gemm, bpe, stream_miss_fraction(working_set, capacities), streams, access_latency
+            )
         pack = pack_time(
             gemm, bpe, target.pack_bps.get(dtype), target.pack_min_rows.get(dtype), read_b
         )
