@@ -299,3 +299,25 @@ def test_the_rate_of_packing_an_a_from_memory_is_recovered_where_rows_have_one(
     result = CliRunner().invoke(cli, [*args[:-1], str(small), "--out", str(out)])
     assert result.exit_code == 0, result.output
     assert "pack_a_bps.fp32" not in json.loads(out.read_text())["constants"]
+
+
+def test_a_held_tier_is_written_no_faster_than_the_tier_inside_it(make_target):
+    from graphsval_core.calibrate.file import _held_entries, _sig_down
+    from graphsval_core.calibrate.fit import Fit, _hold_hierarchy
+
+    spec = make_target()  # l1 1 TB/s, l2 500 GB/s, dram 50 GB/s
+    # the fitted l1 rounds down to 6 digits, the l2 held at it would round up
+    values, held = _hold_hierarchy(spec, {"tiers.l1.achievable_fraction": 0.04185504999})
+    assert float(f"{values['tiers.l2.achievable_fraction']:.6g}") * 5e11 > 0.041855 * 1e12
+    fit = Fit(values, {}, np.zeros(0), [], [], held=held)
+    written = {"tiers.l1.achievable_fraction": {"value": 0.041855}}
+    out = _held_entries(spec, fit, written)
+    assert out["tiers.l2.achievable_fraction"]["value"] == 0.08371
+    assert out["tiers.dram.achievable_fraction"]["value"] == 0.8371  # from the l2 as written
+    assert out["tiers.l2.achievable_fraction"]["from"] == held["tiers.l2.achievable_fraction"]
+    assert [_sig_down(x) for x in (0.08371009998, 0.083710049, 2.5, 1e-7 * 3)] == [
+        0.08371,
+        0.08371,
+        2.5,
+        3e-7,
+    ]
