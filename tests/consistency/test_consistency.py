@@ -571,3 +571,40 @@ def test_a_plugins_malformed_snapshot_fails_its_own_targets_check_alone(
     snapshot = {o.check: o for o in results["bad_one"].outcomes}["snapshot"]
     assert snapshot.status == FAIL and "plugin 'bad' cannot be used" in snapshot.message
     assert not results["good_one"].failed
+
+
+def test_bandwidth_sensitivity_allows_what_packing_b_through_the_tier_gains(
+    make_plugin, make_target
+):
+    # a CPU library copying B reads it from the tier that holds it: raising that
+    # tier's bandwidth shortens the copy as well as the tier's own term, and the
+    # check allows the latency that much more; a model whose latency moves by that
+    # much without reporting it in its packing term fails (compute nearly free, so
+    # a memory-bound product's whole tier term and its copy show in the latency)
+    packer = make_target(
+        peak_ops_per_s={"fp32": datasheet(1e15, "t")},
+        pack_bps=estimated(1e12, "the copy's writes"),
+        pack_min_rows=estimated(1, "t"),
+    )
+    registry = _registry(make_plugin, [packer])
+    (result,) = run_consistency(registry, [registry.target("toy_target")])
+    bandwidth = next(o for o in result.outcomes if o.check == "sensitivity.bandwidth")
+    assert bandwidth.status == PASS, bandwidth.message
+    ctx = CheckContext(registry)
+    raised = evolve(
+        packer,
+        tiers=[evolve(t, peak_bandwidth_bps=t.peak_bandwidth_bps * 1.1) for t in packer.tiers],
+    )
+    before, after = ctx.predict_all(packer), ctx.predict_all(raised)
+    p, q = before[("linear", "fp32")][1], after[("linear", "fp32")][1]
+    # a reference product whose latency moves by more than its tiers' terms: the copy
+    term = (p.time_per_tier_s - q.time_per_tier_s).max(axis=1)
+    assert np.any((p.latency_s - q.latency_s > term * 1.01) & (p.pack_s > q.pack_s))
+
+    def hidden_packing(registry, target, op, shapes, dtype):
+        p = reference_predict(registry, target, op, shapes, dtype)
+        return evolve(p, pack_s=np.zeros_like(p.pack_s))  # latency keeps the copy
+
+    broken = _outcomes(_registry(make_plugin, [packer], predictor=hidden_packing))
+    assert broken["sensitivity.bandwidth"].status == FAIL
+    assert "peak_bandwidth_bps" in broken["sensitivity.bandwidth"].coefficient
