@@ -47,7 +47,11 @@ exercise it:
   ``PACK_A_MIN_COLUMNS``;
 - ``first_touch_bps``: the page-zeroing rate that a freshly allocated output of
   at least ``first_touch_min_bytes`` (glibc's largest mmap threshold, 32 MiB)
-  pays on every call, for CPU targets whose rows have such outputs.
+  pays on every call, for CPU targets whose rows have such outputs;
+  ``vector_first_touch_bps.<dtype>``: that rate for ops with no matrix product
+  at a dtype, from their rows with such outputs, once products have some too
+  (the kernel that writes the fresh pages sets the pace: PyTorch's bf16 add
+  faults its output in at about a third of its fp32 add's rate).
 
 Each comes with a starting value, bounds, and a line saying which rows
 exercise it (recorded in the calibration file). Fractions are fitted as
@@ -283,19 +287,46 @@ def choose_params(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) 
                 "rows small enough to run on one thread against ones just above the grain",
             )
         )
-    if spec.architecture == "cpu":
-        big = [r for r in rows if _output_bytes(registry, spec, r) >= FIRST_TOUCH_MIN_BYTES]
-        if len(big) >= 2:
-            params.append(
+    params += _first_touch(registry, spec, rows)
+    return params
+
+
+def _first_touch(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) -> list[Param]:
+    """``first_touch_bps`` on a CPU whose rows hold two fresh outputs (32 MiB
+    or more) or more, and ``vector_first_touch_bps.<dtype>`` for each dtype
+    with two such rows of ops with no matrix product, once two rows of
+    products have one too (without them the shared rate is the streams' own:
+    the two would be one constant fitted twice)."""
+    if spec.architecture != "cpu":
+        return []
+    big = [r for r in rows if _output_bytes(registry, spec, r) >= FIRST_TOUCH_MIN_BYTES]
+    if len(big) < 2:
+        return []
+    out = [
+        Param(
+            "first_touch_bps",
+            10e9,
+            1e8,
+            1e12,
+            f"{len(big)} rows with a fresh output of 32 MiB or more",
+        )
+    ]
+    if sum(1 for r in big if registry.op(r.op).gemm_dims is not None) < 2:
+        return out
+    for dtype in sorted({r.dtype for r in big}):
+        streams = [r for r in big if r.dtype == dtype and registry.op(r.op).gemm_dims is None]
+        if len(streams) >= 2:
+            out.append(
                 Param(
-                    "first_touch_bps",
+                    f"vector_first_touch_bps.{dtype}",
                     10e9,
                     1e8,
                     1e12,
-                    f"{len(big)} rows with a fresh output of 32 MiB or more",
+                    f"{len(streams)} {dtype} rows of ops with no matrix product "
+                    "with a fresh output of 32 MiB or more",
                 )
             )
-    return params
+    return out
 
 
 def _private_middle(spec: TargetSpec, k: int) -> bool:

@@ -153,6 +153,14 @@ def _detail_rows(registry: Registry, target: TargetSpec) -> list[list[str]]:
             ]
             for d, rate in target.pack_a_bps.items()
         ],
+        *[
+            [
+                f"first touch {d} (no product)",
+                fmt_si(rate, "B/s"),
+                src(f"vector_first_touch_bps.{d}"),
+            ]
+            for d, rate in target.vector_first_touch_bps.items()
+        ],
         ["idle power", f"{target.idle_power_w:g} W", src("idle_power_w")],
         ["TDP", f"{target.tdp_w:g} W", src("tdp_w")],
     ]

@@ -310,6 +310,11 @@ class TargetSpec:
     zeroed pages: an output of at least ``first_touch_min_bytes`` allocated
     afresh on every call (glibc serves allocations of 32 MiB and more with a
     new mmap) costs ``output bytes / first_touch_bps`` on top of the kernel.
+    ``vector_first_touch_bps`` is, per dtype, that rate for an op with no
+    matrix product, where its kernel takes fresh pages at a rate of its own
+    (PyTorch's bf16 binary kernels on a CPU fault each page in at about a
+    third of the rate its fill, its unary kernels and its fp32 kernels do;
+    unset: ``first_touch_bps``); it needs ``first_touch_bps``.
     ``vector_ops_per_s`` is, per dtype, the rate of an op with no matrix
     product (an elementwise add) where it differs from the dtype's peak: a
     CPU's bf16 peak is its AMX tiles', while a bf16 add runs on the vector
@@ -375,6 +380,7 @@ class TargetSpec:
     vector_ops_per_s: Mapping[str, float] = field(factory=dict)
     product_bandwidth_fraction: Mapping[str, float] = field(factory=dict)
     pack_a_bps: Mapping[str, float] = field(factory=dict)
+    vector_first_touch_bps: Mapping[str, float] = field(factory=dict)
     library_min_macs: Mapping[str, float] = field(factory=dict)
     register_tile_bytes: float | None = None
     first_touch_bps: float | None = None
@@ -474,9 +480,16 @@ class TargetSpec:
             ("dispatch_overhead_s", False),
             ("vector_ops_per_s", True),
             ("pack_a_bps", True),
+            ("vector_first_touch_bps", True),
             ("library_min_macs", False),
         ):
             _set(self, name, _per_dtype(name, getattr(self, name), peaks, prov, strict))
+        if self.vector_first_touch_bps and self.first_touch_bps is None:
+            raise SpecError(
+                "vector_first_touch_bps",
+                "needs first_touch_bps and first_touch_min_bytes (the products' rate and "
+                "the output size the OS maps afresh)",
+            )
         shares = _per_dtype(
             "product_bandwidth_fraction", self.product_bandwidth_fraction, peaks, prov
         )
@@ -503,6 +516,7 @@ class TargetSpec:
             *(f"vector_ops_per_s.{d}" for d in self.vector_ops_per_s),
             *(f"product_bandwidth_fraction.{d}" for d in self.product_bandwidth_fraction),
             *(f"pack_a_bps.{d}" for d in self.pack_a_bps),
+            *(f"vector_first_touch_bps.{d}" for d in self.vector_first_touch_bps),
             *(f"library_min_macs.{d}" for d in self.library_min_macs),
             *(f"{name}.{d}" for name in self.PACKING for d in getattr(self, name)),
         ]
@@ -581,6 +595,14 @@ class TargetSpec:
         (1 where unset), any other op the tier's whole effective bandwidth."""
         return self.product_bandwidth_fraction.get(dtype, 1.0) if product else 1.0
 
+    def first_touch_rate(self, dtype: str, product: bool) -> float | None:
+        """The rate at which an op at ``dtype`` takes a fresh output's pages:
+        the dtype's ``vector_first_touch_bps`` for an op with no matrix product
+        where the spec gives one, else ``first_touch_bps`` (None: no such cost)."""
+        if not product and dtype in self.vector_first_touch_bps:
+            return self.vector_first_touch_bps[dtype]
+        return self.first_touch_bps
+
     def runs_at_vector_rate(self, dtype: str, product: bool) -> bool:
         """Whether an op at ``dtype`` computes at the dtype's ``vector_ops_per_s``:
         one with no matrix product (``product`` False) where the spec gives one
@@ -647,6 +669,7 @@ class TargetSpec:
             "vector_ops_per_s": dict(self.vector_ops_per_s),
             "product_bandwidth_fraction": dict(self.product_bandwidth_fraction),
             "pack_a_bps": dict(self.pack_a_bps),
+            "vector_first_touch_bps": dict(self.vector_first_touch_bps),
             "library_min_macs": dict(self.library_min_macs),
             "register_tile_bytes": self.register_tile_bytes,
             "first_touch_bps": self.first_touch_bps,

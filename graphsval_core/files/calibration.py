@@ -67,6 +67,7 @@ PER_DTYPE_VALUES = (
     "vector_ops_per_s",
     "product_bandwidth_fraction",
     "pack_a_bps",
+    "vector_first_touch_bps",
 )
 
 
@@ -139,6 +140,7 @@ def apply_constants(spec: TargetSpec, values: dict[str, float], source: str) -> 
                     "vector_ops_per_s.",
                     "product_bandwidth_fraction.",
                     "pack_a_bps.",
+                    "vector_first_touch_bps.",
                 )
             )
         },
@@ -252,6 +254,8 @@ def current_values(spec: TargetSpec) -> dict[str, float]:
         out[f"product_bandwidth_fraction.{d}"] = share
     for d, rate in spec.pack_a_bps.items():
         out[f"pack_a_bps.{d}"] = rate
+    for d, rate in spec.vector_first_touch_bps.items():
+        out[f"vector_first_touch_bps.{d}"] = rate
     return out
 
 

@@ -41,6 +41,7 @@ PER_DTYPE = (
     "vector_ops_per_s",
     "product_bandwidth_fraction",
     "pack_a_bps",
+    "vector_first_touch_bps",
 )
 #: Constants of one memory tier: ``tiers.<tier>.<name>``.
 PER_TIER = ("achievable_fraction", "usable_capacity_bytes", "energy_per_byte_j", "product_fraction")
@@ -92,7 +93,14 @@ MAX_FRACTION = 2.0
 MIN_RATE = 1e6
 #: Latency constants (s), rates and sizes (positive), energies and power (non-negative).
 LATENCIES = ("launch_overhead_s", "kernel_overhead_s", "fork_join_s", "dispatch_overhead_s")
-RATES = ("pack_bps", "pack_a_bps", "first_touch_bps", "vector_ops_per_s", "usable_capacity_bytes")
+RATES = (
+    "pack_bps",
+    "pack_a_bps",
+    "first_touch_bps",
+    "vector_first_touch_bps",
+    "vector_ops_per_s",
+    "usable_capacity_bytes",
+)
 
 
 def _range(name: str) -> tuple[float, float | None, bool]:

@@ -39,6 +39,7 @@ _MAPS = (
     "vector_ops_per_s",
     "product_bandwidth_fraction",
     "pack_a_bps",
+    "vector_first_touch_bps",
     "library_min_macs",
     *TargetSpec.PACKING,
 )
@@ -442,7 +443,7 @@ def effective_rates(spec: TargetSpec) -> list[tuple[str, float, str]]:
         out.append((f"peak_ops_per_s.{dtype}", peak, "ops/s"))
         fraction = spec.compute_fraction.get(dtype, 1.0)
         out.append((f"peak_ops_per_s.{dtype} x compute_fraction.{dtype}", peak * fraction, "ops/s"))
-    for name in ("vector_ops_per_s", "pack_bps", "pack_a_bps"):
+    for name in ("vector_ops_per_s", "pack_bps", "pack_a_bps", "vector_first_touch_bps"):
         unit = "ops/s" if name == "vector_ops_per_s" else "B/s"
         out += [(f"{name}.{d}", v, unit) for d, v in getattr(spec, name).items()]
     if spec.first_touch_bps is not None:

@@ -66,7 +66,10 @@ latency and energy of one call on warm data, term by term
   multi-unit target adds ``fork_join_s`` (waking and joining the thread team).
 - **First touch**: a freshly allocated output of at least the target's
   ``first_touch_min_bytes`` costs its bytes over ``first_touch_bps`` (the OS
-  zeroing its pages).
+  faulting in and zeroing its pages), or for an op with no matrix product
+  over the dtype's ``vector_first_touch_bps`` where the spec gives one (the
+  kernel that writes the pages sets the pace: PyTorch's bf16 binary kernels
+  take about three times as long per fresh page as its fp32 ones).
 - **Packing**: a CPU GEMM library copies B, ``K*N*bpe`` bytes, into its panel
   layout on every call once A has the dtype's ``pack_min_rows`` rows or more
   (MKL streams B unpacked through a GEMV for one or two rows; oneDNN
@@ -212,7 +215,8 @@ def predict(
             working_set = working_set + wider
 
     # traffic per tier, less what the inner levels keep
-    fresh = fresh_output(out_bytes, target.first_touch_bps, target.first_touch_min_bytes)
+    first_touch_bps = target.first_touch_rate(dtype, op.gemm_dims is not None)
+    fresh = fresh_output(out_bytes, first_touch_bps, target.first_touch_min_bytes)
     read_first = output_read_first(write_allocates(target), fresh, product_overwrites(op))
     gemm: np.ndarray | None = None
     tiles: np.ndarray | None = None
@@ -257,7 +261,7 @@ def predict(
     if per_kernel is None:
         per_kernel = target.launch_overhead_s
     launch_s = launch_time(first_kernel, op.kernels, per_kernel, team, target.fork_join_s)
-    first_touch = first_touch_time(out_bytes, fresh, target.first_touch_bps)
+    first_touch = first_touch_time(out_bytes, fresh, first_touch_bps)
     pack = np.zeros(len(shapes))
     pack_a = np.zeros(len(shapes))
     if gemm is not None:  # only the library packs: the framework's own kernel reads as it is

@@ -15,6 +15,7 @@ from graphsval_core.calibrate.energy import ENERGY_FLOOR
 from graphsval_core.calibrate.fit import _hierarchy_penalty
 from graphsval_core.cli.main import cli
 from graphsval_core.datamodel.provenance import datasheet, estimated
+from graphsval_core.files.calibration import apply_file
 from graphsval_core.model.predict import predict_batch
 from graphsval_core.plugins.loader import build_registry
 
@@ -321,3 +322,54 @@ def test_a_held_tier_is_written_no_faster_than_the_tier_inside_it(make_target):
         2.5,
         3e-7,
     ]
+
+
+def test_an_ops_own_first_touch_rate_is_fitted_beside_the_products(
+    make_target, make_plugin, fake_entry_points, make_entry_point, tmp_path, monkeypatch
+):
+    # silicon whose adds fault their fresh outputs in at a third of the products' rate:
+    # with fresh outputs of both, each rate is recovered; with fresh adds alone there
+    # is one rate, the shared one
+    fresh = {"first_touch_min_bytes": estimated(32 * 2**20, "glibc")}
+    model = make_target("toy", first_touch_bps=estimated(10e9, "a guess"), **fresh)
+    plugin = make_plugin("toy", lambda: [model])
+    fake_entry_points(make_entry_point("toy", lambda: plugin, "graphsval-toy"))
+    silicon = make_target(
+        "silicon",
+        first_touch_bps=estimated(3e9, "the OS"),
+        vector_first_touch_bps={"fp32": estimated(1e9, "the add kernel")},
+        **fresh,
+    )
+    registry = build_registry(
+        extra_plugins=[("s", make_plugin("s", lambda: [silicon]))], plugin_args=["no:toy"]
+    )
+    adds = [[n * 2**20] for n in (10, 12, 16, 24, 32)]  # 40-128 MiB outputs
+    outer = [[4096, 4, 4096], [8192, 8, 2048], [4096, 16, 8192], [2048, 2, 8192]]
+    monkeypatch.setitem(SHAPES, "vector_add", [*SHAPES["vector_add"], *adds])
+    monkeypatch.setitem(SHAPES, "matmul", [*SHAPES["matmul"], *outer])
+    base = _write(tmp_path / "toy.calibration.csv", registry, "silicon")
+    out = tmp_path / "toy.json"
+    args = ["calibrate", "--hw", "toy", "--no-loo", "--no-grouped-cv", "--out", str(out)]
+    result = CliRunner().invoke(cli, [*args, "--baseline", str(base)])
+    assert result.exit_code == 0, result.output
+    constants = json.loads(out.read_text())["constants"]
+    assert constants["first_touch_bps"]["value"] == pytest.approx(3e9, rel=0.02)
+    rate = constants["vector_first_touch_bps.fp32"]
+    assert rate["value"] == pytest.approx(1e9, rel=0.02)
+    assert (
+        rate["from"]
+        == "5 fp32 rows of ops with no matrix product with a fresh output of 32 MiB or more"
+    )
+    # the file applies: the calibrated target predicts with it
+    calibrated = apply_file(model, json.loads(out.read_text()), "toy.json")
+    assert calibrated.first_touch_rate("fp32", product=False) == rate["value"]
+    assert (
+        calibrated.first_touch_rate("fp32", product=True) == constants["first_touch_bps"]["value"]
+    )
+    monkeypatch.setitem(SHAPES, "matmul", SHAPES["matmul"][: -len(outer)])
+    adds_only = _write(tmp_path / "adds.calibration.csv", registry, "silicon")
+    result = CliRunner().invoke(cli, [*args, "--baseline", str(adds_only)])
+    assert result.exit_code == 0, result.output
+    constants = json.loads(out.read_text())["constants"]
+    assert "vector_first_touch_bps.fp32" not in constants
+    assert constants["first_touch_bps"]["value"] == pytest.approx(1e9, rel=0.02)

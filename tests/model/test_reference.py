@@ -9,6 +9,7 @@ import pytest
 
 from graphsval_core import hookimpl
 from graphsval_core.datamodel.provenance import datasheet, estimated
+from graphsval_core.datamodel.target import SpecError
 from graphsval_core.model.predict import predict_batch, predict_one
 from graphsval_core.model.reference import UnsupportedDtypeError
 from graphsval_core.plugins.loader import build_registry
@@ -222,6 +223,44 @@ def test_first_touch_of_a_large_fresh_output(make_target, make_plugin, fake_entr
     total = p.launch_s + p.exposed_compute_s + p.exposed_memory_s + p.first_touch_s + p.pack_s
     assert np.array_equal(total, p.latency_s)
     assert "first touch of the fresh output" in p.sentence(0)
+
+
+def test_an_op_with_no_product_takes_fresh_pages_at_its_dtypes_own_rate(
+    make_target, make_plugin, fake_entry_points
+):
+    # PyTorch's bf16 add faults its output in at about a third of the rate its fp32
+    # kernels and the GEMM library do: a vector_add at a dtype with its own rate pays
+    # that rate, a matrix product of the same dtype and a dtype without one the shared
+    fake_entry_points()
+    spec = make_target(
+        "touchy",
+        peak_ops_per_s={"fp32": datasheet(256e9, "test"), "bf16": datasheet(512e9, "test")},
+        energy_per_op_j={"fp32": estimated(1e-12, "test"), "bf16": estimated(1e-12, "test")},
+        first_touch_bps=estimated(3e9, "test"),
+        first_touch_min_bytes=estimated(32 * 2**20, "test"),
+        vector_first_touch_bps={"bf16": estimated(1e9, "test")},
+    )
+    registry = build_registry(extra_plugins=[("t", make_plugin("t", lambda: [spec]))])
+    add = predict_batch(registry, "touchy", "vector_add", [[32 * 2**20], [8 * 2**20]], "bf16")
+    assert add.first_touch_s[0] == pytest.approx(64 * 2**20 / 1e9)
+    assert add.first_touch_s[1] == 0.0  # 16 MiB: reused from the heap, at any rate
+    fp32 = predict_batch(registry, "touchy", "vector_add", [[16 * 2**20]], "fp32")
+    assert fp32.first_touch_s[0] == pytest.approx(64 * 2**20 / 3e9)
+    product = predict_batch(registry, "touchy", "matmul", [[4096, 16, 8192]], "bf16")
+    assert product.first_touch_s[0] == pytest.approx(4096 * 8192 * 2 / 3e9)
+
+
+def test_a_vector_first_touch_rate_needs_the_size_the_os_maps_afresh(make_target):
+    with pytest.raises(
+        SpecError, match="'vector_first_touch_bps': needs first_touch_bps and first_touch_min_bytes"
+    ):
+        make_target(vector_first_touch_bps={"fp32": estimated(1e9, "test")})
+    with pytest.raises(SpecError, match="'vector_first_touch_bps.bf16': dtype 'bf16' has no peak"):
+        make_target(
+            first_touch_bps=estimated(3e9, "test"),
+            first_touch_min_bytes=estimated(32 * 2**20, "test"),
+            vector_first_touch_bps={"bf16": estimated(1e9, "test")},
+        )
 
 
 def test_an_int8_product_writes_int32(make_target, make_plugin, fake_entry_points):

@@ -38,6 +38,21 @@ def test_a_good_workspace_calibration_applies(workspace, run):
     assert result.exit_code == 0, result.output
 
 
+def test_an_ops_own_first_touch_rate_applies_from_a_calibration(workspace, run):
+    # beside the products' rate, which brings the size glibc maps afresh with it
+    rates = {
+        "first_touch_bps": {"value": 2.2e9, "datasheet": None},
+        "vector_first_touch_bps.bf16": {"value": 1.3e9, "datasheet": None},
+    }
+    write_json(calibration_path(workspace, KEY), _calibration(**rates))
+    result = run(workspace, "targets", "--hw", KEY)
+    assert result.exit_code == 0, result.output
+    line = next(x for x in result.output.splitlines() if x.startswith("first touch bf16"))
+    assert "1.3 GB/s" in line and "calibrated" in line
+    threshold = next(x for x in result.output.splitlines() if x.startswith("first touch from"))
+    assert "32 MiB" in threshold
+
+
 def test_a_products_bandwidth_share_applies_from_a_calibration(workspace, run):
     share = {"product_bandwidth_fraction.fp32": {"value": 0.5, "datasheet": 1.0}}
     write_json(calibration_path(workspace, KEY), _calibration(**share))
@@ -106,6 +121,12 @@ def test_a_products_bandwidth_share_applies_from_a_calibration(workspace, run):
         ({"pack_a_bps.bf16": {"value": 4e9}}, "no pack_a_bps for bf16 (it gives one for: fp32)"),
         ({"pack_a_bps.fp32": {"value": 1e-300}}, "[1e+06, inf]"),
         ({"first_touch_bps": {"value": 1e-300}}, "first_touch_bps.value"),
+        ({"vector_first_touch_bps.fp32": {"value": 0}}, "vector_first_touch_bps.fp32.value"),
+        ({"vector_first_touch_bps.int4": {"value": 1e9}}, "not a constant graphsval"),
+        (  # an op's own rate with no products' rate beside it
+            {"vector_first_touch_bps.fp32": {"value": 1e9}},
+            "'vector_first_touch_bps': needs first_touch_bps and first_touch_min_bytes",
+        ),
     ],
 )
 def test_a_bad_workspace_calibration_is_an_error_for_its_target(
