@@ -115,6 +115,21 @@ def _starts(params: Sequence[Param]) -> list[np.ndarray]:
     return starts
 
 
+def _keep_shared_first_touch(
+    spec: TargetSpec, values: dict[str, float], all_values: dict[str, float]
+) -> None:
+    """An op's own first-touch rate needs the shared one beside it: where
+    these rows do not move ``first_touch_bps`` (a refit without the family
+    that held every fresh product) and the spec gives none, it keeps the
+    value the fit started from (for a refit, the full fit's) rather than
+    leaving a spec the rates cannot be applied to."""
+    own = any(name.startswith("vector_first_touch_bps.") for name in values)
+    shared = all_values.get("first_touch_bps")
+    kept = "first_touch_bps" in values or spec.first_touch_bps is not None
+    if own and shared is not None and not kept:
+        values["first_touch_bps"] = shared
+
+
 def fit_latency(
     registry: Any,
     spec: TargetSpec,
@@ -197,6 +212,7 @@ def fit_latency(
         p.name: v for p, v, ok in zip(params, all_values.values(), identifiable, strict=True) if ok
     }
     uncertainty = {p.name: float(sg) for p, sg in zip(params, sigma, strict=True)}
+    _keep_shared_first_touch(spec, values, all_values)
     values, held = _hold_hierarchy(spec, values)
     fitted = apply_constants(spec, values, "fit")
     predicted, _ = predict_rows(registry, fitted, rows)

@@ -49,9 +49,11 @@ exercise it:
   at least ``first_touch_min_bytes`` (glibc's largest mmap threshold, 32 MiB)
   pays on every call, for CPU targets whose rows have such outputs;
   ``vector_first_touch_bps.<dtype>``: that rate for ops with no matrix product
-  at a dtype, from their rows with such outputs, once products have some too
-  (the kernel that writes the fresh pages sets the pace: PyTorch's bf16 add
-  faults its output in at about a third of its fp32 add's rate).
+  at a dtype, from its two or more rows with such outputs (the kernel that
+  writes the fresh pages sets the pace: PyTorch's bf16 add faults its output
+  in at a third to a half of its fp32 add's rate); with fewer than two fresh
+  products, the dtype with the most such rows sets the shared rate instead
+  (:func:`_first_touch`).
 
 Each comes with a starting value, bounds, and a line saying which rows
 exercise it (recorded in the calibration file). Fractions are fitted as
@@ -292,40 +294,57 @@ def choose_params(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) 
 
 
 def _first_touch(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) -> list[Param]:
-    """``first_touch_bps`` on a CPU whose rows hold two fresh outputs (32 MiB
-    or more) or more, and ``vector_first_touch_bps.<dtype>`` for each dtype
-    with two such rows of ops with no matrix product, once two rows of
-    products have one too (without them the shared rate is the streams' own:
-    the two would be one constant fitted twice)."""
+    """The first-touch rates a CPU's rows with fresh outputs (32 MiB or more)
+    measure: ``vector_first_touch_bps.<dtype>`` for each dtype with two such
+    rows of ops with no matrix product, and ``first_touch_bps`` from the rows
+    that take fresh pages at it (the products, and the ops of a dtype without
+    a rate of its own), when there are two. The shared rate needs its own
+    rows: with fewer than two fresh products, the dtype with the most fresh
+    rows of ops with no product (unless the spec gives it a rate of its own)
+    sets the shared rate, and the others get theirs; with no such dtype left,
+    the shared rate is not fitted (it would be one constant fitted twice)."""
     if spec.architecture != "cpu":
         return []
     big = [r for r in rows if _output_bytes(registry, spec, r) >= FIRST_TOUCH_MIN_BYTES]
-    if len(big) < 2:
-        return []
-    out = [
-        Param(
-            "first_touch_bps",
-            10e9,
-            1e8,
-            1e12,
-            f"{len(big)} rows with a fresh output of 32 MiB or more",
-        )
-    ]
-    if sum(1 for r in big if registry.op(r.op).gemm_dims is not None) < 2:
-        return out
-    for dtype in sorted({r.dtype for r in big}):
-        streams = [r for r in big if r.dtype == dtype and registry.op(r.op).gemm_dims is None]
-        if len(streams) >= 2:
-            out.append(
-                Param(
-                    f"vector_first_touch_bps.{dtype}",
-                    10e9,
-                    1e8,
-                    1e12,
-                    f"{len(streams)} {dtype} rows of ops with no matrix product "
-                    "with a fresh output of 32 MiB or more",
-                )
+    products = [r for r in big if registry.op(r.op).gemm_dims is not None]
+    streams: dict[str, list[BaselineRow]] = {}
+    for r in big:
+        if registry.op(r.op).gemm_dims is None:
+            streams.setdefault(r.dtype, []).append(r)
+    own = {d for d, found in streams.items() if len(found) >= 2}
+    if len(products) < 2:
+        # the dtype with the most such rows (the first by name on a tie) measures the
+        # shared rate, unless the spec already gives it a rate of its own
+        free = sorted(own - set(spec.vector_first_touch_bps), key=lambda d: (-len(streams[d]), d))
+        if free:
+            own.discard(free[0])
+    shared = [r for d, found in sorted(streams.items()) if d not in own for r in found]
+    out = []
+    if len(products) + len(shared) >= 2:
+        parts = [f"{len(products)} matmul/linear rows"] if products else []
+        if shared:
+            dtypes = "/".join(sorted({r.dtype for r in shared}))
+            parts.append(f"{len(shared)} {dtypes} rows of ops with no matrix product")
+        out.append(
+            Param(
+                "first_touch_bps",
+                10e9,
+                1e8,
+                1e12,
+                f"{' and '.join(parts)} with a fresh output of 32 MiB or more",
             )
+        )
+    for dtype in sorted(own):
+        out.append(
+            Param(
+                f"vector_first_touch_bps.{dtype}",
+                spec.vector_first_touch_bps.get(dtype, 10e9),
+                1e8,
+                1e12,
+                f"{len(streams[dtype])} {dtype} rows of ops with no matrix product "
+                "with a fresh output of 32 MiB or more",
+            )
+        )
     return out
 
 

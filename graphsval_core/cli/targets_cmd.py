@@ -119,6 +119,20 @@ def _detail_rows(registry: Registry, target: TargetSpec) -> list[list[str]]:
             for label, name, text in (
                 ("first touch", "first_touch_bps", lambda v: fmt_si(v, "B/s")),
                 ("first touch from", "first_touch_min_bytes", fmt_bytes),
+            )
+            if getattr(target, name) is not None
+        ],
+        *[
+            [
+                f"first touch {d} (no product)",
+                fmt_si(rate, "B/s"),
+                src(f"vector_first_touch_bps.{d}"),
+            ]
+            for d, rate in target.vector_first_touch_bps.items()
+        ],
+        *[
+            [label, text(getattr(target, name)), src(name)]
+            for label, name, text in (
                 ("extra kernel", "kernel_overhead_s", fmt_seconds),
                 ("fork/join", "fork_join_s", fmt_seconds),
                 ("parallel grain", "parallel_grain_ops", lambda v: f"{v:g} ops"),
@@ -152,14 +166,6 @@ def _detail_rows(registry: Registry, target: TargetSpec) -> list[list[str]]:
                 src(f"pack_a_bps.{d}"),
             ]
             for d, rate in target.pack_a_bps.items()
-        ],
-        *[
-            [
-                f"first touch {d} (no product)",
-                fmt_si(rate, "B/s"),
-                src(f"vector_first_touch_bps.{d}"),
-            ]
-            for d, rate in target.vector_first_touch_bps.items()
         ],
         ["idle power", f"{target.idle_power_w:g} W", src("idle_power_w")],
         ["TDP", f"{target.tdp_w:g} W", src("tdp_w")],

@@ -312,8 +312,8 @@ class TargetSpec:
     new mmap) costs ``output bytes / first_touch_bps`` on top of the kernel.
     ``vector_first_touch_bps`` is, per dtype, that rate for an op with no
     matrix product, where its kernel takes fresh pages at a rate of its own
-    (PyTorch's bf16 binary kernels on a CPU fault each page in at about a
-    third of the rate its fill, its unary kernels and its fp32 kernels do;
+    (PyTorch's bf16 binary kernels on a CPU fault each page in at a third
+    to a half of the rate its fill, its unary kernels and its fp32 kernels do;
     unset: ``first_touch_bps``); it needs ``first_touch_bps``.
     ``vector_ops_per_s`` is, per dtype, the rate of an op with no matrix
     product (an elementwise add) where it differs from the dtype's peak: a
@@ -487,8 +487,8 @@ class TargetSpec:
         if self.vector_first_touch_bps and self.first_touch_bps is None:
             raise SpecError(
                 "vector_first_touch_bps",
-                "needs first_touch_bps and first_touch_min_bytes (the products' rate and "
-                "the output size the OS maps afresh)",
+                "needs first_touch_bps (the rate the products take fresh pages at, given "
+                "with first_touch_min_bytes)",
             )
         shares = _per_dtype(
             "product_bandwidth_fraction", self.product_bandwidth_fraction, peaks, prov

@@ -167,6 +167,13 @@ def check_calibration(data: Any, where: str, spec: TargetSpec) -> dict[str, Any]
                 raise CalibrationFileError(f"{at}: missing key 'datasheet' (a fraction's)")
             schema.number(entry["datasheet"], f"{at}.datasheet", err, 0.0, 1.0, low_open=True)
         _check_entry(entry, at)
+        shared = spec.first_touch_bps is not None or "first_touch_bps" in constants
+        if head == "vector_first_touch_bps" and not shared:
+            raise CalibrationFileError(
+                f"{at}: an op's own first-touch rate needs first_touch_bps beside it "
+                f"(the rate the products take fresh pages at): {spec.key} gives none, "
+                "so this file must"
+            )
     return top
 
 

@@ -69,7 +69,7 @@ latency and energy of one call on warm data, term by term
   faulting in and zeroing its pages), or for an op with no matrix product
   over the dtype's ``vector_first_touch_bps`` where the spec gives one (the
   kernel that writes the pages sets the pace: PyTorch's bf16 binary kernels
-  take about three times as long per fresh page as its fp32 ones).
+  take two to three times as long per fresh page as its fp32 ones).
 - **Packing**: a CPU GEMM library copies B, ``K*N*bpe`` bytes, into its panel
   layout on every call once A has the dtype's ``pack_min_rows`` rows or more
   (MKL streams B unpacked through a GEMV for one or two rows; oneDNN

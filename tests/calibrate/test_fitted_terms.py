@@ -373,3 +373,127 @@ def test_an_ops_own_first_touch_rate_is_fitted_beside_the_products(
     constants = json.loads(out.read_text())["constants"]
     assert "vector_first_touch_bps.fp32" not in constants
     assert constants["first_touch_bps"]["value"] == pytest.approx(1e9, rel=0.02)
+
+
+def _fresh_setup(
+    make_target, make_plugin, fake_entry_points, make_entry_point, model_kw, silicon_kw
+):
+    """A toy model and the silicon it is calibrated against, both with fp32 and bf16."""
+    dtypes = {
+        "peak_ops_per_s": {"fp32": datasheet(256e9, "t"), "bf16": datasheet(512e9, "t")},
+        "energy_per_op_j": {"fp32": estimated(1e-12, "t"), "bf16": estimated(1e-12, "t")},
+    }
+    model = make_target("toy", **dtypes, **model_kw)
+    plugin = make_plugin("toy", lambda: [model])
+    fake_entry_points(make_entry_point("toy", lambda: plugin, "graphsval-toy"))
+    silicon = make_target("silicon", **dtypes, **silicon_kw)
+    return build_registry(
+        extra_plugins=[("s", make_plugin("s", lambda: [silicon]))], plugin_args=["no:toy"]
+    )
+
+
+def _write_rows(path, registry, rows):
+    """``rows``: (op, dtype, dims) as the silicon times them."""
+    with path.open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(HEADER)
+        for op, dtype, dims in rows:
+            (lat,) = predict_batch(registry, "silicon", op, np.array([dims]), dtype).latency_s
+            writer.writerow(["toy", op, "x".join(map(str, dims)), dtype, f"{lat:.9e}", "", 11, ""])
+    return path
+
+
+def _calibrate(base, out, *extra):
+    args = [
+        "calibrate",
+        "--hw",
+        "toy",
+        "--no-loo",
+        *extra,
+        "--baseline",
+        str(base),
+        "--out",
+        str(out),
+    ]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    return json.loads(out.read_text())["constants"]
+
+
+FRESH = {
+    "first_touch_bps": estimated(3e9, "the OS"),
+    "first_touch_min_bytes": estimated(32 * 2**20, "glibc"),
+}
+SMALL_ADDS = [("vector_add", d, [n]) for d in ("fp32", "bf16") for n in (9000, 90_000, 700_000)]
+
+
+def test_with_no_fresh_products_one_dtypes_adds_measure_the_shared_first_touch_rate(
+    make_target, make_plugin, fake_entry_points, make_entry_point, tmp_path
+):
+    # fresh fp32 adds (five) take pages at the shared rate, bf16 ones (three) at their
+    # own: with no fresh product, the dtype with the most fresh adds measures the
+    # shared rate and the other its own
+    registry = _fresh_setup(
+        make_target,
+        make_plugin,
+        fake_entry_points,
+        make_entry_point,
+        {},
+        {**FRESH, "vector_first_touch_bps": {"bf16": estimated(1e9, "the bf16 add")}},
+    )
+    fresh = [("vector_add", "fp32", [n * 2**20]) for n in (10, 12, 16, 24, 32)]
+    fresh += [("vector_add", "bf16", [n * 2**20]) for n in (20, 32, 48)]
+    base = _write_rows(tmp_path / "toy.calibration.csv", registry, SMALL_ADDS + fresh)
+    constants = _calibrate(base, tmp_path / "toy.json", "--no-grouped-cv")
+    assert constants["first_touch_bps"]["value"] == pytest.approx(3e9, rel=0.02)
+    assert constants["first_touch_bps"]["from"] == (
+        "5 fp32 rows of ops with no matrix product with a fresh output of 32 MiB or more"
+    )
+    assert constants["vector_first_touch_bps.bf16"]["value"] == pytest.approx(1e9, rel=0.02)
+    assert "vector_first_touch_bps.fp32" not in constants
+
+
+def test_an_ops_own_rate_the_spec_gives_is_fitted_without_the_shared_one(
+    make_target, make_plugin, fake_entry_points, make_entry_point, tmp_path
+):
+    # the spec already gives the adds their own rate: fresh adds alone measure it and
+    # say nothing about the shared rate, which keeps the spec's value
+    own = {"vector_first_touch_bps": {"fp32": estimated(5e9, "a guess")}}
+    registry = _fresh_setup(
+        make_target,
+        make_plugin,
+        fake_entry_points,
+        make_entry_point,
+        {**FRESH, **own},
+        {**FRESH, "vector_first_touch_bps": {"fp32": estimated(1e9, "the add")}},
+    )
+    fresh = [("vector_add", "fp32", [n * 2**20]) for n in (10, 16, 32)]
+    base = _write_rows(tmp_path / "toy.calibration.csv", registry, SMALL_ADDS + fresh)
+    constants = _calibrate(base, tmp_path / "toy.json", "--no-grouped-cv")
+    assert constants["vector_first_touch_bps.fp32"]["value"] == pytest.approx(1e9, rel=0.02)
+    assert "first_touch_bps" not in constants
+
+
+def test_grouped_cv_holds_out_the_only_family_of_fresh_products(
+    make_target, make_plugin, fake_entry_points, make_entry_point, tmp_path
+):
+    # every fresh product is in one family: the refit without it has no row that
+    # moves the shared rate while the adds still measure their own; it keeps the
+    # full fit's shared rate instead of failing to apply the adds' rate alone
+    registry = _fresh_setup(
+        make_target,
+        make_plugin,
+        fake_entry_points,
+        make_entry_point,
+        {},
+        {**FRESH, "vector_first_touch_bps": {"fp32": estimated(1e9, "the add")}},
+    )
+    products = [("matmul", "fp32", [4096, k, 4096]) for k in (4, 5, 6)]
+    fresh = [("vector_add", "fp32", [n * 2**20]) for n in (10, 16, 32)]
+    small = [("matmul", "fp32", dims) for dims in SHAPES["matmul"]]
+    base = _write_rows(
+        tmp_path / "toy.calibration.csv", registry, SMALL_ADDS + small + products + fresh
+    )
+    constants = _calibrate(base, tmp_path / "toy.json")
+    assert constants["first_touch_bps"]["value"] == pytest.approx(3e9, rel=0.02)
+    assert constants["vector_first_touch_bps.fp32"]["value"] == pytest.approx(1e9, rel=0.02)

@@ -252,7 +252,7 @@ def test_an_op_with_no_product_takes_fresh_pages_at_its_dtypes_own_rate(
 
 def test_a_vector_first_touch_rate_needs_the_size_the_os_maps_afresh(make_target):
     with pytest.raises(
-        SpecError, match="'vector_first_touch_bps': needs first_touch_bps and first_touch_min_bytes"
+        SpecError, match="'vector_first_touch_bps': needs first_touch_bps \\(the rate the products"
     ):
         make_target(vector_first_touch_bps={"fp32": estimated(1e9, "test")})
     with pytest.raises(SpecError, match="'vector_first_touch_bps.bf16': dtype 'bf16' has no peak"):

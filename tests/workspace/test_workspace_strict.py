@@ -125,7 +125,8 @@ def test_a_products_bandwidth_share_applies_from_a_calibration(workspace, run):
         ({"vector_first_touch_bps.int4": {"value": 1e9}}, "not a constant graphsval"),
         (  # an op's own rate with no products' rate beside it
             {"vector_first_touch_bps.fp32": {"value": 1e9}},
-            "'vector_first_touch_bps': needs first_touch_bps and first_touch_min_bytes",
+            "constants.vector_first_touch_bps.fp32: an op's own first-touch rate needs "
+            "first_touch_bps beside it",
         ),
     ],
 )
