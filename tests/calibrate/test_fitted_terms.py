@@ -324,72 +324,61 @@ def test_a_held_tier_is_written_no_faster_than_the_tier_inside_it(make_target):
     ]
 
 
-def test_an_ops_own_first_touch_rate_is_fitted_beside_the_products(
-    make_target, make_plugin, fake_entry_points, make_entry_point, tmp_path, monkeypatch
-):
+def test_an_ops_own_first_touch_rate_is_fitted_beside_the_products(fresh_registry, tmp_path):
     # silicon whose adds fault their fresh outputs in at a third of the products' rate:
-    # with fresh outputs of both, each rate is recovered; with fresh adds alone there
-    # is one rate, the shared one
-    fresh = {"first_touch_min_bytes": estimated(32 * 2**20, "glibc")}
-    model = make_target("toy", first_touch_bps=estimated(10e9, "a guess"), **fresh)
-    plugin = make_plugin("toy", lambda: [model])
-    fake_entry_points(make_entry_point("toy", lambda: plugin, "graphsval-toy"))
-    silicon = make_target(
-        "silicon",
-        first_touch_bps=estimated(3e9, "the OS"),
-        vector_first_touch_bps={"fp32": estimated(1e9, "the add kernel")},
-        **fresh,
+    # with fresh outputs of both, each rate is recovered; with fresh adds of one dtype
+    # alone there is one rate, the shared one
+    registry = fresh_registry(
+        FRESH,
+        {**FRESH, "vector_first_touch_bps": {"fp32": estimated(1e9, "the add kernel")}},
     )
-    registry = build_registry(
-        extra_plugins=[("s", make_plugin("s", lambda: [silicon]))], plugin_args=["no:toy"]
-    )
-    adds = [[n * 2**20] for n in (10, 12, 16, 24, 32)]  # 40-128 MiB outputs
+    adds = [("vector_add", "fp32", [n * 2**20]) for n in (10, 12, 16, 24, 32)]  # 40-128 MiB
     outer = [[4096, 4, 4096], [8192, 8, 2048], [4096, 16, 8192], [2048, 2, 8192]]
-    monkeypatch.setitem(SHAPES, "vector_add", [*SHAPES["vector_add"], *adds])
-    monkeypatch.setitem(SHAPES, "matmul", [*SHAPES["matmul"], *outer])
-    base = _write(tmp_path / "toy.calibration.csv", registry, "silicon")
+    products = [("matmul", "fp32", dims) for dims in [*SHAPES["matmul"], *outer]]
+    base = _write_rows(tmp_path / "toy.calibration.csv", registry, SMALL_ADDS + products + adds)
     out = tmp_path / "toy.json"
-    args = ["calibrate", "--hw", "toy", "--no-loo", "--no-grouped-cv", "--out", str(out)]
-    result = CliRunner().invoke(cli, [*args, "--baseline", str(base)])
-    assert result.exit_code == 0, result.output
-    constants = json.loads(out.read_text())["constants"]
+    constants = _calibrate(base, out, "--no-grouped-cv")
     assert constants["first_touch_bps"]["value"] == pytest.approx(3e9, rel=0.02)
+    assert constants["first_touch_bps"]["from"] == (
+        "4 matmul/linear rows with a fresh output of 32 MiB or more"
+    )
     rate = constants["vector_first_touch_bps.fp32"]
     assert rate["value"] == pytest.approx(1e9, rel=0.02)
-    assert (
-        rate["from"]
-        == "5 fp32 rows of ops with no matrix product with a fresh output of 32 MiB or more"
+    assert rate["from"] == (
+        "5 fp32 rows of ops with no matrix product with a fresh output of 32 MiB or more"
     )
     # the file applies: the calibrated target predicts with it
-    calibrated = apply_file(model, json.loads(out.read_text()), "toy.json")
-    assert calibrated.first_touch_rate("fp32", product=False) == rate["value"]
-    assert (
-        calibrated.first_touch_rate("fp32", product=True) == constants["first_touch_bps"]["value"]
+    calibrated = apply_file(
+        registry.target("silicon"), {**json.loads(out.read_text()), "target": "silicon"}, "x"
     )
-    monkeypatch.setitem(SHAPES, "matmul", SHAPES["matmul"][: -len(outer)])
-    adds_only = _write(tmp_path / "adds.calibration.csv", registry, "silicon")
-    result = CliRunner().invoke(cli, [*args, "--baseline", str(adds_only)])
-    assert result.exit_code == 0, result.output
-    constants = json.loads(out.read_text())["constants"]
+    assert calibrated.first_touch_rate("fp32", product=False) == rate["value"]
+    assert calibrated.first_touch_rate("fp32", product=True) == pytest.approx(3e9, rel=0.02)
+    small = [("matmul", "fp32", dims) for dims in SHAPES["matmul"]]
+    adds_only = _write_rows(tmp_path / "adds.calibration.csv", registry, SMALL_ADDS + small + adds)
+    constants = _calibrate(adds_only, out, "--no-grouped-cv")
     assert "vector_first_touch_bps.fp32" not in constants
     assert constants["first_touch_bps"]["value"] == pytest.approx(1e9, rel=0.02)
 
 
-def _fresh_setup(
-    make_target, make_plugin, fake_entry_points, make_entry_point, model_kw, silicon_kw
-):
-    """A toy model and the silicon it is calibrated against, both with fp32 and bf16."""
+@pytest.fixture
+def fresh_registry(make_target, make_plugin, fake_entry_points, make_entry_point):
+    """A toy model (``model_kw``) and the silicon it is calibrated against
+    (``silicon_kw``), both with fp32 and bf16."""
     dtypes = {
         "peak_ops_per_s": {"fp32": datasheet(256e9, "t"), "bf16": datasheet(512e9, "t")},
         "energy_per_op_j": {"fp32": estimated(1e-12, "t"), "bf16": estimated(1e-12, "t")},
     }
-    model = make_target("toy", **dtypes, **model_kw)
-    plugin = make_plugin("toy", lambda: [model])
-    fake_entry_points(make_entry_point("toy", lambda: plugin, "graphsval-toy"))
-    silicon = make_target("silicon", **dtypes, **silicon_kw)
-    return build_registry(
-        extra_plugins=[("s", make_plugin("s", lambda: [silicon]))], plugin_args=["no:toy"]
-    )
+
+    def build(model_kw, silicon_kw):
+        model = make_target("toy", **dtypes, **model_kw)
+        plugin = make_plugin("toy", lambda: [model])
+        fake_entry_points(make_entry_point("toy", lambda: plugin, "graphsval-toy"))
+        silicon = make_target("silicon", **dtypes, **silicon_kw)
+        return build_registry(
+            extra_plugins=[("s", make_plugin("s", lambda: [silicon]))], plugin_args=["no:toy"]
+        )
+
+    return build
 
 
 def _write_rows(path, registry, rows):
@@ -428,16 +417,12 @@ SMALL_ADDS = [("vector_add", d, [n]) for d in ("fp32", "bf16") for n in (9000, 9
 
 
 def test_with_no_fresh_products_one_dtypes_adds_measure_the_shared_first_touch_rate(
-    make_target, make_plugin, fake_entry_points, make_entry_point, tmp_path
+    fresh_registry, tmp_path
 ):
     # fresh fp32 adds (five) take pages at the shared rate, bf16 ones (three) at their
     # own: with no fresh product, the dtype with the most fresh adds measures the
     # shared rate and the other its own
-    registry = _fresh_setup(
-        make_target,
-        make_plugin,
-        fake_entry_points,
-        make_entry_point,
+    registry = fresh_registry(
         {},
         {**FRESH, "vector_first_touch_bps": {"bf16": estimated(1e9, "the bf16 add")}},
     )
@@ -453,17 +438,11 @@ def test_with_no_fresh_products_one_dtypes_adds_measure_the_shared_first_touch_r
     assert "vector_first_touch_bps.fp32" not in constants
 
 
-def test_an_ops_own_rate_the_spec_gives_is_fitted_without_the_shared_one(
-    make_target, make_plugin, fake_entry_points, make_entry_point, tmp_path
-):
+def test_an_ops_own_rate_the_spec_gives_is_fitted_without_the_shared_one(fresh_registry, tmp_path):
     # the spec already gives the adds their own rate: fresh adds alone measure it and
     # say nothing about the shared rate, which keeps the spec's value
     own = {"vector_first_touch_bps": {"fp32": estimated(5e9, "a guess")}}
-    registry = _fresh_setup(
-        make_target,
-        make_plugin,
-        fake_entry_points,
-        make_entry_point,
+    registry = fresh_registry(
         {**FRESH, **own},
         {**FRESH, "vector_first_touch_bps": {"fp32": estimated(1e9, "the add")}},
     )
@@ -474,17 +453,11 @@ def test_an_ops_own_rate_the_spec_gives_is_fitted_without_the_shared_one(
     assert "first_touch_bps" not in constants
 
 
-def test_grouped_cv_holds_out_the_only_family_of_fresh_products(
-    make_target, make_plugin, fake_entry_points, make_entry_point, tmp_path
-):
+def test_grouped_cv_holds_out_the_only_family_of_fresh_products(fresh_registry, tmp_path):
     # every fresh product is in one family: the refit without it has no row that
     # moves the shared rate while the adds still measure their own; it keeps the
     # full fit's shared rate instead of failing to apply the adds' rate alone
-    registry = _fresh_setup(
-        make_target,
-        make_plugin,
-        fake_entry_points,
-        make_entry_point,
+    registry = fresh_registry(
         {},
         {**FRESH, "vector_first_touch_bps": {"fp32": estimated(1e9, "the add")}},
     )

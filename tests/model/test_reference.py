@@ -225,19 +225,32 @@ def test_first_touch_of_a_large_fresh_output(make_target, make_plugin, fake_entr
     assert "first touch of the fresh output" in p.sentence(0)
 
 
+def _fresh_pages(make_target, key, other, first_touch_bps, **kw):
+    """A toy target with fp32 and ``other`` (dtype, peak, energy per op) whose
+    outputs of 32 MiB or more take fresh pages at ``first_touch_bps``."""
+    dtype, peak, joules = other
+    return make_target(
+        key,
+        peak_ops_per_s={"fp32": datasheet(256e9, "test"), dtype: datasheet(peak, "test")},
+        energy_per_op_j={"fp32": estimated(1e-12, "test"), dtype: estimated(joules, "test")},
+        first_touch_bps=estimated(first_touch_bps, "test"),
+        first_touch_min_bytes=estimated(32 * 2**20, "test"),
+        **kw,
+    )
+
+
 def test_an_op_with_no_product_takes_fresh_pages_at_its_dtypes_own_rate(
     make_target, make_plugin, fake_entry_points
 ):
-    # PyTorch's bf16 add faults its output in at about a third of the rate its fp32
+    # PyTorch's bf16 add faults its output in at a third to a half of the rate its fp32
     # kernels and the GEMM library do: a vector_add at a dtype with its own rate pays
     # that rate, a matrix product of the same dtype and a dtype without one the shared
     fake_entry_points()
-    spec = make_target(
+    spec = _fresh_pages(
+        make_target,
         "touchy",
-        peak_ops_per_s={"fp32": datasheet(256e9, "test"), "bf16": datasheet(512e9, "test")},
-        energy_per_op_j={"fp32": estimated(1e-12, "test"), "bf16": estimated(1e-12, "test")},
-        first_touch_bps=estimated(3e9, "test"),
-        first_touch_min_bytes=estimated(32 * 2**20, "test"),
+        ("bf16", 512e9, 1e-12),
+        3e9,
         vector_first_touch_bps={"bf16": estimated(1e9, "test")},
     )
     registry = build_registry(extra_plugins=[("t", make_plugin("t", lambda: [spec]))])
@@ -268,13 +281,7 @@ def test_an_int8_product_writes_int32(make_target, make_plugin, fake_entry_point
     # is mapped afresh (first touch) and its traffic counts 4 bytes per element;
     # A and B stay 1 byte per element
     fake_entry_points()
-    spec = make_target(
-        "int8y",
-        peak_ops_per_s={"fp32": datasheet(256e9, "test"), "int8": datasheet(1e12, "test")},
-        energy_per_op_j={"fp32": estimated(1e-12, "test"), "int8": estimated(1e-13, "test")},
-        first_touch_bps=estimated(10e9, "test"),
-        first_touch_min_bytes=estimated(32 * 2**20, "test"),
-    )
+    spec = _fresh_pages(make_target, "int8y", ("int8", 1e12, 1e-13), 10e9)
     registry = build_registry(extra_plugins=[("t", make_plugin("t", lambda: [spec]))])
     m, k, n = 4096, 64, 2048
     p = predict_batch(registry, "int8y", "matmul", [[m, k, n]], "int8")
