@@ -387,6 +387,7 @@ def _detect(root_text: str, usable: frozenset[int], given: bool) -> TargetSpec:
     description = f"Detected from this machine: {model}{core}, {n_cpus} usable CPU(s), {kind}."
     if notes:
         description += " " + "; ".join(notes) + "."
+    touch, touch_from = library.first_touch(n_cpus)
     return TargetSpec(
         key="host_cpu",
         name=f"this machine: {model} ({n_cpus} usable CPU{'s' if n_cpus != 1 else ''})",
@@ -405,6 +406,9 @@ def _detect(root_text: str, usable: frozenset[int], given: bool) -> TargetSpec:
         pack_min_rows=library.pack_min_rows(peaks),
         pack_a_bps=library.pack_a_rate(peaks, n_cpus),
         library_min_macs=library.library_min_macs(peaks),
+        first_touch_bps=touch,
+        first_touch_min_bytes=touch_from,
+        vector_first_touch_bps=library.vector_first_touch(peaks, n_cpus),
         idle_power_w=estimated(2.0 * cores, "2 W per core (static share of a package)"),
         tdp_w=estimated(10.0 * cores, "10 W per core under full load"),
         ground_truth="measured",

@@ -144,3 +144,49 @@ def vector_rate(dtypes: Iterable[str], units: int) -> dict[str, Sourced]:
             "never on the matrix units",
         )
     return out
+
+
+#: Bytes of a fresh output (one glibc maps afresh: 32 MiB or more) a core
+#: faults in and zeroes per second as a GEMM library writes it, and as
+#: PyTorch's elementwise kernels do per dtype: the Intel Xeon host's
+#: calibration, one thread, fits 2.2 GB/s for the products, 2.9 for fp32
+#: adds and 1.3 for bf16 ones (its bf16 binary kernels write into unmapped
+#: pages slowly). Each thread faults in its own pages; the i7-12700K's
+#: products, 20 threads, fit 14 GB/s, less than 20 times a core's.
+FIRST_TOUCH_PER_CORE = 2.2e9
+VECTOR_FIRST_TOUCH_PER_CORE = {"fp32": 2.9e9, "bf16": 1.3e9}
+#: glibc's largest dynamic mmap threshold (DEFAULT_MMAP_THRESHOLD_MAX on 64-bit).
+FIRST_TOUCH_MIN_BYTES = 32 * 2**20
+
+
+def first_touch(units: int) -> tuple[Sourced, Sourced]:
+    """The rate at which a fresh output's pages are faulted in and zeroed
+    under a GEMM library's writes, and the output size glibc maps afresh."""
+    return (
+        estimated(
+            FIRST_TOUCH_PER_CORE * units,
+            f"{units} core(s) x about {FIRST_TOUCH_PER_CORE / 1e9:g} GB/s: the OS faults in and "
+            "zeroes each fresh 4 KiB page as the kernel first writes it (the Intel Xeon host's "
+            "fit, one thread)",
+        ),
+        estimated(
+            FIRST_TOUCH_MIN_BYTES,
+            "glibc's largest dynamic mmap threshold (DEFAULT_MMAP_THRESHOLD_MAX, 32 MiB on "
+            "64-bit): larger allocations are mapped afresh on every call",
+        ),
+    )
+
+
+def vector_first_touch(dtypes: Iterable[str], units: int) -> dict[str, Sourced]:
+    """Per dtype, the rate at which PyTorch's elementwise kernels take a
+    fresh output's pages (its bf16 binary kernels at under half its fp32
+    ones': they write into pages not yet mapped slowly)."""
+    return {
+        dtype: estimated(
+            rate * units,
+            f"{units} core(s) x about {rate / 1e9:g} GB/s: PyTorch's {dtype} elementwise "
+            "kernels faulting in a fresh output (the Intel Xeon host's fit, one thread)",
+        )
+        for dtype, rate in VECTOR_FIRST_TOUCH_PER_CORE.items()
+        if dtype in dtypes
+    }

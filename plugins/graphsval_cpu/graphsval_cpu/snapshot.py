@@ -115,6 +115,19 @@ def snapshot_host(target: TargetSpec, threads: int | None) -> TargetSpec:
             d: _scaled(v, prov.get(f"pack_a_bps.{d}"), factor, why)
             for d, v in target.pack_a_bps.items()
         },
+        # each thread faults in the pages of a fresh output it writes
+        first_touch_bps=(
+            None
+            if target.first_touch_bps is None
+            else _scaled(target.first_touch_bps, prov.get("first_touch_bps"), factor, why)
+        ),
+        first_touch_min_bytes=_kept(
+            target.first_touch_min_bytes, prov.get("first_touch_min_bytes")
+        ),
+        vector_first_touch_bps={
+            d: _scaled(v, prov.get(f"vector_first_touch_bps.{d}"), factor, why)
+            for d, v in target.vector_first_touch_bps.items()
+        },
         # a product's share of each tier's bandwidth is a ratio: the same at any thread count
         product_bandwidth_fraction=_kept_per_dtype(target, "product_bandwidth_fraction"),
         idle_power_w=Sourced(target.idle_power_w, prov["idle_power_w"]),

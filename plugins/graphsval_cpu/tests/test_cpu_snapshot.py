@@ -39,6 +39,13 @@ def test_snapshot_scales_rates_to_the_threads_used():
     assert set(host.pack_a_bps) == {"fp32"} and set(snap.pack_a_bps) == {"fp32"}
     assert host.pack_a_bps["fp32"] == pytest.approx(4e9 * cores)
     assert snap.pack_a_bps["fp32"] == pytest.approx(4e9)
+    # each thread faults in the fresh pages it writes: the rates follow the threads, the
+    # size glibc maps afresh does not; PyTorch's bf16 adds take pages slower than fp32's
+    assert host.first_touch_bps == pytest.approx(2.2e9 * cores)
+    assert snap.first_touch_bps == pytest.approx(2.2e9)
+    assert snap.first_touch_min_bytes == host.first_touch_min_bytes == 32 * 2**20
+    own = {d: r for d, r in {"fp32": 2.9e9, "bf16": 1.3e9}.items() if d in host.peak_ops_per_s}
+    assert dict(snap.vector_first_touch_bps) == pytest.approx(own)
     # PyTorch keeps a bf16 product of at most 16x16x16 out of oneDNN, at any thread count;
     # fp32 (MKL) and int8 (torch._int_mm) have no such size
     sized = {d for d in ("bf16", "fp16") if d in host.peak_ops_per_s}
