@@ -73,6 +73,8 @@ class Prediction:
     exposed_compute_s: np.ndarray | None = None
     exposed_memory_s: np.ndarray | None = None
     first_touch_s: np.ndarray | None = None
+    #: the rate the batch's fresh outputs take pages at (the op's dtype's own, or the shared)
+    first_touch_bps: float | None = None
     pack_s: np.ndarray | None = None
     #: per row: the part of ``pack_s`` that packs an A from main memory
     pack_a_s: np.ndarray | None = None
@@ -238,7 +240,12 @@ class Prediction:
         if self.launch_s is not None:
             parts.append(f"launch {fmt_seconds(self.launch_s[i])};")
         if self.first_touch_s is not None and self.first_touch_s[i] > 0:
-            parts.append(f"first touch of the fresh output {fmt_seconds(self.first_touch_s[i])};")
+            rate = (
+                "" if self.first_touch_bps is None else f" at {fmt_si(self.first_touch_bps, 'B/s')}"
+            )
+            parts.append(
+                f"first touch of the fresh output {fmt_seconds(self.first_touch_s[i])}{rate};"
+            )
         if self.pack_s is not None and self.pack_s[i] > 0:
             of_a = 0.0 if self.pack_a_s is None else float(self.pack_a_s[i])
             if self.pack_s[i] > of_a:

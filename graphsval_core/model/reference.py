@@ -317,6 +317,7 @@ def predict(
         exposed_compute_s=exposed.exposed_compute_s,
         exposed_memory_s=exposed.exposed_memory_s,
         first_touch_s=first_touch,
+        first_touch_bps=first_touch_bps,
         pack_s=pack,
         pack_a_s=pack_a,
         hidden_s=exposed.hidden_s,

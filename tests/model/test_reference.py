@@ -222,7 +222,7 @@ def test_first_touch_of_a_large_fresh_output(make_target, make_plugin, fake_entr
     assert p.first_touch_s[1] == 0.0
     total = p.launch_s + p.exposed_compute_s + p.exposed_memory_s + p.first_touch_s + p.pack_s
     assert np.array_equal(total, p.latency_s)
-    assert "first touch of the fresh output" in p.sentence(0)
+    assert "first touch of the fresh output 6.71 ms at 10 GB/s;" in p.sentence(0)
 
 
 def _fresh_pages(make_target, key, other, first_touch_bps, **kw):
