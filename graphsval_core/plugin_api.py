@@ -9,7 +9,8 @@ without breaking it. The names, by what a plugin does with them:
   :class:`OpSpec`, :class:`SpecError`, the provenance helpers :func:`datasheet`,
   :func:`derived`, :func:`estimated`, :func:`detected`, :func:`calibrated`
   (with :class:`Provenance`, :class:`Sourced`), :func:`bytes_per_element`,
-  :data:`KNOWN_DTYPES`, target spec files :func:`read_spec` / :func:`write_spec`,
+  :data:`KNOWN_DTYPES`, glibc's fresh-mapping size :func:`first_touch_threshold`,
+  target spec files :func:`read_spec` / :func:`write_spec`,
   and the plugin's packaged files :func:`packaged_files`;
 - **answer hooks** with records: :class:`ProbeResult`, :class:`Measurement`,
   :class:`PredictorSpec` (with the :class:`PredictorConstant` records a
@@ -49,7 +50,8 @@ from graphsval_core import PLUGIN_API_VERSION, hookimpl
 #: name -> the module that defines it
 _WHERE: dict[str, str] = {
     **dict.fromkeys(
-        ("TargetSpec", "MemoryTier", "SpecError", "TIER_NAMES"), "graphsval_core.datamodel.target"
+        ("TargetSpec", "MemoryTier", "SpecError", "TIER_NAMES", "first_touch_threshold"),
+        "graphsval_core.datamodel.target",
     ),
     **dict.fromkeys(("OpSpec", "ShapeError"), "graphsval_core.datamodel.op"),
     **dict.fromkeys(
@@ -180,6 +182,7 @@ if TYPE_CHECKING:  # what type checkers and editors see (names re-exported as X 
         MemoryTier as MemoryTier,
         SpecError as SpecError,
         TargetSpec as TargetSpec,
+        first_touch_threshold as first_touch_threshold,
     )
     from graphsval_core.datamodel.units import (
         fmt_bytes as fmt_bytes,

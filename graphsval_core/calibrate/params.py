@@ -72,9 +72,13 @@ from attrs import define, frozen
 from graphsval_core.calibrate.rows import by_op_and_dtype, predict_rows
 from graphsval_core.datamodel.dtypes import bytes_per_element, product_output_bytes
 from graphsval_core.datamodel.provenance import Provenance
-from graphsval_core.datamodel.target import MAX_PRODUCT_SHARE, PACK_A_MIN_COLUMNS, TargetSpec
+from graphsval_core.datamodel.target import (
+    FIRST_TOUCH_MIN_BYTES,
+    MAX_PRODUCT_SHARE,
+    PACK_A_MIN_COLUMNS,
+    TargetSpec,
+)
 from graphsval_core.files.baseline import BaselineRow
-from graphsval_core.files.calibration import FIRST_TOUCH_MIN_BYTES
 from graphsval_core.files.calibration_file import MAX_FRACTION
 from graphsval_core.model.terms.overheads import library_rows
 from graphsval_core.model.terms.residency import inner_capacities

@@ -275,6 +275,22 @@ MAX_PRODUCT_SHARE = 1.0
 #: and the host's products of N = 4, 8 and 16 read an A in main memory at
 #: the memory's own rate; from N = 30 up they pay the packing of A.
 PACK_A_MIN_COLUMNS = 16
+#: glibc's largest dynamic mmap threshold (DEFAULT_MMAP_THRESHOLD_MAX, 32 MiB
+#: on 64-bit): an allocation this large or larger is mapped afresh on every call.
+FIRST_TOUCH_MIN_BYTES = 32 * 2**20
+
+
+def first_touch_threshold() -> Sourced:
+    """:data:`FIRST_TOUCH_MIN_BYTES` with its provenance, as a spec's
+    ``first_touch_min_bytes`` (a CPU running on glibc)."""
+    return Sourced(
+        float(FIRST_TOUCH_MIN_BYTES),
+        Provenance(
+            "estimated",
+            "glibc's largest dynamic mmap threshold (DEFAULT_MMAP_THRESHOLD_MAX, 32 MiB on "
+            "64-bit): larger allocations are mapped afresh on every call",
+        ),
+    )
 
 
 def _per_dtype(

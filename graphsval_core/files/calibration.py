@@ -11,16 +11,13 @@ from typing import Any
 
 from graphsval_core.datamodel.errors import UserInputError
 from graphsval_core.datamodel.provenance import Provenance, Sourced
-from graphsval_core.datamodel.target import MemoryTier, TargetSpec
+from graphsval_core.datamodel.target import MemoryTier, TargetSpec, first_touch_threshold
 from graphsval_core.files.calibration_file import (
     SPEC_DTYPES_ONLY,
     CalibrationFileError,
     check_calibration,
 )
 from graphsval_core.files.target_spec import too_slow
-
-#: glibc serves allocations of this size and more with a fresh mmap.
-FIRST_TOUCH_MIN_BYTES = 32 * 2**20
 
 
 class CalibrationError(UserInputError):
@@ -111,14 +108,7 @@ def apply_constants(spec: TargetSpec, values: dict[str, float], source: str) -> 
             changes[name] = Sourced(values[name], _prov(source))
     if "first_touch_bps" in values:
         changes["first_touch_bps"] = Sourced(values["first_touch_bps"], _prov(source))
-        changes["first_touch_min_bytes"] = Sourced(
-            float(FIRST_TOUCH_MIN_BYTES),
-            Provenance(
-                "estimated",
-                "glibc's largest dynamic mmap threshold (DEFAULT_MMAP_THRESHOLD_MAX, "
-                "32 MiB on 64-bit): larger allocations are mapped afresh on every call",
-            ),
-        )
+        changes["first_touch_min_bytes"] = first_touch_threshold()
     tiers = [_apply_tier(t, values, source) for t in spec.tiers]
     # rebuild through the constructor so every value is validated again
     fields = {a.name: getattr(spec, a.name) for a in spec.__attrs_attrs__}  # type: ignore

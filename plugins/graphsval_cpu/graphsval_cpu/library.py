@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from graphsval_core.plugin_api import Sourced, datasheet, estimated
+from graphsval_core.plugin_api import Sourced, datasheet, estimated, first_touch_threshold
 
 #: PyTorch's at::internal::GRAIN_SIZE: an op with fewer elements (here: ops)
 #: runs on the calling thread alone.
@@ -155,8 +155,6 @@ def vector_rate(dtypes: Iterable[str], units: int) -> dict[str, Sourced]:
 #: products, 20 threads, fit 14 GB/s, less than 20 times a core's.
 FIRST_TOUCH_PER_CORE = 2.2e9
 VECTOR_FIRST_TOUCH_PER_CORE = {"fp32": 2.9e9, "bf16": 1.3e9}
-#: glibc's largest dynamic mmap threshold (DEFAULT_MMAP_THRESHOLD_MAX on 64-bit).
-FIRST_TOUCH_MIN_BYTES = 32 * 2**20
 
 
 def first_touch(units: int) -> tuple[Sourced, Sourced]:
@@ -169,11 +167,7 @@ def first_touch(units: int) -> tuple[Sourced, Sourced]:
             "zeroes each fresh 4 KiB page as the kernel first writes it (the Intel Xeon host's "
             "fit, one thread)",
         ),
-        estimated(
-            FIRST_TOUCH_MIN_BYTES,
-            "glibc's largest dynamic mmap threshold (DEFAULT_MMAP_THRESHOLD_MAX, 32 MiB on "
-            "64-bit): larger allocations are mapped afresh on every call",
-        ),
+        first_touch_threshold(),
     )
 
 
