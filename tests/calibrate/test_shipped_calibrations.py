@@ -2,18 +2,31 @@
 on the baselines it names: a model change that moves a fit and a file left
 unrefit (the shipped constants then describe an older model) both fail here.
 Refit with ``graphsval calibrate --hw KEY --baseline ... --out FILE`` (the
-baselines in the order the file's ``provenance.sources`` lists them)."""
+baselines in the order the file's ``provenance.sources`` lists them).
+
+"Today's fit" is judged two ways, because the optimum is not the same to
+the last digit on every machine: the robust objective has kinks (waves,
+tile choices, the largest tier) and the fit's starts end within a hair of
+each other, so floating point that differs between an Intel and an AMD
+host can pick another of them (the Orin Nano's refit on an AMD EPYC gives
+its main memory's fraction 1.0% from the Intel host's, at a cost 0.3%
+lower). So each constant must be within :data:`VALUE_REL` of the refit,
+and the shipped constants must explain the rows within :data:`COST_REL` of
+the refit's own cost: a model change that moves a fit by more, or leaves
+the file describing an older model, fails either way."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from graphsval_core.calibrate.fit import fit_latency
+from graphsval_core.calibrate.fit import F_SCALE, fit_latency
 from graphsval_core.calibrate.inputs import read_rows
-from graphsval_core.calibrate.rows import canonical
+from graphsval_core.calibrate.rows import canonical, predict_rows
+from graphsval_core.files.calibration import apply_constants
 from graphsval_core.plugin_api import packaged_files
 from graphsval_core.plugins.loader import build_registry
 
@@ -23,6 +36,19 @@ SHIPPED = [
     for package in ("graphsval_cpu", "graphsval_jetson", "graphsval_cuda")
     for item in packaged_files(package, "calibration", ".calibration.json")
 ]
+
+
+#: How far a shipped constant may sit from today's refit (see module doc).
+VALUE_REL = 2e-2
+#: How much worse than the refit the shipped constants may explain the rows.
+COST_REL = 5e-3
+
+
+def _cost(registry, spec, values: dict[str, float], rows) -> float:
+    """The fit's robust (soft L1) cost of ``rows`` under ``values``."""
+    latency, _ = predict_rows(registry, apply_constants(spec, values, "check"), rows)
+    z = (np.log(latency / np.array([r.latency_s for r in rows])) / F_SCALE) ** 2
+    return float(np.sum(2.0 * (np.sqrt(1.0 + z) - 1.0)) * F_SCALE**2)
 
 
 def _baseline(registry, name: str) -> str:
@@ -39,18 +65,24 @@ def test_a_shipped_calibration_is_todays_fit_of_its_rows(item):
     paths = [_baseline(registry, s["file"]) for s in data["provenance"]["sources"]]
     found = read_rows(registry, spec, paths)
     bad = {id(s.row) for s in found.suspect if s.latency}
-    fit = fit_latency(registry, spec, canonical([r for r in found.rows if id(r) not in bad]))
+    rows = canonical([r for r in found.rows if id(r) not in bad])
+    fit = fit_latency(registry, spec, rows)
     shipped = {
         name: entry["value"]
         for name, entry in data["constants"].items()
         if name in fit.values  # the energy coefficients come from their own fit
     }
     assert set(shipped) == set(fit.values), "the fit's constants differ from the file's"
+    as_fitted = {}
     for name, value in fit.values.items():
         want = shipped[name]
         if name.endswith("achievable_fraction") or name.startswith("compute_fraction."):
             want = want / data["constants"][name]["datasheet"]  # fitted as a multiplier
-        assert value == pytest.approx(want, rel=1e-4), f"{name}: refit {item.name} (module doc)"
+        as_fitted[name] = want
+        moved = f"{name}: refit {item.name} (module doc)"
+        assert value == pytest.approx(want, rel=VALUE_REL), moved
+    ours, theirs = _cost(registry, spec, fit.values, rows), _cost(registry, spec, as_fitted, rows)
+    assert theirs <= ours * (1 + COST_REL), f"{item.name} explains its rows worse than a refit"
 
 
 def test_the_shipped_calibrations_are_found():
