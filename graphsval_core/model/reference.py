@@ -47,9 +47,14 @@ latency and energy of one call on warm data, term by term
   matrix product's tile is the CTA tile its library picks (a few CUTLASS /
   cuBLAS sizes, the one with the least work on the busiest SM, split-K when
   the tiles leave SMs idle: :func:`.terms.compute.cta_tiles`); otherwise
-  register-sized output tiles (the target's ``register_tile_bytes``), so
-  ``compute = waves * tile_ops / (peak * compute_fraction / units)`` and the
-  utilisation is ``ops / (waves * units * tile_ops)``. An op no larger than
+  register-sized output tiles (the target's ``register_tile_bytes``), which
+  a CPU's threads split into a grid of blocks, ``a`` along M by ``b`` along N
+  with ``a * b`` at most the threads, the split that leaves the busiest
+  thread the fewest tiles (:func:`.terms.compute.partition_waves`: a skinny
+  M or N leaves threads idle), so
+  ``compute = waves * tile_ops / (peak * compute_fraction / units)`` with
+  ``waves`` the busiest thread's tiles, and the utilisation is
+  ``ops / (waves * units * tile_ops)``. An op no larger than
   the target's ``parallel_grain_ops`` (PyTorch's grain on a CPU) runs on one
   unit: its tiles go in waves of one. Its memory terms still see every unit's
   caches (a limitation: a serial op has only one unit's share of a per-unit
@@ -248,7 +253,9 @@ def predict(
     if gemm is not None and target.architecture == "gpu":
         register_tiles = cta_tiles(gemm, flops, units)
     elif gemm is not None and tiles is not None:
-        register_tiles = product_tiles(gemm, flops, tiles[:, 0, :])
+        register_tiles = product_tiles(
+            gemm, flops, tiles[:, 0, :], threads_split=target.architecture == "cpu"
+        )
     else:
         register_tiles = streaming_tiles(flops, operands, register_tile_bytes(target))
     compute = compute_waves(flops, register_tiles, active, units, achievable)

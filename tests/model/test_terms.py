@@ -10,6 +10,7 @@ from graphsval_core.model.terms.compute import (
     RegisterTiles,
     compute_waves,
     parallelism,
+    partition_waves,
     product_tiles,
     register_tile_bytes,
     streaming_tiles,
@@ -243,6 +244,30 @@ def test_register_tiles_of_a_product():
     tiles = product_tiles(GEMM, np.array([48.0]), np.array([[1.0, 3.0, 2.0]]))
     assert tiles.count.tolist() == [4.0]
     assert tiles.tile_ops.tolist() == [12.0]
+    assert tiles.grid is None  # dealt to the units one by one
+    split = product_tiles(GEMM, np.array([48.0]), np.array([[1.0, 3.0, 2.0]]), threads_split=True)
+    assert [g.tolist() for g in split.grid] == [[2.0], [2.0]]
+
+
+def test_threads_split_a_grid_of_tiles_into_blocks():
+    along_m, along_n = np.array([7.0, 5.0, 1.0, 7.0]), np.array([7.0, 119.0, 99.0, 7.0])
+    active = np.array([12, 12, 12, 1])
+    # 7 x 7 tiles on 12 threads: 3 x 4 blocks of 3 x 2 tiles (a deal would give 5 each);
+    # 5 x 119: 1 x 12 blocks of 5 x 10 = 50 (a deal: 50 too); 1 x 99: 9; one thread: all
+    assert partition_waves(along_m, along_n, active).tolist() == [6.0, 50.0, 9.0, 49.0]
+    # a thread count with no good factors uses fewer threads: 7 threads over 2 x 2 tiles
+    assert partition_waves(np.array([2.0]), np.array([2.0]), np.array([7])).tolist() == [1.0]
+
+
+def test_a_product_on_threads_pays_its_busiest_block():
+    # 7 x 7 tiles of 100 ops on 12 units at 1.2 TOP/s: 6 tiles on the busiest thread, 100 GOP/s
+    grid = (np.array([7.0]), np.array([7.0]))
+    tiles = RegisterTiles(np.array([49.0]), np.array([100.0]), grid)
+    compute = compute_waves(np.array([4900.0]), tiles, np.array([12]), 12, 1.2e12)
+    assert compute.waves.tolist() == [6.0]
+    assert compute.compute_s[0] == pytest.approx(6 * 100 / 100e9)
+    dealt = compute_waves(np.array([4900.0]), tiles._replace(grid=None), np.array([12]), 12, 1.2e12)
+    assert dealt.waves.tolist() == [5.0]
 
 
 def test_register_tiles_of_a_streaming_op():

@@ -5,9 +5,18 @@ target's ``register_tile_bytes`` of accumulators). The tiles are spread over
 the active units in waves, and a partial wave costs a full one:
 ``waves = ceil(tiles / active)``, ``compute = waves * tile_ops / (achievable /
 units)`` where ``achievable = peak * compute_fraction``, and the utilisation is
-``ops / (waves * units * tile_ops)``. An op no larger than the target's
-``parallel_grain_ops`` (PyTorch's ``at::internal::GRAIN_SIZE`` on a CPU) runs
-on one unit, so its tiles go in waves of one.
+``ops / (waves * units * tile_ops)``. A CPU GEMM library does not deal its
+register tiles out one by one: its threads split C into a grid, ``a`` parts
+along M times ``b`` along N (as BLIS threads its ``ic`` and ``jr``
+loops), each thread taking a block of whole tiles; the busiest
+thread's ``ceil(tiles_m / a) * ceil(tiles_n / b)`` tiles are the waves, for
+the split with the fewest (:func:`partition_waves`). A skinny dimension
+leaves threads idle or gives them ragged blocks: 91 x 91 of C in 13 x 13
+tiles on 12 threads is 7 x 7 tiles, and the best split (3 x 4 blocks)
+gives the busiest thread 6 tiles where a deal of 49 would give 5. On one
+thread the busiest thread has every tile. A GPU's CTA tiles (below) and
+the tiles of a systolic or domain-flow array are dealt to its units in
+waves.
 """
 
 from __future__ import annotations
@@ -53,20 +62,45 @@ def parallelism(flops: np.ndarray, units: int, grain_ops: float | None) -> Paral
 
 
 class RegisterTiles(NamedTuple):
-    """Per row: the number of register tiles and the ops in each."""
+    """Per row: the number of register tiles and the ops in each, and, for a
+    matrix product whose threads split C into a grid, the tiles along M and
+    along N (``grid``; None where the tiles are dealt out one by one)."""
 
     count: np.ndarray
     tile_ops: np.ndarray
+    grid: tuple[np.ndarray, np.ndarray] | None = None
 
 
-def product_tiles(gemm: np.ndarray, flops: np.ndarray, tile: np.ndarray) -> RegisterTiles:
+def product_tiles(
+    gemm: np.ndarray, flops: np.ndarray, tile: np.ndarray, threads_split: bool = False
+) -> RegisterTiles:
     """A matrix product's register tiles: ``ceil(M/Mt) * ceil(N/Nt)`` output
     tiles of ``(Mt, Nt)`` (``tile``, ``(n, 3)``), each output element costing
-    the same, so a tile does ``ops / (M*N) * Mt * Nt`` ops."""
+    the same, so a tile does ``ops / (M*N) * Mt * Nt`` ops. Where
+    ``threads_split`` (a CPU GEMM library's threads), the tiles keep their
+    grid, which :func:`compute_waves` splits into blocks; other
+    architectures deal them to their units one by one."""
     mt, nt = tile[:, 0], tile[:, 2]
-    count = np.ceil(gemm[:, 0] / mt) * np.ceil(gemm[:, 2] / nt)
+    along_m, along_n = np.ceil(gemm[:, 0] / mt), np.ceil(gemm[:, 2] / nt)
     tile_ops = flops / (gemm[:, 0] * gemm[:, 2]) * mt * nt
-    return RegisterTiles(count, tile_ops)
+    grid = (along_m, along_n) if threads_split else None
+    return RegisterTiles(along_m * along_n, tile_ops, grid)
+
+
+def partition_waves(along_m: np.ndarray, along_n: np.ndarray, active: np.ndarray) -> np.ndarray:
+    """The tiles of the busiest thread when ``active`` threads split a grid
+    of ``along_m x along_n`` tiles into ``a x b`` blocks of whole tiles
+    (``a * b <= active``, as a GEMM library factors its thread count over
+    the M and N loops): ``min over a of ceil(along_m / a) * ceil(along_n /
+    floor(active / a))``. On one thread it is every tile; it is never fewer
+    than ``ceil(tiles / active)``, the waves of a deal one tile at a time."""
+    active = np.asarray(active, dtype=np.int64)
+    best = along_m * along_n
+    for a in range(1, int(active.max(initial=1)) + 1):
+        b = np.maximum(active // a, 1)
+        split = np.ceil(along_m / a) * np.ceil(along_n / b)
+        best = np.where(a <= active, np.minimum(best, split), best)
+    return best
 
 
 def streaming_tiles(flops: np.ndarray, operands: np.ndarray, tile_bytes: float) -> RegisterTiles:
@@ -93,10 +127,15 @@ def compute_waves(
     units: int,
     achievable_ops_per_s: float,
 ) -> ComputeTime:
-    """``waves = ceil(tiles / active)``; each wave takes one tile's ops at one
-    unit's share of the achievable rate, ``tile_ops / (achievable / units)``;
-    utilisation ``ops / (waves * units * tile_ops)``."""
-    waves = np.ceil(tiles.count / active_units)
+    """``waves = ceil(tiles / active)`` (for tiles in a grid, the busiest
+    thread's share of the best split: :func:`partition_waves`); each wave
+    takes one tile's ops at one unit's share of the achievable rate,
+    ``tile_ops / (achievable / units)``; utilisation ``ops / (waves * units *
+    tile_ops)``."""
+    if tiles.grid is not None:
+        waves = partition_waves(tiles.grid[0], tiles.grid[1], active_units)
+    else:
+        waves = np.ceil(tiles.count / active_units)
     compute_s = waves * tiles.tile_ops / (achievable_ops_per_s / units)
     utilisation = flops / (waves * units * tiles.tile_ops)
     return ComputeTime(waves, compute_s, utilisation)
