@@ -10,10 +10,14 @@ tile choices, the largest tier) and the fit's starts end within a hair of
 each other, so floating point that differs between an Intel and an AMD
 host can pick another of them (the Orin Nano's refit on an AMD EPYC gives
 its main memory's fraction 1.0% from the Intel host's, at a cost 0.3%
-lower). So each constant must be within :data:`VALUE_REL` of the refit,
-and the shipped constants must explain the rows within :data:`COST_REL` of
-the refit's own cost: a model change that moves a fit by more, or leaves
-the file describing an older model, fails either way."""
+lower). So each constant must be within :data:`VALUE_REL` of the refit (a
+constant the rows pin loosely, more: a tenth of its fitted uncertainty, at
+most :data:`LOOSE_REL`), and the shipped constants must explain the rows
+within :data:`COST_REL` of the refit's constants (the rows' robust cost,
+without the fit's hierarchy penalty): a model change that moves a fit by
+more, or leaves the file describing an older model, fails either way (the
+i7's file from before the threads' split has its compute fraction 4.6%
+off)."""
 
 from __future__ import annotations
 
@@ -40,12 +44,16 @@ SHIPPED = [
 
 #: How far a shipped constant may sit from today's refit (see module doc).
 VALUE_REL = 2e-2
+#: The most a loosely pinned constant may move (see module doc).
+LOOSE_REL = 0.25
 #: How much worse than the refit the shipped constants may explain the rows.
 COST_REL = 5e-3
 
 
 def _cost(registry, spec, values: dict[str, float], rows) -> float:
-    """The fit's robust (soft L1) cost of ``rows`` under ``values``."""
+    """The robust (soft L1, as scipy's least_squares weighs it, less its
+    factor 1/2) cost of ``rows`` under ``values``, without the hierarchy
+    penalty."""
     latency, _ = predict_rows(registry, apply_constants(spec, values, "check"), rows)
     z = (np.log(latency / np.array([r.latency_s for r in rows])) / F_SCALE) ** 2
     return float(np.sum(2.0 * (np.sqrt(1.0 + z) - 1.0)) * F_SCALE**2)
@@ -80,7 +88,8 @@ def test_a_shipped_calibration_is_todays_fit_of_its_rows(item):
             want = want / data["constants"][name]["datasheet"]  # fitted as a multiplier
         as_fitted[name] = want
         moved = f"{name}: refit {item.name} (module doc)"
-        assert value == pytest.approx(want, rel=VALUE_REL), moved
+        rel = max(VALUE_REL, min(LOOSE_REL, 0.1 * fit.uncertainty.get(name, 0.0)))
+        assert value == pytest.approx(want, rel=rel), moved
     ours, theirs = _cost(registry, spec, fit.values, rows), _cost(registry, spec, as_fitted, rows)
     assert theirs <= ours * (1 + COST_REL), f"{item.name} explains its rows worse than a refit"
 

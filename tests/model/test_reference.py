@@ -303,3 +303,13 @@ def test_only_pytorch_architectures_return_int8_accumulators():
     # a systolic array requantizes in its output pipeline
     assert product_output_bytes("int8", "systolic") == 1.0
     assert product_output_bytes("bf16", "cpu") == 2.0
+
+
+def test_a_cpus_threads_split_the_products_tiles_into_blocks(toy):
+    # 65 x 65 of C in the toy's 13 x 13 register tiles is 5 x 5 tiles; its 4 threads split
+    # them 2 x 2 at best, 3 x 3 tiles on the busiest, where a deal would give 7 each
+    p = one(toy, "matmul", [65, 4096, 65])
+    assert p.waves[0] == 9
+    tile_ops = 2 * 4096 * 13 * 13
+    assert p.compute_s[0] == pytest.approx(9 * tile_ops / 64e9)
+    assert p.utilisation[0] == pytest.approx(2 * 65 * 4096 * 65 / (9 * 4 * tile_ops))

@@ -7,11 +7,13 @@ the active units in waves, and a partial wave costs a full one:
 units)`` where ``achievable = peak * compute_fraction``, and the utilisation is
 ``ops / (waves * units * tile_ops)``. A CPU GEMM library does not deal its
 register tiles out one by one: its threads split C into a grid, ``a`` parts
-along M times ``b`` along N (as BLIS threads its ``ic`` and ``jr``
-loops), each thread taking a block of whole tiles; the busiest
+along M times ``b`` along N, each thread taking a block of whole tiles
+(an analogy with BLIS, which threads its ``ic`` loop over M and its ``jr``
+loop over N; MKL's own split is not published); the busiest
 thread's ``ceil(tiles_m / a) * ceil(tiles_n / b)`` tiles are the waves, for
 the split with the fewest (:func:`partition_waves`). A skinny dimension
-leaves threads idle or gives them ragged blocks: 91 x 91 of C in 13 x 13
+leaves threads idle, and a grid that does not divide gives ragged blocks:
+91 x 91 of C in 13 x 13
 tiles on 12 threads is 7 x 7 tiles, and the best split (3 x 4 blocks)
 gives the busiest thread 6 tiles where a deal of 49 would give 5. On one
 thread the busiest thread has every tile. A GPU's CTA tiles (below) and
@@ -96,7 +98,9 @@ def partition_waves(along_m: np.ndarray, along_n: np.ndarray, active: np.ndarray
     than ``ceil(tiles / active)``, the waves of a deal one tile at a time."""
     active = np.asarray(active, dtype=np.int64)
     best = along_m * along_n
-    for a in range(1, int(active.max(initial=1)) + 1):
+    # more parts along M than tiles along it only takes threads from N
+    last = min(int(active.max(initial=1)), int(np.max(along_m, initial=1)))
+    for a in range(1, last + 1):
         b = np.maximum(active // a, 1)
         split = np.ceil(along_m / a) * np.ceil(along_n / b)
         best = np.where(a <= active, np.minimum(best, split), best)
