@@ -59,3 +59,39 @@ def test_cpu_plugin_cli_targets(graphsval_cli) -> None:
             pytest.skip("graphsval-cpu is not installed")
         assert result.exit_code == 0, result.output
         assert key in result.output and "measurer" in result.output
+
+
+#: The ops every shipped host capture holds.
+HOST_OPS = ("vector_add", "matmul", "linear")
+
+
+def _shipped(folder: str, suffix: str) -> set[str]:
+    from graphsval_core.plugin_api import packaged_files
+
+    return {f.name[: -len(suffix)] for f in packaged_files("graphsval_cpu", folder, suffix)}
+
+
+def test_every_shipped_host_snapshot_is_whole() -> None:
+    """A shipped host target (Intel Xeon, AMD EPYC) ships every op's calibration
+    and validation rows, the validation recapture, a calibration, floors that
+    hold its capture-vs-recapture agreement, and a registered target."""
+    import json
+    from importlib.resources import files
+
+    hosts = _shipped("targets", ".target.json")
+    assert {"host_intel_xeon_2c_1t", "host_amd_epyc_2c_1t"} <= hosts
+    baselines = _shipped("baselines", ".csv")
+    recaptures = _shipped("baselines/recapture", ".csv")
+    calibrations = _shipped("calibration", ".calibration.json")
+    floors = json.loads(files("graphsval_cpu").joinpath("floors.json").read_text())["floors"]
+    registry = build_registry(autoload=False, strict=True, extra_plugins=[("cpu", plugin)])
+    for key in sorted(hosts):
+        assert key in registry.targets(), key
+        assert key in calibrations, key
+        for op in HOST_OPS:
+            assert f"{key}_{op}.calibration" in baselines, (key, op)
+            assert f"{key}_{op}.validation" in baselines, (key, op)
+            assert f"{key}_{op}.validation" in recaptures, (key, op)
+            floor = floors[f"{key}/{op}"]
+            assert 0 < floor["recapture_median_max"] < 0.5, (key, op)
+            assert 0 < floor["recapture_within_min"] <= 1, (key, op)
