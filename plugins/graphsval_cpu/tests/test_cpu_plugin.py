@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from importlib import metadata
@@ -10,7 +11,7 @@ import attrs
 import pytest
 
 import graphsval_cpu.plugin as plugin
-from graphsval_core.plugin_api import PLUGIN_API_VERSION, build_registry
+from graphsval_core.plugin_api import PLUGIN_API_VERSION, build_registry, packaged_files
 from graphsval_cpu.targets import i7_12700k
 
 pytest_plugins = ["graphsval_core.testing"]
@@ -66,8 +67,6 @@ HOST_OPS = ("vector_add", "matmul", "linear")
 
 
 def _shipped(folder: str, suffix: str) -> set[str]:
-    from graphsval_core.plugin_api import packaged_files
-
     return {f.name[: -len(suffix)] for f in packaged_files("graphsval_cpu", folder, suffix)}
 
 
@@ -75,18 +74,16 @@ def test_every_shipped_host_snapshot_is_whole() -> None:
     """A shipped host target (Intel Xeon, AMD EPYC) ships every op's calibration
     and validation rows, the validation recapture, a calibration, floors that
     hold its capture-vs-recapture agreement, and a registered target."""
-    import json
-    from importlib.resources import files
-
     hosts = _shipped("targets", ".target.json")
     assert {"host_intel_xeon_2c_1t", "host_amd_epyc_2c_1t"} <= hosts
     baselines = _shipped("baselines", ".csv")
     recaptures = _shipped("baselines/recapture", ".csv")
     calibrations = _shipped("calibration", ".calibration.json")
-    floors = json.loads(files("graphsval_cpu").joinpath("floors.json").read_text())["floors"]
+    floors = json.loads(plugin.graphsval_floors().read_text())["floors"]
     registry = build_registry(autoload=False, strict=True, extra_plugins=[("cpu", plugin)])
+    targets = registry.targets()
     for key in sorted(hosts):
-        assert key in registry.targets(), key
+        assert key in targets, key
         assert key in calibrations, key
         for op in HOST_OPS:
             assert f"{key}_{op}.calibration" in baselines, (key, op)
