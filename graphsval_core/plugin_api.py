@@ -50,7 +50,14 @@ from graphsval_core import PLUGIN_API_VERSION, hookimpl
 #: name -> the module that defines it
 _WHERE: dict[str, str] = {
     **dict.fromkeys(
-        ("TargetSpec", "MemoryTier", "SpecError", "TIER_NAMES", "first_touch_threshold"),
+        (
+            "TargetSpec",
+            "MemoryTier",
+            "SpecError",
+            "TIER_NAMES",
+            "PAGE_BYTES",
+            "first_touch_threshold",
+        ),
         "graphsval_core.datamodel.target",
     ),
     **dict.fromkeys(("OpSpec", "ShapeError"), "graphsval_core.datamodel.op"),
@@ -178,6 +185,7 @@ if TYPE_CHECKING:  # what type checkers and editors see (names re-exported as X 
         tier_regime as tier_regime,
     )
     from graphsval_core.datamodel.target import (
+        PAGE_BYTES as PAGE_BYTES,
         TIER_NAMES as TIER_NAMES,
         MemoryTier as MemoryTier,
         SpecError as SpecError,

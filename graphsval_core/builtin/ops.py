@@ -88,6 +88,7 @@ LINEAR = OpSpec(
     build=_builder("linear"),
     kernels=2,
     accumulates=True,
+    b_transposed=True,
 )
 
 VECTOR_ADD = OpSpec(

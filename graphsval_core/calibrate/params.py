@@ -53,7 +53,21 @@ exercise it:
   writes the fresh pages sets the pace: PyTorch's bf16 add faults its output
   in at a third to a half of its fp32 add's rate); with fewer than two fresh
   products, the dtype with the most such rows sets the shared rate instead
-  (:func:`_first_touch`).
+  (:func:`_first_touch`);
+- ``reference_output_s.<dtype>`` and ``reference_mac_s.<dtype>`` (a column
+  walk of B, ``matmul``), ``reference_dot_output_s.<dtype>`` and
+  ``reference_dot_mac_s.<dtype>`` (a dot of contiguous rows, ``linear``):
+  the framework's own product kernel's time per output and per
+  multiply-add, for each dtype the spec times it at, from the products of
+  that layout no GEMM library runs (three or more, of at least two values
+  of K: one K alone cannot tell a time per output from one per
+  multiply-add); ``page_walk_s``: a TLB miss of the column walk, from two
+  or more such products whose walk spans more than the TLB's reach.
+
+A dtype's ``dispatch_overhead_s`` is fitted only where the library runs
+some of its rows, and its ``compute_fraction`` only where some of its rows
+compute at its peak's share (a dtype whose products all run in the
+framework's kernel and whose other ops run at ``vector_ops_per_s`` has none).
 
 Each comes with a starting value, bounds, and a line saying which rows
 exercise it (recorded in the calibration file). Fractions are fitted as
@@ -81,6 +95,7 @@ from graphsval_core.datamodel.target import (
 from graphsval_core.files.baseline import BaselineRow
 from graphsval_core.files.calibration_file import MAX_FRACTION
 from graphsval_core.model.terms.overheads import library_rows
+from graphsval_core.model.terms.reference_kernel import tlb_misses
 from graphsval_core.model.terms.residency import inner_capacities
 
 #: The share of a row's latency (launch included) a tier's time must reach for the
@@ -173,19 +188,25 @@ def choose_params(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) 
                     "besides it (mostly the launch-bound ones)",
                 )
             )
+        counted = {
+            d: sum(1 for i, r in enumerate(rows) if r.dtype == d and library[i]) for d in row_dtypes
+        }
         params += [
             Param(
                 f"dispatch_overhead_s.{d}",
                 spec.launch_for(d),
                 1e-8,
                 1e-2,
-                f"{sum(1 for i, r in enumerate(rows) if r.dtype == d and library[i])} "
-                f"{d} matmul/linear rows (mostly the launch-bound ones)",
+                f"{counted[d]} {d} matmul/linear rows (mostly the launch-bound ones)",
             )
             for d in row_dtypes
+            if counted[d]
         ]
+    at_peak = _at_peak_share(registry, spec, rows)
     for dtype in sorted({r.dtype for r in rows}):
-        n = sum(1 for r in rows if r.dtype == dtype)
+        n = int(np.sum(at_peak & np.array([r.dtype == dtype for r in rows])))
+        if not n:
+            continue
         cap = _headroom(spec, spec.provenance.get(f"peak_ops_per_s.{dtype}"))
         params.append(
             Param(
@@ -294,7 +315,78 @@ def choose_params(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) 
             )
         )
     params += _first_touch(registry, spec, rows)
+    params += _reference(registry, spec, rows)
     return params
+
+
+def _at_peak_share(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) -> np.ndarray:
+    """Per row: whether it computes at its dtype's peak times
+    ``compute_fraction``: not an op at the dtype's ``vector_ops_per_s``, nor a
+    product the framework's own kernel runs at its own times."""
+    out = np.ones(len(rows), dtype=bool)
+    for i, r in enumerate(rows):
+        out[i] = not spec.runs_at_vector_rate(r.dtype, registry.op(r.op).gemm_dims is not None)
+    library = _library_rows(registry, spec, rows)
+    for dtype, index, _gemm in _product_batches(registry, rows):
+        if spec.runs_reference(dtype):
+            out[index] = library[index]
+    return out
+
+
+#: The framework kernel's products of one layout a fit needs before it times
+#: that layout, and the distinct K among them (one K alone cannot tell a time
+#: per output from one per multiply-add).
+REFERENCE_ROWS, REFERENCE_KS = 3, 2
+
+
+def _reference(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) -> list[Param]:
+    """The framework kernel's times (see module doc): per dtype the spec
+    times it at, per layout with :data:`REFERENCE_ROWS` products or more of
+    :data:`REFERENCE_KS` values of K, and ``page_walk_s`` from two or more
+    column walks beyond the TLB's reach."""
+    library = _library_rows(registry, spec, rows)
+    walks: dict[tuple[str, bool], list[float]] = {}
+    beyond = 0
+    for (op_name, dtype), index in by_op_and_dtype(rows).items():
+        op = registry.op(op_name)
+        if op.gemm_dims is None or not spec.runs_reference(dtype):
+            continue
+        shapes = np.array([rows[i].dims for i in index], dtype=np.int64)
+        gemm = np.asarray(op.gemm_dims(shapes), dtype=np.float64).reshape(len(index), 3)
+        own = ~library[index]
+        walks.setdefault((dtype, op.b_transposed), []).extend(gemm[own, 1].tolist())
+        if not op.b_transposed:
+            beyond += int(np.sum(own & (tlb_misses(spec, gemm, bytes_per_element(dtype)) > 0)))
+    out = []
+    for (dtype, dot), ks in sorted(walks.items()):
+        if len(ks) < REFERENCE_ROWS or len(set(ks)) < REFERENCE_KS:
+            continue
+        layout = "dot" if dot else "column-walk"
+        prefix = "reference_dot_" if dot else "reference_"
+        for what in ("output", "mac"):
+            name = f"{prefix}{what}_s"
+            start = getattr(spec, name)[dtype]
+            out.append(
+                Param(
+                    f"{name}.{dtype}",
+                    start,
+                    start / 100,
+                    start * 100,
+                    f"{len(ks)} {dtype} {layout} products in the framework's own kernel",
+                )
+            )
+    if spec.page_walk_s is not None and beyond >= 2:
+        out.append(
+            Param(
+                "page_walk_s",
+                spec.page_walk_s,
+                spec.page_walk_s / 100,
+                spec.page_walk_s * 100,
+                f"{beyond} column-walk products in the framework's own kernel whose walk "
+                "spans more than the TLB's reach",
+            )
+        )
+    return out
 
 
 def _first_touch(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) -> list[Param]:

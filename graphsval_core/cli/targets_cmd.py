@@ -57,6 +57,15 @@ def _unset(label: str) -> str:
     return "1 of it to a matrix product" if label.endswith(" product share") else "-"
 
 
+#: How the framework kernel's times read in the listing.
+_REFERENCE_LABELS = (
+    ("reference_output_s", "own kernel per output"),
+    ("reference_mac_s", "own kernel per MAC"),
+    ("reference_dot_output_s", "own kernel per output (dot)"),
+    ("reference_dot_mac_s", "own kernel per MAC (dot)"),
+)
+
+
 def _detail_rows(registry: Registry, target: TargetSpec) -> list[list[str]]:
     prov = target.provenance
 
@@ -108,6 +117,23 @@ def _detail_rows(registry: Registry, target: TargetSpec) -> list[list[str]]:
         *[
             [f"library {d}", f"above {v:g} multiply-adds", src(f"library_min_macs.{d}")]
             for d, v in target.library_min_macs.items()
+        ],
+        *[
+            [f"library {d}", "none: every product in the framework's own kernel", "spec"]
+            for d in target.no_gemm_library
+        ],
+        *[
+            [f"{label} {d}", fmt_seconds(v), src(f"{name}.{d}")]
+            for name, label in _REFERENCE_LABELS
+            for d, v in getattr(target, name).items()
+        ],
+        *[
+            [label, text(getattr(target, name)), src(name)]
+            for label, name, text in (
+                ("TLB reach", "tlb_reach_bytes", fmt_bytes),
+                ("TLB miss", "page_walk_s", fmt_seconds),
+            )
+            if getattr(target, name) is not None
         ],
         [
             "register tile",

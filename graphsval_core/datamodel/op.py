@@ -48,6 +48,12 @@ class OpSpec:
       first kernel broadcast), so a write-allocate CPU reads C before it
       writes it; False (the default) when the GEMM library writes a fresh
       result whole (``beta = 0``, ``matmul``), never reading C.
+    - ``b_transposed``: the product's B is stored ``N x K`` (``linear``'s
+      weight), so each output is a dot of two contiguous rows; False (the
+      default) when B is stored ``K x N`` (``matmul``), so a kernel that
+      forms one output at a time walks down a column of B, one element per
+      row (a framework's reference kernel does: see the target's
+      ``reference_mac_s``).
     - ``build(dims, dtype, device, *, preallocate=False, seed=0)``: the workload
       builder measurers use (a :class:`~graphsval_core.measure.workloads.Workload`:
       ``run()``, ``check(out)``); it imports torch itself, lazily. None for an
@@ -65,6 +71,7 @@ class OpSpec:
     build: Callable[..., Any] | None = None
     kernels: int = 1
     accumulates: bool = False
+    b_transposed: bool = False
 
     def __attrs_post_init__(self) -> None:
         if not _NAME_RE.fullmatch(self.name):
@@ -75,11 +82,12 @@ class OpSpec:
             raise ValueError(
                 f"field 'kernels': op {self.name!r} runs at least one kernel, got {self.kernels!r}"
             )
-        if not isinstance(self.accumulates, bool):
-            raise ValueError(
-                f"field 'accumulates': op {self.name!r} needs True or False, "
-                f"got {self.accumulates!r}"
-            )
+        for flag in ("accumulates", "b_transposed"):
+            if not isinstance(getattr(self, flag), bool):
+                raise ValueError(
+                    f"field {flag!r}: op {self.name!r} needs True or False, "
+                    f"got {getattr(self, flag)!r}"
+                )
 
     def parse_shape(self, text: str) -> tuple[int, ...]:
         """Parse a shape string (``"1024x1024x1024"``) into dims for this op."""

@@ -278,6 +278,9 @@ PACK_A_MIN_COLUMNS = 16
 #: glibc's largest dynamic mmap threshold (DEFAULT_MMAP_THRESHOLD_MAX, 32 MiB
 #: on 64-bit): an allocation this large or larger is mapped afresh on every call.
 FIRST_TOUCH_MIN_BYTES = 32 * 2**20
+#: The page a TLB entry maps (x86's and Arm's base page): a column walk of a
+#: B whose rows are this long or longer lands on a new page at every element.
+PAGE_BYTES = 4096
 
 
 def first_touch_threshold() -> Sourced:
@@ -362,6 +365,22 @@ class TargetSpec:
     ``measured`` for targets with silicon baselines, ``consistency_only`` for
     targets checked only by invariants.
 
+    The framework's own product kernel (a product no GEMM library runs: one
+    at or below ``library_min_macs``, or any product of a dtype listed in
+    ``no_gemm_library``, as PyTorch's bf16 on an x86 CPU without AVX-512)
+    forms one output at a time: ``reference_output_s`` and
+    ``reference_mac_s`` (per dtype) are its time per output element and per
+    multiply-add when it walks down a column of B stored ``K x N``
+    (``matmul``), ``reference_dot_output_s`` and ``reference_dot_mac_s``
+    when each output is a dot of two contiguous rows (B stored ``N x K``,
+    ``linear``: ``OpSpec.b_transposed``); the four come together or not at
+    all (unset: the kernel is modelled at the dtype's compute rate, as a
+    library's). A column walk that crosses a page per element and spans
+    more than the TLB's reach (``tlb_reach_bytes``, the second-level
+    TLB's entries times :data:`PAGE_BYTES`) misses the TLB on each element
+    it crosses a page at, at ``page_walk_s`` each (the two together or not
+    at all).
+
     What the cross-target consistency checks compare a part with, written by
     its plugin: ``family_rank`` is the part's place in its ``family``, slowest
     first (a ranked part must not be slower than the ranked part just below it,
@@ -398,6 +417,13 @@ class TargetSpec:
     pack_a_bps: Mapping[str, float] = field(factory=dict)
     vector_first_touch_bps: Mapping[str, float] = field(factory=dict)
     library_min_macs: Mapping[str, float] = field(factory=dict)
+    no_gemm_library: tuple[str, ...] = field(factory=tuple, converter=tuple)
+    reference_output_s: Mapping[str, float] = field(factory=dict)
+    reference_mac_s: Mapping[str, float] = field(factory=dict)
+    reference_dot_output_s: Mapping[str, float] = field(factory=dict)
+    reference_dot_mac_s: Mapping[str, float] = field(factory=dict)
+    tlb_reach_bytes: float | None = None
+    page_walk_s: float | None = None
     register_tile_bytes: float | None = None
     first_touch_bps: float | None = None
     first_touch_min_bytes: float | None = None
@@ -423,6 +449,15 @@ class TargetSpec:
         "fork_join_s",
         "parallel_grain_ops",
         "kernel_overhead_s",
+        "tlb_reach_bytes",
+        "page_walk_s",
+    )
+    #: Per-dtype times of the framework's own product kernel (given together).
+    REFERENCE = (
+        "reference_output_s",
+        "reference_mac_s",
+        "reference_dot_output_s",
+        "reference_dot_mac_s",
     )
     #: Per-dtype packing of a CPU GEMM library (each dtype's library packs its own way).
     PACKING = ("pack_bps", "pack_min_rows")
@@ -498,8 +533,10 @@ class TargetSpec:
             ("pack_a_bps", True),
             ("vector_first_touch_bps", True),
             ("library_min_macs", False),
+            *((name, True) for name in self.REFERENCE),
         ):
             _set(self, name, _per_dtype(name, getattr(self, name), peaks, prov, strict))
+        self._check_reference(peaks)
         if self.vector_first_touch_bps and self.first_touch_bps is None:
             raise SpecError(
                 "vector_first_touch_bps",
@@ -534,6 +571,7 @@ class TargetSpec:
             *(f"pack_a_bps.{d}" for d in self.pack_a_bps),
             *(f"vector_first_touch_bps.{d}" for d in self.vector_first_touch_bps),
             *(f"library_min_macs.{d}" for d in self.library_min_macs),
+            *(f"{name}.{d}" for name in self.REFERENCE for d in getattr(self, name)),
             *(f"{name}.{d}" for name in self.PACKING for d in getattr(self, name)),
         ]
         for optional in self.OPTIONAL_NUMBERS:
@@ -542,6 +580,39 @@ class TargetSpec:
         _require_provenance("", required, prov)
         _set(self, "provenance", MappingProxyType(prov))
         _set(self, "fingerprint", MappingProxyType(dict(self.fingerprint)))
+
+    def _check_reference(self, peaks: Mapping[str, float]) -> None:
+        """The reference kernel's four per-dtype times come for the same
+        dtypes; ``tlb_reach_bytes`` and ``page_walk_s`` together; every dtype
+        of ``no_gemm_library`` has a peak, once."""
+        given = {name: set(getattr(self, name)) for name in self.REFERENCE}
+        first = self.REFERENCE[0]
+        for name in self.REFERENCE[1:]:
+            if given[name] != given[first]:
+                raise SpecError(
+                    name,
+                    f"give {', '.join(self.REFERENCE)} for the same dtypes (or none): "
+                    f"{name} has {', '.join(sorted(given[name])) or 'none'}, {first} "
+                    f"{', '.join(sorted(given[first])) or 'none'}",
+                )
+        if (self.tlb_reach_bytes is None) != (self.page_walk_s is None):
+            raise SpecError(
+                "tlb_reach_bytes", "give tlb_reach_bytes and page_walk_s together (or neither)"
+            )
+        seen: set[str] = set()
+        for i, dtype in enumerate(self.no_gemm_library):
+            if not isinstance(dtype, str) or dtype not in peaks:
+                raise SpecError(
+                    f"no_gemm_library[{i}]", f"dtype {_shown(dtype)} has no peak_ops_per_s"
+                )
+            if dtype in seen:
+                raise SpecError(f"no_gemm_library[{i}]", f"dtype {dtype!r} is listed twice")
+            seen.add(dtype)
+
+    def runs_reference(self, dtype: str) -> bool:
+        """Whether the spec times the framework's own product kernel at
+        ``dtype`` (its ``reference_*`` times are given for it)."""
+        return dtype in self.reference_mac_s
 
     def _packing(
         self, name: str, peaks: Mapping[str, float], prov: dict[str, Provenance]
@@ -687,6 +758,10 @@ class TargetSpec:
             "pack_a_bps": dict(self.pack_a_bps),
             "vector_first_touch_bps": dict(self.vector_first_touch_bps),
             "library_min_macs": dict(self.library_min_macs),
+            "no_gemm_library": list(self.no_gemm_library),
+            **{name: dict(getattr(self, name)) for name in self.REFERENCE},
+            "tlb_reach_bytes": self.tlb_reach_bytes,
+            "page_walk_s": self.page_walk_s,
             "register_tile_bytes": self.register_tile_bytes,
             "first_touch_bps": self.first_touch_bps,
             "first_touch_min_bytes": self.first_touch_min_bytes,

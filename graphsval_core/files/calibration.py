@@ -34,6 +34,7 @@ SCALAR_CONSTANTS = (
     "idle_power_w",
     "kernel_overhead_s",
     "fork_join_s",
+    "page_walk_s",
 )
 
 
@@ -65,6 +66,7 @@ PER_DTYPE_VALUES = (
     "product_bandwidth_fraction",
     "pack_a_bps",
     "vector_first_touch_bps",
+    *TargetSpec.REFERENCE,
 )
 
 
@@ -131,6 +133,7 @@ def apply_constants(spec: TargetSpec, values: dict[str, float], source: str) -> 
                     "product_bandwidth_fraction.",
                     "pack_a_bps.",
                     "vector_first_touch_bps.",
+                    *(f"{name}." for name in TargetSpec.REFERENCE),
                 )
             )
         },
@@ -233,7 +236,7 @@ def current_values(spec: TargetSpec) -> dict[str, float]:
         out[f"tiers.{t.name}.energy_per_byte_j"] = t.energy_per_byte_j
         out[f"tiers.{t.name}.usable_capacity_bytes"] = t.effective_capacity_bytes
         out[f"tiers.{t.name}.product_fraction"] = t.product_fraction
-    for name in ("first_touch_bps", "fork_join_s", "kernel_overhead_s"):
+    for name in ("first_touch_bps", "fork_join_s", "kernel_overhead_s", "page_walk_s"):
         if getattr(spec, name) is not None:
             out[name] = getattr(spec, name)
     for d, rate in spec.pack_bps.items():
@@ -246,6 +249,9 @@ def current_values(spec: TargetSpec) -> dict[str, float]:
         out[f"pack_a_bps.{d}"] = rate
     for d, rate in spec.vector_first_touch_bps.items():
         out[f"vector_first_touch_bps.{d}"] = rate
+    for name in TargetSpec.REFERENCE:
+        for d, seconds in getattr(spec, name).items():
+            out[f"{name}.{d}"] = seconds
     return out
 
 

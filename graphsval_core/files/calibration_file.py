@@ -31,7 +31,10 @@ SCALARS = (
     "fork_join_s",
     "first_touch_bps",
     "pack_bps",  # one rate for every dtype (a calibration made before it was per dtype)
+    "page_walk_s",
 )
+#: Scalars applied only where the spec gives one (the TLB-miss cost needs the TLB's reach).
+SPEC_SCALARS_ONLY = ("page_walk_s",)
 #: Constants of one dtype: ``<name>.<dtype>``.
 PER_DTYPE = (
     "dispatch_overhead_s",
@@ -42,6 +45,7 @@ PER_DTYPE = (
     "product_bandwidth_fraction",
     "pack_a_bps",
     "vector_first_touch_bps",
+    *TargetSpec.REFERENCE,
 )
 #: Constants of one memory tier: ``tiers.<tier>.<name>``.
 PER_TIER = ("achievable_fraction", "usable_capacity_bytes", "energy_per_byte_j", "product_fraction")
@@ -55,10 +59,12 @@ class CalibrationFileError(UserInputError):
 #: that packs, a vector rate): a calibration cannot add the term for another
 #: (applying, :func:`graphsval_core.files.calibration.apply_constants`, follows
 #: the same rule).
-SPEC_DTYPES_ONLY = ("pack_bps", "pack_a_bps", "vector_ops_per_s")
+SPEC_DTYPES_ONLY = ("pack_bps", "pack_a_bps", "vector_ops_per_s", *TargetSpec.REFERENCE)
 
 
 def _known(name: str, spec: TargetSpec) -> bool:
+    if name in SPEC_SCALARS_ONLY:
+        return getattr(spec, name, None) is not None
     if name in SCALARS:
         return True
     head, _, tail = name.partition(".")
@@ -93,6 +99,8 @@ MAX_FRACTION = 2.0
 MIN_RATE = 1e6
 #: Latency constants (s), rates and sizes (positive), energies and power (non-negative).
 LATENCIES = ("launch_overhead_s", "kernel_overhead_s", "fork_join_s", "dispatch_overhead_s")
+#: Latency constants that must stay above 0 (a time per element or per miss).
+POSITIVE_LATENCIES = (*TargetSpec.REFERENCE, "page_walk_s")
 RATES = (
     "pack_bps",
     "pack_a_bps",
@@ -110,6 +118,8 @@ def _range(name: str) -> tuple[float, float | None, bool]:
         return 0.0, MAX_FRACTION, True
     if last in ("product_bandwidth_fraction", "product_fraction"):
         return 0.0, MAX_PRODUCT_SHARE, True
+    if last in POSITIVE_LATENCIES:
+        return 0.0, MAX_LATENCY_S, True
     if last in LATENCIES:
         return 0.0, MAX_LATENCY_S, False
     if last in RATES:

@@ -41,6 +41,7 @@ _MAPS = (
     "pack_a_bps",
     "vector_first_touch_bps",
     "library_min_macs",
+    *TargetSpec.REFERENCE,
     *TargetSpec.PACKING,
 )
 
@@ -87,6 +88,7 @@ def spec_to_json(spec: TargetSpec) -> dict[str, Any]:
         "fingerprint": dict(spec.fingerprint),
         **{f: getattr(spec, f) for f in _SCALARS},
         **{f: dict(getattr(spec, f)) for f in _MAPS},
+        **({"no_gemm_library": list(spec.no_gemm_library)} if spec.no_gemm_library else {}),
         "tiers": tiers,
         "provenance": {k: _prov(v) for k, v in spec.provenance.items()},
     }
@@ -140,6 +142,7 @@ def spec_from_json(data: dict[str, Any]) -> TargetSpec:
         fingerprint=data.get("fingerprint", {}),
         **{f: _sourced(data.get(f), prov.get(f)) for f in _SCALARS if f in data},
         **maps,
+        no_gemm_library=tuple(data.get("no_gemm_library") or ()),
         tiers=tiers,
     )
 
@@ -171,6 +174,7 @@ TOP_KEYS = (
     "fingerprint",
     *_SCALARS,
     *_MAPS,
+    "no_gemm_library",
     "tiers",
     "provenance",
 )
@@ -213,6 +217,13 @@ def read_spec(path: str | Path, text: str | bytes | None = None) -> TargetSpec:
                 raise TargetFileError(f"{at}: missing key {key!r}")
         _types(tier, at, _TIER_TYPES)
     _types(top, where, _TOP_TYPES)
+    dtypes = top.get("no_gemm_library")
+    if dtypes is not None and (
+        not isinstance(dtypes, list) or not all(isinstance(d, str) for d in dtypes)
+    ):
+        raise TargetFileError(
+            f"{where}: no_gemm_library: expected a list of dtype names, got {schema.kind(dtypes)}"
+        )
     for key in ("provenance", "fingerprint", *(m for m in _MAPS if m not in TargetSpec.PACKING)):
         if key in top and (key in ("provenance", "fingerprint") or top[key] is not None):
             schema.obj(top[key], f"{where}: {key}", err)
@@ -398,7 +409,7 @@ def _ceilings(spec: TargetSpec) -> list[tuple[str, float, float, str]]:
         ("tdp_w", spec.tdp_w, MAX_POWER_W, "ten megawatts"),
         ("launch_overhead_s", spec.launch_overhead_s, MAX_LATENCY_S, day),
     ]
-    for name in ("kernel_overhead_s", "fork_join_s"):
+    for name in ("kernel_overhead_s", "fork_join_s", "page_walk_s"):
         value = getattr(spec, name)
         if value is not None:
             out.append((name, value, MAX_LATENCY_S, day))
@@ -416,6 +427,13 @@ def _ceilings(spec: TargetSpec) -> list[tuple[str, float, float, str]]:
         out.append((f"tiers[{i}].energy_per_byte_j {named}", energy, MAX_ENERGY_J, joule))
         out.append((f"tiers[{i}].access_latency_ns {named}", latency, MAX_LATENCY_S * 1e9, day))
     out.append(("clock_hz", spec.clock_hz, MAX_CLOCK_HZ, "a terahertz"))
+    out += [
+        (f"{name}.{d}", v, MAX_LATENCY_S, day)
+        for name in TargetSpec.REFERENCE
+        for d, v in getattr(spec, name).items()
+    ]
+    if spec.tlb_reach_bytes is not None:
+        out.append(("tlb_reach_bytes", spec.tlb_reach_bytes, MAX_RATE, "an exabyte"))
     out += [
         (f"library_min_macs.{d}", v, MAX_RATE, "an exascale machine's second of work")
         for d, v in spec.library_min_macs.items()

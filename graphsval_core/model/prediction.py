@@ -78,6 +78,9 @@ class Prediction:
     pack_s: np.ndarray | None = None
     #: per row: the part of ``pack_s`` that packs an A from main memory
     pack_a_s: np.ndarray | None = None
+    #: per row: the product runs in the framework's own kernel (no GEMM library),
+    #: timed per output and per multiply-add (its ``compute_s``)
+    reference_kernel: np.ndarray | None = None
     #: per row: the compute units the op runs on (1 at or below the target's grain)
     active_units: np.ndarray | None = None
     hidden_s: np.ndarray | None = None
@@ -218,7 +221,13 @@ class Prediction:
         )
         unit = "OP/s" if self.dtype.startswith("int") else "FLOP/s"
         compute = f"compute needs {fmt_seconds(self.compute_s[i])}"
-        if self.vector_rate and self.achievable_ops_per_s:
+        if self.reference_kernel is not None and self.reference_kernel[i]:
+            parts.append(
+                compute + " in the framework's own product kernel (no GEMM library: "
+                "a time per output and per multiply-add),"
+            )
+            compute = ""
+        elif self.vector_rate and self.achievable_ops_per_s:
             compute += (
                 f" at the vector units' {fmt_si(self.achievable_ops_per_s, unit)} {self.dtype}"
             )
@@ -227,7 +236,8 @@ class Prediction:
             compute += (
                 f" at {frac:.0%} of the {fmt_si(self.peak_ops_per_s, unit)} {self.dtype} peak"
             )
-        if self.utilisation is not None and self.waves is not None and self.compute_units:
+        tiled = self.utilisation is not None and self.waves is not None
+        if compute and tiled and self.compute_units:
             active = self.compute_units
             if self.active_units is not None:
                 active = int(self.active_units[i])
@@ -236,7 +246,8 @@ class Prediction:
                 f"({int(self.waves[i])} wave{'s' if self.waves[i] != 1 else ''} over "
                 f"{active} {self.compute_unit_name}{'s' if active != 1 else ''})"
             )
-        parts.append(compute + ",")
+        if compute:
+            parts.append(compute + ",")
         if self.launch_s is not None:
             parts.append(f"launch {fmt_seconds(self.launch_s[i])};")
         if self.first_touch_s is not None and self.first_touch_s[i] > 0:

@@ -134,6 +134,7 @@ from graphsval_core.model.terms.overheads import (
     pack_read_time,
     pack_time,
 )
+from graphsval_core.model.terms.reference_kernel import reference_rows, reference_time
 from graphsval_core.model.terms.residency import (
     inner_capacities,
     miss_fraction,
@@ -259,6 +260,15 @@ def predict(
     else:
         register_tiles = streaming_tiles(flops, operands, register_tile_bytes(target))
     compute = compute_waves(flops, register_tiles, active, units, achievable)
+    compute_s = compute.compute_s
+    library = np.zeros(len(shapes), dtype=bool)
+    reference = np.zeros(len(shapes), dtype=bool)
+    if gemm is not None:  # the framework's own kernel, where no library runs the product
+        library = library_rows(target, dtype, gemm, len(shapes))
+        reference = reference_rows(target, dtype, library)
+        if reference.any():
+            own = reference_time(target, dtype, gemm, bpe, op.b_transposed)
+            compute_s = np.where(reference, own, compute_s)
 
     # overheads of the call
     first_kernel = first_kernel_time(
@@ -272,7 +282,6 @@ def predict(
     pack = np.zeros(len(shapes))
     pack_a = np.zeros(len(shapes))
     if gemm is not None:  # only the library packs: the framework's own kernel reads as it is
-        library = library_rows(target, dtype, gemm, len(shapes))
         read_b = None
         if dtype in target.pack_bps:  # the copy reads B as a stream does, whole tiers' rates
             streams = effective * target.bandwidth_share(dtype, product=False)
@@ -286,7 +295,7 @@ def predict(
         pack, pack_a = np.where(library, pack, 0.0), np.where(library, pack_a, 0.0)
         pack = pack + pack_a
 
-    exposed = overlap_terms(compute.compute_s, memory.memory_s, overlap)
+    exposed = overlap_terms(compute_s, memory.memory_s, overlap)
     latency = launch_s + exposed.exposed_compute_s + exposed.exposed_memory_s + first_touch + pack
     spent = energy(
         flops,
@@ -307,7 +316,7 @@ def predict(
         shapes=shapes,
         latency_s=latency,
         energy_j=spent.energy_j,
-        regime=regime(launch_s, compute.compute_s, memory.memory_s, names, memory.binding),
+        regime=regime(launch_s, compute_s, memory.memory_s, names, memory.binding),
         binding_tier=binding_tier_names(names, memory.binding),
         residency_tier=residency_tier_names(names, memory.binding),
         flops=flops,
@@ -319,7 +328,8 @@ def predict(
         time_per_tier_s=memory.time_per_tier_s,
         tiles=tiles,
         launch_s=launch_s,
-        compute_s=compute.compute_s,
+        compute_s=compute_s,
+        reference_kernel=reference,
         memory_s=memory.memory_s,
         exposed_compute_s=exposed.exposed_compute_s,
         exposed_memory_s=exposed.exposed_memory_s,

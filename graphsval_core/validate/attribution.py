@@ -213,18 +213,23 @@ def _latency_spread(cell: Cell, rows: np.ndarray | None = None) -> dict[str, Any
 
 def _compute_drifts(cell: Cell) -> list[Drift]:
     """The achievable peak of the cell's dtype, or its vector rate where the
-    model ran the cell's op (one with no matrix product) at it."""
+    model ran the cell's op (one with no matrix product) at it, or the rate of
+    the framework's own product kernel where no GEMM library runs the product
+    (its ops over its time: the ``reference_*_s`` times scale inversely)."""
     implied = cell.implied()
     if not implied.size:
         return []
     dtype = cell.dtype or ""
     unit = "OP/s" if dtype.startswith("int") else "FLOP/s"
-    rate = "vector rate" if cell.first.get("vector_rate") == 1.0 else "achievable peak"
+    kind = cell.first.get("vector_rate", 0.0)
+    rate = {1.0: "vector rate", 2.0: "own kernel rate"}.get(kind, "achievable peak")
+    # the own kernel's rate differs from shape to shape: the cell's median
+    model = _median(cell.column("achievable_ops_per_s")) if kind == 2.0 else cell.first["model"]
     return [
         Drift(
             f"{rate} {dtype}",
             unit,
-            cell.first["model"],
+            model,
             _median(implied),
             int(implied.size),
             **_latency_spread(cell),

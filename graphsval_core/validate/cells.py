@@ -161,6 +161,7 @@ class Cell:
         if self.regime == ALU_BOUND:
             self.first.setdefault("model", float(terms.achievable_ops_per_s[0]))
             self.first.setdefault("vector_rate", float(terms.vector_rate[0]))
+            self._keep(self._columns, records, ("achievable_ops_per_s",))
             self._implied.append(implied_rate(records, terms.achievable_ops_per_s, terms.compute_s))
         elif self.regime == LAUNCH_BOUND:
             busy = np.maximum(terms.compute_s, terms.memory_s)

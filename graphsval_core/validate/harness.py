@@ -50,7 +50,8 @@ from graphsval_core.model.plausibility import (
 )
 from graphsval_core.model.prediction import Prediction
 from graphsval_core.model.reference import NAME as REFERENCE
-from graphsval_core.model.terms.overheads import dispatched_rows
+from graphsval_core.model.terms.overheads import dispatched_rows, library_rows
+from graphsval_core.model.terms.reference_kernel import reference_rows
 from graphsval_core.plugins.records import PredictorConstant, PredictorSpec
 from graphsval_core.plugins.registry import PredictorFailed, PredictorRowsFailed, Registry
 from graphsval_core.validate import block_checks
@@ -522,8 +523,10 @@ def _terms(
         elif op.gemm_dims is not None:  # no shapes: every product is the library's
             gemm = np.full((n, 3), np.inf)
         dispatched = dispatched_rows(target, dtype, gemm, n)
+        own_kernel = reference_rows(target, dtype, library_rows(target, dtype, gemm, n))
     else:
         dispatched = np.full(n, dtype in target.dispatch_overhead_s)
+        own_kernel = np.zeros(n, dtype=bool)
     dispatch = np.where(dispatched, target.dispatch_overhead_s.get(dtype, np.nan), np.nan)
     zero = np.zeros(n)
     fixed = launch + (columns.get("first_touch_s", zero) + columns.get("pack_s", zero))
@@ -551,6 +554,12 @@ def _terms(
         fixed = launch + (columns.get("first_touch_s", zero) + columns.get("pack_s", zero))
         return evolve(Terms.empty(n), launch_s=launch, fixed_s=np.nan_to_num(fixed), **given)
     at_peak = op is None or product  # no op given: the peak
+    rate = np.full(n, target.achievable_ops(dtype, at_peak))
+    kind = np.full(n, float(target.runs_at_vector_rate(dtype, at_peak)))
+    if own_kernel.any():  # the framework's own kernel: its ops over its time
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rate = np.where(own_kernel, given["flops"] / given["compute_s"], rate)
+        kind = np.where(own_kernel, 2.0, kind)
     return Terms(
         launch_s=launch,
         dispatch_s=dispatch,
@@ -560,9 +569,10 @@ def _terms(
         tier_bandwidth_bps=block_checks.per_value(
             columns["binding_tier"], lambda tier: bandwidth.get(tier, np.nan)
         ).astype(np.float64),
-        # the reference model's rule: an op with no product at the dtype's vector rate
-        achievable_ops_per_s=np.full(n, target.achievable_ops(dtype, at_peak)),
-        vector_rate=np.full(n, float(target.runs_at_vector_rate(dtype, at_peak))),
+        # the reference model's rule: an op with no product at the dtype's vector rate,
+        # a product no library runs at its own kernel's
+        achievable_ops_per_s=rate,
+        vector_rate=kind,
         static_power_w=np.full(n, target.idle_power_w),
     )
 

@@ -95,7 +95,9 @@ class Terms:
     #: the binding tier's effective bandwidth
     tier_bandwidth_bps: np.ndarray
     #: the compute rate the model used: the dtype's vector rate for an op with no
-    #: matrix product where the spec gives one (``vector_rate`` 1), else the
+    #: matrix product where the spec gives one (``vector_rate`` 1), the framework's
+    #: own product kernel's, its ops over its time (``vector_rate`` 2: a product no
+    #: GEMM library runs, timed per output and per multiply-add), else the
     #: achievable peak (``vector_rate`` 0)
     achievable_ops_per_s: np.ndarray
     vector_rate: np.ndarray

@@ -29,8 +29,10 @@ def library_rows(target: TargetSpec, dtype: str, gemm: np.ndarray | None, n: int
     product is the library's when it has more multiply-adds ``M*K*N`` than
     the dtype's ``library_min_macs`` (0 unless given); a smaller one runs in
     the framework's own kernel (PyTorch keeps a bf16 or fp16 product of at
-    most 16 x 16 x 16 out of oneDNN): no library call, no packing."""
-    if gemm is None:
+    most 16 x 16 x 16 out of oneDNN): no library call, no packing. A dtype in
+    the target's ``no_gemm_library`` has no library: none of its products
+    is the library's."""
+    if gemm is None or dtype in target.no_gemm_library:
         return np.zeros(n, dtype=bool)
     macs = gemm[:, 0] * gemm[:, 1] * gemm[:, 2]
     return macs > target.library_min_macs.get(dtype, 0.0)

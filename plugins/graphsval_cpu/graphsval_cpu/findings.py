@@ -34,9 +34,11 @@ FINDINGS: dict[str, dict[str, str]] = {
         "precision": (
             "measured on this host (Zen 3, AVX2, no avx512_bf16 or AMX): PyTorch has no oneDNN "
             "path for a bf16 product without AVX-512 and runs it in its own reference kernel, "
-            "tens of times slower than fp32 through MKL (calibrated compute_fraction.bf16 0.035 "
-            "against fp32's 0.75: 6x16112x14896 bf16 takes 11.2 s), so a bf16 product costs "
-            "far more time and static energy than fp32's; and " + BF16_ADD
+            "one output at a time (calibrated: about 6 ns per output and 1.1 ns per "
+            "multiply-add down a column of B, 6 ns more per TLB miss; 40 ns and 0.28 ns for "
+            "linear's contiguous dots), tens of times slower than fp32 through MKL "
+            "(6x16112x14896 bf16 takes 11.2 s), so a bf16 product costs far more time and "
+            "static energy than fp32's; and " + BF16_ADD
         )
     },
     # the detected spec of whatever machine runs graphsval

@@ -24,7 +24,7 @@ from graphsval_core.plugin_api import (
     estimated,
     fmt_bytes,
 )
-from graphsval_cpu import library
+from graphsval_cpu import library, reference_kernel
 from graphsval_cpu.machine import (
     CacheInstance,
     CpuInfo,
@@ -388,6 +388,10 @@ def _detect(root_text: str, usable: frozenset[int], given: bool) -> TargetSpec:
     if notes:
         description += " " + "; ".join(notes) + "."
     touch, touch_from = library.first_touch(n_cpus)
+    # a dtype with no GEMM library here runs every product in PyTorch's own kernel
+    unlibraried = reference_kernel.no_gemm_library(peaks, flags)
+    libraried = [d for d in peaks if d not in unlibraried]
+    tlb_reach, page_walk = reference_kernel.tlb(info.tlb_pages, clock)
     return TargetSpec(
         key="host_cpu",
         name=f"this machine: {model} ({n_cpus} usable CPU{'s' if n_cpus != 1 else ''})",
@@ -402,10 +406,14 @@ def _detect(root_text: str, usable: frozenset[int], given: bool) -> TargetSpec:
         fork_join_s=library.fork_join(n_cpus) if n_cpus > 1 else None,
         parallel_grain_ops=library.grain() if n_cpus > 1 else None,
         vector_ops_per_s=library.vector_rate(peaks, n_cpus),
-        pack_bps=library.pack_rate(peaks),
-        pack_min_rows=library.pack_min_rows(peaks),
-        pack_a_bps=library.pack_a_rate(peaks, n_cpus),
-        library_min_macs=library.library_min_macs(peaks),
+        pack_bps=library.pack_rate(libraried),
+        pack_min_rows=library.pack_min_rows(libraried),
+        pack_a_bps=library.pack_a_rate(libraried, n_cpus),
+        library_min_macs=library.library_min_macs(libraried),
+        no_gemm_library=unlibraried,
+        **reference_kernel.times(unlibraried, clock),
+        tlb_reach_bytes=tlb_reach if unlibraried else None,
+        page_walk_s=page_walk if unlibraried else None,
         first_touch_bps=touch,
         first_touch_min_bytes=touch_from,
         vector_first_touch_bps=library.vector_first_touch(peaks, n_cpus),

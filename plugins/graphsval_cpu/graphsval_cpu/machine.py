@@ -60,6 +60,7 @@ class CpuInfo:
     found: bool = False
     vendor: str | None = None  # vendor_id: GenuineIntel, AuthenticAMD, ...
     family: int | None = None  # cpu family (decimal)
+    tlb_pages: int | None = None  # "TLB size: 2560 4K pages" (AMD's kernels print it)
 
     @property
     def is_vm(self) -> bool:
@@ -86,6 +87,10 @@ def read_cpuinfo(root: Path) -> CpuInfo:
     except (KeyError, ValueError):
         mhz = None
     family = fields.get("cpu family", "")  # decimal, as Linux prints it
+    tlb = fields.get("TLB size", "").split()
+    pages = int(tlb[0]) if len(tlb) == 3 and tlb[0].isascii() and tlb[0].isdigit() else None
+    if tlb[1:] != ["4K", "pages"]:
+        pages = None
     return CpuInfo(
         model=fields.get("model name") or None,
         flags=frozenset(fields.get("flags", "").split()),
@@ -93,6 +98,7 @@ def read_cpuinfo(root: Path) -> CpuInfo:
         found=True,
         vendor=fields.get("vendor_id") or None,
         family=int(family) if family.isascii() and family.isdigit() else None,
+        tlb_pages=pages if pages else None,
     )
 
 

@@ -110,6 +110,12 @@ def snapshot_host(target: TargetSpec, threads: int | None) -> TargetSpec:
         pack_min_rows=_kept_per_dtype(target, "pack_min_rows"),
         # the framework's choice of kernel by a product's size does not depend on the threads
         library_min_macs=_kept_per_dtype(target, "library_min_macs"),
+        # nor its own kernel's times: one thread forms each output (the
+        # reference gemm runs on the calling thread), nor the TLB's reach
+        no_gemm_library=target.no_gemm_library,
+        **{name: _kept_per_dtype(target, name) for name in TargetSpec.REFERENCE},
+        tlb_reach_bytes=_kept(target.tlb_reach_bytes, prov.get("tlb_reach_bytes")),
+        page_walk_s=_kept(target.page_walk_s, prov.get("page_walk_s")),
         # each thread packs its own blocks of an A from main memory
         pack_a_bps={
             d: _scaled(v, prov.get(f"pack_a_bps.{d}"), factor, why)

@@ -44,6 +44,7 @@ def make_tree(
     mem_kb: int | None = 24684092,
     vendor: str | None = None,
     family: int | None = None,
+    extra: tuple[str, ...] = (),
 ) -> Path:
     """A fake machine: proc/cpuinfo, proc/meminfo and sys/devices/system/cpu."""
     blocks = []
@@ -55,7 +56,7 @@ def make_tree(
             lines.append(f"cpu family\t: {family}")
         if model is not None:
             lines.append(f"model name\t: {model}")
-        lines += [f"cpu MHz\t\t: {mhz}", f"flags\t\t: {flags}"]
+        lines += [f"cpu MHz\t\t: {mhz}", f"flags\t\t: {flags}", *extra]
         blocks.append("\n".join(lines))
     _write(root, "proc/cpuinfo", "\n\n".join(blocks))
     if mem_kb is not None:
@@ -110,7 +111,7 @@ def avx2_desktop(root: Path, max_freq_khz: int | None = None) -> Path:
     )
 
 
-def epyc_guest(root: Path, family: int, flags: str) -> Path:
+def epyc_guest(root: Path, family: int, flags: str, extra: tuple[str, ...] = ()) -> Path:
     """A 2-vCPU KVM guest on an AMD EPYC: 32 KiB L1d, 1 MiB L2, 32 MiB shared L3."""
     return make_tree(
         root,
@@ -119,6 +120,7 @@ def epyc_guest(root: Path, family: int, flags: str) -> Path:
         flags=flags,
         vendor="AuthenticAMD",
         family=family,
+        extra=extra,
         caches=[
             (1, "Data", "32K", str),
             (2, "Unified", "1024K", str),
@@ -441,3 +443,45 @@ def test_cpu_this_machine() -> None:
             assert tier.capacity_bytes == min(c[level] for c in per_cpu if level in c)
         else:  # one shared instance, or the sum of several
             assert tier.capacity_bytes >= size
+
+
+def test_cpu_bf16_without_onednn_runs_in_pytorch_s_own_kernel(tmp_path: Path) -> None:
+    # Zen 3: AVX2 only, so PyTorch's oneDNN bf16 path is off; its kernel prints the TLB size
+    zen3 = detect_host_cpu(
+        epyc_guest(
+            tmp_path / "zen3",
+            25,
+            "fpu sse sse2 avx fma avx2 hypervisor",
+            extra=("TLB size\t: 2560 4K pages",),
+        ),
+        affinity={0, 1},
+    )
+    assert zen3.no_gemm_library == ("bf16",)
+    # no library: no library size, no packing of B, for bf16; fp32 keeps MKL's
+    assert "bf16" not in zen3.library_min_macs and set(zen3.pack_bps) == {"fp32"}
+    for name in TargetSpec.REFERENCE:
+        assert set(getattr(zen3, name)) == {"bf16"}
+        assert zen3.provenance[f"{name}.bf16"].kind == "estimated"
+    # cycles at the detected clock: 2 per multiply-add down a column, about 90 per dot
+    assert zen3.reference_mac_s["bf16"] == pytest.approx(2 / 2.1e9)
+    assert zen3.reference_dot_output_s["bf16"] == pytest.approx(90 / 2.1e9)
+    assert zen3.tlb_reach_bytes == 2560 * 4096
+    assert zen3.provenance["tlb_reach_bytes"].kind == "detected"
+    assert zen3.page_walk_s == pytest.approx(12 / 2.1e9)
+    # with AVX-512 BW/VL/DQ (or AMX) every dtype keeps its library, and no kernel times
+    xeon = detect_host_cpu(kvm_guest(tmp_path / "xeon"), affinity={0, 1})
+    assert xeon.no_gemm_library == () and not xeon.reference_mac_s
+    assert xeon.tlb_reach_bytes is None and "bf16" in xeon.library_min_macs
+    # an AVX2 core whose kernel prints no TLB size gets a server core's 1536 entries
+    desktop = detect_host_cpu(avx2_desktop(tmp_path / "desk"))
+    assert desktop.no_gemm_library == ("bf16",)
+    assert desktop.tlb_reach_bytes == 1536 * 4096
+    assert desktop.provenance["tlb_reach_bytes"].kind == "estimated"
+
+
+@pytest.mark.parametrize(
+    "line", ["TLB size\t: 2560 2M pages", "TLB size\t: many 4K pages", "TLB size\t: 0 4K pages"]
+)
+def test_cpu_an_unreadable_tlb_size_is_no_tlb_size(tmp_path: Path, line: str) -> None:
+    root = epyc_guest(tmp_path, 25, "fpu avx fma avx2", extra=(line,))
+    assert read_cpuinfo(root).tlb_pages is None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from graphsval_core.plugin_api import build_registry
+from graphsval_core.plugin_api import TargetSpec, build_registry
 from graphsval_cpu.host import detect_host_cpu
 from graphsval_cpu.snapshot import model_slug, snapshot_host
 
@@ -48,8 +48,17 @@ def test_snapshot_scales_rates_to_the_threads_used():
     assert dict(snap.vector_first_touch_bps) == pytest.approx(own)
     # PyTorch keeps a bf16 product of at most 16x16x16 out of oneDNN, at any thread count;
     # fp32 (MKL) and int8 (torch._int_mm) have no such size
-    sized = {d for d in ("bf16", "fp16") if d in host.peak_ops_per_s}
+    # (a dtype with no GEMM library here has no such size: every product is PyTorch's own)
+    sized = {
+        d for d in ("bf16", "fp16") if d in host.peak_ops_per_s and d not in host.no_gemm_library
+    }
     assert set(host.library_min_macs) == sized and snap.library_min_macs == host.library_min_macs
+    # nor do the dtypes without one, the own kernel's times, or the TLB's reach
+    assert snap.no_gemm_library == host.no_gemm_library
+    for name in TargetSpec.REFERENCE:
+        assert getattr(snap, name) == getattr(host, name)
+        assert set(getattr(host, name)) == set(host.no_gemm_library)
+    assert (snap.tlb_reach_bytes, snap.page_walk_s) == (host.tlb_reach_bytes, host.page_walk_s)
     assert all(v == 16 * 16 * 16 for v in snap.library_min_macs.values())
     assert all(snap.provenance[f"library_min_macs.{d}"].kind == "datasheet" for d in sized)
     if cores > 1:

@@ -1,0 +1,84 @@
+"""PyTorch's own product kernel on a CPU where a dtype has no GEMM library.
+
+PyTorch hands a bf16 product to oneDNN only where oneDNN's bf16 path runs
+(``mkldnn_bf16_device_check``: AVX-512 BW, VL and DQ, or AMX). Elsewhere (an
+AMD Zen 3 or an Intel client core with AVX2 only) every bf16 product runs in
+``at::native``'s reference ``cpublas`` gemm, one output element at a time:
+``matmul`` walks down a column of B per output (scalar conversions, one
+element per row of B), ``linear`` forms each output as a vectorised dot of
+two contiguous rows. What each costs is estimated here in cycles and
+calibrated per target from its rows; the TLB's reach, which the column walk
+outgrows on a wide B, is read from ``/proc/cpuinfo`` where the kernel prints
+it (AMD's ``TLB size``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from graphsval_core.plugin_api import PAGE_BYTES, Sourced, detected, estimated
+
+#: The ISA flags oneDNN's bf16 path needs (PyTorch's ``mkldnn_bf16_device_check``);
+#: AMX (``amx_bf16``) is the other way in.
+ONEDNN_BF16_FLAGS = frozenset({"avx512bw", "avx512vl", "avx512dq"})
+
+#: Cycles the reference kernel spends per output and per multiply-add, by layout:
+#: a column walk converts each bf16 pair to fp32 one element at a time (about
+#: two cycles a multiply-add) and sets up and stores each output (a few tens of
+#: cycles); a dot of contiguous rows converts and multiplies 8 lanes at a time
+#: (well under a cycle a multiply-add) but sets up its vector accumulators and
+#: reduces them across lanes for every output (about a hundred cycles).
+CYCLES = {
+    "reference_output_s": (18.0, "sets up, reduces and stores each output of its column walk"),
+    "reference_mac_s": (2.0, "converts each bf16 pair of its column walk to fp32 and multiplies"),
+    "reference_dot_output_s": (90.0, "sets up its vector dot and reduces it across lanes"),
+    "reference_dot_mac_s": (0.6, "converts and multiplies 8 lanes of a contiguous dot at a time"),
+}
+#: A second-level TLB miss the column walk's loads cannot overlap: a page walk
+#: that finds the page tables in the caches, partly hidden by the next loads.
+PAGE_WALK_CYCLES = 12.0
+#: Second-level TLB entries of 4 KiB pages where ``/proc/cpuinfo`` gives none
+#: (Intel's kernels print no ``TLB size``: Skylake to Ice Lake server cores have 1536).
+DEFAULT_TLB_PAGES = 1536
+
+
+def no_gemm_library(dtypes: Iterable[str], flags: frozenset[str]) -> tuple[str, ...]:
+    """The dtypes whose every product runs in PyTorch's own kernel on a CPU
+    with these ISA ``flags``: bf16 where oneDNN's bf16 path does not run."""
+    if "bf16" not in dtypes or flags >= ONEDNN_BF16_FLAGS or "amx_bf16" in flags:
+        return ()
+    return ("bf16",)
+
+
+def times(dtypes: Iterable[str], clock_hz: float) -> dict[str, dict[str, Sourced]]:
+    """The reference kernel's four times (per output and per multiply-add,
+    by layout) for each of ``dtypes``, from :data:`CYCLES` at ``clock_hz``."""
+    out: dict[str, dict[str, Sourced]] = {name: {} for name in CYCLES}
+    for dtype in dtypes:
+        for name, (cycles, what) in CYCLES.items():
+            out[name][dtype] = estimated(
+                cycles / clock_hz,
+                f"about {cycles:g} cycles at {clock_hz / 1e9:.3g} GHz: PyTorch's reference "
+                f"{dtype} gemm {what}",
+            )
+    return out
+
+
+def tlb(tlb_pages: int | None, clock_hz: float) -> tuple[Sourced, Sourced]:
+    """``(tlb_reach_bytes, page_walk_s)``: the second-level TLB's entries
+    (``/proc/cpuinfo``'s ``TLB size`` where given) times a 4 KiB page, and
+    :data:`PAGE_WALK_CYCLES` at ``clock_hz``."""
+    if tlb_pages:
+        reach = detected(tlb_pages * PAGE_BYTES, f"/proc/cpuinfo TLB size: {tlb_pages} 4K pages")
+    else:
+        reach = estimated(
+            DEFAULT_TLB_PAGES * PAGE_BYTES,
+            f"{DEFAULT_TLB_PAGES} second-level TLB entries of 4 KiB pages (a server core's; "
+            "/proc/cpuinfo gives no TLB size)",
+        )
+    walk = estimated(
+        PAGE_WALK_CYCLES / clock_hz,
+        f"about {PAGE_WALK_CYCLES:g} cycles at {clock_hz / 1e9:.3g} GHz: a page walk that "
+        "finds the page tables in the caches, partly overlapped",
+    )
+    return reach, walk
