@@ -36,7 +36,14 @@ from attrs import frozen
 
 from graphsval_core.calibrate.energy import ALL_TIERS_PER_BYTE, ENERGY_FLOOR, EnergyFit
 from graphsval_core.calibrate.fit import Fit
-from graphsval_core.calibrate.params import STREAM_ROWS, Param, ShareGate
+from graphsval_core.calibrate.params import (
+    REFERENCE_KS,
+    REFERENCE_ROWS,
+    STREAM_ROWS,
+    OwnKernelRows,
+    Param,
+    ShareGate,
+)
 from graphsval_core.datamodel.errors import UserInputError
 from graphsval_core.datamodel.target import TargetSpec
 from graphsval_core.files.baseline import BaselineRow
@@ -321,6 +328,46 @@ def share_not_fitted(spec: TargetSpec, gate: ShareGate | None) -> list[Diagnosti
     ]
 
 
+def reference_not_fitted(spec: TargetSpec, own: OwnKernelRows | None) -> list[Diagnostic]:
+    """Why the framework kernel's times of a layout, or ``page_walk_s``,
+    were not fitted where some rows run in that kernel (``own``): too few
+    products of the layout, or of K, or too few walks beyond the TLB's
+    reach. The spec's times stay."""
+    if own is None:
+        return []
+    out = []
+    for (dtype, dot), ks in sorted(own.walks.items()):
+        if own.enough((dtype, dot)):
+            continue
+        prefix = "reference_dot_" if dot else "reference_"
+        layout = "dot" if dot else "column-walk"
+        names = f"{prefix}output_s.{dtype} and {prefix}mac_s.{dtype}"
+        out.append(
+            Diagnostic(
+                "not_fitted",
+                f"{prefix}mac_s.{dtype}",
+                f"{names} are not fitted: {len(ks)} {dtype} {layout} product"
+                f"{'' if len(ks) == 1 else 's'} of {len(set(ks))} value"
+                f"{'' if len(set(ks)) == 1 else 's'} of K run in the framework's own kernel "
+                f"({REFERENCE_ROWS} of {REFERENCE_KS} values of K needed); they keep the "
+                "spec's times",
+            )
+        )
+    walked = any(not dot for _d, dot in own.walks)
+    if spec.page_walk_s is not None and walked and own.beyond < 2:
+        out.append(
+            Diagnostic(
+                "not_fitted",
+                "page_walk_s",
+                f"page_walk_s is not fitted: {own.beyond} column walk"
+                f"{'' if own.beyond == 1 else 's'} in the framework's own kernel span more "
+                f"than the TLB's reach ({spec.tlb_reach_bytes:.4g} B; 2 needed); it keeps "
+                "the spec's time",
+            )
+        )
+    return out
+
+
 def _threads(row: BaselineRow) -> int | None:
     """The row's ``threads`` column as a count (None when absent or not a count)."""
     text = row.extras.get("threads", "").strip()
@@ -389,11 +436,13 @@ def diagnose(
     energy: EnergyFit,
     files: Sequence[tuple[str, Sequence[BaselineRow]]] = (),
     gate: ShareGate | None = None,
+    own: OwnKernelRows | None = None,
 ) -> tuple[Diagnostic, ...]:
     """Every finding about a calibration, in the order printed: latency
     constants at a bound, cache tiers slower than main memory allows, energy
     coefficients at their floor, constants the rows cannot identify, a
-    bandwidth share left unfitted (``gate``: the counts its gate judged), a
+    bandwidth share left unfitted (``gate``: the counts its gate judged), the
+    framework kernel's times left unfitted (``own``: its rows), a
     thread-count mismatch."""
     return (
         *latency_at_bounds(spec, fit),
@@ -401,5 +450,6 @@ def diagnose(
         *energy_at_floor(spec, energy),
         *unidentified(fit),
         *share_not_fitted(spec, gate),
+        *reference_not_fitted(spec, own),
         *thread_mismatch(spec, files),
     )

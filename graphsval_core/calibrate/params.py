@@ -339,11 +339,24 @@ def _at_peak_share(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow])
 REFERENCE_ROWS, REFERENCE_KS = 3, 2
 
 
-def _reference(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) -> list[Param]:
-    """The framework kernel's times (see module doc): per dtype the spec
-    times it at, per layout with :data:`REFERENCE_ROWS` products or more of
-    :data:`REFERENCE_KS` values of K, and ``page_walk_s`` from two or more
-    column walks beyond the TLB's reach."""
+@frozen
+class OwnKernelRows:
+    """The products the framework's own kernel runs: per (dtype, B stored
+    transposed) the K of each, and how many column walks span more than the
+    TLB's reach."""
+
+    walks: dict[tuple[str, bool], list[float]]
+    beyond: int
+
+    def enough(self, key: tuple[str, bool]) -> bool:
+        """Whether the layout's times are fitted: :data:`REFERENCE_ROWS`
+        products or more, of :data:`REFERENCE_KS` values of K."""
+        ks = self.walks.get(key, [])
+        return len(ks) >= REFERENCE_ROWS and len(set(ks)) >= REFERENCE_KS
+
+
+def own_kernel_rows(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) -> OwnKernelRows:
+    """The rows of products the framework's own kernel runs (see :class:`OwnKernelRows`)."""
     library = _library_rows(registry, spec, rows)
     walks: dict[tuple[str, bool], list[float]] = {}
     beyond = 0
@@ -354,23 +367,36 @@ def _reference(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) -> 
         shapes = np.array([rows[i].dims for i in index], dtype=np.int64)
         gemm = np.asarray(op.gemm_dims(shapes), dtype=np.float64).reshape(len(index), 3)
         own = ~library[index]
-        walks.setdefault((dtype, op.b_transposed), []).extend(gemm[own, 1].tolist())
+        if own.any():
+            walks.setdefault((dtype, op.b_transposed), []).extend(gemm[own, 1].tolist())
         if not op.b_transposed:
             beyond += int(np.sum(own & (tlb_misses(spec, gemm, bytes_per_element(dtype)) > 0)))
+    return OwnKernelRows(walks, beyond)
+
+
+def _reference(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) -> list[Param]:
+    """The framework kernel's times (see module doc): per dtype the spec
+    times it at, per layout with :data:`REFERENCE_ROWS` products or more of
+    :data:`REFERENCE_KS` values of K, and ``page_walk_s`` from two or more
+    column walks beyond the TLB's reach."""
+    counts = own_kernel_rows(registry, spec, rows)
+    beyond = counts.beyond
     out = []
-    for (dtype, dot), ks in sorted(walks.items()):
-        if len(ks) < REFERENCE_ROWS or len(set(ks)) < REFERENCE_KS:
+    for (dtype, dot), ks in sorted(counts.walks.items()):
+        if not counts.enough((dtype, dot)):
             continue
         layout = "dot" if dot else "column-walk"
         prefix = "reference_dot_" if dot else "reference_"
         for what in ("output", "mac"):
             name = f"{prefix}{what}_s"
             start = getattr(spec, name)[dtype]
+            # a multiply-add no faster than the dtype's peak allows one unit
+            least = spec.fastest_mac_s(dtype) * (1 + 1e-6) if what == "mac" else 0.0
             out.append(
                 Param(
                     f"{name}.{dtype}",
                     start,
-                    start / 100,
+                    max(start / 100, least),
                     start * 100,
                     f"{len(ks)} {dtype} {layout} products in the framework's own kernel",
                 )

@@ -19,7 +19,7 @@ import sys
 
 import click
 
-from graphsval_core.cli.streams import final_flush, guard_stdout, utf8_streams
+from graphsval_core.cli.streams import final_flush, guard_stderr, guard_stdout, utf8_streams
 
 #: Set to 1 to see the traceback of an internal error instead of its one line.
 ENV_TRACEBACK = "GRAPHSVAL_TRACEBACK"
@@ -31,6 +31,7 @@ def run(command: click.Command, argv: list[str] | None = None) -> None:
     """Run ``command`` (the ``graphsval`` group) on ``argv`` and exit."""
     utf8_streams()
     guard_stdout()
+    guard_stderr()
     code: int | str | None = 0
     try:
         command.main(args=argv, prog_name="graphsval")

@@ -92,6 +92,24 @@ def utf8_streams() -> None:
                 reconfigure(encoding="utf-8", errors="backslashreplace")
 
 
+class QuietStream(GuardedStream):
+    """Standard error: its reader gone (``graphsval ... 2>&1 | head -1``) or
+    its write failing, the rest is dropped, and the command's exit code stays
+    the one it would have had (a usage error's 2; click would exit 1 on a
+    broken pipe). There is nowhere left to report a failure of its own."""
+
+    def _failed(self, exc: OSError) -> None:
+        _silence(self._stream)
+        self.reader_gone = True
+
+
+def guard_stderr() -> QuietStream:
+    """Replace ``sys.stderr`` by a :class:`QuietStream` over it (once)."""
+    if not isinstance(sys.stderr, QuietStream):
+        sys.stderr = QuietStream(sys.stderr, "standard error")  # type: ignore[assignment]
+    return sys.stderr  # type: ignore[return-value]
+
+
 def guard_stdout() -> GuardedStream:
     """Replace ``sys.stdout`` by a :class:`GuardedStream` over it (once)."""
     if not isinstance(sys.stdout, GuardedStream):

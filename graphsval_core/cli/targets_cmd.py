@@ -119,7 +119,7 @@ def _detail_rows(registry: Registry, target: TargetSpec) -> list[list[str]]:
             for d, v in target.library_min_macs.items()
         ],
         *[
-            [f"library {d}", "none: every product in the framework's own kernel", "spec"]
+            [f"library {d}", "none: every product in the framework's own kernel", "no_gemm_library"]
             for d in target.no_gemm_library
         ],
         *[

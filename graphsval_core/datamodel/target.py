@@ -599,6 +599,29 @@ class TargetSpec:
             raise SpecError(
                 "tlb_reach_bytes", "give tlb_reach_bytes and page_walk_s together (or neither)"
             )
+        if self.tlb_reach_bytes is not None:
+            if not given[first]:
+                raise SpecError(
+                    "tlb_reach_bytes",
+                    "the TLB's reach times only the framework's own product kernel: give "
+                    f"its times ({', '.join(self.REFERENCE)}) too, or neither",
+                )
+            if self.tlb_reach_bytes < PAGE_BYTES:
+                raise SpecError(
+                    "tlb_reach_bytes",
+                    f"{self.tlb_reach_bytes:.6g} B is less than one {PAGE_BYTES} B page "
+                    "(a TLB maps whole pages: its reach is its entries x the page)",
+                )
+        for name in ("reference_mac_s", "reference_dot_mac_s"):
+            for dtype, seconds in getattr(self, name).items():
+                least = self.fastest_mac_s(dtype, peaks)
+                if seconds < least:
+                    raise SpecError(
+                        f"{name}.{dtype}",
+                        f"{seconds:.6g} s a multiply-add is faster than the {dtype} peak "
+                        f"allows one {self.compute_unit_name} ({least:.6g} s: 2 ops at "
+                        "peak_ops_per_s / compute_units; the kernel runs on one)",
+                    )
         seen: set[str] = set()
         for i, dtype in enumerate(self.no_gemm_library):
             if not isinstance(dtype, str) or dtype not in peaks:
@@ -608,6 +631,13 @@ class TargetSpec:
             if dtype in seen:
                 raise SpecError(f"no_gemm_library[{i}]", f"dtype {dtype!r} is listed twice")
             seen.add(dtype)
+
+    def fastest_mac_s(self, dtype: str, peaks: Mapping[str, float] | None = None) -> float:
+        """The least time a multiply-add of ``dtype`` takes on one compute
+        unit at the dtype's peak (2 ops): the floor of the framework
+        kernel's ``reference_mac_s`` and ``reference_dot_mac_s``."""
+        peak = (self.peak_ops_per_s if peaks is None else peaks)[dtype]
+        return 2.0 * self.compute_units / peak
 
     def runs_reference(self, dtype: str) -> bool:
         """Whether the spec times the framework's own product kernel at

@@ -218,12 +218,15 @@ def read_spec(path: str | Path, text: str | bytes | None = None) -> TargetSpec:
         _types(tier, at, _TIER_TYPES)
     _types(top, where, _TOP_TYPES)
     dtypes = top.get("no_gemm_library")
-    if dtypes is not None and (
-        not isinstance(dtypes, list) or not all(isinstance(d, str) for d in dtypes)
-    ):
+    if dtypes is not None and not isinstance(dtypes, list):
         raise TargetFileError(
             f"{where}: no_gemm_library: expected a list of dtype names, got {schema.kind(dtypes)}"
         )
+    for i, dtype in enumerate(dtypes or ()):
+        if not isinstance(dtype, str):
+            raise TargetFileError(
+                f"{where}: no_gemm_library[{i}]: expected a dtype name, got {schema.kind(dtype)}"
+            )
     for key in ("provenance", "fingerprint", *(m for m in _MAPS if m not in TargetSpec.PACKING)):
         if key in top and (key in ("provenance", "fingerprint") or top[key] is not None):
             schema.obj(top[key], f"{where}: {key}", err)

@@ -81,6 +81,8 @@ class Prediction:
     #: per row: the product runs in the framework's own kernel (no GEMM library),
     #: timed per output and per multiply-add (its ``compute_s``)
     reference_kernel: np.ndarray | None = None
+    #: per row: the part of that kernel's time its walk down B spends on TLB misses
+    tlb_miss_s: np.ndarray | None = None
     #: per row: the compute units the op runs on (1 at or below the target's grain)
     active_units: np.ndarray | None = None
     hidden_s: np.ndarray | None = None
@@ -222,9 +224,11 @@ class Prediction:
         unit = "OP/s" if self.dtype.startswith("int") else "FLOP/s"
         compute = f"compute needs {fmt_seconds(self.compute_s[i])}"
         if self.reference_kernel is not None and self.reference_kernel[i]:
+            tlb = 0.0 if self.tlb_miss_s is None else float(self.tlb_miss_s[i])
+            walks = f", {fmt_seconds(tlb)} of it in TLB misses of its walk down B" if tlb else ""
             parts.append(
                 compute + " in the framework's own product kernel (no GEMM library: "
-                "a time per output and per multiply-add),"
+                f"a time per output and per multiply-add{walks}),"
             )
             compute = ""
         elif self.vector_rate and self.achievable_ops_per_s:

@@ -134,7 +134,7 @@ from graphsval_core.model.terms.overheads import (
     pack_read_time,
     pack_time,
 )
-from graphsval_core.model.terms.reference_kernel import reference_rows, reference_time
+from graphsval_core.model.terms.reference_kernel import reference_rows, reference_time, tlb_time
 from graphsval_core.model.terms.residency import (
     inner_capacities,
     miss_fraction,
@@ -263,12 +263,14 @@ def predict(
     compute_s = compute.compute_s
     library = np.zeros(len(shapes), dtype=bool)
     reference = np.zeros(len(shapes), dtype=bool)
+    tlb_s = np.zeros(len(shapes))
     if gemm is not None:  # the framework's own kernel, where no library runs the product
         library = library_rows(target, dtype, gemm, len(shapes))
         reference = reference_rows(target, dtype, library)
         if reference.any():
             own = reference_time(target, dtype, gemm, bpe, op.b_transposed)
             compute_s = np.where(reference, own, compute_s)
+            tlb_s = np.where(reference, tlb_time(target, dtype, gemm, bpe, op.b_transposed), 0.0)
 
     # overheads of the call
     first_kernel = first_kernel_time(
@@ -330,6 +332,7 @@ def predict(
         launch_s=launch_s,
         compute_s=compute_s,
         reference_kernel=reference,
+        tlb_miss_s=tlb_s,
         memory_s=memory.memory_s,
         exposed_compute_s=exposed.exposed_compute_s,
         exposed_memory_s=exposed.exposed_memory_s,

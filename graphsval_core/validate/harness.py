@@ -523,7 +523,9 @@ def _terms(
         elif op.gemm_dims is not None:  # no shapes: every product is the library's
             gemm = np.full((n, 3), np.inf)
         dispatched = dispatched_rows(target, dtype, gemm, n)
-        own_kernel = reference_rows(target, dtype, library_rows(target, dtype, gemm, n))
+        own_kernel = np.zeros(n, dtype=bool)
+        if gemm is not None:  # only a product runs in the framework's own product kernel
+            own_kernel = reference_rows(target, dtype, library_rows(target, dtype, gemm, n))
     else:
         dispatched = np.full(n, dtype in target.dispatch_overhead_s)
         own_kernel = np.zeros(n, dtype=bool)

@@ -105,3 +105,27 @@ def test_one_k_alone_times_no_layout(fitted):
     names = {p.name for p in choose_params(registry, model, same_k)}
     assert "reference_dot_output_s.bf16" not in names and "reference_dot_mac_s.bf16" not in names
     assert "reference_mac_s.bf16" in names
+
+
+def test_a_calibration_says_which_kernel_times_it_left_at_the_spec_s(fitted):
+    from graphsval_core.calibrate.diagnostics import reference_not_fitted
+    from graphsval_core.calibrate.params import own_kernel_rows
+
+    registry, model, rows = fitted
+    assert reference_not_fitted(model, own_kernel_rows(registry, model, rows)) == []
+    # two linear rows of one K and no walk beyond the TLB's reach
+    few = [r for r in rows if r.op == "vector_add" or (r.op == "matmul" and r.dims[1] < 9000)]
+    few += [r for r in rows if r.op == "linear" and r.dims[1] == 24]
+    few += [evolve(few[-1], shape="80x24x100", dims=(80, 24, 100))]
+    found = reference_not_fitted(model, own_kernel_rows(registry, model, few))
+    text = [d.message for d in found]
+    assert any(
+        t.startswith(
+            "reference_dot_output_s.bf16 and reference_dot_mac_s.bf16 are not fitted: "
+            "2 bf16 dot products of 1 value of K"
+        )
+        for t in text
+    ), text
+    assert any(t.startswith("page_walk_s is not fitted: 0 column walks") for t in text), text
+    names = {p.name for p in choose_params(registry, model, few)}
+    assert "page_walk_s" not in names and "reference_dot_mac_s.bf16" not in names

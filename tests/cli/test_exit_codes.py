@@ -147,3 +147,21 @@ def test_a_closed_pipe_keeps_the_exit_code_and_a_full_disk_exits_2(tmp_path):
     assert result.stderr.splitlines() == [
         "Error: standard output: cannot write: No space left on device"
     ]
+
+
+def test_a_usage_error_into_a_closed_pipe_keeps_its_exit_code(tmp_path):
+    # click exits 1 when the usage error it prints meets a closed pipe; graphsval keeps 2
+    command = " ".join(_graphsval())
+    for tail in ("head -1", "head -c 0"):
+        closed = subprocess.run(
+            [
+                "bash",
+                "-c",
+                f"{command} targets --hw no_such_target 2>&1 | {tail} > /dev/null; "
+                "exit ${PIPESTATUS[0]}",
+            ],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+        )
+        assert closed.returncode == 2, (tail, closed.stderr)

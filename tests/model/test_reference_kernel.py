@@ -161,3 +161,62 @@ def test_a_bad_no_gemm_library_in_a_file_is_one_clear_line(make_target, tmp_path
         match=r"t.target.json: field 'no_gemm_library\[0\]': dtype .fp8. has no peak",
     ):
         read_spec(path)
+
+
+def test_the_sentence_tells_the_tlb_misses_of_a_walk(registry):
+    mm = predict_batch(registry, "t", "matmul", [[2, 8192, 4096], [4, 64, 96]], "bf16")
+    walk = 2 * 8192 * 4096 * WALK
+    assert mm.tlb_miss_s.tolist() == pytest.approx([walk, 0.0])
+    assert "TLB misses of its walk down B" in mm.sentence(0)
+    assert "TLB" not in mm.sentence(1)
+
+
+def test_a_tlb_maps_whole_pages_and_times_only_the_kernel(make_target):
+    with pytest.raises(SpecError, match="less than one 4096 B page"):
+        make_target("t", **reference_fields(tlb_reach_bytes=estimated(63, "t")))
+    none = {name: {} for name in ("reference_output_s", "reference_mac_s")}
+    none |= {"reference_dot_output_s": {}, "reference_dot_mac_s": {}}
+    with pytest.raises(SpecError, match="times only the framework's own product kernel"):
+        make_target("t", **reference_fields(**none))
+
+
+def test_the_kernel_is_no_faster_than_the_peak(make_target):
+    # 1e11 ops/s over 4 cores: a multiply-add (2 ops) takes at least 80 ps on one
+    with pytest.raises(
+        SpecError,
+        match=r"reference_dot_mac_s.bf16'?: 1e-11 s a multiply-add is faster than the bf16 peak",
+    ):
+        make_target("t", **reference_fields(reference_dot_mac_s=_own(1e-11)))
+    assert make_target("t", **reference_fields(reference_mac_s=_own(8e-11))).reference_mac_s
+
+
+def test_a_non_string_in_no_gemm_library_is_named(make_target, tmp_path):
+    import json
+
+    path = tmp_path / "t.target.json"
+    write_spec(make_target("t", **reference_fields()), path)
+    data = json.loads(path.read_text())
+    data["no_gemm_library"] = ["bf16", 3]
+    path.write_text(json.dumps(data))
+    with pytest.raises(
+        TargetFileError, match=r"no_gemm_library\[1\]: expected a dtype name, got a number"
+    ):
+        read_spec(path)
+
+
+def test_attribution_names_the_own_kernel_only_for_its_products(registry):
+    from graphsval_core.validate.harness import _terms
+
+    target = registry.target("t")
+    shapes = np.array([[4, 64, 96], [2, 8192, 4096]])
+    mm = predict_batch(registry, "t", "matmul", shapes, "bf16")
+    terms = _terms(mm.columns(), target, "bf16", registry.op("matmul"), shapes=shapes)
+    assert terms.vector_rate.tolist() == [2.0, 2.0]  # the own kernel's: its ops over its time
+    assert terms.achievable_ops_per_s.tolist() == pytest.approx((mm.flops / mm.compute_s).tolist())
+    adds = np.array([[1000], [4000]])
+    add = predict_batch(registry, "t", "vector_add", adds, "bf16")
+    terms = _terms(add.columns(), target, "bf16", registry.op("vector_add"), shapes=adds)
+    assert terms.vector_rate.tolist() == [0.0, 0.0]  # no vector rate given: the peak's share
+    fp32 = predict_batch(registry, "t", "matmul", shapes, "fp32")
+    terms = _terms(fp32.columns(), target, "fp32", registry.op("matmul"), shapes=shapes)
+    assert terms.vector_rate.tolist() == [0.0, 0.0]

@@ -79,7 +79,18 @@ def reference_time(
     if b_transposed:
         per_output = target.reference_dot_output_s[dtype]
         return outputs * per_output + macs * target.reference_dot_mac_s[dtype]
-    per_mac = target.reference_mac_s[dtype] + tlb_misses(target, gemm, bpe) * (
-        target.page_walk_s or 0.0
-    )
-    return outputs * target.reference_output_s[dtype] + macs * per_mac
+    own = outputs * target.reference_output_s[dtype] + macs * target.reference_mac_s[dtype]
+    return own + tlb_time(target, dtype, gemm, bpe, b_transposed)
+
+
+def tlb_time(
+    target: TargetSpec, dtype: str, gemm: np.ndarray, bpe: float, b_transposed: bool
+) -> np.ndarray:
+    """Per row: the part of :func:`reference_time` its column walk spends
+    on TLB misses, ``M*K*N * misses * page_walk_s`` (0 for a dot, and where
+    the spec does not time the kernel or gives no TLB)."""
+    n = gemm.shape[0]
+    if b_transposed or not target.runs_reference(dtype) or target.page_walk_s is None:
+        return np.zeros(n)
+    macs = gemm[:, 0] * gemm[:, 1] * gemm[:, 2]
+    return macs * tlb_misses(target, gemm, bpe) * target.page_walk_s
