@@ -306,6 +306,9 @@ def test_cpu_kvm_guest_provenance_kinds(tmp_path: Path) -> None:
         assert kinds["access_latency_ns"] == "estimated"
         assert kinds["energy_per_byte_j"] == "estimated"
     assert "Little" in spec.tier("dram").provenance["peak_bandwidth_bps"].source
+    # a core keeps its L2's misses in flight to memory (32 of 64 B per 100 ns), two cores
+    assert spec.tier("dram").peak_bandwidth_bps == pytest.approx(2 * 32 * 64 / 100e-9)
+    assert "32 outstanding" in spec.tier("dram").provenance["peak_bandwidth_bps"].source
 
 
 def test_cpu_kvm_guest_one_cpu(tmp_path: Path) -> None:
