@@ -85,6 +85,7 @@ from attrs import define, frozen
 
 from graphsval_core.calibrate.rows import by_op_and_dtype, predict_rows
 from graphsval_core.datamodel.dtypes import bytes_per_element, product_output_bytes
+from graphsval_core.datamodel.op import OpSpec
 from graphsval_core.datamodel.provenance import Provenance
 from graphsval_core.datamodel.target import (
     FIRST_TOUCH_MIN_BYTES,
@@ -131,15 +132,15 @@ def _headroom(spec: TargetSpec, provenance: Provenance | None) -> float:
 
 def _product_batches(
     registry: Any, rows: Sequence[BaselineRow]
-) -> Iterator[tuple[str, list[int], np.ndarray]]:
-    """``(dtype, row indices, (n, 3) of M, K, N)`` for each (op, dtype) batch
-    of ``rows`` whose op is a matrix product."""
+) -> Iterator[tuple[str, list[int], np.ndarray, OpSpec]]:
+    """``(dtype, row indices, (n, 3) of M, K, N, op)`` for each (op, dtype)
+    batch of ``rows`` whose op is a matrix product."""
     for (op_name, dtype), index in by_op_and_dtype(rows).items():
         op = registry.op(op_name)
         if op.gemm_dims is not None:
             shapes = np.array([rows[i].dims for i in index], dtype=np.int64)
             gemm = np.asarray(op.gemm_dims(shapes), dtype=np.float64).reshape(len(index), 3)
-            yield dtype, index, gemm
+            yield dtype, index, gemm, op
 
 
 def _library_rows(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) -> np.ndarray:
@@ -147,7 +148,7 @@ def _library_rows(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) 
     ``library_rows``: a matrix product above the dtype's ``library_min_macs``),
     whether or not the dtype has a dispatch constant yet."""
     out = np.zeros(len(rows), dtype=bool)
-    for dtype, index, gemm in _product_batches(registry, rows):
+    for dtype, index, gemm, _op in _product_batches(registry, rows):
         out[index] = library_rows(spec, dtype, gemm, len(index))
     return out
 
@@ -327,7 +328,7 @@ def _at_peak_share(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow])
     for i, r in enumerate(rows):
         out[i] = not spec.runs_at_vector_rate(r.dtype, registry.op(r.op).gemm_dims is not None)
     library = _library_rows(registry, spec, rows)
-    for dtype, index, _gemm in _product_batches(registry, rows):
+    for dtype, index, _gemm, _op in _product_batches(registry, rows):
         if spec.runs_reference(dtype):
             out[index] = library[index]
     return out
@@ -360,12 +361,9 @@ def own_kernel_rows(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]
     library = _library_rows(registry, spec, rows)
     walks: dict[tuple[str, bool], list[float]] = {}
     beyond = 0
-    for (op_name, dtype), index in by_op_and_dtype(rows).items():
-        op = registry.op(op_name)
-        if op.gemm_dims is None or not spec.runs_reference(dtype):
+    for dtype, index, gemm, op in _product_batches(registry, rows):
+        if not spec.runs_reference(dtype):
             continue
-        shapes = np.array([rows[i].dims for i in index], dtype=np.int64)
-        gemm = np.asarray(op.gemm_dims(shapes), dtype=np.float64).reshape(len(index), 3)
         own = ~library[index]
         if own.any():
             walks.setdefault((dtype, op.b_transposed), []).extend(gemm[own, 1].tolist())
@@ -380,7 +378,6 @@ def _reference(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) -> 
     :data:`REFERENCE_KS` values of K, and ``page_walk_s`` from two or more
     column walks beyond the TLB's reach."""
     counts = own_kernel_rows(registry, spec, rows)
-    beyond = counts.beyond
     out = []
     for (dtype, dot), ks in sorted(counts.walks.items()):
         if not counts.enough((dtype, dot)):
@@ -401,14 +398,14 @@ def _reference(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) -> 
                     f"{len(ks)} {dtype} {layout} products in the framework's own kernel",
                 )
             )
-    if spec.page_walk_s is not None and beyond >= 2:
+    if spec.page_walk_s is not None and counts.beyond >= 2:
         out.append(
             Param(
                 "page_walk_s",
                 spec.page_walk_s,
                 spec.page_walk_s / 100,
                 spec.page_walk_s * 100,
-                f"{beyond} column-walk products in the framework's own kernel whose walk "
+                f"{counts.beyond} column-walk products in the framework's own kernel whose walk "
                 "spans more than the TLB's reach",
             )
         )
@@ -591,7 +588,7 @@ def _pack_a(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) -> lis
         return []
     private = float(inner_capacities(spec.tiers)[-2])
     counts = dict.fromkeys(sorted({r.dtype for r in rows} & set(spec.pack_a_bps)), 0)
-    for dtype, _index, gemm in _product_batches(registry, rows):
+    for dtype, _index, gemm, _op in _product_batches(registry, rows):
         if dtype not in counts:
             continue
         tall = gemm[:, 0] * gemm[:, 1] * bytes_per_element(dtype) > private

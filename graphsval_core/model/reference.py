@@ -134,7 +134,7 @@ from graphsval_core.model.terms.overheads import (
     pack_read_time,
     pack_time,
 )
-from graphsval_core.model.terms.reference_kernel import reference_rows, reference_time, tlb_time
+from graphsval_core.model.terms.reference_kernel import reference_rows, reference_time
 from graphsval_core.model.terms.residency import (
     inner_capacities,
     miss_fraction,
@@ -268,9 +268,9 @@ def predict(
         library = library_rows(target, dtype, gemm, len(shapes))
         reference = reference_rows(target, dtype, library)
         if reference.any():
-            own = reference_time(target, dtype, gemm, bpe, op.b_transposed)
+            own, tlb = reference_time(target, dtype, gemm, bpe, op.b_transposed)
             compute_s = np.where(reference, own, compute_s)
-            tlb_s = np.where(reference, tlb_time(target, dtype, gemm, bpe, op.b_transposed), 0.0)
+            tlb_s = np.where(reference, tlb, 0.0)
 
     # overheads of the call
     first_kernel = first_kernel_time(

@@ -65,32 +65,24 @@ def tlb_misses(target: TargetSpec, gemm: np.ndarray, bpe: float) -> np.ndarray:
 
 def reference_time(
     target: TargetSpec, dtype: str, gemm: np.ndarray, bpe: float, b_transposed: bool
-) -> np.ndarray:
+) -> tuple[np.ndarray, np.ndarray]:
     """Per row: the reference kernel's time for the product ``gemm``
-    (``(n, 3)`` of M, K, N) at ``dtype``: ``M*N`` outputs at the layout's
-    time per output plus ``M*K*N`` multiply-adds at its time per
-    multiply-add, and for a column walk (``b_transposed`` False) each TLB
-    miss at ``page_walk_s``. Zeros where the spec does not time the kernel."""
+    (``(n, 3)`` of M, K, N) at ``dtype``, and the part of it its column walk
+    spends on TLB misses: ``M*N`` outputs at the layout's time per output
+    plus ``M*K*N`` multiply-adds at its time per multiply-add, and for a
+    column walk (``b_transposed`` False) ``M*K*N * misses * page_walk_s``
+    (0 for a dot, or where the spec gives no TLB). Zeros where the spec does
+    not time the kernel."""
     n = gemm.shape[0]
     if not target.runs_reference(dtype):
-        return np.zeros(n)
+        return np.zeros(n), np.zeros(n)
     outputs = gemm[:, 0] * gemm[:, 2]
     macs = outputs * gemm[:, 1]
     if b_transposed:
         per_output = target.reference_dot_output_s[dtype]
-        return outputs * per_output + macs * target.reference_dot_mac_s[dtype]
+        return outputs * per_output + macs * target.reference_dot_mac_s[dtype], np.zeros(n)
+    tlb = np.zeros(n)
+    if target.page_walk_s is not None:
+        tlb = macs * tlb_misses(target, gemm, bpe) * target.page_walk_s
     own = outputs * target.reference_output_s[dtype] + macs * target.reference_mac_s[dtype]
-    return own + tlb_time(target, dtype, gemm, bpe, b_transposed)
-
-
-def tlb_time(
-    target: TargetSpec, dtype: str, gemm: np.ndarray, bpe: float, b_transposed: bool
-) -> np.ndarray:
-    """Per row: the part of :func:`reference_time` its column walk spends
-    on TLB misses, ``M*K*N * misses * page_walk_s`` (0 for a dot, and where
-    the spec does not time the kernel or gives no TLB)."""
-    n = gemm.shape[0]
-    if b_transposed or not target.runs_reference(dtype) or target.page_walk_s is None:
-        return np.zeros(n)
-    macs = gemm[:, 0] * gemm[:, 1] * gemm[:, 2]
-    return macs * tlb_misses(target, gemm, bpe) * target.page_walk_s
+    return own + tlb, tlb

@@ -87,10 +87,10 @@ def read_cpuinfo(root: Path) -> CpuInfo:
     except (KeyError, ValueError):
         mhz = None
     family = fields.get("cpu family", "")  # decimal, as Linux prints it
-    tlb = fields.get("TLB size", "").split()
-    pages = int(tlb[0]) if len(tlb) == 3 and tlb[0].isascii() and tlb[0].isdigit() else None
-    if tlb[1:] != ["4K", "pages"]:
-        pages = None
+    tlb = fields.get("TLB size", "").split()  # "2560 4K pages"
+    pages = (
+        int(tlb[0]) if tlb[1:] == ["4K", "pages"] and tlb[0].isascii() and tlb[0].isdigit() else 0
+    )
     return CpuInfo(
         model=fields.get("model name") or None,
         flags=frozenset(fields.get("flags", "").split()),
@@ -98,7 +98,7 @@ def read_cpuinfo(root: Path) -> CpuInfo:
         found=True,
         vendor=fields.get("vendor_id") or None,
         family=int(family) if family.isascii() and family.isdigit() else None,
-        tlb_pages=pages if pages else None,
+        tlb_pages=pages or None,
     )
 
 
