@@ -91,6 +91,13 @@ class Rate:
 #: AMD's cpu family of Zen 3 and Zen 4 (0x19): of the two only Zen 4 has
 #: AVX-512, which it runs on its 256-bit units in two halves.
 ZEN4_FAMILY = 0x19
+#: The fingerprint's ``microarchitecture`` of an AMD Zen 4 (:func:`split_512`).
+#: A VM names its CPU "AMD EPYC" whatever the generation, and a Zen 3 and a
+#: Zen 4 VM differ in more than their clock: only the Zen 4 has avx512_bf16
+#: and VNNI, so PyTorch runs their bf16 products in oneDNN there and in its
+#: own kernel, 10 to 100 times slower, on the Zen 3. The snapshot key names
+#: it (``host_amd_epyc_zen4_2c_1t``) so that the two never share one.
+ZEN4 = "zen4"
 
 
 def split_512(info: CpuInfo) -> bool:
@@ -434,5 +441,6 @@ def _detect(root_text: str, usable: frozenset[int], given: bool) -> TargetSpec:
             "cpu_model": model,
             "cores": str(n_cpus),
             "flags": " ".join(f for f in ISA_FLAGS if f in flags),
+            **({"microarchitecture": ZEN4} if halves else {}),
         },
     )

@@ -62,4 +62,23 @@ def probe_cpu(
                 f"(it is: {here or 'unknown: /proc/cpuinfo unreadable'})",
                 energy,
             )
+        if "snapshot_of" in target.fingerprint:  # a VM's model name hides the generation
+            arch = _microarchitecture(root)
+            wanted_arch = target.fingerprint.get("microarchitecture", "")
+            if arch != wanted_arch:
+                return ProbeResult(
+                    False,
+                    f"this machine is {_article(arch or 'other')} {arch or 'other'} "
+                    f"{here}, not the {wanted_arch or 'other microarchitecture'} "
+                    f"{target.name} was captured on",
+                    energy,
+                )
     return ProbeResult(True, "", energy)
+
+
+def _microarchitecture(root: Path) -> str:
+    """The microarchitecture ``host_cpu``'s detection names here ("" where it
+    names none): what tells an AMD EPYC VM's Zen 4 from its Zen 3."""
+    from graphsval_cpu.host import detect_host_cpu
+
+    return detect_host_cpu(root).fingerprint.get("microarchitecture", "")

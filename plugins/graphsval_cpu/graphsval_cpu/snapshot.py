@@ -27,8 +27,16 @@ def model_slug(model: str) -> str:
 
 
 def snapshot_key(target: TargetSpec, threads: int) -> str:
+    """``host_<model>[_<microarchitecture>]_<cores>c_<threads>t``: the CPU's
+    model, the microarchitecture where the detection names one the model
+    name hides (an AMD EPYC VM's Zen 4: ``host_cpu``'s fingerprint
+    ``microarchitecture``; a Zen 3 keeps the plain key it was first shipped
+    under), its cores and the threads the capture used."""
     cores = target.compute_units
-    return f"host_{model_slug(target.fingerprint.get('cpu_model', ''))}_{cores}c_{threads}t"
+    model = model_slug(target.fingerprint.get("cpu_model", ""))
+    arch = target.fingerprint.get("microarchitecture", "")
+    arch = re.sub(r"[^a-z0-9]+", "_", arch.lower()).strip("_")
+    return f"host_{model}{'_' + arch if arch else ''}_{cores}c_{threads}t"
 
 
 def _scaled(value: float, prov: Provenance | None, factor: float, why: str) -> Sourced:

@@ -7,11 +7,13 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+import attrs
 import pytest
 
 from graphsval_core.plugin_api import TargetSpec
 from graphsval_cpu.host import detect_host_cpu, isa_rates, split_512
 from graphsval_cpu.machine import CpuInfo, parse_cpu_list, parse_size, read_cpuinfo
+from graphsval_cpu.snapshot import snapshot_host
 
 KiB = 1024
 MiB = 1024**2
@@ -488,3 +490,25 @@ def test_cpu_bf16_without_onednn_runs_in_pytorch_s_own_kernel(tmp_path: Path) ->
 def test_cpu_an_unreadable_tlb_size_is_no_tlb_size(tmp_path: Path, line: str) -> None:
     root = epyc_guest(tmp_path, 25, "fpu avx fma avx2", extra=(line,))
     assert read_cpuinfo(root).tlb_pages is None
+
+
+def test_snapshot_key_names_an_amd_zen4_apart_from_a_zen3(tmp_path):
+    """A VM calls both "AMD EPYC"; only the Zen 4 runs bf16 products in oneDNN, so
+    its captures must not land under the Zen 3's key (the one first shipped)."""
+    zen4 = detect_host_cpu(epyc_guest(tmp_path / "zen4", 25, ZEN4_FLAGS), affinity={0, 1})
+    zen3 = detect_host_cpu(
+        epyc_guest(tmp_path / "zen3", 25, "fpu sse sse2 avx fma avx2 hypervisor"), affinity={0, 1}
+    )
+    zen5 = detect_host_cpu(epyc_guest(tmp_path / "zen5", 26, ZEN4_FLAGS), affinity={0, 1})
+    assert zen4.fingerprint["microarchitecture"] == "zen4"
+    assert "microarchitecture" not in zen3.fingerprint
+    assert "microarchitecture" not in zen5.fingerprint
+    keys = {
+        # a VM's model name, whatever the generation
+        name: snapshot_host(
+            attrs.evolve(spec, fingerprint={**spec.fingerprint, "cpu_model": "AMD EPYC"}), 1
+        ).key
+        for name, spec in (("zen4", zen4), ("zen3", zen3))
+    }
+    assert keys == {"zen4": "host_amd_epyc_zen4_2c_1t", "zen3": "host_amd_epyc_2c_1t"}
+    assert snapshot_host(zen4, 1).fingerprint["microarchitecture"] == "zen4"
