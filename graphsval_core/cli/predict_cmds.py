@@ -225,9 +225,15 @@ def predict(
             )
         _check_dtype(target, dt)
         index = [i for i, (o, _, d, _) in enumerate(items) if o == op_name and d == dt]
-        dims = np.array([items[i][1] for i in index], dtype=np.int64)
-        if dims.ndim != 2 or dims.shape[1] != len(op_spec.dims):
-            raise InputError(f"{sweep_file}: a {op_name} shape needs {len(op_spec.dims)} dims")
+        want = len(op_spec.dims)
+        for i in index:  # a sweep's entries may each have their own count
+            if len(items[i][1]) != want:
+                shown = "x".join(str(d) for d in items[i][1])
+                raise InputError(
+                    f"{sweep_file}: {op_name} shape {shown} has {len(items[i][1])} dims; "
+                    f"a {op_name} shape needs {want}"
+                )
+        dims = np.array([items[i][1] for i in index], dtype=np.int64).reshape(len(index), want)
         pred = predict_shapes(app.registry, target, op_spec, dims, dt, predictor)
         parts.append((np.array(index, dtype=np.int64), pred))
     table = gather(len(items), parts)

@@ -179,6 +179,21 @@ def test_predict_malformed_sweep(toy_cli, tmp_path):
     assert "shapes[0]" in result.output and str(sweep) in result.output
 
 
+def test_predict_sweep_with_a_shape_of_the_wrong_length(toy_cli, tmp_path):
+    """One entry of a sweep with fewer dims than the op's among good ones: one line
+    naming the file and the shape, exit 2 (it raised numpy's ValueError)."""
+    good = {"shape": [8, 8, 8], "dtype": "fp32"}
+    sweep = tmp_path / "short.json"
+    sweep.write_text(
+        json.dumps({"op": "matmul", "shapes": [good, {"shape": [1, 352], "dtype": "fp32"}]})
+    )
+    result = toy_cli("predict", "--hw", "toy", "--sweep", str(sweep), "--format", "json")
+    assert result.exit_code == 2, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    (line,) = [x for x in result.output.splitlines() if x.startswith("Error:")]
+    assert str(sweep) in line and "matmul shape 1x352 has 2 dims" in line
+
+
 def test_predict_needs_exactly_one_source(toy_cli):
     result = toy_cli("predict", "--hw", "toy", "--op", "matmul", "--dtype", "fp32")
     assert result.exit_code == 2
