@@ -184,13 +184,13 @@ def test_the_1570_w_row_keeps_its_latency_verdict():
     assert (suspect.shape, suspect.quantity, suspect.line) == ("4096", "energy", 3)
     assert [(t.suspect, t.passed, t.checked) for t in result.summary.targets] == [(1, 5, 6)]
     # no other row of the shipped data is physically implausible; the only other suspects
-    # are rows the host captures (Intel Xeon, AMD EPYC) themselves marked (rounds or
+    # are rows the host captures (Intel Xeon, AMD EPYC Zen 3 and Zen 4) themselves marked (rounds or
     # recaptures that would not settle) or whose rounds fall into two modes
     every = validate(build_registry(), ValidateOptions())
     implausible = [s for s in every.summary.suspect if "implies" in s.reason]
     assert [(s.hardware, s.shape) for s in implausible] == [("i7_12700k", "4096")]
     others = [s for s in every.summary.suspect if s not in implausible]
-    hosts = {"host_intel_xeon_2c_1t", "host_amd_epyc_2c_1t"}
+    hosts = {"host_intel_xeon_2c_1t", "host_amd_epyc_2c_1t", "host_amd_epyc_zen4_2c_1t"}
     assert {s.hardware for s in others} == hosts
     marks = ("round(s)", "recapture", "rounds fall into two modes")
     assert all(any(m in s.reason for m in marks) for s in others)

@@ -32,11 +32,12 @@ def test_default_summary_fits_the_first_screens(monkeypatch, columns):
     assert lines[-1].endswith("suspect)") and "records pass" in lines[-1]
     assert any(line.startswith("Heatmap") for line in lines[:4])
     # The heatmap holds a row per measured target, op and dtype, so it grows with
-    # each shipped capture (the AMD EPYC host's took the summary from 57 to 67
-    # lines at 80 columns); everything else must stay on the first screen.
+    # each shipped capture (the AMD EPYC Zen 3 host's took the summary from 57 to 67
+    # lines at 80 columns, the Zen 4 host's, with int8 too, the heatmap from 33 to
+    # 44 lines); everything else must stay on the first screen.
     start = next(i for i, line in enumerate(lines) if line.startswith("Heatmap"))
     end = next(i for i, line in enumerate(lines) if line.startswith(("Consistency", "Drift")))
-    assert end - start <= 40, lines[start:end]
+    assert end - start <= 52, lines[start:end]
     rest = len(lines) - (end - start)
     assert rest <= 40 if columns == 80 else rest <= 50
     too_wide = [line for line in lines if len(line) > columns]

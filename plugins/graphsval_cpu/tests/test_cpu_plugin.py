@@ -71,11 +71,11 @@ def _shipped(folder: str, suffix: str) -> set[str]:
 
 
 def test_every_shipped_host_snapshot_is_whole() -> None:
-    """A shipped host target (Intel Xeon, AMD EPYC) ships every op's calibration
+    """A shipped host target (Intel Xeon, AMD EPYC Zen 3 and Zen 4) ships every op's calibration
     and validation rows, the validation recapture, a calibration, floors that
     hold its capture-vs-recapture agreement, and a registered target."""
     hosts = _shipped("targets", ".target.json")
-    assert {"host_intel_xeon_2c_1t", "host_amd_epyc_2c_1t"} <= hosts
+    assert {"host_intel_xeon_2c_1t", "host_amd_epyc_2c_1t", "host_amd_epyc_zen4_2c_1t"} <= hosts
     baselines = _shipped("baselines", ".csv")
     recaptures = _shipped("baselines/recapture", ".csv")
     calibrations = _shipped("calibration", ".calibration.json")
