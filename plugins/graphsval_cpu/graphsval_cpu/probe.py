@@ -7,7 +7,7 @@ never imported; RAPL counters are opened for reading only.
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from graphsval_core.plugin_api import ProbeResult, TargetSpec
@@ -63,22 +63,39 @@ def probe_cpu(
                 energy,
             )
         if "snapshot_of" in target.fingerprint:  # a VM's model name hides the generation
-            arch = _microarchitecture(root)
-            wanted_arch = target.fingerprint.get("microarchitecture", "")
-            if arch != wanted_arch:
-                return ProbeResult(
-                    False,
-                    f"this machine is {_article(arch or 'other')} {arch or 'other'} "
-                    f"{here}, not the {wanted_arch or 'other microarchitecture'} "
-                    f"{target.name} was captured on",
-                    energy,
-                )
+            other = _other_cpu(target, root)
+            if other is not None:
+                return ProbeResult(False, other, energy)
     return ProbeResult(True, "", energy)
 
 
-def _microarchitecture(root: Path) -> str:
-    """The microarchitecture ``host_cpu``'s detection names here ("" where it
-    names none): what tells an AMD EPYC VM's Zen 4 from its Zen 3."""
+def _isa(fingerprint: Mapping[str, str]) -> tuple[str, frozenset[str]]:
+    """A fingerprint's microarchitecture ("" where none is named) and ISA flags,
+    compared without case."""
+    arch = str(fingerprint.get("microarchitecture", "")).casefold()
+    return arch, frozenset(str(fingerprint.get("flags", "")).casefold().split())
+
+
+def _other_cpu(target: TargetSpec, root: Path) -> str | None:
+    """Why this machine is not the CPU the snapshot ``target`` was captured on,
+    though its model name matches (None when it is): the microarchitecture
+    ``host_cpu``'s detection names here differs (an AMD EPYC VM's Zen 4 from
+    its Zen 3), or the ISA flags that set the peaks and the libraries do (a
+    Zen 5 or a Zen 2 against the Zen 3). A snapshot that recorded no flags is
+    judged by the microarchitecture alone."""
     from graphsval_cpu.host import detect_host_cpu
 
-    return detect_host_cpu(root).fingerprint.get("microarchitecture", "")
+    here_arch, here_flags = _isa(detect_host_cpu(root).fingerprint)
+    want_arch, want_flags = _isa(target.fingerprint)
+    if here_arch == want_arch and (not want_flags or here_flags == want_flags):
+        return None
+
+    def cpu(arch: str, flags: frozenset[str]) -> str:
+        named = f" ({arch})" if arch else ""
+        return f"{named} with {' '.join(sorted(flags)) or 'no ISA flags recorded'}"
+
+    model = target.fingerprint.get("cpu_model", "CPU")
+    return (
+        f"{target.key} was captured on {_article(model)} {model}{cpu(want_arch, want_flags)}; "
+        f"this machine is {_article(model)} {model}{cpu(here_arch, here_flags)}"
+    )

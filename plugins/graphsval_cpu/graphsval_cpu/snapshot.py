@@ -39,6 +39,14 @@ def snapshot_key(target: TargetSpec, threads: int) -> str:
     return f"host_{model}{'_' + arch if arch else ''}_{cores}c_{threads}t"
 
 
+def _cpu(target: TargetSpec, unknown: str = "CPU") -> str:
+    """The CPU's model as a snapshot's name says it, with the microarchitecture
+    where the detection names one: ``AMD EPYC (zen4)``."""
+    model = target.fingerprint.get("cpu_model", unknown)
+    arch = target.fingerprint.get("microarchitecture")
+    return f"{model} ({arch})" if arch else model
+
+
 def _scaled(value: float, prov: Provenance | None, factor: float, why: str) -> Sourced:
     src = f"{why}: {value:.6g} x {factor:g}" + (f" ({prov})" if prov else "")
     if factor == 1.0 and prov is not None:
@@ -95,7 +103,7 @@ def snapshot_host(target: TargetSpec, threads: int | None) -> TargetSpec:
         )
     return TargetSpec(
         key=snapshot_key(target, threads),
-        name=f"{target.fingerprint.get('cpu_model', 'CPU')}, {threads} thread(s) of {cores}",
+        name=f"{_cpu(target)}, {threads} thread(s) of {cores}",
         family=target.family,
         architecture=target.architecture,
         compute_units=Sourced(threads, Provenance("detected", f"{why}: threads pinned")),
@@ -149,7 +157,7 @@ def snapshot_host(target: TargetSpec, threads: int | None) -> TargetSpec:
         ground_truth="measured",
         tiers=tiers,
         description=(
-            f"Snapshot of host_cpu ({target.fingerprint.get('cpu_model', '?')}) taken by a "
+            f"Snapshot of host_cpu ({_cpu(target, '?')}) taken by a "
             f"capture pinned to {threads} thread(s): the spec those baselines were measured "
             "against, the same on any machine."
         ),

@@ -512,3 +512,48 @@ def test_snapshot_key_names_an_amd_zen4_apart_from_a_zen3(tmp_path):
     }
     assert keys == {"zen4": "host_amd_epyc_zen4_2c_1t", "zen3": "host_amd_epyc_2c_1t"}
     assert snapshot_host(zen4, 1).fingerprint["microarchitecture"] == "zen4"
+
+
+def _amd_vm(root: Path, family: int, flags: str) -> Path:
+    """A 2-vCPU VM that names its CPU "AMD EPYC", whatever the generation."""
+    return make_tree(
+        root,
+        cpus=2,
+        model="AMD EPYC",
+        flags=flags,
+        vendor="AuthenticAMD",
+        family=family,
+        caches=[(1, "Data", "32K", str), (2, "Unified", "1024K", str)],
+    )
+
+
+def test_a_snapshot_is_measurable_only_on_its_own_microarchitecture_and_isa(tmp_path):
+    """The model name matches on every AMD EPYC VM: the probe tells a Zen 3
+    snapshot from a Zen 4 or Zen 5 machine (and back) by what host_cpu detects."""
+    from graphsval_cpu.probe import probe_cpu
+
+    zen3 = _amd_vm(tmp_path / "zen3", 25, "fpu sse sse2 avx fma avx2 hypervisor")
+    zen4 = _amd_vm(tmp_path / "zen4", 25, ZEN4_FLAGS)
+    zen5 = _amd_vm(tmp_path / "zen5", 26, ZEN4_FLAGS)  # AVX-512 whole: no name, other flags
+    snap3 = snapshot_host(detect_host_cpu(zen3, affinity={0, 1}), 1)
+    snap4 = snapshot_host(detect_host_cpu(zen4, affinity={0, 1}), 1)
+    assert (snap3.key, snap4.key) == ("host_amd_epyc_2c_1t", "host_amd_epyc_zen4_2c_1t")
+
+    def available(snap: TargetSpec, root: Path) -> tuple[bool, str]:
+        result = probe_cpu(snap, root=root)
+        assert result is not None
+        return result.available, result.reason
+
+    assert available(snap3, zen3) == (True, "")
+    assert available(snap4, zen4) == (True, "")
+    ok, why = available(snap3, zen4)
+    assert not ok and why == (
+        "host_amd_epyc_2c_1t was captured on an AMD EPYC with avx2 fma; this machine is "
+        "an AMD EPYC (zen4) with avx2 avx512_bf16 avx512_vnni avx512f fma"
+    )
+    assert not available(snap3, zen5)[0]  # the same plain key, but other ISA flags
+    ok, why = available(snap4, zen3)
+    assert not ok and "captured on an AMD EPYC (zen4)" in why
+    # a microarchitecture written in another case is the same one
+    upper = attrs.evolve(snap4, fingerprint={**snap4.fingerprint, "microarchitecture": "ZEN4"})
+    assert available(upper, zen4) == (True, "")
