@@ -230,6 +230,8 @@ def read_spec(path: str | Path, text: str | bytes | None = None) -> TargetSpec:
     for key in ("provenance", "fingerprint", *(m for m in _MAPS if m not in TargetSpec.PACKING)):
         if key in top and (key in ("provenance", "fingerprint") or top[key] is not None):
             schema.obj(top[key], f"{where}: {key}", err)
+    for name, value in (top.get("fingerprint") or {}).items():
+        _fingerprint_value(value, f"{where}: fingerprint.{name}")
     for key in TargetSpec.PACKING:  # per dtype, or one number for every dtype
         if top.get(key) is not None and not isinstance(top[key], dict | int | float):
             raise TargetFileError(
@@ -482,3 +484,24 @@ def effective_rates(spec: TargetSpec) -> list[tuple[str, float, str]]:
             for d, share in spec.product_bandwidth_fraction.items()
         ]
     return out
+
+
+#: The longest value a target file's fingerprint may give (a CPU's model name or
+#: ISA flags fit in far less): the value is printed in tables and messages.
+FINGERPRINT_MAX_CHARS = 200
+
+
+def _fingerprint_value(value: Any, at: str) -> None:
+    """A fingerprint value is a line of text: what identifies the machine (its
+    model, cores, ISA flags, microarchitecture), compared and printed as text."""
+    from graphsval_core.files import schema
+
+    if not isinstance(value, str):
+        raise TargetFileError(f"{at}: expected a string, got {schema.kind(value)}")
+    if len(value) > FINGERPRINT_MAX_CHARS:
+        raise TargetFileError(
+            f"{at}: {len(value)} characters; a fingerprint value holds at most "
+            f"{FINGERPRINT_MAX_CHARS}"
+        )
+    if not value.isprintable():
+        raise TargetFileError(f"{at}: holds a control character (a newline, a tab, ...)")

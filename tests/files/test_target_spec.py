@@ -168,3 +168,32 @@ def test_an_unknown_key_lists_each_expected_key_once(tmp_path):
         read_spec(path)
     expected = str(info.value).split("; expected ")[1].split(", ")
     assert "key" in expected and len(expected) == len(set(expected))
+
+
+def test_a_fingerprint_value_that_is_not_a_line_of_text_is_named(tmp_path):
+    """A target file's fingerprint identifies the machine: each value a string,
+    printable and short (a list crashed validate with a TypeError; a newline split
+    the targets table)."""
+    import json
+
+    import pytest
+
+    from graphsval_core.files.target_spec import FINGERPRINT_MAX_CHARS, TargetFileError
+
+    data = spec_to_json(build_registry().target("host_amd_epyc_zen4_2c_1t"))
+    cases = [
+        (["zen4"], "fingerprint.microarchitecture: expected a string, got a list"),
+        (4, "fingerprint.microarchitecture: expected a string, got a number"),
+        ({"a": 1}, "fingerprint.microarchitecture: expected a string, got an object"),
+        ("zen\n4", "fingerprint.microarchitecture: holds a control character"),
+        ("z" * (FINGERPRINT_MAX_CHARS + 1), f"{FINGERPRINT_MAX_CHARS + 1} characters"),
+    ]
+    path = tmp_path / "t.target.json"
+    for value, message in cases:
+        bad = {**data, "fingerprint": {**data["fingerprint"], "microarchitecture": value}}
+        path.write_text(json.dumps(bad))
+        with pytest.raises(TargetFileError, match=message.replace("[", r"\[")) as caught:
+            read_spec(path)
+        assert str(path) in str(caught.value), value
+    path.write_text(json.dumps(data))
+    assert read_spec(path).fingerprint["microarchitecture"] == "zen4"
