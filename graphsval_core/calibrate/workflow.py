@@ -110,6 +110,24 @@ class CalibrateResult:
 LOO_MAX_ROWS = 150
 
 
+def _refuse_unreadable(content: dict[str, Any], spec: TargetSpec, rows: list[BaselineRow]) -> None:
+    """Never write a calibration every command would refuse to load: the fit
+    may take an estimated peak up to 4 times over (a VM reports its base
+    clock), a calibration file holds a fraction of at most 2 (its value must
+    stay a physical reading). Rows that ask for more describe something the
+    spec does not (a clock far off, or latencies that are not the op's)."""
+    from graphsval_core.files.calibration_file import CalibrationFileError, check_calibration
+
+    try:
+        check_calibration(content, "the fitted calibration", spec)
+    except CalibrationFileError as exc:
+        raise CalibrationError(
+            f"{exc}: these {len(rows)} rows ask for a constant no calibration of {spec.key} "
+            "may hold (check the spec's clock and peaks, or the rows' latencies); "
+            "nothing written"
+        ) from None
+
+
 def _refuse_foreign(path: Path, key: str) -> None:
     """Refuse to overwrite a file that is not a calibration of ``key``: one
     that is not a regular file is refused before it is read (a device would
@@ -197,6 +215,7 @@ def calibrate(registry: Registry, options: CalibrateOptions) -> CalibrateResult:
         diagnostics,
     )
     path = Path(options.out or f"{spec.key}.calibration.json")
+    _refuse_unreadable(content, spec, rows)
     _refuse_foreign(path, spec.key)
     if options.report_dir:
         check_output_folder(options.report_dir, CalibrationError, f"--report {options.report_dir}")

@@ -120,3 +120,31 @@ def test_leave_one_out_is_skipped_above_its_row_limit_unless_asked(setup, tmp_pa
     assert forced.loo is not None and forced.loo.rows == 14 and forced.loo_skipped is None
     skipped = calibrate(build_registry(), _options(tmp_path, base, leave_one_out=False))
     assert skipped.loo is None and skipped.loo_skipped is None
+
+
+def test_calibrate_never_writes_a_file_no_command_could_load(tmp_path):
+    """Rows far faster than a snapshot's estimated peak: the fit may take the peak
+    up to 4x, a calibration file holds at most 2x; calibrate says so in one line
+    and writes nothing (it wrote compute_fraction.bf16 = 4, and every command
+    then refused the workspace)."""
+    from graphsval_core.files.calibration import CalibrationError
+    from graphsval_core.plugins.resources import packaged_files
+
+    (source,) = [
+        p
+        for p in packaged_files("graphsval_cpu", "baselines", ".calibration.csv")
+        if p.name == "host_amd_epyc_zen4_2c_1t_matmul.calibration.csv"
+    ]
+    lines = source.read_text().splitlines()[1:41]
+    base = tmp_path / "same.calibration.csv"
+    base.write_text(
+        "hardware,op,shape,dtype,latency_s,energy_j,trial_count,notes\n"
+        + "".join(",".join([*line.split(",")[:4], "1e-05", "", "5", ""]) + "\n" for line in lines)
+    )
+    out = tmp_path / "out.json"
+    options = CalibrateOptions(
+        target="host_amd_epyc_zen4_2c_1t", baselines=(str(base),), out=str(out)
+    )
+    with pytest.raises(CalibrationError, match=r"compute_fraction\.bf16.* nothing written"):
+        calibrate(build_registry(), options)
+    assert not out.exists()
