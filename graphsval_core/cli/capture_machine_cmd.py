@@ -30,8 +30,8 @@ def _minutes(seconds: float) -> str:
     "--quick",
     is_flag=True,
     help="A sample across regimes and sizes, fewer and shorter rounds: about 10 minutes "
-    "on 2 cores, longer where bf16 products have no GEMM library (an AMD EPYC VM: about "
-    "45); the estimate is printed first (default: the whole sweeps).",
+    "on 2 cores, longer where bf16 products have no GEMM library (an AMD EPYC Zen 3 VM: "
+    "about 45); the estimate is printed first (default: the whole sweeps).",
 )
 @click.option(
     "--op", "ops", multiple=True, metavar="OP", help="Only this op (repeatable; default: all)."
