@@ -252,9 +252,12 @@ def _launch_drifts(cell: Cell) -> list[Drift]:
         launch = cell.column("launch_s")
     out = []
     both = bool(paid.any() and (~paid).any())  # then each drift tells its own calls' errors
+    # beside the library's calls, the others are products too small for it: say so, or a
+    # line of the same cell reads as if the cell's launch overhead had moved
+    small = f" (products too small for the {cell.dtype} library)" if both else ""
     for rows, constant, name in (
         (known & paid, dispatch, f"dispatch overhead {cell.dtype}"),
-        (known & ~paid, launch, "launch overhead"),
+        (known & ~paid, launch, f"launch overhead{small}"),
     ):
         implied = np.maximum(0.0, (cell.column("rest") + constant)[rows])
         if implied.size:

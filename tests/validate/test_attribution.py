@@ -137,7 +137,9 @@ def test_a_launch_cell_with_products_too_small_for_the_library_judges_each_const
     dispatch, launch = attribute(cell)
     assert dispatch.constant == "dispatch overhead bf16" and dispatch.shapes == 3
     assert dispatch.model == pytest.approx(33.4e-6) and dispatch.implied == pytest.approx(20e-6)
-    assert launch.constant == "launch overhead" and launch.shapes == 2
+    # named for the calls it is: the cell's other line is the library's dispatch
+    assert launch.constant == "launch overhead (products too small for the bf16 library)"
+    assert launch.shapes == 2
     assert launch.model == pytest.approx(0.8e-6) and launch.implied == pytest.approx(1.05e-6)
     # each tells its own calls' errors: the library's over-predicted, the small ones under
     assert dispatch.median_error > 0 and launch.median_error < 0
