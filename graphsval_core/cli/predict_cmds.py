@@ -233,7 +233,7 @@ def predict(
                     f"{sweep_file}: {op_name} shape {shown} has {len(items[i][1])} dims; "
                     f"a {op_name} shape needs {want}"
                 )
-        dims = np.array([items[i][1] for i in index], dtype=np.int64).reshape(len(index), want)
+        dims = np.array([items[i][1] for i in index], dtype=np.int64)
         pred = predict_shapes(app.registry, target, op_spec, dims, dt, predictor)
         parts.append((np.array(index, dtype=np.int64), pred))
     table = gather(len(items), parts)

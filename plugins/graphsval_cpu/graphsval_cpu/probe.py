@@ -13,6 +13,7 @@ from pathlib import Path
 from graphsval_core.plugin_api import ProbeResult, TargetSpec
 from graphsval_cpu.machine import model_name
 from graphsval_cpu.rapl import rapl_package_domains, read_some, unreadable_reason
+from graphsval_cpu.snapshot import cpu_name
 
 #: Opens a file and reads a little of it; raises OSError as ``open`` does.
 Reader = Callable[[Path], object]
@@ -85,17 +86,17 @@ def _other_cpu(target: TargetSpec, root: Path) -> str | None:
     judged by the microarchitecture alone."""
     from graphsval_cpu.host import detect_host_cpu
 
-    here_arch, here_flags = _isa(detect_host_cpu(root).fingerprint)
+    here = detect_host_cpu(root).fingerprint
+    here_arch, here_flags = _isa(here)
     want_arch, want_flags = _isa(target.fingerprint)
     if here_arch == want_arch and (not want_flags or here_flags == want_flags):
         return None
 
-    def cpu(arch: str, flags: frozenset[str]) -> str:
-        named = f" ({arch})" if arch else ""
-        return f"{named} with {' '.join(sorted(flags)) or 'no ISA flags recorded'}"
+    def cpu(fingerprint: Mapping[str, str], flags: frozenset[str]) -> str:
+        name = cpu_name(fingerprint)
+        return f"{_article(name)} {name} with {' '.join(sorted(flags)) or 'no ISA flags recorded'}"
 
-    model = target.fingerprint.get("cpu_model", "CPU")
     return (
-        f"{target.key} was captured on {_article(model)} {model}{cpu(want_arch, want_flags)}; "
-        f"this machine is {_article(model)} {model}{cpu(here_arch, here_flags)}"
+        f"{target.key} was captured on {cpu(target.fingerprint, want_flags)}; "
+        f"this machine is {cpu(here, here_flags)}"
     )

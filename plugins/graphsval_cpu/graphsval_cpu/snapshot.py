@@ -13,6 +13,7 @@ are registered as ordinary targets.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 from graphsval_core.plugin_api import MemoryTier, Provenance, Sourced, TargetSpec
 
@@ -21,9 +22,13 @@ _NOISE = re.compile(r"\((r|tm)\)|\bcpu\b|\bprocessor\b|\bwith\b.*$|@.*$|\bgen\b"
 
 def model_slug(model: str) -> str:
     """``Intel(R) Xeon(R) Platinum 8480+ CPU @ 2.0GHz`` -> ``intel_xeon_platinum_8480``."""
-    text = _NOISE.sub(" ", model.lower())
-    slug = re.sub(r"[^a-z0-9]+", "_", text).strip("_")
-    return slug[:32].strip("_") or "cpu"
+    return _slug(_NOISE.sub(" ", model.lower()))[:32].strip("_") or "cpu"
+
+
+def _slug(text: str) -> str:
+    """``text`` in lower case, each run of other characters than letters and
+    digits one underscore, none at either end."""
+    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
 
 
 def snapshot_key(target: TargetSpec, threads: int) -> str:
@@ -34,16 +39,16 @@ def snapshot_key(target: TargetSpec, threads: int) -> str:
     under), its cores and the threads the capture used."""
     cores = target.compute_units
     model = model_slug(target.fingerprint.get("cpu_model", ""))
-    arch = target.fingerprint.get("microarchitecture", "")
-    arch = re.sub(r"[^a-z0-9]+", "_", arch.lower()).strip("_")
+    arch = _slug(target.fingerprint.get("microarchitecture", ""))
     return f"host_{model}{'_' + arch if arch else ''}_{cores}c_{threads}t"
 
 
-def _cpu(target: TargetSpec, unknown: str = "CPU") -> str:
-    """The CPU's model as a snapshot's name says it, with the microarchitecture
-    where the detection names one: ``AMD EPYC (zen4)``."""
-    model = target.fingerprint.get("cpu_model", unknown)
-    arch = target.fingerprint.get("microarchitecture")
+def cpu_name(fingerprint: Mapping[str, str], unknown: str = "CPU") -> str:
+    """The CPU a fingerprint names, as a snapshot's name and the probe say it:
+    its model, with the microarchitecture where the detection names one
+    (``AMD EPYC (zen4)``)."""
+    model = fingerprint.get("cpu_model", unknown)
+    arch = fingerprint.get("microarchitecture")
     return f"{model} ({arch})" if arch else model
 
 
@@ -103,7 +108,7 @@ def snapshot_host(target: TargetSpec, threads: int | None) -> TargetSpec:
         )
     return TargetSpec(
         key=snapshot_key(target, threads),
-        name=f"{_cpu(target)}, {threads} thread(s) of {cores}",
+        name=f"{cpu_name(target.fingerprint)}, {threads} thread(s) of {cores}",
         family=target.family,
         architecture=target.architecture,
         compute_units=Sourced(threads, Provenance("detected", f"{why}: threads pinned")),
@@ -157,7 +162,7 @@ def snapshot_host(target: TargetSpec, threads: int | None) -> TargetSpec:
         ground_truth="measured",
         tiers=tiers,
         description=(
-            f"Snapshot of host_cpu ({_cpu(target, '?')}) taken by a "
+            f"Snapshot of host_cpu ({cpu_name(target.fingerprint, '?')}) taken by a "
             f"capture pinned to {threads} thread(s): the spec those baselines were measured "
             "against, the same on any machine."
         ),
