@@ -98,6 +98,31 @@ ZEN4_FAMILY = 0x19
 #: own kernel, 10 to 100 times slower, on the Zen 3. The snapshot key names
 #: it (``host_amd_epyc_zen4_2c_1t``) so that the two never share one.
 ZEN4 = "zen4"
+#: AMD's family 0x17 (Zen, Zen+ and, from model 0x30, Zen 2) and 0x1A (Zen 5).
+ZEN2_FAMILY, ZEN2_FIRST_MODEL, ZEN5_FAMILY = 0x17, 0x30, 0x1A
+
+
+def microarchitecture(info: CpuInfo) -> str | None:
+    """The fingerprint's ``microarchitecture`` of an AMD CPU whose model name
+    may hide its generation (a VM's "AMD EPYC"): ``zen4`` (family 0x19 with
+    avx512f, :func:`split_512`), ``zen5`` (family 0x1A), ``zen2`` or ``zen``
+    (family 0x17, from model 0x30 or before it), ``amd_family_<hex>h`` for
+    another family. None for a Zen 3 (family 0x19 without AVX-512), whose
+    snapshot was shipped under the plain key before any was named, and for
+    every other vendor (an Intel VM names its generation by its flags only).
+    Each named kind captures under a key of its own: a Zen 5 or a Zen 2 VM
+    would otherwise record its rows under the Zen 3's key, and ``validate``
+    would judge them by the Zen 3's calibration."""
+    if info.vendor != "AuthenticAMD" or info.family is None:
+        return None
+    if info.family == ZEN4_FAMILY:
+        return ZEN4 if "avx512f" in info.flags else None
+    if info.family == ZEN5_FAMILY:
+        return "zen5"
+    if info.family == ZEN2_FAMILY:
+        first = info.model_number is not None and info.model_number >= ZEN2_FIRST_MODEL
+        return "zen2" if first else "zen"
+    return f"amd_family_{info.family:x}h"
 
 
 def split_512(info: CpuInfo) -> bool:
@@ -441,6 +466,6 @@ def _detect(root_text: str, usable: frozenset[int], given: bool) -> TargetSpec:
             "cpu_model": model,
             "cores": str(n_cpus),
             "flags": " ".join(f for f in ISA_FLAGS if f in flags),
-            **({"microarchitecture": ZEN4} if halves else {}),
+            **({"microarchitecture": arch} if (arch := microarchitecture(info)) else {}),
         },
     )

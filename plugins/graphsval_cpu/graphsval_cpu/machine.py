@@ -60,6 +60,7 @@ class CpuInfo:
     found: bool = False
     vendor: str | None = None  # vendor_id: GenuineIntel, AuthenticAMD, ...
     family: int | None = None  # cpu family (decimal)
+    model_number: int | None = None  # "model" (decimal): the generation within a family
     tlb_pages: int | None = None  # "TLB size: 2560 4K pages" (AMD's kernels print it)
 
     @property
@@ -87,6 +88,7 @@ def read_cpuinfo(root: Path) -> CpuInfo:
     except (KeyError, ValueError):
         mhz = None
     family = fields.get("cpu family", "")  # decimal, as Linux prints it
+    number = fields.get("model", "")
     tlb = fields.get("TLB size", "").split()  # "2560 4K pages"
     pages = (
         int(tlb[0]) if tlb[1:] == ["4K", "pages"] and tlb[0].isascii() and tlb[0].isdigit() else 0
@@ -98,6 +100,7 @@ def read_cpuinfo(root: Path) -> CpuInfo:
         found=True,
         vendor=fields.get("vendor_id") or None,
         family=int(family) if family.isascii() and family.isdigit() else None,
+        model_number=int(number) if number.isascii() and number.isdigit() else None,
         tlb_pages=pages or None,
     )
 

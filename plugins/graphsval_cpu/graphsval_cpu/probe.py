@@ -80,10 +80,11 @@ def _isa(fingerprint: Mapping[str, str]) -> tuple[str, frozenset[str]]:
 def _other_cpu(target: TargetSpec, root: Path) -> str | None:
     """Why this machine is not the CPU the snapshot ``target`` was captured on,
     though its model name matches (None when it is): the microarchitecture
-    ``host_cpu``'s detection names here differs (an AMD EPYC VM's Zen 4 from
-    its Zen 3), or the ISA flags that set the peaks and the libraries do (a
-    Zen 5 or a Zen 2 against the Zen 3). A snapshot that recorded no flags is
-    judged by the microarchitecture alone."""
+    ``host_cpu``'s detection names here differs (an AMD EPYC VM's Zen 4 or
+    Zen 5 from its Zen 3), or the ISA flags that set the peaks and the
+    libraries do (an Intel VM's generations, which only their flags tell
+    apart). A snapshot that recorded no flags is judged by the
+    microarchitecture alone."""
     from graphsval_cpu.host import detect_host_cpu
 
     here = detect_host_cpu(root).fingerprint

@@ -34,9 +34,10 @@ def _slug(text: str) -> str:
 def snapshot_key(target: TargetSpec, threads: int) -> str:
     """``host_<model>[_<microarchitecture>]_<cores>c_<threads>t``: the CPU's
     model, the microarchitecture where the detection names one the model
-    name hides (an AMD EPYC VM's Zen 4: ``host_cpu``'s fingerprint
-    ``microarchitecture``; a Zen 3 keeps the plain key it was first shipped
-    under), its cores and the threads the capture used."""
+    name hides (an AMD EPYC VM's generation: ``host_cpu``'s fingerprint
+    ``microarchitecture``, :func:`graphsval_cpu.host.microarchitecture`; a
+    Zen 3 keeps the plain key it was first shipped under), its cores and the
+    threads the capture used."""
     cores = target.compute_units
     model = model_slug(target.fingerprint.get("cpu_model", ""))
     arch = _slug(target.fingerprint.get("microarchitecture", ""))

@@ -495,23 +495,71 @@ def test_cpu_an_unreadable_tlb_size_is_no_tlb_size(tmp_path: Path, line: str) ->
     assert read_cpuinfo(root).tlb_pages is None
 
 
-def test_snapshot_key_names_an_amd_zen4_apart_from_a_zen3(tmp_path):
-    """A VM calls both "AMD EPYC"; only the Zen 4 runs bf16 products in oneDNN, so
-    its captures must not land under the Zen 3's key (the one first shipped)."""
+AVX2_FLAGS = "fpu sse sse2 avx fma avx2 hypervisor"
 
-    def vm(name: str, family: int, flags: str) -> TargetSpec:
-        root = epyc_guest(tmp_path / name, family, flags, model="AMD EPYC")
+
+def test_snapshot_key_names_every_amd_kind_apart_from_the_zen3(tmp_path):
+    """A VM calls every generation "AMD EPYC"; only the Zen 4 runs bf16 products
+    in oneDNN, a Zen 5 runs AVX-512 whole, a Zen 2 has other caches: none of
+    their captures may land under the Zen 3's key (the one first shipped), or
+    validate would judge them by the Zen 3's calibration."""
+
+    def vm(name: str, family: int, flags: str, number: int | None = None) -> TargetSpec:
+        extra = () if number is None else (f"model\t\t: {number}",)
+        root = epyc_guest(tmp_path / name, family, flags, extra=extra, model="AMD EPYC")
         return detect_host_cpu(root, affinity={0, 1})
 
-    zen4 = vm("zen4", 25, ZEN4_FLAGS)
-    zen3 = vm("zen3", 25, "fpu sse sse2 avx fma avx2 hypervisor")
-    zen5 = vm("zen5", 26, ZEN4_FLAGS)
-    assert zen4.fingerprint["microarchitecture"] == "zen4"
-    assert "microarchitecture" not in zen3.fingerprint
-    assert "microarchitecture" not in zen5.fingerprint
-    keys = {name: snapshot_host(spec, 1).key for name, spec in (("zen4", zen4), ("zen3", zen3))}
-    assert keys == {"zen4": "host_amd_epyc_zen4_2c_1t", "zen3": "host_amd_epyc_2c_1t"}
-    assert snapshot_host(zen4, 1).fingerprint["microarchitecture"] == "zen4"
+    kinds = {
+        "zen4": vm("zen4", 25, ZEN4_FLAGS, 17),
+        "zen3": vm("zen3", 25, AVX2_FLAGS, 1),
+        "zen5": vm("zen5", 26, ZEN4_FLAGS, 2),
+        "zen2": vm("zen2", 23, AVX2_FLAGS, 49),
+        "zen": vm("zen", 23, AVX2_FLAGS, 1),
+        "unnumbered": vm("unnumbered", 23, AVX2_FLAGS),  # no "model" line: not a Zen 2
+        "old": vm("old", 21, "fpu sse sse2 avx fma hypervisor"),
+    }
+    keys = {name: snapshot_host(spec, 1).key for name, spec in kinds.items()}
+    assert keys == {
+        "zen4": "host_amd_epyc_zen4_2c_1t",
+        "zen3": "host_amd_epyc_2c_1t",
+        "zen5": "host_amd_epyc_zen5_2c_1t",
+        "zen2": "host_amd_epyc_zen2_2c_1t",
+        "zen": "host_amd_epyc_zen_2c_1t",
+        "unnumbered": "host_amd_epyc_zen_2c_1t",
+        "old": "host_amd_epyc_amd_family_15h_2c_1t",
+    }
+    assert "microarchitecture" not in kinds["zen3"].fingerprint
+    assert snapshot_host(kinds["zen4"], 1).fingerprint["microarchitecture"] == "zen4"
+    assert snapshot_host(kinds["zen5"], 1).name == "AMD EPYC (zen5), 1 thread(s) of 2"
+
+
+def test_an_intel_cpu_names_no_microarchitecture(tmp_path):
+    """Intel generations are told apart by their flags only: the key stays the model's."""
+    root = make_tree(
+        tmp_path,
+        cpus=2,
+        model="Intel(R) Xeon(R) Processor",
+        flags=ZEN4_FLAGS,
+        vendor="GenuineIntel",
+        family=6,
+        extra=("model\t\t: 143",),
+    )
+    spec = detect_host_cpu(root, affinity={0, 1})
+    assert "microarchitecture" not in spec.fingerprint
+    assert snapshot_host(spec, 1).key == "host_intel_xeon_2c_1t"
+
+
+def test_cpuinfo_reads_the_model_number(tmp_path):
+    """The "model" line (decimal), not "model name"; junk reads as unknown."""
+    for line, want in (("model\t\t: 49", 49), ("model\t\t: 0x31", None), ("", None)):
+        root = make_tree(
+            tmp_path / str(want) / str(len(line)),
+            cpus=1,
+            model="AMD EPYC",
+            flags="",
+            extra=(line,) if line else (),
+        )
+        assert read_cpuinfo(root).model_number == want
 
 
 def test_a_snapshot_is_measurable_only_on_its_own_microarchitecture_and_isa(tmp_path):
@@ -521,7 +569,6 @@ def test_a_snapshot_is_measurable_only_on_its_own_microarchitecture_and_isa(tmp_
 
     zen3 = epyc_guest(tmp_path / "zen3", 25, "fpu sse sse2 avx fma avx2", model="AMD EPYC")
     zen4 = epyc_guest(tmp_path / "zen4", 25, ZEN4_FLAGS, model="AMD EPYC")
-    # AVX-512 run whole: no name, other flags
     zen5 = epyc_guest(tmp_path / "zen5", 26, ZEN4_FLAGS, model="AMD EPYC")
     snap3 = snapshot_host(detect_host_cpu(zen3, affinity={0, 1}), 1)
     snap4 = snapshot_host(detect_host_cpu(zen4, affinity={0, 1}), 1)
@@ -539,7 +586,10 @@ def test_a_snapshot_is_measurable_only_on_its_own_microarchitecture_and_isa(tmp_
         "host_amd_epyc_2c_1t was captured on an AMD EPYC with avx2 fma; this machine is "
         "an AMD EPYC (zen4) with avx2 avx512_bf16 avx512_vnni avx512f fma"
     )
-    assert not available(snap3, zen5)[0]  # the same plain key, but other ISA flags
+    ok, why = available(snap3, zen5)
+    assert not ok and "this machine is an AMD EPYC (zen5)" in why
+    ok, why = available(snap4, zen5)  # the same flags, another microarchitecture
+    assert not ok and "this machine is an AMD EPYC (zen5)" in why
     ok, why = available(snap4, zen3)
     assert not ok and "captured on an AMD EPYC (zen4)" in why
     # a microarchitecture written in another case is the same one
