@@ -157,3 +157,10 @@ def _check_window(hook: str, value: Any, call: Mapping[str, Any]) -> None:
             )
     elif tiles.ndim != 2 or tiles.shape[1] != 3:
         raise TypeError(f"{hook} returned an array of shape {tiles.shape}, expected (n, 3)")
+    finite = np.isfinite(tiles)
+    if not finite.all() or (tiles < 1).any():
+        bad = tiles[~finite] if not finite.all() else tiles[tiles < 1]
+        raise TypeError(
+            f"{hook} returned a tile of {bad.flat[0]:g} elements along a dimension, "
+            "expected finite numbers of at least 1"
+        )

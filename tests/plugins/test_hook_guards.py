@@ -303,6 +303,29 @@ def test_a_residency_window_of_the_wrong_shape_gives_no_answer(world):
     assert "returned an array of shape (2, 1), expected (2, 3)" in _problems(registry)[0]
 
 
+@pytest.mark.parametrize(
+    ("value", "shown"), [(-1.0, "-1"), (0.0, "0"), (np.nan, "nan"), (np.inf, "inf")]
+)
+def test_a_residency_window_of_impossible_tiles_gives_no_answer(world, value, shown):
+    """A negative, empty or NaN tile would corrupt every prediction of the
+    target (negative traffic, negative energy): it is refused and named."""
+
+    def window(target, op, shapes, dtype, tier):
+        tiles = np.full((len(shapes), 3), 8.0)
+        tiles[-1, 1] = value
+        return tiles
+
+    registry = world(bad={"graphsval_residency_window": window})
+    target, op = registry.target("toy_target"), registry.op("matmul")
+    shapes = np.full((2, 3), 64)
+    tile = registry.residency_window(target, op, shapes, "fp32", target.tiers[0])
+    assert np.all(np.asarray(tile) >= 1)  # the built-in default's answer
+    assert (
+        f"returned a tile of {shown} elements along a dimension, expected finite numbers "
+        "of at least 1" in _problems(registry)[0]
+    )
+
+
 def test_a_probe_returning_garbage_gives_no_answer(world):
     registry = world(bad={"graphsval_measurer_probe": lambda target: "available"})
     probe = registry.measurer_probe(registry.target("toy_target"))
