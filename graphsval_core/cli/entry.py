@@ -19,7 +19,13 @@ import sys
 
 import click
 
-from graphsval_core.cli.streams import final_flush, guard_stderr, guard_stdout, utf8_streams
+from graphsval_core.cli.streams import (
+    OutputError,
+    final_flush,
+    guard_stderr,
+    guard_stdout,
+    utf8_streams,
+)
 
 #: Set to 1 to see the traceback of an internal error instead of its one line.
 ENV_TRACEBACK = "GRAPHSVAL_TRACEBACK"
@@ -37,6 +43,9 @@ def run(command: click.Command, argv: list[str] | None = None) -> None:
         command.main(args=argv, prog_name="graphsval")
     except SystemExit as exc:
         code = exc.code
+    except OutputError as exc:  # raised while click itself wrote (--help, --version)
+        click.echo(f"Error: {exc}", err=True)
+        code = EXIT_ERROR
     except Exception as exc:
         if os.environ.get(ENV_TRACEBACK) == "1":
             raise

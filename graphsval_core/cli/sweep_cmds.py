@@ -21,6 +21,8 @@ def _shipped_dir(sweeps_dir: str | None) -> Path:
         if not Path(sweeps_dir).is_dir():
             what = "is not a folder" if Path(sweeps_dir).exists() else "does not exist"
             raise InputError(f"--sweeps-dir {sweeps_dir}: {what}; name the folder of the sweeps")
+        if not any(Path(sweeps_dir).glob("*.json")):
+            raise InputError(f"--sweeps-dir {sweeps_dir}: no sweep files (*.json) in it")
         return Path(sweeps_dir)
     from graphsval_core.plugins.resources import sweeps_dir as shipped
 

@@ -118,6 +118,10 @@ def validate(
         raise click.UsageError(
             "-q and -v contradict each other (the verdict alone, or more); give one"
         )
+    if reason is not None and not reason.strip():
+        raise click.BadParameter("give a reason in words, not a blank", param_hint="'--reason'")
+    if reason is not None and not update_floors:
+        raise click.UsageError("--reason says why a floor is lowered: give it with --update-floors")
     if quiet and fmt != "text":
         raise click.UsageError(
             f"-q prints the verdict alone, in text; --format {fmt} writes the whole report: "

@@ -136,7 +136,7 @@ def update_floors(
             new[key] = {"pass": passed, "records": records, **kept}
             changes.append(f"{key}: floor {old if old is not None else '-'} -> {passed}")
         elif passed < old:
-            if not reason:
+            if not reason or not reason.strip():
                 raise FloorsError(
                     f"{key}: {passed} passes is below the floor {old}; lowering a floor needs "
                     "--reason TEXT"

@@ -63,6 +63,9 @@ def load_shipped(
     else:
         for item in sweep_files():
             sweeps[item.name] = load_sweep(item.name, text=item.read_bytes())
+    if registry is not None:
+        for sweep in sweeps.values():
+            _check_dims(registry, sweep)
     if overlays and registry is not None:
         # a plugin's overlay that cannot be read or merged is its plugin's
         # problem, in one line (strict mode: an error); the others still merge
@@ -75,6 +78,23 @@ def load_shipped(
                     raise
                 problem(plugin, "graphsval_sweep_overlays", f"sweep-label overlay left out: {exc}")
     return sweeps
+
+
+def _check_dims(registry: Registry, sweep: Sweep) -> None:
+    """Every entry of an installed op has that op's number of dims: one line
+    naming the file and the entry otherwise (a sweep whose op names no
+    installed op, a plugin's that is not installed, is left as it is)."""
+    for entry in sweep.entries:
+        name = entry.op or sweep.op
+        try:
+            op = registry.op(name)
+        except LookupError:  # UnknownNameError: no installed op of that name
+            continue
+        if len(entry.shape) != len(op.dims):
+            raise SweepFileError(
+                f"{sweep.path}: {name} shape {entry.shape_string} has {len(entry.shape)} "
+                f"dims; a {name} shape needs {len(op.dims)} ({'x'.join(op.dims)})"
+            )
 
 
 def _merged(sweeps: dict[str, Sweep], plugin: str, item: Any) -> dict[str, Sweep]:

@@ -20,6 +20,7 @@ from graphsval_core.datamodel.op import OpSpec
 from graphsval_core.datamodel.target import TargetSpec
 from graphsval_core.files.baseline import short_window_note
 from graphsval_core.files.baseline_block import RowBlock
+from graphsval_core.files.baseline_rows import BaselineFileError
 from graphsval_core.model.plausibility import (
     BANDWIDTH_MARGIN,
     ENERGY,
@@ -55,10 +56,22 @@ def per_value(column: np.ndarray, answer: Callable[[Any], Any]) -> np.ndarray:
     return np.fromiter(map(distinct.__getitem__, values), dtype=object, count=len(values))
 
 
-def reasons(rows: RowBlock, target: TargetSpec, op: OpSpec, dtype: str) -> np.ndarray:
+def reasons(
+    rows: RowBlock, target: TargetSpec, op: OpSpec, dtype: str, where: str = "baseline"
+) -> np.ndarray:
     """Why each row of one (target, op, dtype) group is excluded (None: it
-    is judged): its capture failed, its correctness check failed, the
-    target has no such dtype, or its shape has the wrong number of dims."""
+    is judged): its capture failed, its correctness check failed, or the
+    target has no such dtype. A shape with the wrong number of dims for its
+    op is no capture's: it raises :class:`BaselineFileError` naming ``where``
+    (the file) and the row's line, as calibrate does, rather than being
+    excluded beside a verdict that could still say PASSED."""
+    wrong = np.flatnonzero(rows.ndims != len(op.dims))
+    if wrong.size:
+        i = int(wrong[0])
+        raise BaselineFileError(
+            f"{where}:{rows.line[i]}: shape {rows.shape[i]} has {rows.ndims[i]} dims; "
+            f"{op.name} takes {len(op.dims)} ({'x'.join(op.dims)})"
+        )
     out = np.full(len(rows), None, dtype=object)
     failed = np.isnan(rows.latency_s)
     if failed.any():
@@ -72,8 +85,6 @@ def reasons(rows: RowBlock, target: TargetSpec, op: OpSpec, dtype: str) -> np.nd
     open_ = out == None  # noqa: E711
     if dtype not in target.dtypes:
         out[open_] = f"{target.key} has no {dtype}"
-    else:
-        out[open_ & (rows.ndims != len(op.dims))] = f"shape needs {len(op.dims)} dims for {op.name}"
     return out
 
 

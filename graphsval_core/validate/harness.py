@@ -310,7 +310,7 @@ def _group_records(
     explain: bool = True,
 ) -> list[Records]:
     """The excluded rows of one (target, op, dtype) group, then the checked ones."""
-    why = block_checks.reasons(rows, target, op, dtype)
+    why = block_checks.reasons(rows, target, op, dtype, sel.path)
     out_index = [np.flatnonzero(why != None)]  # noqa: E711
     out_reasons: list[Any] = why[out_index[0]].tolist()
     keep = np.flatnonzero(why == None)  # noqa: E711

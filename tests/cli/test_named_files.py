@@ -80,7 +80,23 @@ def test_nothing_validated_says_why_before_any_verdict(tmp_path):
     result = _invoke("validate", "--baseline", two_dims)
     assert result.exit_code == 2, result.output
     assert "PASSED" not in result.output and "records pass" not in result.stdout
-    assert f"could be checked: {two_dims}:2: shape needs 3 dims for matmul" in result.output
+    (line,) = [x for x in result.output.splitlines() if x.startswith("Error:")]
+    assert f"{two_dims}:2: shape 64x64 has 2 dims; matmul takes 3" in line
+
+
+def test_a_malformed_shape_beside_good_rows_is_an_input_error_not_an_exclusion(tmp_path):
+    """One row with the wrong number of dims among good ones: before, it was
+    "excluded" and the verdict could still say PASSED with exit 0."""
+    rows = I7.read_text().splitlines()
+    header, first = rows[0].split(","), rows[1].split(",")
+    first[header.index("shape")] = "64x64"
+    bad = tmp_path / "bad.csv"
+    bad.write_text("\n".join([rows[0], ",".join(first), *rows[2:]]) + "\n")
+    result = _invoke("validate", "-q", "--purpose", "calibration", "--baseline", bad)
+    assert result.exit_code == 2, result.output
+    assert "records pass" not in result.output
+    (line,) = [x for x in result.output.splitlines() if x.startswith("Error:")]
+    assert f"{bad}:2: shape 64x64 has 2 dims; matmul takes 3" in line
     unmatched = _invoke("validate", "--op", "linear", "--baseline", I7)
     assert unmatched.exit_code == 2 and "PASSED" not in unmatched.output
     (line,) = [x for x in unmatched.output.splitlines() if x.startswith("Error:")]

@@ -77,12 +77,14 @@ def test_a_closed_pipe_keeps_the_exit_code(tmp_path):
         assert result.returncode == code and result.stderr == "", result.stderr
 
 
-def test_a_full_disk_is_one_line_and_exit_2(tmp_path):
+@pytest.mark.parametrize("argv", [["targets"], ["--help"], ["--version"], ["validate", "--help"]])
+def test_a_full_disk_is_one_line_and_exit_2(tmp_path, argv):
+    """Whoever writes (a command, or click itself for --help and --version)."""
     if not Path("/dev/full").exists():
         pytest.skip("no /dev/full here")
     with open("/dev/full", "w") as full:
         result = subprocess.run(
-            [_graphsval(), "targets"], stdout=full, stderr=subprocess.PIPE, text=True, cwd=tmp_path
+            [_graphsval(), *argv], stdout=full, stderr=subprocess.PIPE, text=True, cwd=tmp_path
         )
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [

@@ -359,3 +359,33 @@ def test_the_shipped_sweeps_are_never_rewritten_inside_an_installed_package(monk
         result = runner.invoke(cli, args)
         assert result.exit_code == 2, result.output
         assert "lies in an installed package" in result.output
+
+
+@pytest.mark.parametrize("change", ["shape", "op"])
+def test_a_sweep_whose_shapes_do_not_fit_their_op_is_one_line(tmp_path, change):
+    """A shape of the wrong dim count (or a sweep renamed to another op) was
+    counted by `sweep show` and crashed `sweep label` with numpy's ValueError."""
+    shipped = Path(__file__).resolve().parents[2] / "graphsval_core" / "sweeps"
+    for path in shipped.glob("*.json"):
+        (tmp_path / path.name).write_bytes(path.read_bytes())
+    target = tmp_path / "matmul_validation.json"
+    data = json.loads(target.read_text())
+    if change == "shape":
+        data["shapes"][0]["shape"] = [1, 2]
+        want = "matmul shape 1x2 has 2 dims; a matmul shape needs 3"
+    else:
+        data["op"] = "vector_add"
+        want = "has 3 dims; a vector_add shape needs 1"
+    target.write_text(json.dumps(data))
+    for argv in (["sweep", "show"], ["sweep", "label", "--hw", "host_intel_xeon_2c_1t"]):
+        result = CliRunner().invoke(cli, [*argv, "--sweeps-dir", str(tmp_path)])
+        assert result.exit_code == 2, result.output
+        assert "Traceback" not in result.output and "internal error" not in result.output
+        (line,) = [x for x in result.output.splitlines() if x.startswith("Error:")]
+        assert line.startswith(f"Error: {target}: ") and want in line
+
+
+def test_an_empty_sweeps_folder_is_named(tmp_path):
+    result = CliRunner().invoke(cli, ["sweep", "show", "--sweeps-dir", str(tmp_path)])
+    assert result.exit_code == 2
+    assert f"--sweeps-dir {tmp_path}: no sweep files (*.json) in it" in result.output
