@@ -130,7 +130,7 @@ class Records:
     dtype: np.ndarray = column(TEXT, "data type")
     status: np.ndarray = column(
         TEXT,
-        "checked, excluded (failed capture, unsupported dtype or shape) or suspect "
+        "checked, excluded (failed capture or check, unsupported dtype) or suspect "
         "(implausible latency)",
     )
     passed: np.ndarray = column(FLAG, "every verdict made passed (None when excluded)")

@@ -283,7 +283,7 @@ def flagged_line(summary: Summary, screen: Screen) -> list[str]:
     """Counts of the records listed apart (``-v`` and ``--out`` list them)."""
     suspect = summary.total("suspect")
     apart = [
-        (summary.total("excluded"), "excluded (failed capture, unsupported dtype or shape)"),
+        (summary.total("excluded"), "excluded (failed capture or check, unsupported dtype)"),
         (suspect, "suspect " + ("quantity" if suspect == 1 else "quantities")),
     ]
     unjudged = [
