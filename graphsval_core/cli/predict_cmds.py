@@ -12,6 +12,7 @@ import numpy as np
 from graphsval_core.cli.context import AppContext, InputError, pass_app
 from graphsval_core.cli.output import echo_json
 from graphsval_core.cli.predict_table import CSV_COLUMNS, gather, rows, write_csv
+from graphsval_core.datamodel.errors import warn_input
 from graphsval_core.datamodel.tables import format_table
 
 
@@ -23,11 +24,26 @@ def _resolve(app: AppContext, hw: str, op: str) -> tuple[Any, Any]:
         target = registry.target(hw)
     except UnknownNameError as exc:
         raise click.BadParameter(str(exc), param_hint="'--hw'") from None
+    _warn_placeholder(app, target)
     try:
         op_spec = registry.op(op)
     except UnknownNameError as exc:
         raise click.BadParameter(str(exc), param_hint="'--op'") from None
     return target, op_spec
+
+
+def _warn_placeholder(app: AppContext, target: Any) -> None:
+    """A detected target this machine cannot probe (``host_gpu`` with no GPU)
+    has placeholder figures: say so once, so that its predictions never read
+    as a part's."""
+    if not target.detected:
+        return
+    probe = app.registry.measurer_probe(target)
+    if not probe.available:
+        warn_input(
+            f"{target.key} is detected from this machine, which it cannot probe "
+            f"({probe.reason}): its figures are placeholders, not a part's"
+        )
 
 
 def _check_dtype(target: Any, dtype: str) -> None:
@@ -210,6 +226,7 @@ def predict(
         target = app.registry.target(hw)
     except UnknownNameError as exc:
         raise click.BadParameter(str(exc), param_hint="'--hw'") from None
+    _warn_placeholder(app, target)
     parts = []
     for op_name, dt in dict.fromkeys((o, d) for o, _, d, _ in items):
         try:

@@ -206,3 +206,25 @@ def test_predict_table(toy_cli):
     )
     assert result.exit_code == 0
     assert "alu_bound" in result.output and "SHAPE" in result.output
+
+
+@pytest.mark.parametrize("command", ["predict", "explain"])
+def test_a_placeholder_target_says_so(command):
+    """host_gpu on a machine with no GPU has placeholder figures: a prediction
+    from it carries a warning instead of reading as a part's. host_cpu, which
+    this machine can probe, carries none."""
+    from graphsval_core.plugins.loader import build_registry
+
+    registry = build_registry()
+    gpu = registry.target("host_gpu")
+    if registry.measurer_probe(gpu).available:
+        pytest.skip("this machine has a GPU: host_gpu's figures are its own")
+    args = ["--op", "matmul", "--dtype", "fp32", "--shape", "64x64x64"]
+    result = CliRunner().invoke(cli, [command, "--hw", "host_gpu", *args])
+    assert result.exit_code == 0, result.output
+    assert "warning: host_gpu is detected from this machine, which it cannot probe" in (
+        result.stderr
+    )
+    assert "its figures are placeholders" in result.stderr
+    cpu = CliRunner().invoke(cli, [command, "--hw", "host_cpu", *args])
+    assert cpu.exit_code == 0 and "placeholder" not in cpu.stderr
