@@ -235,6 +235,11 @@ class _OneOverlay:
     def sweep_overlays(self) -> list[tuple[str, Any]]:
         return self._overlays
 
+    def op(self, name: str) -> Any:
+        """No op: the shipped sweeps' shapes are checked against their ops
+        where a whole registry loads them, not for each overlay."""
+        raise LookupError(name)
+
 
 def _overlay(registry: Registry, plugin: str, item: Any) -> None:
     """A sweep-label overlay reads and merges into the shipped sweeps."""

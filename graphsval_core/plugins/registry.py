@@ -248,6 +248,11 @@ class Registry:
         #: calibration) is broken; every use of the key is that error, never the
         #: datasheet's answer in its place
         self.workspace_errors: dict[str, str] = {}
+        #: per calibrated target, the sha256 of each baseline file its fit read
+        #: (its calibration file's provenance): those rows are in sample
+        self.calibration_sources: dict[str, frozenset[str]] = {}
+        #: per calibrated target fitted on validation rows, the file and the reason given
+        self.calibration_overrides: dict[str, str] = {}
         #: ``plugin -> how notes name it``: plugins whose registrations replace
         #: any other plugin's of the same key (the workspace)
         self.overriding: dict[str, str] = {}
@@ -515,12 +520,20 @@ class Registry:
         results = self.pm.hook.graphsval_calibrations()
         for plugin, item in self._items("graphsval_calibrations", results):
             name = file_ref_name(item)
+            stem = os.path.basename(name).removesuffix(".calibration.json")
             key = None
             try:
                 data = parse_json(read_file_ref(item), name)
                 key = data.get("target") if isinstance(data, dict) else None
                 if plugin == WORKSPACE and not isinstance(key, str):
                     raise ValueError("names no target (a 'target' key is required)")
+                if plugin == WORKSPACE and key != stem:  # else silently the datasheet's answers
+                    raise ValueError(
+                        f"calibrates {key!r}, but its file name says {stem!r}: name the file "
+                        f"{key}.calibration.json or set its target"
+                    )
+                if plugin == WORKSPACE and key not in self._targets:
+                    raise ValueError(f"calibrates {key!r}, a target no plugin or workspace has")
                 if key not in self._targets or plugin in self.replaced.get(key, ()):
                     continue  # a replaced plugin's calibration no longer applies
                 if self._target_plugin.get(key) != plugin:
@@ -528,13 +541,15 @@ class Registry:
                 self._datasheet[key] = self._targets[key]
                 self._targets[key] = apply_file(self._datasheet[key], data, name)
                 self.calibration_files[key] = name
+                self.calibration_sources[key] = _fitted_hashes(data)
+                override = (data.get("provenance") or {}).get("validation_rows_override")
+                if isinstance(override, str) and override:
+                    self.calibration_overrides[key] = f"{name}: {override}"
             except Exception as exc:
-                if plugin == WORKSPACE:  # the user's own file: an error for its target
+                if plugin == WORKSPACE:  # the user's own file: an error for the target it names
                     text = str(exc).removeprefix(f"{name}: ")
-                    stem = os.path.basename(name).removesuffix(".calibration.json")
                     self.workspace_error(
-                        key if isinstance(key, str) else stem,
-                        f"workspace calibration {name}: {text}; fix or remove it",
+                        stem, f"workspace calibration {name}: {text}; fix or remove it"
                     )
                 why = input_error(exc).removeprefix(f"{name}: ")
                 self.record_problem(plugin, f"invalid calibration {name}: {why}")
@@ -790,3 +805,15 @@ def _suggest(name: str, known: Iterable[str]) -> str:
     if close:
         return f"; did you mean {', '.join(close)}?"
     return f"; known: {', '.join(known)}" if known else "; none is installed"
+
+
+def _fitted_hashes(data: Any) -> frozenset[str]:
+    """The sha256 of every baseline file a calibration file says its fit read
+    (``provenance.sources[].sha256``; none where it names none)."""
+    provenance = data.get("provenance") if isinstance(data, dict) else None
+    sources = provenance.get("sources") if isinstance(provenance, dict) else None
+    if not isinstance(sources, list):
+        return frozenset()
+    return frozenset(
+        s["sha256"] for s in sources if isinstance(s, dict) and isinstance(s.get("sha256"), str)
+    )

@@ -197,6 +197,7 @@ def validate(
     # ones, in file order), whatever the blocks: (file, group, kind, part)
     parts: list[tuple[int, int, int, Records]] = []
     warnings: list[str] = []
+    said: set[str] = set()  # overrides warned of once
     own = predictor.name == REFERENCE
     constants: dict[GroupKey, tuple[PredictorConstant, ...] | None] = {}
     tally = Tally(listed=listed, declared=not own, recapture_files=recapture_files)
@@ -230,6 +231,13 @@ def validate(
         warnings += [w for w in (sel.repeat_warning, sel.warning) if w]
         for hw in targets:
             warnings += _fingerprint_warnings(sel.path, list(fingerprints), registry.target(hw))
+            override = registry.calibration_overrides.get(hw)
+            if override and override not in said:
+                said.add(override)
+                warnings.append(
+                    f"{hw}'s calibration was fitted on validation rows ({override}); "
+                    "the rows it read count as in sample"
+                )
     parts.sort(key=lambda item: item[:3])  # stable: blocks stay in file order
     for *_, part in parts:
         tally.add(part)

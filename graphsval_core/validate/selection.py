@@ -320,11 +320,14 @@ def select(
     targets ``hws`` and ops ``ops`` (None: all) and ``purpose``. A row keeps
     its own hardware (``hws`` only selects). The files named are read as
     their selections' blocks are (see module doc)."""
+    fitted = frozenset().union(*registry.calibration_sources.values())
     if explicit:
         selections = []
         for item in _once(explicit):
             stream = BaselineStream(item, warn=False)  # its repeats: in the summary
             sel = Selection(str(item), ())
+            if fitted:  # a file some calibration was fitted on: its rows are in sample
+                sel.in_sample = _content(item) in fitted
             sel.source = _named(registry, sel, stream, hws, ops, purpose)
             selections.append(sel)
         return Baselines(selections, [])
@@ -366,7 +369,11 @@ def select(
             selections.append(selection(b, rows, warning=warning if rows else ""))
             continue
         rows = [r for r in b.select(purpose) if wanted(r)]
-        in_sample = False
+        # rows a shipped calibration was fitted on (its provenance names the file's bytes)
+        in_sample = any(
+            hashes[path] in registry.calibration_sources.get(hw, frozenset())
+            for hw in {r.hardware for r in rows}
+        )
         if not rows and purpose == "validation":
             other = [
                 r

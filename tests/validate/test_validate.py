@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -359,6 +360,25 @@ def test_vendored_real_hardware_files_validate_end_to_end():
     assert targets[("jetson_orin_nano_8gb", "matmul")]["checked"] == 20
     assert all(t["in_sample"] for t in targets.values())  # only calibration rows are shipped
     assert len(data["records"]) == 18 + 18 + 6 + 20 + 18 + 4
+
+
+def test_rows_a_shipped_calibration_was_fitted_on_are_in_sample():
+    """The Intel host's calibration names its three calibration files (by
+    their sha256): validating them is in sample, though validation rows of the
+    same target exist (before, they read "out of sample"); those validation
+    rows stay out of sample; the same file named on the command line is in sample too."""
+    args = ("--hw", "host_intel_xeon_2c_1t", "--op", "vector_add", "--format", "json")
+    fitted = json.loads(_run("--purpose", "calibration", *args).output)
+    assert [t["in_sample"] for t in fitted["summary"]["targets"]] == [True]
+    assert all(r["in_sample"] for r in fitted["records"])
+    held = json.loads(_run(*args).output)
+    assert [t["in_sample"] for t in held["summary"]["targets"]] == [False]
+    shipped = Path(__file__).resolve().parents[2] / "plugins/graphsval_cpu/graphsval_cpu"
+    named = shipped / "baselines/host_intel_xeon_2c_1t_vector_add.calibration.csv"
+    again = json.loads(
+        _run("--purpose", "calibration", "--baseline", str(named), "--format", "json").output
+    )
+    assert [t["in_sample"] for t in again["summary"]["targets"]] == [True]
 
 
 def test_html_escapes_data(world, tmp_path):

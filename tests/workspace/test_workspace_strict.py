@@ -176,3 +176,24 @@ def test_a_folder_or_a_link_loop_in_targets_is_named(workspace, run):
     assert f"{loop}: is no regular file" in line
     result = run(workspace, "targets")
     assert "host_folder" in result.output and "host_loop" in result.output
+
+
+def test_a_workspace_calibration_naming_another_target_is_an_error(workspace, run):
+    """Its file says it calibrates KEY, its content another target: before, it
+    was skipped and KEY answered with its datasheet's figures, exit 0."""
+    data = _calibration()
+    data["target"] = "other"
+    path = write_json(calibration_path(workspace, KEY), data)
+    line = _one_error(run(workspace, *EXPLAIN))
+    assert f"workspace calibration {path}" in line
+    assert f"calibrates 'other', but its file name says '{KEY}'" in line
+
+
+def test_a_workspace_calibration_of_no_target_is_an_error(workspace, run):
+    data = _calibration()
+    data["target"] = "ghost"
+    path = write_json(calibration_path(workspace, "ghost"), data)
+    line = _one_error(run(workspace, *EXPLAIN[:-1], "ghost"))
+    assert f"workspace calibration {path}" in line
+    assert "calibrates 'ghost', a target no plugin or workspace has" in line
+    assert run(workspace, *EXPLAIN).exit_code == 0  # the workspace's own target still answers
