@@ -333,10 +333,15 @@ def select(
         return Baselines(selections, [])
     parsed: dict[str, Baseline] = {}
     hashes: dict[str, str] = {}
+    first: dict[str, str] = {}  # sha256 -> the file read with those bytes
     for plugin, item in registry.baseline_files():
         shipped = shipped_baseline(registry, plugin, item, hws)
         if shipped is None:
             continue
+        if shipped[1] in first:  # a copy (a workspace's of a shipped file): its rows once
+            warn_input(f"{item}: the same bytes as {first[shipped[1]]}; read once")
+            continue
+        first[shipped[1]] = str(item)
         parsed[str(item)], hashes[str(item)] = shipped
     recaptures = {p for p in parsed if is_recapture(p)}
     pairs = []
