@@ -15,7 +15,7 @@ from graphsval_core.files.baseline import (
     read_baseline_file,
     read_many,
 )
-from graphsval_core.plugins.registry import Registry
+from graphsval_core.plugins.registry import WORKSPACE, Registry
 
 
 def find_measured(
@@ -56,12 +56,15 @@ def find_measured(
 
 
 def _installed(registry: Registry) -> list[Baseline]:
-    """Every shipped baseline that parses; the others are their plugin's problem."""
+    """Every shipped baseline that parses; the others are their plugin's
+    problem, but a workspace's is an error (:class:`BaselineFileError`)."""
     out = []
     for plugin, item in registry.baseline_files():
         try:
             out.append(read_baseline_file(item)[0])
         except BaselineFileError as exc:
+            if plugin == WORKSPACE:  # the user's own capture: as strict as a file named
+                raise
             registry.contribution_problem(
                 plugin, "graphsval_baselines", f"shipped baseline left out: {exc}"
             )

@@ -43,7 +43,7 @@ from graphsval_core.files.baseline import (
 )
 from graphsval_core.files.baseline_block import RowBlock
 from graphsval_core.files.baseline_stream import BaselineStream
-from graphsval_core.plugins.registry import Registry
+from graphsval_core.plugins.registry import WORKSPACE, Registry
 
 #: The hook a plugin ships baselines through.
 HOOK = "graphsval_baselines"
@@ -112,6 +112,8 @@ def shipped_baseline(
     try:
         baseline, sha = read_baseline_file(item)
     except BaselineFileError as exc:
+        if plugin == WORKSPACE:  # the user's own capture: as strict as a file named
+            raise
         registry.contribution_problem(plugin, HOOK, f"shipped baseline left out: {exc}")
         return None
     targets, ops = registry.targets(), registry.ops()

@@ -132,9 +132,11 @@ class WorkspacePlugin:
     @hookimpl
     def graphsval_baselines(self) -> Iterable[Path]:
         """``baselines/*.csv`` and their recaptures, ``baselines/recapture/*.csv``
-        (validate pairs each with the baseline of the same name); a file that
-        cannot be parsed, or holds rows of a target nobody registers, is one
-        problem, and left out."""
+        (validate pairs each with the baseline of the same name). A file that
+        cannot be parsed is handed on as it is: the user's own capture is read
+        as strictly as a file named, and the command that reads it stops with
+        one line naming the file and row (exit 2). One that holds rows of a
+        target nobody registers is one problem, and left out."""
         from graphsval_core.files.baseline import read_baseline_file
 
         folder = self.folder / BASELINES_DIR
@@ -147,8 +149,8 @@ class WorkspacePlugin:
         for path in found:
             try:
                 baseline = read_baseline_file(path)[0]
-            except Exception as exc:
-                self.problem(f"invalid baseline {exc}")
+            except Exception:  # its reader names the problem, as an error
+                out.append(path)
                 continue
             unknown = sorted({r.hardware for r in baseline.rows} - set(known or ()))
             if known is not None and unknown:

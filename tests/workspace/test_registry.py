@@ -139,15 +139,22 @@ def test_an_invalid_spec_and_a_key_not_its_file_s_name_are_problems(workspace):
     assert registry.target(KEY).name == "Acme host, 1 thread"
 
 
-def test_a_malformed_baseline_is_one_problem_and_left_out(workspace):
+def test_a_malformed_baseline_is_an_error_where_it_is_read(workspace, run):
+    """The user's own capture is read as strictly as a file named: listed as
+    it is, and validate and registry lookup stop on it with one line (exit 2;
+    it was a warning, and validate's verdict left the file out)."""
     bad = baseline_path(workspace, KEY, "linear", "validation")
     bad.write_text("hardware,op\nx\n")
     registry = build_registry(workspace=workspace)
     files = [str(item) for _, item in registry.baseline_files()]
-    assert str(bad) not in files
+    assert str(bad) in files and not registry.problems
     assert str(baseline_path(workspace, KEY, "matmul", "validation")) in files
-    (problem,) = registry.problems
-    assert str(bad) in str(problem)
+    lookup = ("registry", "lookup", "--hw", KEY, "--op", "matmul", "--dtype", "fp32")
+    for args in (("validate", "-q"), (*lookup, "--shape", "1x1x1")):
+        result = run(workspace, *args)
+        assert result.exit_code == 2, result.output
+        (line,) = [x for x in result.output.splitlines() if x.strip()]
+        assert line.startswith(f"Error: {bad}") and "Traceback" not in result.output
 
 
 def test_a_calibration_of_an_installed_target_is_not_the_workspaces(workspace):
