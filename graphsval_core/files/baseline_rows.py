@@ -256,11 +256,26 @@ def _number(
     return test
 
 
+def _matches(pattern: str) -> Callable[[str], bool]:
+    whole = re.compile(pattern)
+    return lambda value: whole.fullmatch(value.strip()) is not None
+
+
 def _json_object(value: str) -> bool:
+    """A JSON object, as strictly as every JSON file is read: no NaN or
+    Infinity, no key given twice."""
     try:
-        return isinstance(json.loads(value), dict)
+        data = json.loads(value, parse_constant=_no_constant, object_pairs_hook=_unique)
     except (ValueError, RecursionError):
         return False
+    return isinstance(data, dict)
+
+
+def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    keys = [k for k, _ in pairs]
+    if len(set(keys)) != len(keys):
+        raise ValueError("a key given twice")
+    return dict(pairs)
 
 
 def _timestamp(value: str) -> bool:
@@ -344,6 +359,16 @@ EXTRA_VALUES: dict[str, ValueRule] = {
     ),
     "captured_at": ValueRule(_timestamp, "an ISO 8601 time such as 2026-12-01T06:55:24Z"),
     "details": ValueRule(_json_object, "a JSON object"),
+    "busy": ValueRule(
+        _matches(r"no|yes|yes: .+|waited out: .+"),
+        "no, yes, or 'yes: ' or 'waited out: ' and what the capture saw",
+    ),
+    "output_alloc": ValueRule(
+        _choice("fresh", "preallocated"), "fresh or preallocated (how the output was allocated)"
+    ),
+    "check_scope": ValueRule(
+        _matches(r"all elements|sampled [0-9]+ elements"), "all elements or 'sampled N elements'"
+    ),
 }
 
 
@@ -373,10 +398,11 @@ def extra_checks(names: list[str]) -> Any:
             error = extra_value_error(where, name, extras[name])
             if error is not None:
                 raise error
+        _agree(where, extras)
         text = extras["fingerprint"].strip() if fingerprint else ""
         if text and text not in good:
             try:
-                data = json.loads(text, parse_constant=_no_constant)
+                data = json.loads(text, parse_constant=_no_constant, object_pairs_hook=_unique)
             except (ValueError, RecursionError):
                 data = None
             if not isinstance(data, dict) or not all(
@@ -392,6 +418,20 @@ def extra_checks(names: list[str]) -> Any:
 
 def _no_constant(name: str) -> Any:
     raise ValueError(name)
+
+
+def _agree(where: str, extras: dict[str, str]) -> None:
+    """Columns the capture writes together agree: p10 at most p90, and as
+    many round latencies as rounds (an unmeasured round an empty place)."""
+    p10, p90 = extras.get("p10_s", "").strip(), extras.get("p90_s", "").strip()
+    if p10 and p90 and plain_float(p10) > plain_float(p90):
+        raise BaselineFileError(f"{where}: p10_s {clip(p10)} is above p90_s {clip(p90)}")
+    rounds, each = extras.get("rounds", "").strip(), extras.get("round_latencies_s", "")
+    if rounds and each.strip() and int(rounds) != len(each.split(" ")):
+        raise BaselineFileError(
+            f"{where}: round_latencies_s holds {len(each.split(' '))} value(s) for "
+            f"rounds {rounds}; give one per round (an unmeasured one empty)"
+        )
 
 
 def blank(raw: list[str]) -> bool:

@@ -421,6 +421,8 @@ def _extras_plain(block: RowBlock, checks: Any) -> bool:
                 return False
         elif not all(rule.test(v) or not v.strip() for v in dict.fromkeys(values)):
             return False
+    if not _columns_agree(block):
+        return False
     fingerprints = block.extra("fingerprint")
     if fingerprints is None:
         return True
@@ -430,6 +432,29 @@ def _extras_plain(block: RowBlock, checks: Any) -> bool:
             checks("", {**empty, "fingerprint": text})
         except BaselineFileError:
             return False
+    return True
+
+
+def _columns_agree(block: RowBlock) -> bool:
+    """The columns a capture writes together agree in every row (p10 at most
+    p90, a round latency per round), as the row-by-row rules require; their
+    values are known to be numbers already."""
+    p10, p90 = block.extra("p10_s"), block.extra("p90_s")
+    if p10 is not None and p90 is not None:
+        low = _numbers(p10.tolist(), MAX_LATENCY_S, zero_ok=True)
+        high = _numbers(p90.tolist(), MAX_LATENCY_S, zero_ok=True)
+        if low is None or high is None or bool(np.any(low > high)):  # NaN (empty): no test
+            return False
+    rounds, each = block.extra("rounds"), block.extra("round_latencies_s")
+    if rounds is not None and each is not None:
+        given = (np.char.str_len(np.char.strip(rounds.astype(str))) > 0) & (
+            np.char.str_len(np.char.strip(each.astype(str))) > 0
+        )
+        if given.any():
+            counts = np.array([int(c) for c in rounds[given].tolist()])
+            places = np.char.count(each[given].astype(str), " ") + 1
+            if bool(np.any(counts != places)):
+                return False
     return True
 
 

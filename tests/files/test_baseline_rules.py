@@ -285,6 +285,10 @@ BAD_VALUES = [
     ),
     ("captured_at", "yesterday", "an ISO 8601 time such as 2026-12-01T06:55:24Z"),
     ("details", "[1]", "a JSON object"),
+    ("details", '{"a": NaN}', "a JSON object"),  # read as strictly as a JSON file
+    ("busy", "maybe", "no, yes, or 'yes: ' or 'waited out: '"),
+    ("output_alloc", "bogus", "fresh or preallocated"),
+    ("check_scope", "some", "all elements or 'sampled N elements'"),
 ]
 
 
@@ -307,7 +311,9 @@ def test_a_known_column_holds_only_its_values(monkeypatch, column, value, expect
         ("round_latencies_s", ["2.4944e-05 2.2824e-05", "1e-3  2e-3", ""]),
         ("captured_at", ["2026-12-01T06:55:24Z", "2026-12-01 06:55"]),
         ("details", ["{}", ""]),
-        ("busy", ["no", "yes", "waited out: load 3.1"]),
+        ("busy", ["no", "yes", "waited out: load 3.1", "yes: 1 of 3 round(s) measured while busy"]),
+        ("output_alloc", ["fresh", "preallocated", ""]),
+        ("check_scope", ["all elements", "sampled 1008 elements", ""]),
     ],
 )
 def test_what_the_capture_writes_reads(monkeypatch, column, values):
@@ -315,6 +321,25 @@ def test_what_the_capture_writes_reads(monkeypatch, column, values):
     out = _readers(_file(f"{HEADER},{column}", *rows), monkeypatch)
     assert not isinstance(out, str), out
     assert [r.extras[column] for r in out] == values
+
+
+@pytest.mark.parametrize(
+    ("columns", "values", "fragment"),
+    [
+        ("p10_s,p90_s", "5,1.4e-06", "b.csv:3: p10_s '5' is above p90_s '1.4e-06'"),
+        (
+            "rounds,round_latencies_s",
+            "3,1e-6 2e-6 3e-6 4e-6",
+            "b.csv:3: round_latencies_s holds 4 value(s) for rounds 3",
+        ),
+    ],
+)
+def test_columns_written_together_agree(monkeypatch, columns, values, fragment):
+    """p10 above p90, or more round latencies than rounds: no capture wrote them."""
+    good = "1e-6,2e-6" if columns.startswith("p10") else "2,1e-6 "  # an unmeasured round: empty
+    text = _file(f"{HEADER},{columns}", _row(1) + f",{good}", _row(2) + f",{values}")
+    out = _readers(text, monkeypatch)
+    assert isinstance(out, str) and out.startswith(fragment), out
 
 
 # --- one plain line for a byte, a line end, an empty file --------------------------------------
