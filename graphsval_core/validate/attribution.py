@@ -129,6 +129,12 @@ class Drift:
     def text(self) -> str:
         if not self.constant:
             return self._unnamed_text()
+        if not self.shapes or not np.isfinite(self.implied):
+            return (
+                f"{self.constant} (model {self._fmt(self.model)}): no shape implies a value "
+                f"(its predictions or measurements are not finite and positive numbers), so "
+                f"no drift can be named over {self.rows} shape{'s' if self.rows != 1 else ''}"
+            )
         if self.centred:
             return self._centred_text()
         direction = "over" if self.median_error > 0 else "under"
@@ -331,7 +337,7 @@ def implied_declared(columns: Mapping[str, np.ndarray], constant: PredictorConst
         measured, predicted = columns["latency_measured_s"], columns["latency_predicted_s"]
     ok = np.isfinite(measured) & np.isfinite(predicted) & (measured > 0) & (predicted > 0)
     latency = constant.quantity == "latency"
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # huge: not finite, left
         if latency and constant.unit.endswith("/s"):
             term = columns["compute_s"] if constant.regime == ALU_BOUND else columns["memory_s"]
             rest = measured - np.nan_to_num(columns["fixed_s"])

@@ -12,6 +12,7 @@ from graphsval_core.validate.attribution import (
     Drift,
     attribute,
     build_cells,
+    implied_declared,
 )
 from graphsval_core.validate.harness import Validation
 from graphsval_core.validate.records import Records, Terms
@@ -245,3 +246,27 @@ def test_an_off_centre_cell_whose_constant_did_not_move_blames_another_term():
     moved = Drift("static power", "W", 79.2, 60.0, 14, -0.10, "energy", band=0.15)
     assert not moved.holds and "measurements imply" in moved.text()
     assert "holds" not in moved.text()
+
+
+def test_a_constant_no_shape_implies_says_so():
+    """A predictor whose latencies overflow (1e300 s, finite and positive but
+    times a constant not): no shape implies a value, said in words, not
+    "imply nan B/s (+nan%) over 0 shapes"."""
+    none = Drift("L2 bandwidth", "B/s", 1e11, float("nan"), 0, 0.5, band=0.20, rows=4)
+    text = none.text()
+    assert "nan" not in text
+    assert "L2 bandwidth (model 100 GB/s): no shape implies a value" in text
+    assert "over 4 shapes" in text
+    columns = {
+        "latency_measured_s": np.array([1e-5, 2e-5]),
+        "latency_predicted_s": np.array([1e300, 1e300]),
+        "compute_s": np.array([np.nan, np.nan]),
+        "memory_s": np.array([1e300, 1e300]),
+        "fixed_s": np.array([0.0, 0.0]),
+    }
+    from graphsval_core.plugins.records import PredictorConstant
+
+    constant = PredictorConstant(name="L2 bandwidth", value=1e300, unit="B/s", regime="l2_bound")
+    with np.errstate(all="raise"):  # no warning may leak
+        implied = implied_declared(columns, constant)
+    assert implied.size == 0
