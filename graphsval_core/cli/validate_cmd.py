@@ -163,9 +163,15 @@ def validate(
     if result.floors is not None and result.floors.error:  # before any verdict is printed
         raise InputError(result.floors.error)
     if summary is None or validation is None:
+        why = (
+            "their baselines hold no row of an installed target and op (the warnings "
+            "name what was left out)"
+            if registry.baseline_files()
+            else "the installed plugins ship no baselines"
+        )
         click.echo(
-            "note: the installed plugins ship no baselines; nothing to validate "
-            "(see `graphsval plugins`); running the consistency checks only"
+            f"note: {why}; nothing to validate (see `graphsval plugins`); running the "
+            "consistency checks only"
         )
         click.echo("\n".join(report_lines(list(result.consistency))))
         if result.failed:
