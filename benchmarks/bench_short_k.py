@@ -1,10 +1,11 @@
 """Benchmark: what an fp32 product with a short K costs per element of C.
 
 Run: python benchmarks/bench_short_k.py [--m M] [--n N]
-Prints figures; asserts nothing; about half a minute at one thread. The
+Prints figures; asserts nothing; a few seconds at one thread. The
 evidence behind "Zen 4: fp32 products with a short K" in
-docs/model-fidelity.md: the time of ``torch.matmul`` (best of five rounds,
-warm data, one thread)
+docs/model-fidelity.md: the time of ``torch.mm`` into an output allocated
+once (``out=``: no page of it is faulted in during the timing; best of five
+rounds, warm data, one thread)
 
 - over K for one M x N (by default 2048 x 2048), beside zeroing the same
   output, to tell a cost per element of C from one per multiply-add;
@@ -57,13 +58,13 @@ def main() -> None:
     print(f"{'K':>5} {'us':>10} {'ns per C element':>17} {'GFLOP/s':>8}")
     for k in KS:
         a, b = torch.randn(m, k), torch.randn(k, n)
-        us = best_us(lambda a=a, b=b: torch.matmul(a, b), m * n)
+        us = best_us(lambda a=a, b=b: torch.mm(a, b, out=out), m * n)
         print(f"{k:5d} {us:10.1f} {us * 1e3 / (m * n):17.3f} {2 * m * n * k / us / 1e3:8.1f}")
     print(f"\n{m} x 4 x N: C's size and row stride")
     print(f"{'N':>5} {'C MiB':>7} {'row B':>6} {'us':>10} {'ns per C element':>17}")
     for cols in NS:
-        a, b = torch.randn(m, 4), torch.randn(4, cols)
-        us = best_us(lambda a=a, b=b: torch.matmul(a, b), m * cols)
+        a, b, c = torch.randn(m, 4), torch.randn(4, cols), torch.empty(m, cols)
+        us = best_us(lambda a=a, b=b, c=c: torch.mm(a, b, out=c), m * cols)
         size = m * cols * 4 / 2**20
         print(f"{cols:5d} {size:7.2f} {cols * 4:6d} {us:10.1f} {us * 1e3 / (m * cols):17.3f}")
 
