@@ -39,6 +39,10 @@ from graphsval_core.plugins.answers import check_answer, materialise
 from graphsval_core.plugins.calls import CallLog
 from graphsval_core.plugins.interrupts import is_plugin_fault
 
+#: Hooks whose answer shapes a target's model: only the plugin that registers
+#: the target (or the core's built-in defaults) may answer them for it.
+OWN_TARGET_HOOKS = frozenset({"graphsval_memory_hierarchy", "graphsval_residency_window"})
+
 #: A wrapper's generator, paused at its ``yield``.
 Teardown = Generator[Any, Any, Any]
 
@@ -93,6 +97,9 @@ class GuardedPluginManager(pluggy.PluginManager):
         self.calls = CallLog()
         self.add_hookcall_monitoring(self.calls.before, self.calls.after)
         self._on_failure = on_failure
+        #: ``(plugin, target key) -> bool``: whether the plugin may shape the
+        #: model of that target (:data:`OWN_TARGET_HOOKS`); None: any may
+        self.may_shape: Callable[[str, str], bool] | None = None
 
     def register(self, plugin: object, name: str | None = None) -> str | None:
         """Register ``plugin`` as pluggy does, then guard each of its implementations."""
@@ -103,7 +110,9 @@ class GuardedPluginManager(pluggy.PluginManager):
             firstresult = bool(caller.spec and caller.spec.opts.get("firstresult"))
             for impl in caller.get_hookimpls():
                 if impl.plugin is plugin and not isinstance(impl.function, Guard):
-                    body = _Guarded(impl, caller.name, firstresult, self.calls, self._on_failure)
+                    body = _Guarded(
+                        impl, caller.name, firstresult, self.calls, self._on_failure, self
+                    )
                     impl.function = Guard(impl.function, body.build())  # type: ignore[misc]
         return plugin_name
 
@@ -118,7 +127,9 @@ class _Guarded:
         firstresult: bool,
         calls: CallLog,
         on_failure: FailureHandler,
+        manager: GuardedPluginManager | None = None,
     ) -> None:
+        self.manager = manager
         self.function = impl.function
         self.argnames = impl.argnames
         self.plugin = impl.plugin_name
@@ -228,13 +239,31 @@ class _Guarded:
             self.fail(exc)
             return None
         try:
-            self.checked(value, self.call_kwargs(args, kwargs))
+            call = self.call_kwargs(args, kwargs)
+            self.checked(value, call)
+            if value is not None:
+                self.owns(call)
         except _Malformed as exc:
             self.fail(exc)
             return None
         if value is not None:
             self.note(value)
         return value
+
+    def owns(self, call: Mapping[str, Any]) -> None:
+        """Raise :class:`_Malformed` when the answer shapes the model of a
+        target another plugin registers (:data:`OWN_TARGET_HOOKS`): a plugin
+        answers for its own targets, the core's defaults for every one."""
+        may = self.manager.may_shape if self.manager is not None else None
+        target = call.get("target")
+        if may is None or self.hook not in OWN_TARGET_HOOKS or target is None:
+            return
+        key = getattr(target, "key", None)
+        if isinstance(key, str) and not may(self.plugin, key):
+            raise self.malformed(
+                f"answered for target {key!r}, which another plugin registers: a plugin "
+                "answers this hook for its own targets only"
+            )
 
     # --- wrappers ---------------------------------------------------------------
 

@@ -284,8 +284,10 @@ def graphsval_memory_hierarchy(target: TargetSpec) -> Sequence[MemoryTier] | Non
     """Return the memory tiers of ``target``, innermost first.
 
     First-result hook: stops at the first non-None result. The built-in
-    default (``trylast``) returns ``target.tiers``; a plugin may override it,
-    e.g. to apply a calibrated effective capacity of a shared tier.
+    default (``trylast``) returns ``target.tiers``; a plugin may override it
+    for the targets it registers, e.g. to apply a calibrated effective
+    capacity of a shared tier. An answer for another plugin's target is
+    refused and named (the target keeps its own plugin's answer).
 
     :param target: the target spec.
     :returns: a sequence of :class:`~graphsval_core.datamodel.target.MemoryTier`, or
@@ -305,8 +307,10 @@ def graphsval_residency_window(
 
     First-result hook: stops at the first non-None result. Called for ops with
     a matrix product (``op.gemm_dims``); the built-in default (``trylast``) is a
-    square output tile fitting the tier's capacity. A target may override it
-    (a KPU keeps a layer's weights resident).
+    square output tile fitting the tier's capacity. A target's plugin may
+    override it for its own targets (a KPU keeps a layer's weights resident);
+    an answer for another plugin's target, or a tile that is not finite and
+    at least 1 along each dimension, is refused and named.
 
     :param target: the target spec.
     :param op: the op.

@@ -235,6 +235,7 @@ class Registry:
 
     def __init__(self, infos: dict[str, PluginInfo]) -> None:
         self.pm = GuardedPluginManager(PROJECT_NAME, self._hook_failed)
+        self.pm.may_shape = self._may_shape
         self.pm.add_hookspecs(hookspecs)
         self.infos = infos
         self.problems: list[PluginProblem] = []
@@ -511,6 +512,14 @@ class Registry:
                         getattr(self.infos[plugin], listing).append(key)
                     if listing == "targets":
                         self._target_plugin[key] = plugin
+
+    def _may_shape(self, plugin: str, key: str) -> bool:
+        """Whether ``plugin`` may answer a model hook for target ``key``: the
+        core's built-in plugins for every target, a plugin for those it
+        registers (a target nobody registers: anyone, e.g. a test's spec)."""
+        info = self.infos.get(plugin)
+        owner = self._target_plugin.get(key)
+        return bool(info is not None and info.builtin) or owner is None or owner == plugin
 
     def apply_calibrations(self) -> None:
         """Replace each calibrated target's spec by its calibrated copy."""

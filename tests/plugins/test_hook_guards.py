@@ -267,9 +267,9 @@ def test_a_failing_first_result_is_skipped_for_the_next_and_recorded_once(world,
             raise bad
         return bad
 
-    registry = world(
-        first={"graphsval_memory_hierarchy": hookimpl(tryfirst=True)(first)},
+    registry = world(  # "second" registers toy_target (a model hook answers for its own)
         second={"graphsval_memory_hierarchy": lambda target: target.tiers[1:]},
+        first={"graphsval_memory_hierarchy": hookimpl(tryfirst=True)(first)},
     )
     target = registry.target("toy_target")
     for _ in range(3):
@@ -324,6 +324,53 @@ def test_a_residency_window_of_impossible_tiles_gives_no_answer(world, value, sh
         f"returned a tile of {shown} elements along a dimension, expected finite numbers "
         "of at least 1" in _problems(registry)[0]
     )
+
+
+@pytest.mark.parametrize("hook", ["graphsval_memory_hierarchy", "graphsval_residency_window"])
+def test_a_model_hook_answers_only_for_its_own_targets(world, hook):
+    """A plugin that answers a model hook for another plugin's target (ten
+    times the bandwidth of every tier, a window of its own) would change that
+    target's every prediction with no word: it is refused and named, and the
+    target keeps its own plugin's (here the built-in default's) answer. The
+    plugin that registers the target may answer."""
+
+    def other(target, **_: Any) -> Any:
+        if hook == "graphsval_memory_hierarchy":
+            return [
+                attrs.evolve(t, peak_bandwidth_bps=t.peak_bandwidth_bps * 10) for t in target.tiers
+            ]
+        return np.full((len(_["shapes"]), 3), 4.0)
+
+    impl = (
+        (lambda target: other(target))
+        if hook == "graphsval_memory_hierarchy"
+        else (lambda target, op, shapes, dtype, tier: other(target, shapes=shapes))
+    )
+    registry = world(owner={}, meddler={hook: hookimpl(tryfirst=True)(impl)})
+    target = registry.target("toy_target")
+    shapes = np.full((2, 3), 64)
+    if hook == "graphsval_memory_hierarchy":
+        tiers = registry.memory_hierarchy(target)
+        assert [t.peak_bandwidth_bps for t in tiers] == [t.peak_bandwidth_bps for t in target.tiers]
+    else:
+        tile = registry.residency_window(
+            target, registry.op("matmul"), shapes, "fp32", target.tiers[0]
+        )
+        assert not np.all(np.asarray(tile) == 4.0)
+    (problem,) = _problems(registry)
+    assert problem.startswith(f"plugin 'meddler' (meddler-dist 1.0): hook {hook} answered for ")
+    assert "target 'toy_target', which another plugin registers" in problem
+    own = world(owner={hook: hookimpl(tryfirst=True)(impl)})
+    target = own.target("toy_target")
+    if hook == "graphsval_memory_hierarchy":
+        assert (
+            own.memory_hierarchy(target)[0].peak_bandwidth_bps
+            == 10 * target.tiers[0].peak_bandwidth_bps
+        )
+    else:
+        tile = own.residency_window(target, own.op("matmul"), shapes, "fp32", target.tiers[0])
+        assert np.all(np.asarray(tile) == 4.0)
+    assert not _problems(own)
 
 
 def test_a_probe_returning_garbage_gives_no_answer(world):
