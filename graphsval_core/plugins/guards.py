@@ -209,6 +209,8 @@ class _Guarded:
         if self.firstresult:
             if value is not result:
                 self.checked(value, call)
+                if value is not None:  # a wrapper's answer is held to the same owner rule
+                    self.owns(call)
             return value
         if not isinstance(value, list):
             raise self.malformed(

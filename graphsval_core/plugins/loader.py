@@ -237,6 +237,16 @@ def build_registry(
 
     eps = _unique_entry_points(_entry_points(), registry)
     for name, ep in eps.items():
+        if name in BUILTIN_PLUGINS or name == WORKSPACE_PLUGIN:  # reserved, even if blocked
+            dist, version = _dist_of(ep)
+            loser = f"{name} ({dist or ep.value})"
+            infos[loser] = PluginInfo(loser, ep.value, dist, version)
+            registry.record_problem(
+                loser,
+                f"entry point name {name!r} is a built-in plugin's: not loaded "
+                "(give the plugin a name of its own)",
+            )
+            continue
         if (autoload or name in requested) and name not in blocked:
             info = PluginInfo(name, ep.value, *_dist_of(ep))
             if _malformed(ep):

@@ -206,10 +206,10 @@ def test_an_inner_exception_reaches_the_wrapper(world):
             caught.append(exc)
             return target.tiers[:1]
 
-    registry = world(
+    registry = world(  # "wrap" registers toy_target: its answer for it stands
         strict=True,
-        broken={"graphsval_memory_hierarchy": broken},
         wrap={"graphsval_memory_hierarchy": graphsval_memory_hierarchy},
+        broken={"graphsval_memory_hierarchy": broken},
     )
     assert _names(registry.memory_hierarchy(registry.target("toy_target"))) == ["l1"]
     (error,) = caught
@@ -595,3 +595,34 @@ def test_an_op_of_four_dims_gets_the_default_tile_of_its_matrix_product(make_plu
     assert MATMUL.gemm_dims is not None
     assert batched.latency_s[0] == pytest.approx(flat.latency_s[0])
     assert registry.problems == []
+
+
+@pytest.mark.parametrize("style", ["wrapper", "hookwrapper"])
+def test_a_wrapper_is_held_to_the_owner_rule_too(world, style):
+    """A wrapper that replaces another plugin's target's tiers got around the
+    rule (the newcomer's gave every built-in target ten times its bandwidth):
+    its answer is refused and named, the target keeps its own."""
+
+    def tenfold(tiers: Any) -> Any:
+        return [attrs.evolve(t, peak_bandwidth_bps=t.peak_bandwidth_bps * 10) for t in tiers]
+
+    if style == "wrapper":
+
+        @hookimpl(wrapper=True)
+        def graphsval_memory_hierarchy(target):
+            tiers = yield
+            return tenfold(tiers)
+
+    else:
+
+        @hookimpl(hookwrapper=True)
+        def graphsval_memory_hierarchy(target):
+            outcome = yield
+            outcome.force_result(tenfold(outcome.get_result()))
+
+    registry = world(owner={}, meddler={"graphsval_memory_hierarchy": graphsval_memory_hierarchy})
+    target = registry.target("toy_target")
+    tiers = registry.memory_hierarchy(target)
+    assert [t.peak_bandwidth_bps for t in tiers] == [t.peak_bandwidth_bps for t in target.tiers]
+    (problem,) = _problems(registry)
+    assert "plugin 'meddler'" in problem and "answered for target 'toy_target'" in problem

@@ -144,3 +144,30 @@ def test_two_third_parties_sharing_an_entry_point_name_both_lose_it(
     assert not {"one_t", "two_t"} & set(registry.targets())
     assert len(registry.problems) == 2
     assert all("neither is loaded" in str(p) for p in registry.problems)
+
+
+@pytest.mark.parametrize(
+    "name", ["builtin_defaults", "builtin_ops", "builtin_reference", "builtin_checks", "workspace"]
+)
+def test_a_third_party_named_like_a_built_in_is_not_loaded(
+    fake_entry_points, make_entry_point, make_plugin, make_target, name
+):
+    """An entry point named ``builtin_defaults`` took the built-in's record
+    (the core's defaults were then refused as another plugin's answers, and
+    every command failed); ``builtin_ops`` hid every op. The built-in keeps
+    its name and the third party is named as not loaded."""
+    evil = make_plugin(name, lambda: [make_target("evil_one")])
+    good = make_plugin("good", lambda: [make_target("good_one")])
+    fake_entry_points(
+        make_entry_point(name, lambda: evil, "graphsval-evil", "6.6.6"),
+        make_entry_point("good", lambda: good, "graphsval-good", "1.0"),
+    )
+    registry = build_registry()
+    assert "evil_one" not in registry.targets()
+    assert {"matmul", "linear", "vector_add"} <= set(registry.ops())
+    if name != "workspace":
+        assert registry.infos[name].builtin and registry.infos[name].loaded
+    (problem,) = registry.problems
+    assert f"entry point name {name!r} is a built-in plugin's: not loaded" in str(problem)
+    target = registry.target("good_one")
+    assert registry.memory_hierarchy(target) == target.tiers  # the core's default answers
