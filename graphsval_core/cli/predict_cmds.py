@@ -36,14 +36,9 @@ def _warn_placeholder(app: AppContext, target: Any) -> None:
     """A detected target this machine cannot probe (``host_gpu`` with no GPU)
     has placeholder figures: say so once, so that its predictions never read
     as a part's."""
-    if not target.detected:
-        return
-    probe = app.registry.measurer_probe(target)
-    if not probe.available:
-        warn_input(
-            f"{target.key} is detected from this machine, which it cannot probe "
-            f"({probe.reason}): its figures are placeholders, not a part's"
-        )
+    note = app.registry.placeholder_note(target)
+    if note:
+        warn_input(note)
 
 
 def _check_dtype(target: Any, dtype: str) -> None:

@@ -9,6 +9,7 @@ import click
 
 from graphsval_core.cli.context import AppContext, InputError, pass_app
 from graphsval_core.cli.output import echo_json
+from graphsval_core.datamodel.errors import warn_input
 from graphsval_core.datamodel.tables import format_table
 from graphsval_core.files.outputs import check_output_file, check_output_folder
 
@@ -120,9 +121,12 @@ def label(
         raise click.UsageError("--update rewrites the shipped labels; it takes no --out")
     for hw in hws:
         try:
-            app.registry.target(hw)
+            target = app.registry.target(hw)
         except UnknownNameError as exc:
             raise click.BadParameter(str(exc), param_hint="'--hw'") from None
+        note = app.registry.placeholder_note(target)
+        if note:  # labels from placeholder figures: said, as predict says it
+            warn_input(note)
         plugin = app.registry.target_plugin(hw)
         if out is None and not is_first_party(plugin.distribution):
             raise click.UsageError(

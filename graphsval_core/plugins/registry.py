@@ -655,6 +655,20 @@ class Registry:
             raise HookError("'graphsval'", "graphsval_residency_window", LookupError("no answer"))
         return tiles
 
+    def placeholder_note(self, target: TargetSpec) -> str | None:
+        """Why ``target``'s figures are placeholders (a target detected from
+        this machine, which cannot probe it: ``host_gpu`` with no GPU), as one
+        sentence; None when they are a part's."""
+        if not target.detected:
+            return None
+        probe = self.measurer_probe(target)
+        if probe.available:
+            return None
+        return (
+            f"{target.key} is detected from this machine, which it cannot probe "
+            f"({probe.reason}): its figures are placeholders, not a part's"
+        )
+
     def measurer_probe(self, target: TargetSpec) -> ProbeResult:
         """Whether ``target`` can be measured here; never raises for a plugin
         bug: a probe that failed is the reason it cannot."""

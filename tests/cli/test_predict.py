@@ -228,3 +228,28 @@ def test_a_placeholder_target_says_so(command):
     assert "its figures are placeholders" in result.stderr
     cpu = CliRunner().invoke(cli, [command, "--hw", "host_cpu", *args])
     assert cpu.exit_code == 0 and "placeholder" not in cpu.stderr
+
+
+def test_validate_and_sweep_label_say_a_target_is_a_placeholder(tmp_path):
+    """Rows judged against host_gpu's placeholder figures, or labels drawn
+    from them, carry the same warning as a prediction."""
+    from graphsval_core.plugins.loader import build_registry
+
+    registry = build_registry()
+    if registry.measurer_probe(registry.target("host_gpu")).available:
+        pytest.skip("this machine has a GPU: host_gpu's figures are its own")
+    rows = tmp_path / "gpu.validation.csv"
+    rows.write_text(
+        "hardware,op,shape,dtype,latency_s,energy_j,trial_count,notes\n"
+        "host_gpu,matmul,64x64x64,fp32,5.52e-6,,10,\n"
+    )
+    result = CliRunner().invoke(cli, ["validate", "--baseline", str(rows)])
+    assert result.exit_code in (0, 1), result.output
+    assert "host_gpu is detected from this machine, which it cannot probe" in " ".join(
+        result.output.split()
+    )
+    label = CliRunner().invoke(
+        cli, ["sweep", "label", "--hw", "host_gpu", "--out", str(tmp_path / "labels.json")]
+    )
+    assert label.exit_code == 0, label.output
+    assert "its figures are placeholders" in label.stderr
