@@ -219,6 +219,11 @@ def from_config(config: str, tokens: str, batch: int, dtype: str, out: str | Non
         raise click.BadParameter(
             f"token counts must be integers in [1, {MAX_TOKENS}]", param_hint="'--tokens'"
         )
+    twice = sorted({t for t in token_list if token_list.count(t) > 1})
+    if twice:  # each is a phase of the pass: given twice, a rollup would count it twice
+        raise click.BadParameter(
+            f"token count {twice[0]} is given twice; give each once", param_hint="'--tokens'"
+        )
     if dtype not in KNOWN_DTYPES:
         raise click.BadParameter(f"unknown dtype {dtype!r}", param_hint="'--dtype'")
     try:

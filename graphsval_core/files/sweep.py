@@ -197,6 +197,7 @@ def _counts(entry: dict[str, Any], at: str) -> None:
     if not isinstance(sites, list) or not sites:
         raise SweepFileError(f"{at}: 'used_in' must be a non-empty list of call sites")
     total = 0
+    seen: dict[tuple[Any, ...], int] = {}
     for j, site in enumerate(sites):
         here = f"{at}: used_in[{j}]"
         schema.obj(site, here, _ERR)
@@ -204,6 +205,13 @@ def _counts(entry: dict[str, Any], at: str) -> None:
         for key in ("model", "phase", "site"):
             if key in site:
                 schema.string(site[key], f"{here}.{key}", _ERR)
+        where = tuple(site.get(key) for key in ("model", "phase", "site", "batch"))
+        if where in seen:  # counted twice, a rollup would double its time
+            raise SweepFileError(
+                f"{here} is the call site of used_in[{seen[where]}] again (the same model, "
+                "phase, site and batch): give it once, with its calls counted there"
+            )
+        seen[where] = j
         total += schema.integer(site["count"], f"{here}.count", _ERR, 1, MAX_CALLS)
         if "batch" in site:  # the products one call does (the heads of a batched attention)
             schema.integer(site["batch"], f"{here}.batch", _ERR, 1, MAX_CALLS)

@@ -389,3 +389,27 @@ def test_an_empty_sweeps_folder_is_named(tmp_path):
     result = CliRunner().invoke(cli, ["sweep", "show", "--sweeps-dir", str(tmp_path)])
     assert result.exit_code == 2
     assert f"--sweeps-dir {tmp_path}: no sweep files (*.json) in it" in result.output
+
+
+def test_a_token_count_or_a_call_site_given_twice_is_refused(tmp_path):
+    """`--tokens 128,128` wrote every prefill call site twice, and a rollup
+    then doubled the model's time with no word; the reader refuses a call
+    site repeated within an entry, the command a token count given twice."""
+    config = str(FIXTURES / "llama-3.2-1b-config.json")
+    twice = CliRunner().invoke(
+        cli, ["sweep", "from-config", config, "--tokens", "128,128", "--out", str(tmp_path / "t")]
+    )
+    assert twice.exit_code == 2
+    assert "token count 128 is given twice; give each once" in twice.output
+    out = tmp_path / "once.json"
+    once = CliRunner().invoke(
+        cli, ["sweep", "from-config", config, "--tokens", "1,128", "--out", str(out)]
+    )
+    assert once.exit_code == 0, once.output
+    data = json.loads(out.read_text())
+    entry = data["shapes"][0]
+    entry["used_in"].append(dict(entry["used_in"][0]))
+    entry["count"] = sum(site["count"] for site in entry["used_in"])
+    out.write_text(json.dumps(data))
+    with pytest.raises(SweepFileError, match=r"shapes\[0\]: used_in\[\d+\] is the call site"):
+        load_sweep(out)
