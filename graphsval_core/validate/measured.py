@@ -34,6 +34,11 @@ def find_measured(
     :class:`~graphsval_core.files.baseline.BaselineFileError`; a shipped one
     is left out, its plugin's problem (named at the end of the command)."""
     files = read_many(baselines) if baselines else _installed(registry)
+    if baselines:  # the user's files are read whole, as validate reads them
+        for baseline in files:
+            wrong = misshapen_row(registry, baseline)
+            if wrong:
+                raise BaselineFileError(wrong)
     hits = [
         (b, r)
         for b in files
@@ -61,7 +66,11 @@ def _installed(registry: Registry) -> list[Baseline]:
     out = []
     for plugin, item in registry.baseline_files():
         try:
-            out.append(read_baseline_file(item)[0])
+            baseline = read_baseline_file(item)[0]
+            wrong = misshapen_row(registry, baseline)
+            if wrong:
+                raise BaselineFileError(wrong)
+            out.append(baseline)
         except BaselineFileError as exc:
             if plugin == WORKSPACE:  # the user's own capture: as strict as a file named
                 raise
@@ -69,6 +78,23 @@ def _installed(registry: Registry) -> list[Baseline]:
                 plugin, "graphsval_baselines", f"shipped baseline left out: {exc}"
             )
     return out
+
+
+def misshapen_row(registry: Registry, baseline: Baseline) -> str | None:
+    """The first row of ``baseline`` whose shape has another number of dims
+    than its op takes, as one line naming the file and line (None: every row
+    fits its op; a row of an op nobody registers is not judged here)."""
+    for row in baseline.rows:
+        try:
+            op = registry.op(row.op)
+        except LookupError:
+            continue
+        if len(row.dims) != len(op.dims):
+            return (
+                f"{baseline.path}:{row.line}: shape {row.shape} has {len(row.dims)} dims; "
+                f"{row.op} takes {len(op.dims)} ({'x'.join(op.dims)})"
+            )
+    return None
 
 
 def measured_dict(baseline: Baseline, row: BaselineRow) -> dict[str, Any]:

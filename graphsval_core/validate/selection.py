@@ -44,6 +44,7 @@ from graphsval_core.files.baseline import (
 from graphsval_core.files.baseline_block import RowBlock
 from graphsval_core.files.baseline_stream import BaselineStream
 from graphsval_core.plugins.registry import WORKSPACE, Registry
+from graphsval_core.validate.measured import misshapen_row
 
 #: The hook a plugin ships baselines through.
 HOOK = "graphsval_baselines"
@@ -111,6 +112,9 @@ def shipped_baseline(
     out is that plugin's problem, named in one line (strict mode: an error)."""
     try:
         baseline, sha = read_baseline_file(item)
+        wrong = misshapen_row(registry, baseline)
+        if wrong:
+            raise BaselineFileError(wrong)
     except BaselineFileError as exc:
         if plugin == WORKSPACE:  # the user's own capture: as strict as a file named
             raise

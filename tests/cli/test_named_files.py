@@ -9,6 +9,7 @@ import csv
 import os
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from graphsval_core.cli.main import cli
@@ -118,3 +119,20 @@ def test_a_misspelt_config_key_and_an_empty_sweep_are_named(tmp_path):
     none = _invoke("predict", "--hw", "i7_12700k", "--sweep", empty)
     assert none.exit_code == 2 and "the sweep holds no entry" in none.output
     assert "--op" not in none.output  # no such flag was given
+
+
+@pytest.mark.parametrize("command", ["registry lookup", "explain"])
+def test_a_malformed_shape_in_a_named_file_stops_a_lookup_too(tmp_path, command):
+    """registry lookup and explain read the file given whole, as validate does:
+    a row of the wrong dim count is named, whichever shape is looked up."""
+    rows = I7.read_text().splitlines()
+    header, second = rows[0].split(","), rows[2].split(",")
+    good = rows[1].split(",")[header.index("shape")]
+    second[header.index("shape")] = "64x64"
+    bad = tmp_path / "bad.csv"
+    bad.write_text("\n".join([rows[0], rows[1], ",".join(second)]) + "\n")
+    args = ["--hw", "i7_12700k", "--op", "matmul", "--dtype", "fp32", "--shape", good]
+    result = _invoke(*command.split(), *args, "--baseline", bad)
+    assert result.exit_code == 2, result.output
+    (line,) = [x for x in result.output.splitlines() if x.startswith("Error:")]
+    assert f"{bad}:3: shape 64x64 has 2 dims; matmul takes 3" in line
