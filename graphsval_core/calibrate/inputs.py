@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from attrs import frozen
+from attrs import evolve, frozen
 
 from graphsval_core.datamodel.errors import warn_input
 from graphsval_core.datamodel.target import TargetSpec
@@ -28,6 +28,7 @@ from graphsval_core.files.baseline import (
     BaselineRow,
     read_baseline_file,
 )
+from graphsval_core.files.baseline_rows import row_identity
 from graphsval_core.model.plausibility import LATENCY, Flag, format_suspect, row_flags
 from graphsval_core.plugins.registry import UnknownNameError
 
@@ -108,8 +109,21 @@ def read_rows(registry: Any, spec: TargetSpec, paths: Sequence[str]) -> Calibrat
     refused: list[str] = []
     suspect: list[SuspectRow] = []
     others: dict[str, Counter[str]] = {}
+    seen: dict[tuple[Any, ...], str] = {}  # each measurement, and the file it came from
     for path in paths:
         baseline, digest = read_baseline_file(path)  # one line for unreadable or non-UTF-8
+        again = [r for r in baseline.rows if seen.get(row_identity(r), str(path)) != str(path)]
+        if again:  # a copy of another file's rows (other line ends, a BOM): fitted once
+            first = seen[row_identity(again[0])]
+            warn_input(
+                f"{path}: {len(again)} of its {len(baseline.rows)} row(s) are {first}'s "
+                "measurements again; read once"
+            )
+            repeated = {id(r) for r in again}
+            kept = tuple(r for r in baseline.rows if id(r) not in repeated)
+            baseline = evolve(baseline, rows=kept)
+        for r in baseline.rows:
+            seen.setdefault(row_identity(r), str(path))
         mine = [r for r in baseline.rows if r.hardware == spec.key]
         other = Counter(r.hardware for r in baseline.rows if r.hardware != spec.key)
         if other:

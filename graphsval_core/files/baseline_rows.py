@@ -125,6 +125,23 @@ class BaselineRow:
         return self.latency_s is None
 
 
+def row_identity(row: BaselineRow) -> tuple[Any, ...]:
+    """What makes two rows one measurement: every value but the line it is
+    on (a copy of a file, whatever its line ends, holds the same ones)."""
+    return (
+        row.hardware,
+        row.op,
+        row.shape,
+        row.dtype,
+        row.latency_s,
+        row.energy_j,
+        row.trial_count,
+        row.notes,
+        row.purpose,
+        tuple(sorted(row.extras.items())),
+    )
+
+
 def purpose_from_name(path: str | Path) -> str | None:
     name = Path(path).name
     for purpose in PURPOSES:

@@ -42,6 +42,7 @@ from graphsval_core.files.baseline import (
     recapture_path,
 )
 from graphsval_core.files.baseline_block import RowBlock
+from graphsval_core.files.baseline_rows import row_identity
 from graphsval_core.files.baseline_stream import BaselineStream
 from graphsval_core.plugins.registry import WORKSPACE, Registry
 from graphsval_core.validate.measured import misshapen_row
@@ -145,6 +146,12 @@ def shipped_baseline(
     return evolve(baseline, rows=rows), sha
 
 
+def _rows_key(baseline: Baseline) -> int:
+    """What makes two baselines one: the same rows, column for column, in
+    order (a copy with other line ends or a BOM has them too)."""
+    return hash(tuple(row_identity(r) for r in baseline.rows))
+
+
 def _identity(item: Any) -> tuple[Any, ...]:
     """What makes two named files one: the same device and inode (a path
     again, a symbolic or a hard link), else the resolved path."""
@@ -178,6 +185,23 @@ def _content(item: Any) -> str | None:
     return digest.hexdigest()
 
 
+def _text_content(item: Any) -> str | None:
+    """The SHA-256 of a regular file's lines as the CSV reader takes them: a
+    leading BOM and each line's CR dropped, so that a copy saved with other
+    line ends (a spreadsheet's CRLF, a BOM) is the same file (None if it
+    cannot be read)."""
+    digest = hashlib.sha256()
+    try:
+        with open(str(item), "rb") as handle:
+            for n, line in enumerate(handle):
+                text = line.removeprefix(b"\xef\xbb\xbf") if n == 0 else line
+                digest.update(text.rstrip(b"\r\n"))
+                digest.update(b"\n")
+    except OSError:
+        return None
+    return digest.hexdigest()
+
+
 def _once(explicit: Sequence[Any]) -> list[Any]:
     """The named files, each once: a file named again (by the same path, a
     link to it, or a copy with the same bytes) is read once, with a warning,
@@ -195,16 +219,15 @@ def _once(explicit: Sequence[Any]) -> list[Any]:
         out.append(item)
     if len(out) < 2:
         return out
-    # only files of one size can hold the same bytes: hash those alone (each
-    # is read again as it is validated)
+    # a copy holds the same lines, whatever its line ends: hash each regular
+    # file's lines (each is read again as it is validated)
     sizes = [_size(item) for item in out]
-    alike = {size for size in sizes if size is not None and sizes.count(size) > 1}
     kept: list[Any] = []
     contents: dict[str, Any] = {}
     for item, size in zip(out, sizes, strict=True):
-        digest = _content(item) if size in alike else None
+        digest = _text_content(item) if size is not None else None
         if digest is not None and digest in contents:
-            warn_input(f"{item}: the same bytes as {contents[digest]}; read once")
+            warn_input(f"{item}: the same rows as {contents[digest]}; read once")
             continue
         if digest is not None:
             contents[digest] = item
@@ -344,10 +367,11 @@ def select(
         shipped = shipped_baseline(registry, plugin, item, hws)
         if shipped is None:
             continue
-        if shipped[1] in first:  # a copy (a workspace's of a shipped file): its rows once
-            warn_input(f"{item}: the same bytes as {first[shipped[1]]}; read once")
+        same = _rows_key(shipped[0])
+        if same in first:  # a copy (a workspace's of a shipped file): its rows once
+            warn_input(f"{item}: the same rows as {first[same]}; read once")
             continue
-        first[shipped[1]] = str(item)
+        first[same] = str(item)
         parsed[str(item)], hashes[str(item)] = shipped
     recaptures = {p for p in parsed if is_recapture(p)}
     pairs = []

@@ -49,6 +49,17 @@ def test_calibrate_returns_what_it_fitted_and_wrote(setup, tmp_path):
     assert result.report_dir is None and not (tmp_path / "plots").exists()
 
 
+def test_a_copy_of_a_file_with_other_line_ends_is_fitted_once(setup, tmp_path):
+    """The same measurements in a second file (saved with CRLF line ends and
+    a BOM) were fitted twice, flattering leave-one-out: read once, said."""
+    base = setup("toy.calibration.csv")
+    copy = tmp_path / "copy.calibration.csv"
+    copy.write_bytes(b"\xef\xbb\xbf" + base.read_bytes().replace(b"\n", b"\r\n"))
+    with pytest.warns(UserWarning, match=r"copy.calibration.csv: 14 of its 14 row\(s\) are "):
+        result = calibrate(build_registry(), _options(tmp_path, base, copy, leave_one_out=False))
+    assert len(result.rows) == 14
+
+
 def test_calibrate_without_leave_one_out_draws_plots_on_request(setup, tmp_path):
     options = _options(
         tmp_path,

@@ -42,8 +42,11 @@ def test_a_hard_link_a_copy_or_the_same_path_again_is_read_once(tmp_path):
     os.link(copy, hard)
     args = ("validate", "-q", "--purpose", "calibration", "--baseline", I7)
     once = _invoke(*args)
+    crlf = tmp_path / "crlf.csv"  # a spreadsheet's save: a BOM and CRLF line ends
+    crlf.write_bytes(b"\xef\xbb\xbf" + Path(I7).read_bytes().replace(b"\n", b"\r\n"))
     for again, says in (
-        (copy, f"warning: {copy}: the same bytes as {I7}; read once"),
+        (copy, f"warning: {copy}: the same rows as {I7}; read once"),
+        (crlf, f"warning: {crlf}: the same rows as {I7}; read once"),
         (I7, f"warning: {I7}: named again; read once"),
     ):
         twice = _invoke(*args, "--baseline", again)
@@ -53,8 +56,10 @@ def test_a_hard_link_a_copy_or_the_same_path_again_is_read_once(tmp_path):
     linked = _invoke(*args[:-1], copy, "--baseline", hard)
     assert linked.stdout == once.stdout.replace(str(I7), str(copy))
     assert f"warning: {hard}: the same file as {copy}; read once" in linked.stderr
-    other = tmp_path / "other.csv"  # the same rows but one byte apart: two files
-    other.write_bytes(Path(I7).read_bytes() + b"\n")
+    other = tmp_path / "other.csv"  # one measurement apart: two files
+    lines = Path(I7).read_text().splitlines(keepends=True)
+    lines[1] = lines[1].replace(",fp32,", ",fp32,9", 1)
+    other.write_text("".join(lines))
     assert "read once" not in _invoke(*args, "--baseline", other).stderr
 
 

@@ -59,17 +59,19 @@ def test_validate_with_no_arguments_includes_the_workspace_and_pairs_its_recaptu
 
 
 def test_a_workspace_copy_of_a_shipped_baseline_is_read_once(run, workspace):
-    """The same bytes as a shipped file (a user's copy into the workspace):
-    its rows are counted once, with a warning naming both files."""
+    """The same rows as a shipped file (a user's copy into the workspace,
+    byte for byte or saved with CRLF line ends): its rows are counted once,
+    with a warning naming both files."""
     shipped = CPU / "baselines" / f"{SHIPPED}_vector_add.validation.csv"
     args = ("validate", "--hw", SHIPPED, "--op", "vector_add", "--format", "json")
     before = json.loads(run(workspace, *args).stdout)["summary"]["targets"]
     copy = baseline_path(workspace, KEY, "matmul", "validation").parent / shipped.name
-    copy.write_bytes(shipped.read_bytes())
-    result = run(workspace, *args)
-    assert result.exit_code in (0, 1), result.output
-    assert json.loads(result.stdout)["summary"]["targets"] == before
-    assert f"warning: {copy}: the same bytes as {shipped}; read once" in result.stderr
+    for text in (shipped.read_bytes(), shipped.read_bytes().replace(b"\n", b"\r\n")):
+        copy.write_bytes(text)
+        result = run(workspace, *args)
+        assert result.exit_code in (0, 1), result.output
+        assert json.loads(result.stdout)["summary"]["targets"] == before
+        assert f"warning: {copy}: the same rows as {shipped}; read once" in result.stderr
 
 
 def test_validate_a_workspace_capture_as_calibration(run, workspace):
