@@ -355,8 +355,8 @@ def select(
         for item in _once(explicit):
             stream = BaselineStream(item, warn=False)  # its repeats: in the summary
             sel = Selection(str(item), ())
-            if fitted:  # a file some calibration was fitted on: its rows are in sample
-                sel.in_sample = _content(item) in fitted
+            if fitted and _size(item) is not None:  # a regular file (a pipe reads once)
+                sel.in_sample = _content(item) in fitted  # a fit read these bytes: in sample
             sel.source = _named(registry, sel, stream, hws, ops, purpose)
             selections.append(sel)
         return Baselines(selections, [])

@@ -102,3 +102,18 @@ def test_an_ascii_locale_reads_and_writes_utf8(tmp_path, valid_inputs):
     result = _run(argv, tmp_path, env)
     assert result.returncode in (0, 1), result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_a_baseline_piped_on_stdin_is_read_once(tmp_path):
+    """`validate --baseline /dev/stdin` read the pipe to hash it (is it a
+    file a calibration was fitted on?) and then found it empty."""
+    shipped = Path(__file__).resolve().parents[2] / "plugins/graphsval_cpu/graphsval_cpu"
+    rows = (shipped / "baselines/host_intel_xeon_2c_1t_vector_add.validation.csv").read_bytes()
+    result = subprocess.run(
+        [_graphsval(), "validate", "-q", "--baseline", "/dev/stdin"],
+        input=rows,
+        capture_output=True,
+        cwd=tmp_path,
+    )
+    assert result.returncode == 1, result.stderr
+    assert b"records pass" in result.stdout and b"empty file" not in result.stderr
