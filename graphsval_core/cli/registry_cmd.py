@@ -53,7 +53,16 @@ def lookup(
     except UnknownNameError as exc:
         raise click.BadParameter(str(exc), param_hint="'--hw'") from None
     try:
+        op_spec = reg.op(op)
+    except UnknownNameError as exc:
+        raise click.BadParameter(str(exc), param_hint="'--op'") from None
+    try:
         dims = split_shape(shape)
+        if len(dims) != len(op_spec.dims):
+            raise ShapeError(
+                f"shape {shape} has {len(dims)} dims; {op} takes {len(op_spec.dims)} "
+                f"({'x'.join(op_spec.dims)})"
+            )
     except ShapeError as exc:
         raise click.BadParameter(str(exc), param_hint="'--shape'") from None
     from graphsval_core.datamodel.dtypes import KNOWN_DTYPES

@@ -141,3 +141,18 @@ def test_a_malformed_shape_in_a_named_file_stops_a_lookup_too(tmp_path, command)
     assert result.exit_code == 2, result.output
     (line,) = [x for x in result.output.splitlines() if x.startswith("Error:")]
     assert f"{bad}:3: shape 64x64 has 2 dims; matmul takes 3" in line
+
+
+@pytest.mark.parametrize(
+    ("op", "shape", "says"),
+    [
+        ("conv2d", "768", "Invalid value for '--op': unknown op 'conv2d'"),
+        ("vector_add", "768x1", "Invalid value for '--shape': shape 768x1 has 2 dims"),
+    ],
+)
+def test_registry_lookup_names_a_bad_op_or_shape(op, shape, says):
+    """It said "was not measured", as if the flags were fine."""
+    args = ["--hw", "i7_12700k", "--op", op, "--shape", shape, "--dtype", "fp32"]
+    result = _invoke("registry", "lookup", *args)
+    assert result.exit_code == 2 and says in result.output, result.output
+    assert "was not measured" not in result.output
