@@ -12,7 +12,7 @@ import click
 
 from graphsval_core import __version__
 from graphsval_core.cli.context import AppContext, Group
-from graphsval_core.cli.params import refuse_empty_paths
+from graphsval_core.cli.params import refuse_empty_paths, refuse_repeated_options
 
 
 @click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -161,7 +161,7 @@ def _lazy_group(group: click.Group) -> None:
             return None
         module, attribute, _ = COMMANDS[name]
         command: click.Command = getattr(importlib.import_module(module), attribute)
-        return refuse_empty_paths(command)
+        return refuse_repeated_options(refuse_empty_paths(command))
 
     def format_commands(ctx: click.Context, formatter: click.HelpFormatter) -> None:
         from click.utils import make_default_short_help

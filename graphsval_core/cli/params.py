@@ -55,3 +55,65 @@ def refuse_empty_paths(command: click.Command) -> click.Command:
         for sub in command.commands.values():
             refuse_empty_paths(sub)
     return command
+
+
+def _single_options(command: click.Command) -> dict[str, click.Option]:
+    """Each spelling (``--shape``, ``-s``) of the options of ``command`` that
+    keep one value: not repeatable, not a count, not a flag."""
+    out: dict[str, click.Option] = {}
+    for param in command.params:
+        if isinstance(param, click.Option) and not (param.multiple or param.count or param.is_flag):
+            for spelling in param.opts:
+                out[spelling] = param
+    return out
+
+
+def repeated_option(args: list[str], single: dict[str, click.Option]) -> str | None:
+    """The first option of ``single`` that ``args`` give twice, as a message
+    naming it and both values (None: each is given once at most). Parsing
+    stops at ``--``; ``--name=value`` counts as the option."""
+    seen: dict[str, str] = {}
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "--":
+            break
+        name, eq, inline = arg.partition("=") if arg.startswith("--") else (arg, "", "")
+        param = single.get(name)
+        if param is None:
+            i += 1
+            continue
+        value = inline if eq else (args[i + 1] if i + 1 < len(args) else "")
+        key = param.name or name
+        if key in seen:
+            return (
+                f"{name} is given twice ({seen[key]!r} and {value!r}); it takes one value: "
+                "give it once"
+            )
+        seen[key] = value
+        i += 1 if eq else 2
+    return None
+
+
+def refuse_repeated_options(command: click.Command) -> click.Command:
+    """Make each command (and each subcommand) refuse an option that keeps one
+    value given twice, a usage error naming it, instead of keeping the last
+    (``predict --shape 8x8x8 --shape 16x16x16`` predicted one shape)."""
+    if isinstance(command, click.Group):
+        for sub in command.commands.values():
+            refuse_repeated_options(sub)
+        return command
+    if getattr(command, "refuses_repeats", False):
+        return command
+    parse = command.parse_args
+    single = _single_options(command)
+
+    def parse_args(ctx: click.Context, args: list[str]) -> list[str]:
+        problem = repeated_option(list(args), single)
+        if problem:
+            raise click.UsageError(problem, ctx)
+        return parse(ctx, args)
+
+    command.parse_args = parse_args  # type: ignore[method-assign]
+    command.refuses_repeats = True  # type: ignore[attr-defined]
+    return command

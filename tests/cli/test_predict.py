@@ -7,6 +7,7 @@ import io
 import json
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 
@@ -253,3 +254,60 @@ def test_validate_and_sweep_label_say_a_target_is_a_placeholder(tmp_path):
     )
     assert label.exit_code == 0, label.output
     assert "its figures are placeholders" in label.stderr
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [
+            "predict",
+            "--hw",
+            "i7_12700k",
+            "--op",
+            "matmul",
+            "--dtype",
+            "fp32",
+            "--shape",
+            "8x8x8",
+            "--shape",
+            "16x16x16",
+        ],
+        ["targets", "--hw", "host_cpu", "--hw=i7_12700k"],
+        [
+            "registry",
+            "lookup",
+            "--hw",
+            "i7_12700k",
+            "--op",
+            "matmul",
+            "--op",
+            "linear",
+            "--shape",
+            "64x64x64",
+            "--dtype",
+            "fp32",
+        ],
+    ],
+)
+def test_an_option_of_one_value_given_twice_is_refused(argv):
+    """click keeps the last: `--shape 8x8x8 --shape 16x16x16` predicted one
+    shape and said nothing. Options that repeat (--baseline, --hw of
+    validate) still do."""
+    result = CliRunner().invoke(cli, argv)
+    assert result.exit_code == 2, result.output
+    assert "is given twice" in result.output and "give it once" in result.output
+
+
+def test_repeatable_options_and_values_that_look_like_options_still_read():
+    from graphsval_core.cli.params import repeated_option
+
+    single = {"--reason": click.Option(["--reason"]), "--shape": click.Option(["--shape"])}
+    assert repeated_option(["--reason", "--shape", "--shape", "1"], single) is None
+    assert repeated_option(["--shape", "1", "--", "--shape", "2"], single) is None
+    assert "--shape is given twice ('1' and '2')" in (
+        repeated_option(["--shape=1", "--shape", "2"], single) or ""
+    )
+    ok = CliRunner().invoke(
+        cli, ["validate", "-q", "--hw", "i7_12700k", "--hw", "jetson_orin_nano_8gb"]
+    )
+    assert ok.exit_code in (0, 1) and "given twice" not in ok.output
