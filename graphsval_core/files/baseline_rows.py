@@ -241,6 +241,7 @@ def near_miss(name: str) -> str | None:
 
 
 _DIGITS = re.compile(r"[0-9]")
+_DIGITS_NONZERO = re.compile(r"[1-9]")
 
 
 def _choice(*allowed: str) -> Callable[[str], bool]:
@@ -282,10 +283,25 @@ def _json_object(value: str) -> bool:
     """A JSON object, as strictly as every JSON file is read: no NaN or
     Infinity, no key given twice."""
     try:
-        data = json.loads(value, parse_constant=_no_constant, object_pairs_hook=_unique)
+        data = json.loads(value, **STRICT_JSON)
     except (ValueError, RecursionError):
         return False
     return isinstance(data, dict)
+
+
+def _finite_float(text: str) -> float:
+    number = float(text)
+    if not math.isfinite(number) or (
+        number == 0 and _DIGITS_NONZERO.search(text.split("e")[0].split("E")[0])
+    ):
+        raise ValueError(f"{text} overflows or underflows a float")
+    return number
+
+
+def _bounded_int(text: str) -> int:
+    if len(text.lstrip("-")) > 19:  # beyond a 64-bit integer: no value a capture writes
+        raise ValueError(f"{text[:30]} has more than 19 digits")
+    return int(text)
 
 
 def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -419,7 +435,7 @@ def extra_checks(names: list[str]) -> Any:
         text = extras["fingerprint"].strip() if fingerprint else ""
         if text and text not in good:
             try:
-                data = json.loads(text, parse_constant=_no_constant, object_pairs_hook=_unique)
+                data = json.loads(text, **STRICT_JSON)
             except (ValueError, RecursionError):
                 data = None
             if not isinstance(data, dict) or not all(
@@ -540,3 +556,14 @@ def _trials(text: str, where: str, measured: bool) -> int:
         f"{where}: trial_count {clip(text)} is not an integer (expected a count of trials, "
         "or empty)"
     )
+
+
+#: How a JSON cell of a baseline (``details``, ``fingerprint``) is read, as
+#: strictly as every JSON file: no NaN or Infinity, no key given twice, no
+#: number that overflows or underflows a float, no integer beyond 64 bits.
+STRICT_JSON: dict[str, Any] = {
+    "parse_constant": _no_constant,
+    "object_pairs_hook": _unique,
+    "parse_float": _finite_float,
+    "parse_int": _bounded_int,
+}

@@ -286,6 +286,8 @@ BAD_VALUES = [
     ("captured_at", "yesterday", "an ISO 8601 time such as 2026-12-01T06:55:24Z"),
     ("details", "[1]", "a JSON object"),
     ("details", '{"a": NaN}', "a JSON object"),  # read as strictly as a JSON file
+    ("details", '{"a": 1e400}', "a JSON object"),  # overflows a float
+    ("details", '{"a": 123456789012345678901234}', "a JSON object"),  # beyond 64 bits
     ("busy", "maybe", "no, yes, or 'yes: ' or 'waited out: '"),
     ("output_alloc", "bogus", "fresh or preallocated"),
     ("check_scope", "some", "all elements or 'sampled N elements'"),
