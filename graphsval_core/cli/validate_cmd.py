@@ -14,6 +14,15 @@ if TYPE_CHECKING:
     from graphsval_core.validate.workflow import ValidateResult
 
 
+def _words(text: str) -> bool:
+    """Whether ``text`` says something a reader sees: a letter or digit, and
+    no control or format character (an ANSI escape, a zero-width space)."""
+    import unicodedata
+
+    visible = any(ch.isalnum() for ch in text)
+    return visible and not any(unicodedata.category(ch).startswith("C") for ch in text)
+
+
 @click.command()
 @click.option("--hw", "hws", multiple=True, metavar="KEY", help="Only these targets.")
 @click.option("--op", "ops", multiple=True, metavar="OP", help="Only these ops.")
@@ -118,8 +127,11 @@ def validate(
         raise click.UsageError(
             "-q and -v contradict each other (the verdict alone, or more); give one"
         )
-    if reason is not None and not reason.strip():
-        raise click.BadParameter("give a reason in words, not a blank", param_hint="'--reason'")
+    if reason is not None and not _words(reason):
+        raise click.BadParameter(
+            "give a reason in words: letters or digits, no control or invisible characters",
+            param_hint="'--reason'",
+        )
     if reason is not None and not update_floors:
         raise click.UsageError("--reason says why a floor is lowered: give it with --update-floors")
     if quiet and fmt != "text":

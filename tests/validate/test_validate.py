@@ -281,8 +281,9 @@ def test_floors_raise_lower_with_reason_and_check(world, tmp_path, monkeypatch):
     assert "toy/vector_add: 6/9 pass, floor 9: FAIL (3 below)" in check.output
     refused = _run("--update-floors")
     assert refused.exit_code == 2 and "needs --reason" in refused.output
-    blank = _run("--update-floors", "--reason", "  ")  # a blank is no reason
-    assert blank.exit_code == 2 and "not a blank" in blank.output
+    for blank in ("  ", "\u200b", "\x1b[2K"):  # a blank, a zero-width space, an ANSI escape
+        said = _run("--update-floors", "--reason", blank)
+        assert said.exit_code == 2 and "give a reason in words" in said.output
     alone = _run("--reason", "new L2 data")  # without --update-floors it would do nothing
     assert alone.exit_code == 2 and "give it with --update-floors" in alone.output
     assert json.loads(floors.read_text())["floors"]["toy/vector_add"]["pass"] == 9
