@@ -88,7 +88,8 @@ class Diagnostic:
 
 def _quantity(name: str, value: float) -> str:
     """``value`` with the unit its name ends in."""
-    for suffix, unit in (("_bps", " B/s"), ("_bytes", " B"), ("_s", " s")):
+    units = (("_ops_per_s", " ops/s"), ("_bps", " B/s"), ("_bytes", " B"), ("_s", " s"))
+    for suffix, unit in units:  # (a rate per second before a time in seconds)
         if name.endswith(suffix) or f"{suffix}." in name:
             return f"{value:.3g}{unit}"
     return f"{value:.3g}"

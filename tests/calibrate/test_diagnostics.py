@@ -67,9 +67,13 @@ def test_copies_of_one_row_are_refused_in_one_line_with_exit_2(setup, tmp_path):
     base = setup("toy.calibration.csv")
     lines = base.read_text().splitlines()
     copies = []
-    for n in range(4):  # one row (matmul 1300x700x900) in four files: four rows, one shape
+    header, last = lines[0].split(","), lines[-1].split(",")
+    at = header.index("latency_s")
+    for n in range(4):  # one shape (matmul 1300x700x900) measured four times, in four files
         copies.append(tmp_path / f"copy{n}.calibration.csv")
-        copies[-1].write_text("\n".join([lines[0], lines[-1]]) + "\n")
+        again = list(last)
+        again[at] = repr(float(last[at]) * (1 + 0.01 * n))  # four measurements, not copies
+        copies[-1].write_text("\n".join([lines[0], ",".join(again)]) + "\n")
     out = tmp_path / "copies.json"
     result = _run(*[a for c in copies for a in ("--baseline", str(c))], "--out", str(out))
     assert result.exit_code == 2, result.output
@@ -86,6 +90,22 @@ def test_copies_of_one_row_are_refused_in_one_line_with_exit_2(setup, tmp_path):
             "toy", tuple(str(c) for c in copies), out=str(out), leave_one_out=False
         )
         calibrate(build_registry(), options)
+
+
+def test_one_measurement_in_several_files_counts_once(setup, tmp_path):
+    """The same row in four files (copies, not measurements) is read once,
+    said for each copy; one row then fits nothing."""
+    base = setup("toy.calibration.csv")
+    lines = base.read_text().splitlines()
+    copies = [tmp_path / f"copy{n}.calibration.csv" for n in range(4)]
+    for copy in copies:
+        copy.write_text("\n".join([lines[0], lines[-1]]) + "\n")
+    result = _run(
+        *[a for c in copies for a in ("--baseline", str(c))], "--out", str(tmp_path / "c.json")
+    )
+    assert result.exit_code == 2, result.output
+    assert result.stderr.count("measurements again; read once") == 3
+    assert "1 usable toy rows in the given baselines" in result.stderr
 
 
 def test_copies_of_one_row_in_one_file_count_once(setup, tmp_path):
@@ -446,3 +466,14 @@ def test_the_thread_line_names_each_count_and_its_files(make_target):
     assert thread_mismatch(cpu, [("a.csv", [_row(2, "4"), _row(3, None)])]) == []
     gpu = make_target("toy", architecture="gpu")  # its units are SMs, not host threads
     assert thread_mismatch(gpu, files) == []
+
+
+def test_a_bound_is_said_in_its_constants_unit():
+    """A vector rate's bound read "(4e+06 s)": a rate per second, not seconds."""
+    from graphsval_core.calibrate.diagnostics import _quantity
+
+    assert _quantity("vector_ops_per_s.bf16", 4e6) == "4e+06 ops/s"
+    assert _quantity("launch_overhead_s", 1e-8) == "1e-08 s"
+    assert _quantity("dispatch_overhead_s.bf16", 1e-2) == "0.01 s"
+    assert _quantity("pack_bps.fp32", 1e8) == "1e+08 B/s"
+    assert _quantity("tiers.l3.usable_capacity_bytes", 3e6) == "3e+06 B"
