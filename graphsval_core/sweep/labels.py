@@ -49,7 +49,8 @@ class LabelChange:
     new: str
 
     def __str__(self) -> str:
-        return f"{self.sweep}: {self.op} {self.key} {self.target}: {self.old} -> {self.new}"
+        old = "(unlabelled)" if self.old is None else self.old
+        return f"{self.sweep}: {self.op} {self.key} {self.target}: {old} -> {self.new}"
 
 
 def load_shipped(

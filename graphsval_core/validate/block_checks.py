@@ -65,6 +65,11 @@ def reasons(
     op is no capture's: it raises :class:`BaselineFileError` naming ``where``
     (the file) and the row's line, as calibrate does, rather than being
     excluded beside a verdict that could still say PASSED."""
+    if target.ground_truth == "consistency_only" and len(rows):  # no silicon to have measured
+        raise BaselineFileError(
+            f"{where}:{rows.line[0]}: {target.key} is a consistency-only target (no silicon "
+            "to measure): a measured row of it is no capture's; `graphsval check` judges it"
+        )
     wrong = np.flatnonzero(rows.ndims != len(op.dims))
     if wrong.size:
         i = int(wrong[0])

@@ -156,3 +156,15 @@ def test_registry_lookup_names_a_bad_op_or_shape(op, shape, says):
     result = _invoke("registry", "lookup", *args)
     assert result.exit_code == 2 and says in result.output, result.output
     assert "was not measured" not in result.output
+
+
+def test_a_measured_row_of_a_consistency_only_target_is_refused(tmp_path):
+    """kpu_t64 has no silicon: rows given as measured on it were validated
+    and could say PASSED."""
+    rows = tmp_path / "kpu.validation.csv"
+    rows.write_text(HEADER + "kpu_t64,matmul,64x64x64,int8,5.52e-6,,10,\n")
+    result = _invoke("validate", "-q", "--baseline", rows)
+    assert result.exit_code == 2, result.output
+    assert "PASSED" not in result.output
+    (line,) = [x for x in result.output.splitlines() if x.startswith("Error:")]
+    assert f"{rows}:2: kpu_t64 is a consistency-only target (no silicon to measure)" in line
