@@ -259,41 +259,16 @@ def test_validate_and_sweep_label_say_a_target_is_a_placeholder(tmp_path):
 @pytest.mark.parametrize(
     "argv",
     [
-        [
-            "predict",
-            "--hw",
-            "i7_12700k",
-            "--op",
-            "matmul",
-            "--dtype",
-            "fp32",
-            "--shape",
-            "8x8x8",
-            "--shape",
-            "16x16x16",
-        ],
-        ["targets", "--hw", "host_cpu", "--hw=i7_12700k"],
-        [
-            "registry",
-            "lookup",
-            "--hw",
-            "i7_12700k",
-            "--op",
-            "matmul",
-            "--op",
-            "linear",
-            "--shape",
-            "64x64x64",
-            "--dtype",
-            "fp32",
-        ],
+        "predict --hw i7_12700k --op matmul --dtype fp32 --shape 8x8x8 --shape 16x16x16",
+        "targets --hw host_cpu --hw=i7_12700k",
+        "registry lookup --hw i7_12700k --op matmul --op linear --shape 64x64x64 --dtype fp32",
     ],
 )
 def test_an_option_of_one_value_given_twice_is_refused(argv):
     """click keeps the last: `--shape 8x8x8 --shape 16x16x16` predicted one
     shape and said nothing. Options that repeat (--baseline, --hw of
     validate) still do."""
-    result = CliRunner().invoke(cli, argv)
+    result = CliRunner().invoke(cli, argv.split())
     assert result.exit_code == 2, result.output
     assert "is given twice" in result.output and "give it once" in result.output
 
