@@ -148,8 +148,9 @@ def shipped_baseline(
 
 def _rows_key(baseline: Baseline) -> int:
     """What makes two baselines one: the same rows, column for column, in
-    order (a copy with other line ends or a BOM has them too)."""
-    return hash(tuple(row_identity(r) for r in baseline.rows))
+    any order (a copy with other line ends, a BOM or sorted another way has
+    them too)."""
+    return hash(frozenset(row_identity(r) for r in baseline.rows))
 
 
 def _identity(item: Any) -> tuple[Any, ...]:
@@ -186,20 +187,23 @@ def _content(item: Any) -> str | None:
 
 
 def _text_content(item: Any) -> str | None:
-    """The SHA-256 of a regular file's lines as the CSV reader takes them: a
-    leading BOM and each line's CR dropped, so that a copy saved with other
-    line ends (a spreadsheet's CRLF, a BOM) is the same file (None if it
-    cannot be read)."""
-    digest = hashlib.sha256()
+    """What a regular file's rows are, whatever their order and line ends:
+    its header line, then the sum (mod 2^64) of a hash of each other line, a
+    leading BOM and each line's CR dropped, so that a copy saved by a
+    spreadsheet (CRLF, a BOM) or sorted another way is the same file (None
+    if it cannot be read). A sum keeps no line in memory."""
+    total, header = 0, b""
     try:
         with open(str(item), "rb") as handle:
             for n, line in enumerate(handle):
-                text = line.removeprefix(b"\xef\xbb\xbf") if n == 0 else line
-                digest.update(text.rstrip(b"\r\n"))
-                digest.update(b"\n")
+                text = (line.removeprefix(b"\xef\xbb\xbf") if n == 0 else line).rstrip(b"\r\n")
+                if n == 0:
+                    header = text
+                elif text:
+                    total += int.from_bytes(hashlib.blake2b(text, digest_size=8).digest(), "big")
     except OSError:
         return None
-    return digest.hexdigest()
+    return f"{hashlib.sha256(header).hexdigest()}:{total % 2**64:016x}"
 
 
 def _once(explicit: Sequence[Any]) -> list[Any]:
@@ -362,16 +366,17 @@ def select(
         return Baselines(selections, [])
     parsed: dict[str, Baseline] = {}
     hashes: dict[str, str] = {}
-    first: dict[str, str] = {}  # sha256 -> the file read with those bytes
+    first: dict[int, str] = {}  # the rows' key -> the file read with those rows
     for plugin, item in registry.baseline_files():
         shipped = shipped_baseline(registry, plugin, item, hws)
         if shipped is None:
             continue
-        same = _rows_key(shipped[0])
-        if same in first:  # a copy (a workspace's of a shipped file): its rows once
+        same = _rows_key(shipped[0]) if shipped[0].rows else None  # (no rows: no copy)
+        if same is not None and same in first:  # a copy (a workspace's of a shipped file)
             warn_input(f"{item}: the same rows as {first[same]}; read once")
             continue
-        first[same] = str(item)
+        if same is not None:
+            first[same] = str(item)
         parsed[str(item)], hashes[str(item)] = shipped
     recaptures = {p for p in parsed if is_recapture(p)}
     pairs = []

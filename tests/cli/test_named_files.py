@@ -44,9 +44,13 @@ def test_a_hard_link_a_copy_or_the_same_path_again_is_read_once(tmp_path):
     once = _invoke(*args)
     crlf = tmp_path / "crlf.csv"  # a spreadsheet's save: a BOM and CRLF line ends
     crlf.write_bytes(b"\xef\xbb\xbf" + Path(I7).read_bytes().replace(b"\n", b"\r\n"))
+    lines = Path(I7).read_text().splitlines(keepends=True)
+    sorted_copy = tmp_path / "sorted.csv"  # the same rows in another order
+    sorted_copy.write_text(lines[0] + "".join(reversed(lines[1:])))
     for again, says in (
         (copy, f"warning: {copy}: the same rows as {I7}; read once"),
         (crlf, f"warning: {crlf}: the same rows as {I7}; read once"),
+        (sorted_copy, f"warning: {sorted_copy}: the same rows as {I7}; read once"),
         (I7, f"warning: {I7}: named again; read once"),
     ):
         twice = _invoke(*args, "--baseline", again)
