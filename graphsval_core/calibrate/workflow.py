@@ -156,6 +156,11 @@ def calibrate(registry: Registry, options: CalibrateOptions) -> CalibrateResult:
     distinct (op, shape, dtype) than free latency constants), each in one
     line naming the file and line where there is one."""
     spec = registry.datasheet_target(registry.target(options.target).key)
+    if spec.ground_truth == "consistency_only":  # no silicon: no measured row to fit on
+        raise CalibrationError(
+            f"--hw {spec.key}: a consistency-only target (no silicon to measure) has no "
+            "measured rows to calibrate on; `graphsval check` judges it"
+        )
     _refuse_foreign(Path(options.out or f"{spec.key}.calibration.json"), spec.key)
     if options.report_dir:
         check_output_folder(options.report_dir, CalibrationError, f"--report {options.report_dir}")

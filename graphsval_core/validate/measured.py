@@ -47,6 +47,12 @@ def find_measured(
     ]
     if not hits:
         return None
+    if registry.target(key).ground_truth == "consistency_only":  # no silicon to have measured
+        baseline, row = hits[0]
+        raise BaselineFileError(
+            f"{baseline.path}:{row.line}: {key} is a consistency-only target (no silicon to "
+            "measure): a measured row of it is no capture's"
+        )
     firsts = [h for h in hits if not is_recapture(h[0].path)]
     if baselines:  # files the user named: two that disagree leave the answer ambiguous
         (b0, r0), *others = firsts or hits

@@ -172,3 +172,12 @@ def test_a_measured_row_of_a_consistency_only_target_is_refused(tmp_path):
     assert "PASSED" not in result.output
     (line,) = [x for x in result.output.splitlines() if x.startswith("Error:")]
     assert f"{rows}:2: kpu_t64 is a consistency-only target (no silicon to measure)" in line
+    args = ("--hw", "kpu_t64", "--op", "matmul", "--shape", "64x64x64", "--dtype", "int8")
+    for command in (("registry", "lookup"), ("explain",)):  # nor shown beside a prediction
+        looked = _invoke(*command, *args, "--baseline", rows)
+        assert looked.exit_code == 2 and "is a consistency-only target" in looked.output
+    fitted = _invoke(
+        "calibrate", "--hw", "kpu_t64", "--baseline", rows, "--out", tmp_path / "k.json"
+    )
+    assert fitted.exit_code == 2 and "has no measured rows to calibrate on" in fitted.output
+    assert not (tmp_path / "k.json").exists()
