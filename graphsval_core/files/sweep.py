@@ -119,6 +119,7 @@ def sweep_from(data: Any, path: str | Path, ndims: int | None = None) -> Sweep:
         raise SweepFileError(f"{where}: 'shapes' must be a list, got {schema.kind(top['shapes'])}")
     entries: list[SweepEntry] = []
     seen: dict[tuple[str, str], int] = {}
+    sites: dict[tuple[Any, ...], int] = {}  # each named call site, and its entry
     for i, raw in enumerate(top["shapes"]):
         entry = _entry(where, i, raw, ndims, op)
         ident = (entry.op, entry.key)
@@ -135,6 +136,15 @@ def sweep_from(data: Any, path: str | Path, ndims: int | None = None) -> Sweep:
             )
             continue
         seen[ident] = i
+        for site in entry.extra.get("used_in", ()):
+            if not call_site(site)[2]:
+                continue  # no site named (a hand-written sweep's phase alone): no identity
+            first = sites.setdefault(call_site(site), i)
+            if first != i:  # one call site runs one shape: a rollup would count it twice
+                raise SweepFileError(
+                    f"{where}: shapes[{i}]: call site {call_site(site)[:3]} is shapes[{first}]'s "
+                    "too; a call site runs one shape: give it once"
+                )
         entries.append(entry)
     meta = {k: v for k, v in top.items() if k not in ("op", "purpose", "shapes")}
     return Sweep(where, op, purpose, tuple(entries), meta)
@@ -184,6 +194,15 @@ def _entry(where: str, i: int, raw: Any, ndims: int | None, op: str) -> SweepEnt
     return SweepEntry(tuple(dims), dtype, dict(regimes), extra, entry_op)
 
 
+def call_site(site: dict[str, Any]) -> tuple[Any, ...]:
+    """What names one call site: its model, phase, site and batch, text
+    compared without the spaces around it ("q_proj " is q_proj)."""
+    return tuple(
+        v.strip() if isinstance(v, str) else v
+        for v in (site.get(key) for key in ("model", "phase", "site", "batch"))
+    )
+
+
 def _counts(entry: dict[str, Any], at: str) -> None:
     """``count`` (calls per pass) and ``used_in`` (the call sites, each with
     its count, and its ``batch`` when one call does several products) are
@@ -205,7 +224,7 @@ def _counts(entry: dict[str, Any], at: str) -> None:
         for key in ("model", "phase", "site"):
             if key in site:
                 schema.string(site[key], f"{here}.{key}", _ERR)
-        where = tuple(site.get(key) for key in ("model", "phase", "site", "batch"))
+        where = call_site(site)
         if where in seen:  # counted twice, a rollup would double its time
             raise SweepFileError(
                 f"{here} is the call site of used_in[{seen[where]}] again (the same model, "

@@ -413,3 +413,14 @@ def test_a_token_count_or_a_call_site_given_twice_is_refused(tmp_path):
     out.write_text(json.dumps(data))
     with pytest.raises(SweepFileError, match=r"shapes\[0\]: used_in\[\d+\] is the call site"):
         load_sweep(out)
+    entry["used_in"][-1]["site"] += " "  # the same site with a space is the same site
+    out.write_text(json.dumps(data))
+    with pytest.raises(SweepFileError, match=r"is the call site of used_in\[0\] again"):
+        load_sweep(out)
+    entry["used_in"].pop()
+    entry["count"] = sum(site["count"] for site in entry["used_in"])
+    data["shapes"][1]["used_in"].append(dict(entry["used_in"][0]))  # in another entry
+    data["shapes"][1]["count"] += entry["used_in"][0]["count"]
+    out.write_text(json.dumps(data))
+    with pytest.raises(SweepFileError, match=r"shapes\[1\]: call site .* is shapes\[0\]'s too"):
+        load_sweep(out)
