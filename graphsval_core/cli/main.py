@@ -178,6 +178,7 @@ def _lazy_group(group: click.Group) -> None:
 
 _lazy_group(cli)
 refuse_empty_paths(cli)  # --workspace '' (the commands: as each is loaded)
+refuse_repeated_options(cli)  # --workspace A --workspace B (likewise)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -68,15 +68,18 @@ def _single_options(command: click.Command) -> dict[str, click.Option]:
     return out
 
 
-def repeated_option(args: list[str], single: dict[str, click.Option]) -> str | None:
+def repeated_option(
+    args: list[str], single: dict[str, click.Option], stop: frozenset[str] = frozenset()
+) -> str | None:
     """The first option of ``single`` that ``args`` give twice, as a message
     naming it and both values (None: each is given once at most). Parsing
-    stops at ``--``; ``--name=value`` counts as the option."""
+    stops at ``--`` and at a word of ``stop`` (a group's subcommand, whose
+    own options follow); ``--name=value`` counts as the option."""
     seen: dict[str, str] = {}
     i = 0
     while i < len(args):
         arg = args[i]
-        if arg == "--":
+        if arg == "--" or arg in stop:
             break
         name, eq, inline = arg.partition("=") if arg.startswith("--") else (arg, "", "")
         param = single.get(name)
@@ -99,17 +102,18 @@ def refuse_repeated_options(command: click.Command) -> click.Command:
     """Make each command (and each subcommand) refuse an option that keeps one
     value given twice, a usage error naming it, instead of keeping the last
     (``predict --shape 8x8x8 --shape 16x16x16`` predicted one shape)."""
+    if getattr(command, "refuses_repeats", False):
+        return command
+    stop: frozenset[str] = frozenset()
     if isinstance(command, click.Group):
         for sub in command.commands.values():
             refuse_repeated_options(sub)
-        return command
-    if getattr(command, "refuses_repeats", False):
-        return command
+        stop = frozenset(command.list_commands(click.Context(command)))
     parse = command.parse_args
     single = _single_options(command)
 
     def parse_args(ctx: click.Context, args: list[str]) -> list[str]:
-        problem = repeated_option(list(args), single)
+        problem = repeated_option(list(args), single, stop)
         if problem:
             raise click.UsageError(problem, ctx)
         return parse(ctx, args)

@@ -19,8 +19,13 @@ def _words(text: str) -> bool:
     no control or format character (an ANSI escape, a zero-width space)."""
     import unicodedata
 
-    visible = any(ch.isalnum() for ch in text)
-    return visible and not any(unicodedata.category(ch).startswith("C") for ch in text)
+    visible = any(ch.isalnum() and ch not in _FILLERS for ch in text)
+    hidden = ("C", "Zl", "Zp")  # controls, format characters, line and paragraph separators
+    return visible and not any(unicodedata.category(ch).startswith(hidden) for ch in text)
+
+
+#: Letters that draw nothing (the Hangul fillers).
+_FILLERS = frozenset("\u115f\u1160\u3164\uffa0")
 
 
 @click.command()

@@ -28,7 +28,7 @@ from graphsval_core.consistency.runner import (
     heatmap_counts,
     run_consistency,
 )
-from graphsval_core.datamodel.errors import UserInputError
+from graphsval_core.datamodel.errors import UserInputError, warn_input
 from graphsval_core.files.floors import (
     FloorCheck,
     FloorsError,
@@ -347,6 +347,12 @@ def _floors(registry: Registry, summary: Summary, options: ValidateOptions) -> F
             done.append(PluginFloors(plugin, str(path), tuple(changes), tuple(checks)))
     except FloorsError as exc:
         error = str(exc)
+    lowered = any("(lowered: " in change for floors_of in done for change in floors_of.changes)
+    if options.update_floors and options.reason and not error and not lowered:
+        warn_input(
+            f"--reason {options.reason[:60]!r}: no floor was lowered (every count is at or "
+            "above its floor), so the reason is recorded nowhere"
+        )
     unfloored = tuple(key for key in counts if owner[key] not in files)
     return FloorsVerdict(tuple(done), unfloored, error)
 

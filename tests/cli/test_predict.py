@@ -262,6 +262,7 @@ def test_validate_and_sweep_label_say_a_target_is_a_placeholder(tmp_path):
         "predict --hw i7_12700k --op matmul --dtype fp32 --shape 8x8x8 --shape 16x16x16",
         "targets --hw host_cpu --hw=i7_12700k",
         "registry lookup --hw i7_12700k --op matmul --op linear --shape 64x64x64 --dtype fp32",
+        "--workspace wsA --workspace=wsB workspace",  # the root's own option
     ],
 )
 def test_an_option_of_one_value_given_twice_is_refused(argv):

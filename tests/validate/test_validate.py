@@ -281,7 +281,8 @@ def test_floors_raise_lower_with_reason_and_check(world, tmp_path, monkeypatch):
     assert "toy/vector_add: 6/9 pass, floor 9: FAIL (3 below)" in check.output
     refused = _run("--update-floors")
     assert refused.exit_code == 2 and "needs --reason" in refused.output
-    for blank in ("  ", "\u200b", "\x1b[2K"):  # a blank, a zero-width space, an ANSI escape
+    # a blank, a zero-width space, an ANSI escape, a Hangul filler, a line separator
+    for blank in ("  ", "\u200b", "\x1b[2K", "\u3164", "x\u2028y"):
         said = _run("--update-floors", "--reason", blank)
         assert said.exit_code == 2 and "give a reason in words" in said.output
     alone = _run("--reason", "new L2 data")  # without --update-floors it would do nothing
@@ -292,6 +293,8 @@ def test_floors_raise_lower_with_reason_and_check(world, tmp_path, monkeypatch):
     entry = json.loads(floors.read_text())["floors"]["toy/vector_add"]
     assert entry == {"pass": 6, "records": 9, "lowered_from": 9, "reason": "new L2 data"}
     assert _run("--check-floors").exit_code == 0
+    kept = _run("--update-floors", "--reason", "nothing to lower")  # no floor falls
+    assert "no floor was lowered" in kept.output and "recorded nowhere" in kept.output
 
 
 def test_floors_in_an_installed_package_are_never_written(world, tmp_path, monkeypatch):
