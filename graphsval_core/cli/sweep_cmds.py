@@ -209,7 +209,7 @@ def from_config(config: str, tokens: str, batch: int, dtype: str, out: str | Non
     from graphsval_core.files.sweep import write_sweep
     from graphsval_core.sweep.model_config import ModelConfigError, sweep_from_config
 
-    parts = [t.strip() for t in tokens.split(",") if t.strip()]
+    parts = [t.strip() for t in tokens.split(",")]
     if not all(p.isascii() and p.removeprefix("-").isdigit() and len(p) <= 30 for p in parts):
         raise click.BadParameter(
             f"{tokens[:60]!r} is not a comma-separated list of integers", param_hint="'--tokens'"

@@ -401,6 +401,11 @@ def test_a_token_count_or_a_call_site_given_twice_is_refused(tmp_path):
     )
     assert twice.exit_code == 2
     assert "token count 128 is given twice; give each once" in twice.output
+    for empty in ("128,,", ",128"):  # an empty count was dropped in silence
+        gap = CliRunner().invoke(
+            cli, ["sweep", "from-config", config, "--tokens", empty, "--out", str(tmp_path / "g")]
+        )
+        assert gap.exit_code == 2 and "is not a comma-separated list of integers" in gap.output
     out = tmp_path / "once.json"
     once = CliRunner().invoke(
         cli, ["sweep", "from-config", config, "--tokens", "1,128", "--out", str(out)]
