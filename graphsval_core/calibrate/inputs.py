@@ -112,7 +112,8 @@ def read_rows(registry: Any, spec: TargetSpec, paths: Sequence[str]) -> Calibrat
     seen: dict[tuple[Any, ...], str] = {}  # each measurement, and the file it came from
     for path in paths:
         baseline, digest = read_baseline_file(path)  # one line for unreadable or non-UTF-8
-        again = [r for r in baseline.rows if seen.get(row_identity(r), str(path)) != str(path)]
+        idents, name = [row_identity(r) for r in baseline.rows], str(path)
+        again = [r for r, i in zip(baseline.rows, idents, strict=True) if seen.get(i, name) != name]
         if again:  # a copy of another file's rows (other line ends, a BOM): fitted once
             first = seen[row_identity(again[0])]
             warn_input(
@@ -122,8 +123,8 @@ def read_rows(registry: Any, spec: TargetSpec, paths: Sequence[str]) -> Calibrat
             repeated = {id(r) for r in again}
             kept = tuple(r for r in baseline.rows if id(r) not in repeated)
             baseline = evolve(baseline, rows=kept)
-        for r in baseline.rows:
-            seen.setdefault(row_identity(r), str(path))
+        for i in idents:
+            seen.setdefault(i, name)
         mine = [r for r in baseline.rows if r.hardware == spec.key]
         other = Counter(r.hardware for r in baseline.rows if r.hardware != spec.key)
         if other:
@@ -135,8 +136,7 @@ def read_rows(registry: Any, spec: TargetSpec, paths: Sequence[str]) -> Calibrat
                 raise BaselineFileError(f"{path}:{r.line}: {exc}") from None
             if len(r.dims) != len(op_spec.dims):
                 raise BaselineFileError(
-                    f"{path}:{r.line}: shape {r.shape} has {len(r.dims)} dims; "
-                    f"{r.op} takes {len(op_spec.dims)} ({'x'.join(op_spec.dims)})"
+                    f"{path}:{r.line}: {op_spec.dims_mismatch(r.shape, len(r.dims))}"
                 )
         for r in mine:
             if r.purpose == "validation":

@@ -59,10 +59,7 @@ def lookup(
     try:
         dims = split_shape(shape)
         if len(dims) != len(op_spec.dims):
-            raise ShapeError(
-                f"shape {shape} has {len(dims)} dims; {op} takes {len(op_spec.dims)} "
-                f"({'x'.join(op_spec.dims)})"
-            )
+            raise ShapeError(op_spec.dims_mismatch(shape, len(dims)))
     except ShapeError as exc:
         raise click.BadParameter(str(exc), param_hint="'--shape'") from None
     from graphsval_core.datamodel.dtypes import KNOWN_DTYPES

@@ -93,6 +93,14 @@ class OpSpec:
         """Parse a shape string (``"1024x1024x1024"``) into dims for this op."""
         return parse_shape(text, len(self.dims), self.name, self.dims)
 
+    def dims_mismatch(self, shape: str, got: int) -> str:
+        """What is wrong with a shape ``shape`` of ``got`` dims read for this
+        op from a file (a baseline row), in one phrase."""
+        return (
+            f"shape {shape} has {got} dims; {self.name} takes {len(self.dims)} "
+            f"({'x'.join(self.dims)})"
+        )
+
     def format_shape(self, dims: Sequence[int]) -> str:
         """The V4 shape string of ``dims``: dims joined by ``x``."""
         return "x".join(str(int(d)) for d in dims)

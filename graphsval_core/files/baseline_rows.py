@@ -241,7 +241,6 @@ def near_miss(name: str) -> str | None:
 
 
 _DIGITS = re.compile(r"[0-9]")
-_DIGITS_NONZERO = re.compile(r"[1-9]")
 
 
 def _choice(*allowed: str) -> Callable[[str], bool]:
@@ -291,9 +290,7 @@ def _json_object(value: str) -> bool:
 
 def _finite_float(text: str) -> float:
     number = float(text)
-    if not math.isfinite(number) or (
-        number == 0 and _DIGITS_NONZERO.search(text.split("e")[0].split("E")[0])
-    ):
+    if not math.isfinite(number) or (number == 0 and underflows(text)):
         raise ValueError(f"{text} overflows or underflows a float")
     return number
 

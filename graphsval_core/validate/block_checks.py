@@ -39,6 +39,7 @@ from graphsval_core.model.plausibility import (
     ratios,
     suspect_of,
 )
+from graphsval_core.validate.measured import no_silicon
 
 NO_FLAGS: tuple[Flag, ...] = ()
 
@@ -67,15 +68,13 @@ def reasons(
     excluded beside a verdict that could still say PASSED."""
     if target.ground_truth == "consistency_only" and len(rows):  # no silicon to have measured
         raise BaselineFileError(
-            f"{where}:{rows.line[0]}: {target.key} is a consistency-only target (no silicon "
-            "to measure): a measured row of it is no capture's; `graphsval check` judges it"
+            f"{where}:{rows.line[0]}: {no_silicon(target.key)}; `graphsval check` judges it"
         )
     wrong = np.flatnonzero(rows.ndims != len(op.dims))
     if wrong.size:
         i = int(wrong[0])
         raise BaselineFileError(
-            f"{where}:{rows.line[i]}: shape {rows.shape[i]} has {rows.ndims[i]} dims; "
-            f"{op.name} takes {len(op.dims)} ({'x'.join(op.dims)})"
+            f"{where}:{rows.line[i]}: {op.dims_mismatch(rows.shape[i], int(rows.ndims[i]))}"
         )
     out = np.full(len(rows), None, dtype=object)
     failed = np.isnan(rows.latency_s)

@@ -49,10 +49,7 @@ def find_measured(
         return None
     if registry.target(key).ground_truth == "consistency_only":  # no silicon to have measured
         baseline, row = hits[0]
-        raise BaselineFileError(
-            f"{baseline.path}:{row.line}: {key} is a consistency-only target (no silicon to "
-            "measure): a measured row of it is no capture's"
-        )
+        raise BaselineFileError(f"{baseline.path}:{row.line}: {no_silicon(key)}")
     firsts = [h for h in hits if not is_recapture(h[0].path)]
     if baselines:  # files the user named: two that disagree leave the answer ambiguous
         (b0, r0), *others = firsts or hits
@@ -86,6 +83,14 @@ def _installed(registry: Registry) -> list[Baseline]:
     return out
 
 
+def no_silicon(key: str) -> str:
+    """Why a measured row of consistency-only target ``key`` is refused."""
+    return (
+        f"{key} is a consistency-only target (no silicon to measure): a measured row of it "
+        "is no capture's"
+    )
+
+
 def misshapen_row(registry: Registry, baseline: Baseline) -> str | None:
     """The first row of ``baseline`` whose shape has another number of dims
     than its op takes, as one line naming the file and line (None: every row
@@ -96,10 +101,7 @@ def misshapen_row(registry: Registry, baseline: Baseline) -> str | None:
         except LookupError:
             continue
         if len(row.dims) != len(op.dims):
-            return (
-                f"{baseline.path}:{row.line}: shape {row.shape} has {len(row.dims)} dims; "
-                f"{row.op} takes {len(op.dims)} ({'x'.join(op.dims)})"
-            )
+            return f"{baseline.path}:{row.line}: {op.dims_mismatch(row.shape, len(row.dims))}"
     return None
 
 

@@ -22,11 +22,12 @@ once they are read; :func:`check_selected` then says when nothing matched.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import stat
-from collections.abc import Iterable, Iterator, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 from attrs import define, evolve, field, frozen
@@ -173,29 +174,29 @@ def _size(item: Any) -> int | None:
     return info.st_size if stat.S_ISREG(info.st_mode) else None
 
 
-def _content(item: Any) -> str | None:
-    """The SHA-256 of a regular file's bytes (None if it cannot be read: its
-    reading will name the problem)."""
-    digest = hashlib.sha256()
-    try:
-        with open(str(item), "rb") as handle:
-            for piece in iter(lambda: handle.read(1 << 22), b""):
-                digest.update(piece)
-    except OSError:
+class FileDigests(NamedTuple):
+    """A regular file's SHA-256 of its bytes (what a calibration's provenance
+    records of the files it read), and what its rows are, whatever their
+    order and line ends: its header line, then the sum (mod 2^64) of a hash
+    of each other line, a leading BOM and each line's CR dropped, so that a
+    copy saved by a spreadsheet (CRLF, a BOM) or sorted another way is the
+    same file. A sum keeps no line in memory."""
+
+    sha256: str
+    rows: str
+
+
+def _digests(item: Any) -> FileDigests | None:
+    """:class:`FileDigests` of a regular file, in one read (None if it is no
+    regular file, a pipe read once, or cannot be read: its reading will
+    name the problem)."""
+    if _size(item) is None:
         return None
-    return digest.hexdigest()
-
-
-def _text_content(item: Any) -> str | None:
-    """What a regular file's rows are, whatever their order and line ends:
-    its header line, then the sum (mod 2^64) of a hash of each other line, a
-    leading BOM and each line's CR dropped, so that a copy saved by a
-    spreadsheet (CRLF, a BOM) or sorted another way is the same file (None
-    if it cannot be read). A sum keeps no line in memory."""
-    total, header = 0, b""
+    raw, total, header = hashlib.sha256(), 0, b""
     try:
         with open(str(item), "rb") as handle:
             for n, line in enumerate(handle):
+                raw.update(line)
                 text = (line.removeprefix(b"\xef\xbb\xbf") if n == 0 else line).rstrip(b"\r\n")
                 if n == 0:
                     header = text
@@ -203,13 +204,15 @@ def _text_content(item: Any) -> str | None:
                     total += int.from_bytes(hashlib.blake2b(text, digest_size=8).digest(), "big")
     except OSError:
         return None
-    return f"{hashlib.sha256(header).hexdigest()}:{total % 2**64:016x}"
+    rows = f"{hashlib.sha256(header).hexdigest()}:{total % 2**64:016x}"
+    return FileDigests(raw.hexdigest(), rows)
 
 
-def _once(explicit: Sequence[Any]) -> list[Any]:
+def _once(explicit: Sequence[Any], digests: Callable[[Any], FileDigests | None]) -> list[Any]:
     """The named files, each once: a file named again (by the same path, a
-    link to it, or a copy with the same bytes) is read once, with a warning,
-    so that no row is counted twice."""
+    link to it, or a copy of its rows: :class:`FileDigests`, from
+    ``digests``) is read once, with a warning, so that no row is counted
+    twice."""
     out: list[Any] = []
     seen: dict[tuple[Any, ...], Any] = {}
     for item in explicit:
@@ -223,13 +226,13 @@ def _once(explicit: Sequence[Any]) -> list[Any]:
         out.append(item)
     if len(out) < 2:
         return out
-    # a copy holds the same lines, whatever its line ends: hash each regular
-    # file's lines (each is read again as it is validated)
-    sizes = [_size(item) for item in out]
+    # a copy holds the same lines, whatever its order and line ends (each
+    # file is read again as it is validated)
     kept: list[Any] = []
     contents: dict[str, Any] = {}
-    for item, size in zip(out, sizes, strict=True):
-        digest = _text_content(item) if size is not None else None
+    for item in out:
+        found = digests(item)
+        digest = found.rows if found is not None else None
         if digest is not None and digest in contents:
             warn_input(f"{item}: the same rows as {contents[digest]}; read once")
             continue
@@ -356,11 +359,13 @@ def select(
     fitted = frozenset().union(*registry.calibration_sources.values())
     if explicit:
         selections = []
-        for item in _once(explicit):
+        digests = functools.lru_cache(maxsize=None)(_digests)  # each file read once for both
+        for item in _once(explicit, digests):
             stream = BaselineStream(item, warn=False)  # its repeats: in the summary
             sel = Selection(str(item), ())
-            if fitted and _size(item) is not None:  # a regular file (a pipe reads once)
-                sel.in_sample = _content(item) in fitted  # a fit read these bytes: in sample
+            found = digests(item) if fitted else None
+            if found is not None:  # a fit read these bytes: its rows are in sample
+                sel.in_sample = found.sha256 in fitted
             sel.source = _named(registry, sel, stream, hws, ops, purpose)
             selections.append(sel)
         return Baselines(selections, [])
