@@ -68,20 +68,44 @@ def _single_options(command: click.Command) -> dict[str, click.Option]:
     return out
 
 
+def _flag_pairs(command: click.Command) -> dict[str, click.Option]:
+    """Each spelling of the on/off flags of ``command`` (``--loo/--no-loo``)."""
+    out: dict[str, click.Option] = {}
+    for param in command.params:
+        if isinstance(param, click.Option) and param.is_flag and param.secondary_opts:
+            for spelling in (*param.opts, *param.secondary_opts):
+                out[spelling] = param
+    return out
+
+
 def repeated_option(
-    args: list[str], single: dict[str, click.Option], stop: frozenset[str] = frozenset()
+    args: list[str],
+    single: dict[str, click.Option],
+    stop: frozenset[str] = frozenset(),
+    pairs: dict[str, click.Option] | None = None,
 ) -> str | None:
     """The first option of ``single`` that ``args`` give twice, as a message
-    naming it and both values (None: each is given once at most). Parsing
-    stops at ``--`` and at a word of ``stop`` (a group's subcommand, whose
-    own options follow); ``--name=value`` counts as the option."""
+    naming it and both values, or the first on/off flag of ``pairs`` given
+    both ways (None: neither happens). Parsing stops at ``--`` and at a word
+    of ``stop`` (a group's subcommand, whose own options follow);
+    ``--name=value`` counts as the option."""
     seen: dict[str, str] = {}
+    flags: dict[str, str] = {}
     i = 0
     while i < len(args):
         arg = args[i]
         if arg == "--" or arg in stop:
             break
         name, eq, inline = arg.partition("=") if arg.startswith("--") else (arg, "", "")
+        flag = (pairs or {}).get(arg)
+        if flag is not None:
+            key = flag.name or arg
+            on = arg in flag.opts
+            if key in flags and (flags[key] in flag.opts) != on:
+                return f"{flags[key]} and {arg} contradict each other: give one of them"
+            flags[key] = arg
+            i += 1
+            continue
         param = single.get(name)
         if param is None:
             i += 1
@@ -101,7 +125,8 @@ def repeated_option(
 def refuse_repeated_options(command: click.Command) -> click.Command:
     """Make each command (and each subcommand) refuse an option that keeps one
     value given twice, a usage error naming it, instead of keeping the last
-    (``predict --shape 8x8x8 --shape 16x16x16`` predicted one shape)."""
+    (``predict --shape 8x8x8 --shape 16x16x16`` predicted one shape), and an
+    on/off flag given both ways (``calibrate --loo --no-loo`` kept the last)."""
     if getattr(command, "refuses_repeats", False):
         return command
     stop: frozenset[str] = frozenset()
@@ -111,9 +136,10 @@ def refuse_repeated_options(command: click.Command) -> click.Command:
         stop = frozenset(command.list_commands(click.Context(command)))
     parse = command.parse_args
     single = _single_options(command)
+    pairs = _flag_pairs(command)
 
     def parse_args(ctx: click.Context, args: list[str]) -> list[str]:
-        problem = repeated_option(list(args), single, stop)
+        problem = repeated_option(list(args), single, stop, pairs)
         if problem:
             raise click.UsageError(problem, ctx)
         return parse(ctx, args)

@@ -274,6 +274,18 @@ def test_an_option_of_one_value_given_twice_is_refused(argv):
     assert "is given twice" in result.output and "give it once" in result.output
 
 
+@pytest.mark.parametrize("flags", [["--loo", "--no-loo"], ["--no-loo", "--loo"]])
+def test_an_on_off_flag_given_both_ways_is_refused(flags):
+    """click kept the last: `calibrate --loo --no-loo` skipped the leave-one-out."""
+    argv = ["calibrate", "--hw", "i7_12700k", *flags, "--baseline", "x.csv"]
+    result = CliRunner().invoke(cli, argv)
+    assert result.exit_code == 2, result.output
+    assert f"{flags[0]} and {flags[1]} contradict each other" in result.output
+    # the same way twice says one thing: it is read
+    again = CliRunner().invoke(cli, ["calibrate", "--hw", "i7_12700k", "--loo", "--loo"])
+    assert "contradict" not in again.output
+
+
 def test_repeatable_options_and_values_that_look_like_options_still_read():
     from graphsval_core.cli.params import repeated_option
 
