@@ -119,6 +119,10 @@ def main(argv: list[str]) -> int:
     parser.add_argument("targets", nargs="*", default=list(DEFAULT))
     args = parser.parse_args(argv)
     registry = build_registry(plugin_args=["no:workspace"])
+    unknown = [key for key in args.targets if key not in registry.targets()]
+    if unknown:
+        print(f"bench_ceiling: unknown target {unknown[0]!r}", file=sys.stderr)
+        return 2
     for key in args.targets:
         model = registry.target(key)
         tiers = {t.name: t for t in model.tiers}
@@ -147,7 +151,9 @@ def main(argv: list[str]) -> int:
                 f"  {op:7s} {dtype:5s} {len(val):5d}  {_figures(val_pred, y)}  "
                 f"{_figures(near, y)}  {_figures(blis, y)}"
             )
-        if pooled["y"]:
+        if not pooled["y"]:
+            print("  no op and dtype with 20 calibration rows and validation rows")
+        else:
             y = np.concatenate(pooled["y"])
             cells = [_figures(np.concatenate(pooled[n]), y) for n in ("model", "nearest", "blis")]
             print(f"  {'all':7s} {'':5s} {len(y):5d}  " + "  ".join(cells))
