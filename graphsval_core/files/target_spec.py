@@ -249,6 +249,12 @@ def read_spec(path: str | Path, text: str | bytes | None = None) -> TargetSpec:
         name = at.removeprefix("provenance.") if top_level else at.split(".provenance.", 1)[1]
         fields = known if top_level else (*_TIER_FIELDS, "num_units")
         if name not in fields:
+            head = name.split(".", 1)[0]
+            if top_level and head in _MAPS and head in top and top[head] is None:
+                raise TargetFileError(
+                    f"{where}: {at}: {head} is null, so it gives no {name.partition('.')[2]!r}: "
+                    f"give {head} that value, or drop this provenance"
+                )
             raise TargetFileError(
                 f"{where}: {at}: no figure of that name{schema.suggest(name, fields)}"
             )

@@ -373,6 +373,11 @@ def test_a_target_file_value_of_the_wrong_type_is_named(tmp_path, edit, message)
             lambda d: d["provenance"]["clock_hz"].update(note="x"),
             "provenance.clock_hz: unknown key 'note'; expected kind, source",
         ),
+        (  # a null map gives none of its dtypes: not a misspelt other figure
+            lambda d: d.update(pack_a_bps=None),
+            "provenance.pack_a_bps.fp32: pack_a_bps is null, so it gives no 'fp32': "
+            "give pack_a_bps that value, or drop this provenance",
+        ),
     ],
 )
 def test_a_misspelt_provenance_entry_is_named(tmp_path, edit, message):
