@@ -169,7 +169,8 @@ class _Guarded:
 
     def checked(self, value: Any, call: Mapping[str, Any]) -> None:
         """Raise :class:`_Malformed` for a malformed answer (even one that breaks
-        the check itself)."""
+        the check itself), or one for a target the plugin may not shape
+        (:meth:`owns`)."""
         try:
             check_answer(self.hook, value, call)
         except TypeError as exc:
@@ -181,6 +182,8 @@ class _Guarded:
                 f"returned {type(value).__name__}, which cannot be checked: "
                 f"{type(exc).__name__}: {exc}"
             ) from None
+        if value is not None:  # a wrapper's answer too is held to the owner rule
+            self.owns(call)
 
     def note(self, answer: Any) -> None:
         if not self.firstresult:
@@ -209,8 +212,6 @@ class _Guarded:
         if self.firstresult:
             if value is not result:
                 self.checked(value, call)
-                if value is not None:  # a wrapper's answer is held to the same owner rule
-                    self.owns(call)
             return value
         if not isinstance(value, list):
             raise self.malformed(
@@ -241,10 +242,7 @@ class _Guarded:
             self.fail(exc)
             return None
         try:
-            call = self.call_kwargs(args, kwargs)
-            self.checked(value, call)
-            if value is not None:
-                self.owns(call)
+            self.checked(value, self.call_kwargs(args, kwargs))
         except _Malformed as exc:
             self.fail(exc)
             return None

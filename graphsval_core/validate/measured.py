@@ -36,9 +36,7 @@ def find_measured(
     files = read_many(baselines) if baselines else _installed(registry)
     if baselines:  # the user's files are read whole, as validate reads them
         for baseline in files:
-            wrong = misshapen_row(registry, baseline)
-            if wrong:
-                raise BaselineFileError(wrong)
+            refuse_misshapen(registry, baseline)
     hits = [
         (b, r)
         for b in files
@@ -70,9 +68,7 @@ def _installed(registry: Registry) -> list[Baseline]:
     for plugin, item in registry.baseline_files():
         try:
             baseline = read_baseline_file(item)[0]
-            wrong = misshapen_row(registry, baseline)
-            if wrong:
-                raise BaselineFileError(wrong)
+            refuse_misshapen(registry, baseline)
             out.append(baseline)
         except BaselineFileError as exc:
             if plugin == WORKSPACE:  # the user's own capture: as strict as a file named
@@ -91,18 +87,19 @@ def no_silicon(key: str) -> str:
     )
 
 
-def misshapen_row(registry: Registry, baseline: Baseline) -> str | None:
-    """The first row of ``baseline`` whose shape has another number of dims
-    than its op takes, as one line naming the file and line (None: every row
-    fits its op; a row of an op nobody registers is not judged here)."""
+def refuse_misshapen(registry: Registry, baseline: Baseline) -> None:
+    """Raise :class:`BaselineFileError` naming the file and line of the first
+    row of ``baseline`` whose shape has another number of dims than its op
+    takes (a row of an op nobody registers is not judged here)."""
     for row in baseline.rows:
         try:
             op = registry.op(row.op)
         except LookupError:
             continue
         if len(row.dims) != len(op.dims):
-            return f"{baseline.path}:{row.line}: {op.dims_mismatch(row.shape, len(row.dims))}"
-    return None
+            raise BaselineFileError(
+                f"{baseline.path}:{row.line}: {op.dims_mismatch(row.shape, len(row.dims))}"
+            )
 
 
 def measured_dict(baseline: Baseline, row: BaselineRow) -> dict[str, Any]:

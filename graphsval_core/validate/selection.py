@@ -46,7 +46,7 @@ from graphsval_core.files.baseline_block import RowBlock
 from graphsval_core.files.baseline_rows import row_identity
 from graphsval_core.files.baseline_stream import BaselineStream
 from graphsval_core.plugins.registry import WORKSPACE, Registry
-from graphsval_core.validate.measured import misshapen_row
+from graphsval_core.validate.measured import refuse_misshapen
 
 #: The hook a plugin ships baselines through.
 HOOK = "graphsval_baselines"
@@ -114,9 +114,7 @@ def shipped_baseline(
     out is that plugin's problem, named in one line (strict mode: an error)."""
     try:
         baseline, sha = read_baseline_file(item)
-        wrong = misshapen_row(registry, baseline)
-        if wrong:
-            raise BaselineFileError(wrong)
+        refuse_misshapen(registry, baseline)
     except BaselineFileError as exc:
         if plugin == WORKSPACE:  # the user's own capture: as strict as a file named
             raise
