@@ -113,15 +113,14 @@ def read_rows(registry: Any, spec: TargetSpec, paths: Sequence[str]) -> Calibrat
     for path in paths:
         baseline, digest = read_baseline_file(path)  # one line for unreadable or non-UTF-8
         idents, name = [row_identity(r) for r in baseline.rows], str(path)
-        again = [r for r, i in zip(baseline.rows, idents, strict=True) if seen.get(i, name) != name]
-        if again:  # a copy of another file's rows (other line ends, a BOM): fitted once
-            first = seen[row_identity(again[0])]
+        again = [seen.get(i, name) != name for i in idents]
+        if any(again):  # a copy of another file's rows (other line ends, a BOM): fitted once
+            first = seen[idents[again.index(True)]]
             warn_input(
-                f"{path}: {len(again)} of its {len(baseline.rows)} row(s) are {first}'s "
+                f"{path}: {sum(again)} of its {len(baseline.rows)} row(s) are {first}'s "
                 "measurements again; read once"
             )
-            repeated = {id(r) for r in again}
-            kept = tuple(r for r in baseline.rows if id(r) not in repeated)
+            kept = tuple(r for r, dup in zip(baseline.rows, again, strict=True) if not dup)
             baseline = evolve(baseline, rows=kept)
         for i in idents:
             seen.setdefault(i, name)

@@ -136,13 +136,13 @@ def sweep_from(data: Any, path: str | Path, ndims: int | None = None) -> Sweep:
             )
             continue
         seen[ident] = i
-        for site in entry.extra.get("used_in", ()):
-            if not call_site(site)[2]:
+        for site in map(call_site, entry.extra.get("used_in", ())):
+            if not site[2]:
                 continue  # no site named (a hand-written sweep's phase alone): no identity
-            first = sites.setdefault(call_site(site), i)
+            first = sites.setdefault(site, i)
             if first != i:  # one call site runs one shape: a rollup would count it twice
                 raise SweepFileError(
-                    f"{where}: shapes[{i}]: call site {call_site(site)[:3]} is shapes[{first}]'s "
+                    f"{where}: shapes[{i}]: call site {site[:3]} is shapes[{first}]'s "
                     "too; a call site runs one shape: give it once"
                 )
         entries.append(entry)
