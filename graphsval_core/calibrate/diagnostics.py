@@ -37,9 +37,11 @@ from attrs import frozen
 from graphsval_core.calibrate.energy import ALL_TIERS_PER_BYTE, ENERGY_FLOOR, EnergyFit
 from graphsval_core.calibrate.fit import Fit
 from graphsval_core.calibrate.params import (
+    GEMV_TEAM_ROWS,
     REFERENCE_KS,
     REFERENCE_ROWS,
     STREAM_ROWS,
+    GemvTeam,
     OwnKernelRows,
     Param,
     ShareGate,
@@ -369,6 +371,25 @@ def reference_not_fitted(spec: TargetSpec, own: OwnKernelRows | None) -> list[Di
     return out
 
 
+def gemv_team_not_fitted(spec: TargetSpec, gemv: GemvTeam | None) -> list[Diagnostic]:
+    """Why ``gemv_fork_join_s`` was not fitted where the rows hold GEMVs
+    above the grain (``gemv``: their counts), too few of them launch-bound
+    to time the team. The spec's cost stays."""
+    if gemv is None or gemv.team == 0 or gemv.bound >= GEMV_TEAM_ROWS:
+        return []
+    return [
+        Diagnostic(
+            "not_fitted",
+            "gemv_fork_join_s",
+            f"gemv_fork_join_s is not fitted: {gemv.bound} of the {gemv.team} GEMV"
+            f"{'' if gemv.team == 1 else 's'} (M or N of 1) above the grain "
+            f"{'is' if gemv.bound == 1 else 'are'} launch-bound ({GEMV_TEAM_ROWS} needed: a "
+            "larger GEMV's team is lost in its stream of B); GEMVs keep the spec's "
+            f"{spec.gemv_fork_join_s:.3g} s",
+        )
+    ]
+
+
 def _threads(row: BaselineRow) -> int | None:
     """The row's ``threads`` column as a count (None when absent or not a count)."""
     text = row.extras.get("threads", "").strip()
@@ -438,12 +459,14 @@ def diagnose(
     files: Sequence[tuple[str, Sequence[BaselineRow]]] = (),
     gate: ShareGate | None = None,
     own: OwnKernelRows | None = None,
+    gemv: GemvTeam | None = None,
 ) -> tuple[Diagnostic, ...]:
     """Every finding about a calibration, in the order printed: latency
     constants at a bound, cache tiers slower than main memory allows, energy
     coefficients at their floor, constants the rows cannot identify, a
     bandwidth share left unfitted (``gate``: the counts its gate judged), the
-    framework kernel's times left unfitted (``own``: its rows), a
+    framework kernel's times left unfitted (``own``: its rows), a GEMV's
+    team cost left unfitted (``gemv``: the GEMVs above the grain), a
     thread-count mismatch."""
     return (
         *latency_at_bounds(spec, fit),
@@ -452,5 +475,6 @@ def diagnose(
         *unidentified(fit),
         *share_not_fitted(spec, gate),
         *reference_not_fitted(spec, own),
+        *gemv_team_not_fitted(spec, gemv),
         *thread_mismatch(spec, files),
     )

@@ -12,6 +12,10 @@ exercise it:
   bias), for targets whose spec sets it (a GPU queues it behind the first);
 - ``fork_join_s``: waking and joining the thread team, on multi-unit CPU
   targets (rows at or below the grain run on one thread and do not pay it);
+  ``gemv_fork_join_s``: the same for a product on the GEMM library's
+  level-2 path (M or N of 1), where the spec gives one and at least
+  :data:`GEMV_TEAM_ROWS` distinct GEMVs above the grain are launch-bound
+  (a large GEMV's few microseconds of team are lost in its stream of B);
 - ``pack_bps.<dtype>``: the rate at which a CPU GEMM library packs B (each
   dtype's library on its own: MKL for fp32, oneDNN's reorders for bf16 and
   int8), from the rows of that dtype whose A has at least its ``pack_min_rows``
@@ -78,7 +82,7 @@ where that peak is an estimate or was detected on the machine.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from attrs import define, frozen
@@ -95,7 +99,7 @@ from graphsval_core.datamodel.target import (
 )
 from graphsval_core.files.baseline import BaselineRow
 from graphsval_core.files.calibration_file import MAX_FRACTION
-from graphsval_core.model.terms.overheads import library_rows
+from graphsval_core.model.terms.overheads import gemv_rows, library_rows
 from graphsval_core.model.terms.reference_kernel import tlb_misses
 from graphsval_core.model.terms.residency import inner_capacities
 
@@ -106,6 +110,10 @@ EXERCISED_SHARE = 0.3
 #: matrix product's bandwidth share from the tiers' own fractions: fewer (the
 #: i7's three, the Orin's) leave the two to trade against each other.
 STREAM_ROWS = 10
+#: Launch-bound GEMVs above the grain a fit needs before it times a GEMV's team
+#: on its own (the i7 has three: 1x128x384, 1x128x512 and 1x256x128, of two
+#: families).
+GEMV_TEAM_ROWS = 2
 
 
 @define
@@ -315,9 +323,68 @@ def choose_params(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) 
                 "rows small enough to run on one thread against ones just above the grain",
             )
         )
+    params += _gemv_team(registry, spec, rows, terms["regime"])
     params += _first_touch(registry, spec, rows)
     params += _reference(registry, spec, rows)
     return params
+
+
+class GemvTeam(NamedTuple):
+    """Distinct GEMVs (M or N of 1, the library's) above the grain in a set of
+    rows: all of them, and the launch-bound ones, which time the team."""
+
+    team: int
+    bound: int
+
+
+def gemv_team_rows(
+    registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow], regime: np.ndarray | None = None
+) -> GemvTeam | None:
+    """The GEMVs that could time ``gemv_fork_join_s`` (``regime``: each row's
+    predicted regime, from the spec when not given); None where the spec has
+    no such constant (or no team with a grain)."""
+    if (
+        spec.gemv_fork_join_s is None
+        or spec.fork_join_s is None
+        or spec.parallel_grain_ops is None
+        or spec.compute_units <= 1
+    ):
+        return None
+    if regime is None:
+        regime = predict_rows(registry, spec, rows)[1]["regime"]
+    gemv = np.zeros(len(rows), dtype=bool)
+    for dtype, index, gemm, op in _product_batches(registry, rows):
+        shapes = np.array([rows[i].dims for i in index], dtype=np.int64)
+        team = np.asarray(op.flops(shapes), dtype=np.float64) > spec.parallel_grain_ops
+        gemv[index] = gemv_rows(spec, dtype, gemm, len(index)) & team
+    seen = {(r.op, tuple(r.dims), r.dtype) for i, r in enumerate(rows) if gemv[i]}
+    bound = {
+        (r.op, tuple(r.dims), r.dtype)
+        for i, r in enumerate(rows)
+        if gemv[i] and regime[i] == "launch_bound"
+    }
+    return GemvTeam(len(seen), len(bound))
+
+
+def _gemv_team(
+    registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow], regime: np.ndarray
+) -> list[Param]:
+    """``gemv_fork_join_s``, where the spec gives one (and a team with a
+    grain) and :data:`GEMV_TEAM_ROWS` distinct GEMVs above the grain are
+    launch-bound."""
+    counts = gemv_team_rows(registry, spec, rows, regime)
+    if counts is None or counts.bound < GEMV_TEAM_ROWS:
+        return []
+    assert spec.gemv_fork_join_s is not None  # gemv_team_rows returns None otherwise
+    return [
+        Param(
+            "gemv_fork_join_s",
+            spec.gemv_fork_join_s,
+            1e-8,
+            1e-3,
+            f"{counts.bound} launch-bound GEMVs (M or N of 1) above the grain",
+        )
+    ]
 
 
 def _at_peak_share(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) -> np.ndarray:

@@ -37,7 +37,12 @@ from graphsval_core.calibrate.evaluate import (
 from graphsval_core.calibrate.file import build_file, dump
 from graphsval_core.calibrate.fit import Fit, fit_latency
 from graphsval_core.calibrate.inputs import SuspectRow, read_rows
-from graphsval_core.calibrate.params import choose_params, own_kernel_rows, product_share_gate
+from graphsval_core.calibrate.params import (
+    choose_params,
+    gemv_team_rows,
+    own_kernel_rows,
+    product_share_gate,
+)
 from graphsval_core.calibrate.rows import canonical, predict_rows
 from graphsval_core.datamodel.errors import UserInputError
 from graphsval_core.datamodel.target import TargetSpec
@@ -205,7 +210,8 @@ def calibrate(registry: Registry, options: CalibrateOptions) -> CalibrateResult:
     files = [(b.path, [r for r in b.rows if id(r) in used]) for b, _ in found.sources]
     gate = product_share_gate(registry, spec, fit.rows)
     own = own_kernel_rows(registry, spec, fit.rows)
-    diagnostics = diagnose(spec, fit, energy, files, gate, own)
+    gemv = gemv_team_rows(registry, spec, fit.rows)
+    diagnostics = diagnose(spec, fit, energy, files, gate, own, gemv)
     content = build_file(
         spec,
         found.sources,

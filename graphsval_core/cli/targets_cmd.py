@@ -161,6 +161,7 @@ def _detail_rows(registry: Registry, target: TargetSpec) -> list[list[str]]:
             for label, name, text in (
                 ("extra kernel", "kernel_overhead_s", fmt_seconds),
                 ("fork/join", "fork_join_s", fmt_seconds),
+                ("GEMV fork/join", "gemv_fork_join_s", fmt_seconds),
                 ("parallel grain", "parallel_grain_ops", lambda v: f"{v:g} ops"),
             )
             if getattr(target, name) is not None

@@ -351,7 +351,10 @@ class TargetSpec:
     ``kernel_overhead_s`` the cost of each further kernel of a multi-kernel op
     (None: a whole framework dispatch, as on a CPU); ``parallel_grain_ops``
     the work at or below which an op runs on one unit and ``fork_join_s`` what
-    waking and joining the thread team costs above it; ``pack_bps`` and
+    waking and joining the thread team costs above it; ``gemv_fork_join_s``
+    (unset: ``fork_join_s``) what it costs a product on the GEMM library's
+    level-2 path instead (one row of A or one column of B: MKL hands such a
+    call to its GEMV, which wakes its threads its own way); ``pack_bps`` and
     ``pack_min_rows`` (per dtype, as each dtype's GEMM library packs its own
     way: MKL for fp32, oneDNN's reorders for bf16 and int8 on a CPU) the rate
     at which the library packs B on every call and from how many rows of A it
@@ -428,6 +431,7 @@ class TargetSpec:
     first_touch_bps: float | None = None
     first_touch_min_bytes: float | None = None
     fork_join_s: float | None = None
+    gemv_fork_join_s: float | None = None
     kernel_overhead_s: float | None = None
     #: per dtype (a number given for either applies to every dtype)
     pack_bps: Mapping[str, float] = field(factory=dict)
@@ -447,6 +451,7 @@ class TargetSpec:
         "first_touch_bps",
         "first_touch_min_bytes",
         "fork_join_s",
+        "gemv_fork_join_s",
         "parallel_grain_ops",
         "kernel_overhead_s",
         "tlb_reach_bytes",
@@ -509,6 +514,12 @@ class TargetSpec:
         for name in self.OPTIONAL_NUMBERS:
             if getattr(self, name) is not None:
                 _set(self, name, _number(name, getattr(self, name)))
+        if self.gemv_fork_join_s is not None and self.fork_join_s is None:
+            raise SpecError(
+                "gemv_fork_join_s",
+                "needs fork_join_s (a GEMV's team cost replaces the team's, which the "
+                "target must have)",
+            )
         if (self.first_touch_bps is None) != (self.first_touch_min_bytes is None):
             raise SpecError(
                 "first_touch_bps",
@@ -796,6 +807,7 @@ class TargetSpec:
             "first_touch_bps": self.first_touch_bps,
             "first_touch_min_bytes": self.first_touch_min_bytes,
             "fork_join_s": self.fork_join_s,
+            "gemv_fork_join_s": self.gemv_fork_join_s,
             "parallel_grain_ops": self.parallel_grain_ops,
             "kernel_overhead_s": self.kernel_overhead_s,
             "pack_bps": dict(self.pack_bps),

@@ -34,6 +34,7 @@ SCALAR_CONSTANTS = (
     "idle_power_w",
     "kernel_overhead_s",
     "fork_join_s",
+    "gemv_fork_join_s",
     "page_walk_s",
 )
 
@@ -236,7 +237,13 @@ def current_values(spec: TargetSpec) -> dict[str, float]:
         out[f"tiers.{t.name}.energy_per_byte_j"] = t.energy_per_byte_j
         out[f"tiers.{t.name}.usable_capacity_bytes"] = t.effective_capacity_bytes
         out[f"tiers.{t.name}.product_fraction"] = t.product_fraction
-    for name in ("first_touch_bps", "fork_join_s", "kernel_overhead_s", "page_walk_s"):
+    for name in (
+        "first_touch_bps",
+        "fork_join_s",
+        "gemv_fork_join_s",
+        "kernel_overhead_s",
+        "page_walk_s",
+    ):
         if getattr(spec, name) is not None:
             out[name] = getattr(spec, name)
     for d, rate in spec.pack_bps.items():

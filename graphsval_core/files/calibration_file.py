@@ -29,12 +29,14 @@ SCALARS = (
     "idle_power_w",
     "kernel_overhead_s",
     "fork_join_s",
+    "gemv_fork_join_s",
     "first_touch_bps",
     "pack_bps",  # one rate for every dtype (a calibration made before it was per dtype)
     "page_walk_s",
 )
-#: Scalars applied only where the spec gives one (the TLB-miss cost needs the TLB's reach).
-SPEC_SCALARS_ONLY = ("page_walk_s",)
+#: Scalars applied only where the spec gives one (the TLB-miss cost needs the TLB's
+#: reach; a GEMV's team cost replaces a team cost only a multi-unit CPU spec has).
+SPEC_SCALARS_ONLY = ("page_walk_s", "gemv_fork_join_s")
 #: Constants of one dtype: ``<name>.<dtype>``.
 PER_DTYPE = (
     "dispatch_overhead_s",
@@ -98,7 +100,13 @@ MAX_FRACTION = 2.0
 #: would overflow every prediction to infinity.
 MIN_RATE = 1e6
 #: Latency constants (s), rates and sizes (positive), energies and power (non-negative).
-LATENCIES = ("launch_overhead_s", "kernel_overhead_s", "fork_join_s", "dispatch_overhead_s")
+LATENCIES = (
+    "launch_overhead_s",
+    "kernel_overhead_s",
+    "fork_join_s",
+    "gemv_fork_join_s",
+    "dispatch_overhead_s",
+)
 #: Latency constants that must stay above 0 (a time per element or per miss).
 POSITIVE_LATENCIES = (*TargetSpec.REFERENCE, "page_walk_s")
 RATES = (

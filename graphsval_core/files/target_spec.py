@@ -420,7 +420,7 @@ def _ceilings(spec: TargetSpec) -> list[tuple[str, float, float, str]]:
         ("tdp_w", spec.tdp_w, MAX_POWER_W, "ten megawatts"),
         ("launch_overhead_s", spec.launch_overhead_s, MAX_LATENCY_S, day),
     ]
-    for name in ("kernel_overhead_s", "fork_join_s", "page_walk_s"):
+    for name in ("kernel_overhead_s", "fork_join_s", "gemv_fork_join_s", "page_walk_s"):
         value = getattr(spec, name)
         if value is not None:
             out.append((name, value, MAX_LATENCY_S, day))

@@ -54,18 +54,38 @@ def first_kernel_time(target: TargetSpec, dtype: str, dispatched: np.ndarray) ->
     return np.where(dispatched, dispatch, target.launch_overhead_s)
 
 
+def gemv_rows(target: TargetSpec, dtype: str, gemm: np.ndarray | None, n: int) -> np.ndarray:
+    """Per row of ``n``: whether the dtype's GEMM library runs the product on
+    its level-2 path, a GEMV: one row of A or one column of B (M or N of 1;
+    MKL's sgemm hands such a call to its sgemv)."""
+    if gemm is None:
+        return np.zeros(n, dtype=bool)
+    level2 = (gemm[:, 0] <= 1) | (gemm[:, 2] <= 1)
+    return level2 & library_rows(target, dtype, gemm, n)
+
+
+def team_cost(target: TargetSpec, gemv: np.ndarray) -> float | np.ndarray | None:
+    """What waking and joining the thread team costs each row: the target's
+    ``gemv_fork_join_s`` for a GEMV (``gemv``: :func:`gemv_rows`) where the
+    spec gives one, its ``fork_join_s`` otherwise (None: no team cost)."""
+    if target.fork_join_s is None or target.gemv_fork_join_s is None:
+        return target.fork_join_s
+    return np.where(gemv, target.gemv_fork_join_s, target.fork_join_s)
+
+
 def launch_time(
     first_kernel_s: float | np.ndarray,
     kernels: int,
     per_kernel_s: float,
     team: np.ndarray,
-    fork_join_s: float | None,
+    fork_join_s: float | np.ndarray | None,
 ) -> np.ndarray:
     """The launch of a call: its first kernel (a framework dispatch, or for a
     matrix product the dtype's GEMM-library call), every further kernel of the
     op at ``per_kernel_s`` (linear broadcasts its bias, then accumulates the
     product onto it), and ``fork_join_s`` where the op wakes and joins the
-    thread team: ``first + (kernels - 1) * per_kernel [+ fork_join]``."""
+    thread team (one cost, or one per row: :func:`team_cost`):
+    ``first + (kernels - 1) * per_kernel [+ fork_join]``."""
     launch = np.broadcast_to(first_kernel_s + (kernels - 1) * per_kernel_s, team.shape).copy()
     if fork_join_s is not None:
         launch = launch + np.where(team, fork_join_s, 0.0)

@@ -26,6 +26,17 @@ def fork_join(threads: int) -> Sourced:
     return estimated(3e-6, f"waking and joining an OpenMP team of {threads} threads, a few us")
 
 
+def gemv_fork_join(threads: int) -> Sourced:
+    """Waking and joining the threads of the GEMM library's level-2 path (a
+    product with M or N of 1: MKL's sgemm hands it to sgemv, which runs a
+    parallel region of its own)."""
+    return estimated(
+        3e-6,
+        f"MKL's GEMV path wakes and joins its {threads} threads in a parallel region of "
+        "its own: as the OpenMP team, a few us",
+    )
+
+
 def grain() -> Sourced:
     """The work below which PyTorch keeps an op on one thread."""
     return estimated(
