@@ -30,7 +30,7 @@ latency constants (copies of one row fit anything exactly).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from attrs import frozen
 
@@ -371,22 +371,22 @@ def reference_not_fitted(spec: TargetSpec, own: OwnKernelRows | None) -> list[Di
     return out
 
 
-def gemv_team_not_fitted(spec: TargetSpec, gemv: GemvTeam | None) -> list[Diagnostic]:
-    """Why ``gemv_fork_join_s`` was not fitted where the rows hold GEMVs
-    above the grain (``gemv``: their counts), too few of them launch-bound
-    to time the team. The spec's cost stays."""
-    if gemv is None or gemv.team == 0 or gemv.bound >= GEMV_TEAM_ROWS:
-        return []
+def gemv_team_not_fitted(spec: TargetSpec, gemv: Mapping[str, GemvTeam]) -> list[Diagnostic]:
+    """Why ``gemv_fork_join_s`` of a dtype was not fitted where the rows hold
+    GEMVs of it above the grain (``gemv``: their counts per dtype), too few
+    of them launch-bound to time the team. The spec's cost stays."""
     return [
         Diagnostic(
             "not_fitted",
-            "gemv_fork_join_s",
-            f"gemv_fork_join_s is not fitted: {gemv.bound} of the {gemv.team} GEMV"
-            f"{'' if gemv.team == 1 else 's'} (M or N of 1) above the grain "
-            f"{'is' if gemv.bound == 1 else 'are'} launch-bound ({GEMV_TEAM_ROWS} needed: a "
-            "larger GEMV's team is lost in its stream of B); GEMVs keep the spec's "
-            f"{spec.gemv_fork_join_s:.3g} s",
+            f"gemv_fork_join_s.{d}",
+            f"gemv_fork_join_s.{d} is not fitted: {n.bound} of the {n.team} {d} GEMV"
+            f"{'' if n.team == 1 else 's'} (M or N of 1) above the grain "
+            f"{'is' if n.bound == 1 else 'are'} launch-bound ({GEMV_TEAM_ROWS} needed: a "
+            "larger GEMV's team is lost in its stream of B); they keep the spec's "
+            f"{spec.gemv_fork_join_s[d]:.3g} s",
         )
+        for d, n in gemv.items()
+        if n.team and n.bound < GEMV_TEAM_ROWS
     ]
 
 
@@ -459,7 +459,7 @@ def diagnose(
     files: Sequence[tuple[str, Sequence[BaselineRow]]] = (),
     gate: ShareGate | None = None,
     own: OwnKernelRows | None = None,
-    gemv: GemvTeam | None = None,
+    gemv: Mapping[str, GemvTeam] | None = None,
 ) -> tuple[Diagnostic, ...]:
     """Every finding about a calibration, in the order printed: latency
     constants at a bound, cache tiers slower than main memory allows, energy
@@ -475,6 +475,6 @@ def diagnose(
         *unidentified(fit),
         *share_not_fitted(spec, gate),
         *reference_not_fitted(spec, own),
-        *gemv_team_not_fitted(spec, gemv),
+        *gemv_team_not_fitted(spec, gemv or {}),
         *thread_mismatch(spec, files),
     )

@@ -12,10 +12,11 @@ exercise it:
   bias), for targets whose spec sets it (a GPU queues it behind the first);
 - ``fork_join_s``: waking and joining the thread team, on multi-unit CPU
   targets (rows at or below the grain run on one thread and do not pay it);
-  ``gemv_fork_join_s``: the same for a product on the GEMM library's
-  level-2 path (M or N of 1), where the spec gives one and at least
-  :data:`GEMV_TEAM_ROWS` distinct GEMVs above the grain are launch-bound
-  (a large GEMV's few microseconds of team are lost in its stream of B);
+  ``gemv_fork_join_s.<dtype>``: the same for a product on the dtype's GEMM
+  library's level-2 path (M or N of 1), where the spec gives the dtype one
+  and at least :data:`GEMV_TEAM_ROWS` distinct GEMVs of it above the grain
+  are launch-bound (a large GEMV's few microseconds of team are lost in its
+  stream of B);
 - ``pack_bps.<dtype>``: the rate at which a CPU GEMM library packs B (each
   dtype's library on its own: MKL for fp32, oneDNN's reorders for bf16 and
   int8), from the rows of that dtype whose A has at least its ``pack_min_rows``
@@ -330,8 +331,9 @@ def choose_params(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) 
 
 
 class GemvTeam(NamedTuple):
-    """Distinct GEMVs (M or N of 1, the library's) above the grain in a set of
-    rows: all of them, and the launch-bound ones, which time the team."""
+    """Distinct GEMVs (M or N of 1, the library's) of one dtype above the
+    grain in a set of rows: all of them, and the launch-bound ones, which
+    time the team."""
 
     team: int
     bound: int
@@ -339,17 +341,15 @@ class GemvTeam(NamedTuple):
 
 def gemv_team_rows(
     registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow], regime: np.ndarray | None = None
-) -> GemvTeam | None:
-    """The GEMVs that could time ``gemv_fork_join_s`` (``regime``: each row's
-    predicted regime, from the spec when not given); None where the spec has
-    no such constant (or no team with a grain)."""
-    if (
-        spec.gemv_fork_join_s is None
-        or spec.fork_join_s is None
-        or spec.parallel_grain_ops is None
-        or spec.compute_units <= 1
-    ):
-        return None
+) -> dict[str, GemvTeam]:
+    """Per dtype whose ``gemv_fork_join_s`` the spec gives (on a team with a
+    grain), the GEMVs of that dtype that could time it (``regime``: each
+    row's predicted regime, from the spec when not given)."""
+    if spec.fork_join_s is None or spec.parallel_grain_ops is None or spec.compute_units <= 1:
+        return {}
+    dtypes = [d for d in spec.gemv_fork_join_s if any(r.dtype == d for r in rows)]
+    if not dtypes:
+        return {}
     if regime is None:
         regime = predict_rows(registry, spec, rows)[1]["regime"]
     gemv = np.zeros(len(rows), dtype=bool)
@@ -357,33 +357,34 @@ def gemv_team_rows(
         shapes = np.array([rows[i].dims for i in index], dtype=np.int64)
         team = np.asarray(op.flops(shapes), dtype=np.float64) > spec.parallel_grain_ops
         gemv[index] = gemv_rows(spec, dtype, gemm, len(index)) & team
-    seen = {(r.op, tuple(r.dims), r.dtype) for i, r in enumerate(rows) if gemv[i]}
-    bound = {
-        (r.op, tuple(r.dims), r.dtype)
-        for i, r in enumerate(rows)
-        if gemv[i] and regime[i] == "launch_bound"
-    }
-    return GemvTeam(len(seen), len(bound))
+    out = {}
+    for dtype in dtypes:
+        seen = {(r.op, tuple(r.dims)) for i, r in enumerate(rows) if gemv[i] and r.dtype == dtype}
+        bound = {
+            (r.op, tuple(r.dims))
+            for i, r in enumerate(rows)
+            if gemv[i] and r.dtype == dtype and regime[i] == "launch_bound"
+        }
+        out[dtype] = GemvTeam(len(seen), len(bound))
+    return out
 
 
 def _gemv_team(
     registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow], regime: np.ndarray
 ) -> list[Param]:
-    """``gemv_fork_join_s``, where the spec gives one (and a team with a
-    grain) and :data:`GEMV_TEAM_ROWS` distinct GEMVs above the grain are
-    launch-bound."""
-    counts = gemv_team_rows(registry, spec, rows, regime)
-    if counts is None or counts.bound < GEMV_TEAM_ROWS:
-        return []
-    assert spec.gemv_fork_join_s is not None  # gemv_team_rows returns None otherwise
+    """``gemv_fork_join_s.<dtype>``, for each dtype the spec gives one (on a
+    team with a grain) with :data:`GEMV_TEAM_ROWS` distinct launch-bound
+    GEMVs of that dtype above the grain."""
     return [
         Param(
-            "gemv_fork_join_s",
-            spec.gemv_fork_join_s,
+            f"gemv_fork_join_s.{dtype}",
+            spec.gemv_fork_join_s[dtype],
             1e-8,
             1e-3,
-            f"{counts.bound} launch-bound GEMVs (M or N of 1) above the grain",
+            f"{counts.bound} launch-bound {dtype} GEMVs (M or N of 1) above the grain",
         )
+        for dtype, counts in gemv_team_rows(registry, spec, rows, regime).items()
+        if counts.bound >= GEMV_TEAM_ROWS
     ]
 
 

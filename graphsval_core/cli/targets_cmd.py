@@ -161,10 +161,13 @@ def _detail_rows(registry: Registry, target: TargetSpec) -> list[list[str]]:
             for label, name, text in (
                 ("extra kernel", "kernel_overhead_s", fmt_seconds),
                 ("fork/join", "fork_join_s", fmt_seconds),
-                ("GEMV fork/join", "gemv_fork_join_s", fmt_seconds),
                 ("parallel grain", "parallel_grain_ops", lambda v: f"{v:g} ops"),
             )
             if getattr(target, name) is not None
+        ],
+        *[
+            [f"GEMV fork/join {d}", fmt_seconds(v), src(f"gemv_fork_join_s.{d}")]
+            for d, v in target.gemv_fork_join_s.items()
         ],
         *[
             [f"vector {d}", fmt_si(rate, "OP/s"), src(f"vector_ops_per_s.{d}")]

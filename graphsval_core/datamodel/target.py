@@ -352,9 +352,10 @@ class TargetSpec:
     (None: a whole framework dispatch, as on a CPU); ``parallel_grain_ops``
     the work at or below which an op runs on one unit and ``fork_join_s`` what
     waking and joining the thread team costs above it; ``gemv_fork_join_s``
-    (unset: ``fork_join_s``) what it costs a product on the GEMM library's
-    level-2 path instead (one row of A or one column of B: MKL hands such a
-    call to its GEMV, which wakes its threads its own way); ``pack_bps`` and
+    (per dtype, a CPU's only; unset: ``fork_join_s``) what it costs a product
+    on the dtype's GEMM library's level-2 path instead (one row of A or one
+    column of B: MKL hands such an fp32 call to its sgemv, which wakes its
+    threads its own way); ``pack_bps`` and
     ``pack_min_rows`` (per dtype, as each dtype's GEMM library packs its own
     way: MKL for fp32, oneDNN's reorders for bf16 and int8 on a CPU) the rate
     at which the library packs B on every call and from how many rows of A it
@@ -431,7 +432,7 @@ class TargetSpec:
     first_touch_bps: float | None = None
     first_touch_min_bytes: float | None = None
     fork_join_s: float | None = None
-    gemv_fork_join_s: float | None = None
+    gemv_fork_join_s: Mapping[str, float] = field(factory=dict)
     kernel_overhead_s: float | None = None
     #: per dtype (a number given for either applies to every dtype)
     pack_bps: Mapping[str, float] = field(factory=dict)
@@ -451,7 +452,6 @@ class TargetSpec:
         "first_touch_bps",
         "first_touch_min_bytes",
         "fork_join_s",
-        "gemv_fork_join_s",
         "parallel_grain_ops",
         "kernel_overhead_s",
         "tlb_reach_bytes",
@@ -514,12 +514,6 @@ class TargetSpec:
         for name in self.OPTIONAL_NUMBERS:
             if getattr(self, name) is not None:
                 _set(self, name, _number(name, getattr(self, name)))
-        if self.gemv_fork_join_s is not None and self.fork_join_s is None:
-            raise SpecError(
-                "gemv_fork_join_s",
-                "needs fork_join_s (a GEMV's team cost replaces the team's, which the "
-                "target must have)",
-            )
         if (self.first_touch_bps is None) != (self.first_touch_min_bytes is None):
             raise SpecError(
                 "first_touch_bps",
@@ -540,6 +534,7 @@ class TargetSpec:
         _set(self, "compute_fraction", self._compute_fractions(peaks, prov))
         for name, strict in (
             ("dispatch_overhead_s", False),
+            ("gemv_fork_join_s", False),
             ("vector_ops_per_s", True),
             ("pack_a_bps", True),
             ("vector_first_touch_bps", True),
@@ -548,6 +543,7 @@ class TargetSpec:
         ):
             _set(self, name, _per_dtype(name, getattr(self, name), peaks, prov, strict))
         self._check_reference(peaks)
+        self._check_gemv_team()
         if self.vector_first_touch_bps and self.first_touch_bps is None:
             raise SpecError(
                 "vector_first_touch_bps",
@@ -577,6 +573,7 @@ class TargetSpec:
             *(f"peak_ops_per_s.{d}" for d in peaks),
             *(f"energy_per_op_j.{d}" for d in energies),
             *(f"dispatch_overhead_s.{d}" for d in self.dispatch_overhead_s),
+            *(f"gemv_fork_join_s.{d}" for d in self.gemv_fork_join_s),
             *(f"vector_ops_per_s.{d}" for d in self.vector_ops_per_s),
             *(f"product_bandwidth_fraction.{d}" for d in self.product_bandwidth_fraction),
             *(f"pack_a_bps.{d}" for d in self.pack_a_bps),
@@ -642,6 +639,25 @@ class TargetSpec:
             if dtype in seen:
                 raise SpecError(f"no_gemm_library[{i}]", f"dtype {dtype!r} is listed twice")
             seen.add(dtype)
+
+    def _check_gemv_team(self) -> None:
+        """A GEMV's team cost replaces a CPU team's: it needs ``fork_join_s``
+        and the ``cpu`` architecture."""
+        if not self.gemv_fork_join_s:
+            return
+        first = f"gemv_fork_join_s.{next(iter(self.gemv_fork_join_s))}"
+        if self.architecture != "cpu":
+            raise SpecError(
+                first,
+                f"a {self.architecture} target has no CPU thread team: a GEMV's team cost "
+                "is a CPU GEMM library's",
+            )
+        if self.fork_join_s is None:
+            raise SpecError(
+                first,
+                "needs fork_join_s (a GEMV's team cost replaces the team's, which the "
+                "target must have)",
+            )
 
     def fastest_mac_s(self, dtype: str, peaks: Mapping[str, float] | None = None) -> float:
         """The least time a multiply-add of ``dtype`` takes on one compute
@@ -807,7 +823,7 @@ class TargetSpec:
             "first_touch_bps": self.first_touch_bps,
             "first_touch_min_bytes": self.first_touch_min_bytes,
             "fork_join_s": self.fork_join_s,
-            "gemv_fork_join_s": self.gemv_fork_join_s,
+            "gemv_fork_join_s": dict(self.gemv_fork_join_s),
             "parallel_grain_ops": self.parallel_grain_ops,
             "kernel_overhead_s": self.kernel_overhead_s,
             "pack_bps": dict(self.pack_bps),

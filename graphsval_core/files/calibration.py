@@ -34,7 +34,6 @@ SCALAR_CONSTANTS = (
     "idle_power_w",
     "kernel_overhead_s",
     "fork_join_s",
-    "gemv_fork_join_s",
     "page_walk_s",
 )
 
@@ -62,6 +61,7 @@ def _per_dtype(
 #: Per-dtype constants applied as values (not multipliers of the spec's).
 PER_DTYPE_VALUES = (
     "dispatch_overhead_s",
+    "gemv_fork_join_s",
     "pack_bps",
     "vector_ops_per_s",
     "product_bandwidth_fraction",
@@ -129,6 +129,7 @@ def apply_constants(spec: TargetSpec, values: dict[str, float], source: str) -> 
                     "compute_fraction.",
                     "energy_per_op_j.",
                     "dispatch_overhead_s.",
+                    "gemv_fork_join_s.",
                     "pack_bps.",
                     "vector_ops_per_s.",
                     "product_bandwidth_fraction.",
@@ -237,15 +238,11 @@ def current_values(spec: TargetSpec) -> dict[str, float]:
         out[f"tiers.{t.name}.energy_per_byte_j"] = t.energy_per_byte_j
         out[f"tiers.{t.name}.usable_capacity_bytes"] = t.effective_capacity_bytes
         out[f"tiers.{t.name}.product_fraction"] = t.product_fraction
-    for name in (
-        "first_touch_bps",
-        "fork_join_s",
-        "gemv_fork_join_s",
-        "kernel_overhead_s",
-        "page_walk_s",
-    ):
+    for name in ("first_touch_bps", "fork_join_s", "kernel_overhead_s", "page_walk_s"):
         if getattr(spec, name) is not None:
             out[name] = getattr(spec, name)
+    for d, seconds in spec.gemv_fork_join_s.items():
+        out[f"gemv_fork_join_s.{d}"] = seconds
     for d, rate in spec.pack_bps.items():
         out[f"pack_bps.{d}"] = rate
     for d, rate in spec.vector_ops_per_s.items():

@@ -29,17 +29,16 @@ SCALARS = (
     "idle_power_w",
     "kernel_overhead_s",
     "fork_join_s",
-    "gemv_fork_join_s",
     "first_touch_bps",
     "pack_bps",  # one rate for every dtype (a calibration made before it was per dtype)
     "page_walk_s",
 )
-#: Scalars applied only where the spec gives one (the TLB-miss cost needs the TLB's
-#: reach; a GEMV's team cost replaces a team cost only a multi-unit CPU spec has).
-SPEC_SCALARS_ONLY = ("page_walk_s", "gemv_fork_join_s")
+#: Scalars applied only where the spec gives one (the TLB-miss cost needs the TLB's reach).
+SPEC_SCALARS_ONLY = ("page_walk_s",)
 #: Constants of one dtype: ``<name>.<dtype>``.
 PER_DTYPE = (
     "dispatch_overhead_s",
+    "gemv_fork_join_s",
     "pack_bps",
     "compute_fraction",
     "energy_per_op_j",
@@ -61,7 +60,13 @@ class CalibrationFileError(UserInputError):
 #: that packs, a vector rate): a calibration cannot add the term for another
 #: (applying, :func:`graphsval_core.files.calibration.apply_constants`, follows
 #: the same rule).
-SPEC_DTYPES_ONLY = ("pack_bps", "pack_a_bps", "vector_ops_per_s", *TargetSpec.REFERENCE)
+SPEC_DTYPES_ONLY = (
+    "pack_bps",
+    "pack_a_bps",
+    "vector_ops_per_s",
+    "gemv_fork_join_s",
+    *TargetSpec.REFERENCE,
+)
 
 
 def _known(name: str, spec: TargetSpec) -> bool:

@@ -36,6 +36,7 @@ _MAPS = (
     "energy_per_op_j",
     "compute_fraction",
     "dispatch_overhead_s",
+    "gemv_fork_join_s",
     "vector_ops_per_s",
     "product_bandwidth_fraction",
     "pack_a_bps",
@@ -420,13 +421,16 @@ def _ceilings(spec: TargetSpec) -> list[tuple[str, float, float, str]]:
         ("tdp_w", spec.tdp_w, MAX_POWER_W, "ten megawatts"),
         ("launch_overhead_s", spec.launch_overhead_s, MAX_LATENCY_S, day),
     ]
-    for name in ("kernel_overhead_s", "fork_join_s", "gemv_fork_join_s", "page_walk_s"):
+    for name in ("kernel_overhead_s", "fork_join_s", "page_walk_s"):
         value = getattr(spec, name)
         if value is not None:
             out.append((name, value, MAX_LATENCY_S, day))
     out += [
         (f"dispatch_overhead_s.{d}", v, MAX_LATENCY_S, day)
         for d, v in spec.dispatch_overhead_s.items()
+    ]
+    out += [
+        (f"gemv_fork_join_s.{d}", v, MAX_LATENCY_S, day) for d, v in spec.gemv_fork_join_s.items()
     ]
     joule = "a millijoule"
     out += [

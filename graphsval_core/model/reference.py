@@ -68,7 +68,12 @@ latency and energy of one call on warm data, term by term
   (``OpSpec.kernels``: linear broadcasts its bias, then accumulates the
   product onto it) costs ``kernel_overhead_s`` (a GPU queues it behind the
   first) or, unset, a whole framework dispatch; an op above the grain on a
-  multi-unit target adds ``fork_join_s`` (waking and joining the thread team).
+  multi-unit target adds ``fork_join_s`` (waking and joining the thread team),
+  or for a product on its dtype's library's level-2 path (a GEMV: M or N of
+  1) the target's ``gemv_fork_join_s`` of the dtype where it gives one (MKL's
+  sgemv wakes its threads its own way: the i7's fp32 GEMVs of 0.13-0.26 MB
+  take 8.7-9.0 us against 5.2 us for one on a thread and 5.8-6.9 us for the
+  team's small matmuls).
 - **First touch**: a freshly allocated output of at least the target's
   ``first_touch_min_bytes`` costs its bytes over ``first_touch_bps`` (the OS
   faulting in and zeroing its pages), or for an op with no matrix product
@@ -282,7 +287,9 @@ def predict(
     if per_kernel is None:
         per_kernel = target.launch_overhead_s
     gemv = gemv_rows(target, dtype, gemm, len(shapes))
-    launch_s = launch_time(first_kernel, op.kernels, per_kernel, team, team_cost(target, gemv))
+    launch_s = launch_time(
+        first_kernel, op.kernels, per_kernel, team, team_cost(target, dtype, gemv)
+    )
     first_touch = first_touch_time(out_bytes, fresh, first_touch_bps)
     pack = np.zeros(len(shapes))
     pack_a = np.zeros(len(shapes))

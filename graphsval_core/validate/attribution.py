@@ -8,11 +8,12 @@ model's term to the measured time less launch):
 - ``alu_bound``: the achievable peak of the cell's dtype (its vector rate for
   an op with no matrix product, where the spec gives one);
 - a tier regime: that tier's effective bandwidth;
-- ``launch_bound``: the dtype's dispatch overhead over the calls that pay it
-  (a matrix product its dtype's library runs), and the launch overhead over
-  the others (a product too small for the library, an op with no library):
-  one drift per constant; the measured time less everything else the model puts in
-  the call falls on that one constant;
+- ``launch_bound``: the dtype's GEMV team cost over the GEMVs that pay one
+  of their own (``gemv_fork_join_s``), the dtype's dispatch overhead over
+  the other calls that pay it (a matrix product its dtype's library runs),
+  and the launch overhead over the rest (a product too small for the
+  library, an op with no library): one drift per constant; the measured time
+  less everything else the model puts in the call falls on that one constant;
 - energy failures: the static power (measured energy less the model's dynamic
   energy, over the measured time).
 
@@ -249,21 +250,29 @@ def _launch_drifts(cell: Cell) -> list[Drift]:
     small for the library; every call of an op with no library): the
     measured time less compute or memory and the rest of the fixed time, less
     the launch the model adds beyond that one constant (further kernels, a
-    thread team). One drift for each constant some calls pay."""
+    thread team). A GEMV that pays a team cost of its own (MKL's sgemv) is
+    that cost's call instead. One drift for each constant some calls pay."""
     dispatch = cell.column("dispatch_s")
-    paid = np.isfinite(dispatch)
+    gemv_team = cell.column("gemv_team_s")
+    gemv = np.isfinite(gemv_team)
+    paid = np.isfinite(dispatch) & ~gemv
+    rest = ~paid & ~gemv
     known = cell.column("known").astype(bool)
     launch = cell.column("launch_overhead_s")
-    if not np.isfinite(launch[~paid]).all():  # records built without the constants
+    if not np.isfinite(launch[rest]).all():  # records built without the constants
         launch = cell.column("launch_s")
     out = []
-    both = bool(paid.any() and (~paid).any())  # then each drift tells its own calls' errors
+    # then each drift tells its own calls' errors
+    several = sum(bool(group.any()) for group in (gemv, paid, rest)) > 1
     # beside the library's calls, the others are products too small for it: say so, or a
     # line of the same cell reads as if the cell's launch overhead had moved
-    small = f" (products too small for the {cell.dtype} library)" if both else ""
+    small = (
+        f" (products too small for the {cell.dtype} library)" if paid.any() and rest.any() else ""
+    )
     for rows, constant, name in (
+        (known & gemv, gemv_team, f"GEMV fork/join {cell.dtype}"),
         (known & paid, dispatch, f"dispatch overhead {cell.dtype}"),
-        (known & ~paid, launch, f"launch overhead{small}"),
+        (known & rest, launch, f"launch overhead{small}"),
     ):
         implied = np.maximum(0.0, (cell.column("rest") + constant)[rows])
         if implied.size:
@@ -274,7 +283,7 @@ def _launch_drifts(cell: Cell) -> list[Drift]:
                     _median(constant[rows]),
                     _median(implied),
                     int(implied.size),
-                    **_latency_spread(cell, rows if both else None),
+                    **_latency_spread(cell, rows if several else None),
                 )
             )
     return out

@@ -84,6 +84,9 @@ class Terms:
     dispatch_s: np.ndarray
     #: the target's launch overhead: the first kernel of every other call
     launch_overhead_s: np.ndarray
+    #: the dtype's GEMV team cost where the call is a GEMV above the grain that
+    #: pays one of its own (``TargetSpec.gemv_fork_join_s``), else NaN
+    gemv_team_s: np.ndarray
     #: launch, first touch and packing: the time outside compute and memory
     fixed_s: np.ndarray
     compute_s: np.ndarray

@@ -16,6 +16,7 @@ from graphsval_core.calibrate.fit import _hierarchy_penalty
 from graphsval_core.cli.main import cli
 from graphsval_core.datamodel.provenance import datasheet, estimated
 from graphsval_core.files.calibration import apply_file
+from graphsval_core.files.calibration_file import CalibrationFileError
 from graphsval_core.model.predict import predict_batch
 from graphsval_core.plugins.loader import build_registry
 
@@ -40,11 +41,11 @@ def _cpu(make_target, **true):
     )
 
 
-def _write(path, registry, key, energy=None):
+def _write(path, registry, key, energy=None, shapes_of=SHAPES):
     with path.open("w", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(HEADER)
-        for op, shapes in SHAPES.items():
+        for op, shapes in shapes_of.items():
             truth = predict_batch(registry, key, op, np.array(shapes), "fp32")
             for dims, lat in zip(shapes, truth.latency_s, strict=True):
                 joules = "" if energy is None else f"{energy(lat):.9e}"
@@ -54,14 +55,24 @@ def _write(path, registry, key, energy=None):
 
 
 @pytest.fixture
-def cpu_setup(make_target, make_plugin, fake_entry_points, make_entry_point):
-    model = _cpu(make_target)
-    plugin = make_plugin("toy", lambda: [model])
-    fake_entry_points(make_entry_point("toy", lambda: plugin, "graphsval-toy"))
-    silicon = evolve(_cpu(make_target, **TRUE), key="silicon")
-    return build_registry(
-        extra_plugins=[("s", make_plugin("s", lambda: [silicon]))], plugin_args=["no:toy"]
-    )
+def installed(make_plugin, fake_entry_points, make_entry_point):
+    """Installs ``model`` as the toy plugin's target and returns a registry
+    with ``silicon`` (the true constants) beside it as ``silicon``."""
+
+    def build(model, silicon):
+        plugin = make_plugin("toy", lambda: [model])
+        fake_entry_points(make_entry_point("toy", lambda: plugin, "graphsval-toy"))
+        return build_registry(
+            extra_plugins=[("s", make_plugin("s", lambda: [evolve(silicon, key="silicon")]))],
+            plugin_args=["no:toy"],
+        )
+
+    return build
+
+
+@pytest.fixture
+def cpu_setup(make_target, installed):
+    return installed(_cpu(make_target), _cpu(make_target, **TRUE))
 
 
 def test_recovers_fork_join_kernel_overhead_and_pack_rate_within_2_percent(cpu_setup, tmp_path):
@@ -470,3 +481,89 @@ def test_grouped_cv_holds_out_the_only_family_of_fresh_products(fresh_registry, 
     constants = _calibrate(base, tmp_path / "toy.json")
     assert constants["first_touch_bps"]["value"] == pytest.approx(3e9, rel=0.02)
     assert constants["vector_first_touch_bps.fp32"]["value"] == pytest.approx(1e9, rel=0.02)
+
+
+#: below and above the grain, GEMVs (M or N of 1) small and large, GEMMs
+GEMV_SHAPES = {
+    "vector_add": [[300], [9000], [40_000], [90_000], [700_000], [3_000_000]],
+    "matmul": [[64, 64, 64], [2, 1500, 1300], [24, 1200, 1400], [520, 520, 520], [96, 96, 96]],
+    "linear": [[1, 70, 90], [1, 128, 384], [1, 256, 128], [1, 1024, 2048], [16, 1600, 1200]],
+}
+GEMV_TRUE = {"fork_join_s": 2.5e-6, "gemv_fork_join_s.fp32": 6.5e-6}
+
+
+def _gemv_cpu(make_target, **true):
+    return make_target(
+        "toy",
+        fork_join_s=estimated(true.get("fork_join_s", 3e-6), "t"),
+        gemv_fork_join_s={"fp32": estimated(true.get("gemv_fork_join_s.fp32", 3e-6), "t")},
+        parallel_grain_ops=estimated(32768, "t"),
+    )
+
+
+@pytest.fixture
+def gemv_setup(make_target, installed):
+    return installed(_gemv_cpu(make_target), _gemv_cpu(make_target, **GEMV_TRUE))
+
+
+def _calibrate_gemv(base, out):
+    return CliRunner().invoke(
+        cli, ["calibrate", "--hw", "toy", "--no-loo", "--baseline", str(base), "--out", str(out)]
+    )
+
+
+def test_a_gemvs_team_cost_is_recovered_beside_the_teams(gemv_setup, tmp_path):
+    base = _write(tmp_path / "toy.calibration.csv", gemv_setup, "silicon", shapes_of=GEMV_SHAPES)
+    out = tmp_path / "toy.json"
+    result = _calibrate_gemv(base, out)
+    assert result.exit_code == 0, result.output
+    constants = json.loads(out.read_text())["constants"]
+    for name, value in GEMV_TRUE.items():
+        assert constants[name]["value"] == pytest.approx(value, rel=0.02), name
+    assert (
+        constants["gemv_fork_join_s.fp32"]["from"]
+        == "2 launch-bound fp32 GEMVs (M or N of 1) above the grain"
+    )
+    assert "gemv_fork_join_s is not fitted" not in result.output
+    # the file applies: a GEMV above the grain pays the fitted cost, a GEMM the team's
+    registry = build_registry()
+    spec = apply_file(registry.datasheet_target("toy"), json.loads(out.read_text()), "toy.json")
+    assert spec.gemv_fork_join_s["fp32"] == pytest.approx(
+        GEMV_TRUE["gemv_fork_join_s.fp32"], rel=0.02
+    )
+
+
+def test_one_launch_bound_gemv_leaves_it_unfitted_and_says_so(gemv_setup, tmp_path):
+    shapes = {**GEMV_SHAPES, "linear": [s for s in GEMV_SHAPES["linear"] if s != [1, 256, 128]]}
+    base = _write(tmp_path / "toy.calibration.csv", gemv_setup, "silicon", shapes_of=shapes)
+    out = tmp_path / "toy.json"
+    result = _calibrate_gemv(base, out)
+    assert result.exit_code == 0, result.output
+    constants = json.loads(out.read_text())["constants"]
+    assert "gemv_fork_join_s.fp32" not in constants
+    text = " ".join(result.output.split())
+    assert (
+        "gemv_fork_join_s.fp32 is not fitted: 1 of the 2 fp32 GEMVs (M or N of 1) above the "
+        "grain is launch-bound (2 needed" in text
+    ), result.output
+
+
+def _gemv_file(value):
+    return {
+        "target": "toy",
+        "provenance": {"sources": [], "graphsval_version": "0"},
+        "constants": {"gemv_fork_join_s.fp32": {"value": value}},
+    }
+
+
+def test_a_calibration_file_refuses_a_negative_gemv_team_cost(gemv_setup):
+    spec = build_registry().datasheet_target("toy")
+    with pytest.raises(CalibrationFileError, match=r"^c.json: constants.gemv_fork_join_s.fp32"):
+        apply_file(spec, _gemv_file(-1e-6), "c.json")
+    assert apply_file(spec, _gemv_file(4e-6), "c.json").gemv_fork_join_s == {"fp32": 4e-6}
+
+
+def test_a_gemv_team_cost_applies_only_where_the_spec_has_a_team(make_target):
+    spec = make_target("one")  # no team: no fork_join_s, no gemv_fork_join_s
+    with pytest.raises(CalibrationFileError, match="one gives no gemv_fork_join_s for fp32"):
+        apply_file(spec, {**_gemv_file(4e-6), "target": "one"}, "c.json")

@@ -527,7 +527,7 @@ def test_a_tiers_product_share_is_checked(make_tier, value, message):
 def test_a_gemv_above_the_grain_pays_its_own_team_cost(registry_of):
     registry = registry_of(
         fork_join_s=estimated(2e-6, "test"),
-        gemv_fork_join_s=estimated(5e-6, "test"),
+        gemv_fork_join_s={"fp32": estimated(5e-6, "test")},
         parallel_grain_ops=estimated(32768, "test"),
     )
     # M of 1, N of 1, then M of 2 (a GEMM), all above the grain; then a GEMV at it
@@ -549,31 +549,52 @@ def test_without_a_gemv_team_cost_a_gemv_pays_the_teams(registry_of):
     assert p.launch_s.tolist() == pytest.approx([4e-6, 4e-6])
 
 
-def test_a_product_the_framework_runs_itself_is_no_librarys_gemv(registry_of):
-    # a bf16 product of at most 16x16x16 multiply-adds never reaches the library
+def test_a_gemv_team_cost_is_its_dtypes_library_s_alone(registry_of):
+    # MKL's fp32 GEMV has its own team; bf16 GEMVs (another library) keep the team's,
+    # and a bf16 product of at most 16x16x16 multiply-adds never reaches a library
     registry = registry_of(
         fork_join_s=estimated(2e-6, "test"),
-        gemv_fork_join_s=estimated(5e-6, "test"),
+        gemv_fork_join_s={"fp32": estimated(5e-6, "test"), "bf16": estimated(9e-6, "test")},
         parallel_grain_ops=estimated(1, "test"),
         peak_ops_per_s={"fp32": datasheet(1e12, "t"), "bf16": datasheet(1e12, "t")},
         energy_per_op_j={"fp32": estimated(1e-12, "t"), "bf16": estimated(1e-12, "t")},
         library_min_macs={"bf16": estimated(4096, "t")},
     )
-    p = predict_batch(registry, "t", "matmul", [[1, 16, 16], [1, 64, 128]], "bf16")
-    assert p.launch_s.tolist() == pytest.approx([4e-6, 7e-6])
+    bf16 = predict_batch(registry, "t", "matmul", [[1, 16, 16], [1, 64, 128]], "bf16")
+    assert bf16.launch_s.tolist() == pytest.approx([4e-6, 11e-6])
+    only_fp32 = registry_of(
+        fork_join_s=estimated(2e-6, "test"),
+        gemv_fork_join_s={"fp32": estimated(5e-6, "test")},
+        parallel_grain_ops=estimated(1, "test"),
+        peak_ops_per_s={"fp32": datasheet(1e12, "t"), "bf16": datasheet(1e12, "t")},
+        energy_per_op_j={"fp32": estimated(1e-12, "t"), "bf16": estimated(1e-12, "t")},
+    )
+    fp32 = predict_batch(only_fp32, "t", "matmul", [[1, 64, 128]], "fp32")
+    bf16 = predict_batch(only_fp32, "t", "matmul", [[1, 64, 128]], "bf16")
+    assert fp32.launch_s[0] == pytest.approx(7e-6) and bf16.launch_s[0] == pytest.approx(4e-6)
 
 
 def test_a_gemv_team_cost_needs_the_teams(make_target):
-    with pytest.raises(SpecError, match="gemv_fork_join_s.*needs fork_join_s"):
-        make_target("t", gemv_fork_join_s=estimated(5e-6, "test"))
+    with pytest.raises(SpecError, match="gemv_fork_join_s.fp32.*needs fork_join_s"):
+        make_target("t", gemv_fork_join_s={"fp32": estimated(5e-6, "test")})
+
+
+def test_a_gemv_team_cost_is_a_cpus(make_target):
+    with pytest.raises(SpecError, match="gemv_fork_join_s.fp32.*a gpu target has no CPU thread"):
+        make_target(
+            "t",
+            architecture="gpu",
+            fork_join_s=estimated(2e-6, "test"),
+            gemv_fork_join_s={"fp32": estimated(5e-6, "test")},
+        )
 
 
 def test_a_gemv_team_cost_survives_a_json_round_trip(make_target):
     spec = make_target(
         fork_join_s=estimated(2e-6, "a"),
-        gemv_fork_join_s=estimated(5e-6, "g"),
+        gemv_fork_join_s={"fp32": estimated(5e-6, "g")},
         parallel_grain_ops=estimated(32768, "b"),
     )
     back = spec_from_json(spec_to_json(spec))
-    assert back == spec and back.gemv_fork_join_s == 5e-6
-    assert back.provenance["gemv_fork_join_s"].source == "g"
+    assert back == spec and back.gemv_fork_join_s == {"fp32": 5e-6}
+    assert back.provenance["gemv_fork_join_s.fp32"].source == "g"

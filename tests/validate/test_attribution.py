@@ -26,14 +26,15 @@ def _records(rows: list[dict]) -> Records:
     """Checked records of target ``cpu``, op ``matmul``, from ``rows`` of
     ``dtype``, ``regime``, ``measured`` and ``predicted`` (seconds) and the
     launch constants the model used (``launch`` its launch overhead, ``dispatch``
-    the dtype's own dispatch overhead where it has one)."""
+    the dtype's own dispatch overhead where it has one, ``gemv`` a GEMV's own
+    team cost where it pays one)."""
     n = len(rows)
     measured = np.array([r["measured"] for r in rows])
     predicted = np.array([r["predicted"] for r in rows])
     regime = [r["regime"] for r in rows]
     error = (predicted - measured) / measured
     band = np.array([BANDS[r] for r in regime])
-    constant = np.array([r.get("dispatch", r.get("launch", 1e-6)) for r in rows])
+    constant = np.array([r.get("gemv", r.get("dispatch", r.get("launch", 1e-6))) for r in rows])
     launch = np.where([g == "launch_bound" for g in regime], predicted, constant)
     busy = np.where([g == "launch_bound" for g in regime], 0.0, predicted - launch)
     terms = evolve(
@@ -42,6 +43,7 @@ def _records(rows: list[dict]) -> Records:
         fixed_s=launch,
         dispatch_s=np.array([r.get("dispatch", np.nan) for r in rows]),
         launch_overhead_s=np.array([r.get("launch", 1e-6) for r in rows]),
+        gemv_team_s=np.array([r.get("gemv", np.nan) for r in rows]),
         compute_s=busy,
         memory_s=busy,
         tier_bandwidth_bps=np.full(n, 1e11),
@@ -270,3 +272,35 @@ def test_a_constant_no_shape_implies_says_so():
     with np.errstate(all="raise"):  # no warning may leak
         implied = implied_declared(columns, constant)
     assert implied.size == 0
+
+
+def test_a_launch_cell_blames_a_gemvs_own_team_for_the_gemvs_alone():
+    """Two fp32 GEMVs that pay MKL's GEMV team (4.4 us of an 8.6 us launch)
+    measured 5 us slower, and a GEMM-path call measured as predicted: the
+    GEMV team cost takes the GEMVs' drift, the launch overhead holds."""
+    gemvs = [
+        {
+            "dtype": "fp32",
+            "regime": "launch_bound",
+            "measured": m,
+            "predicted": 8.6e-6,
+            "launch": 2.1e-6,
+            "gemv": 4.4e-6,
+        }
+        for m in (13.5e-6, 13.7e-6)
+    ]
+    other = {
+        "dtype": "fp32",
+        "regime": "launch_bound",
+        "measured": 4.2e-6,
+        "predicted": 4.2e-6,
+        "launch": 2.1e-6,
+    }
+    (cell,) = build_cells(_records([*gemvs, other])).values()
+    gemv, launch = attribute(cell)
+    assert gemv.constant == "GEMV fork/join fp32" and gemv.rows == 2
+    assert gemv.model == pytest.approx(4.4e-6)
+    assert gemv.implied == pytest.approx(4.4e-6 + 5.0e-6)
+    assert "under-predicts latency" in gemv.text()
+    assert launch.constant == "launch overhead" and launch.rows == 1
+    assert launch.implied == pytest.approx(2.1e-6)

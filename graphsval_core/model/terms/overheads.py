@@ -64,13 +64,15 @@ def gemv_rows(target: TargetSpec, dtype: str, gemm: np.ndarray | None, n: int) -
     return level2 & library_rows(target, dtype, gemm, n)
 
 
-def team_cost(target: TargetSpec, gemv: np.ndarray) -> float | np.ndarray | None:
+def team_cost(target: TargetSpec, dtype: str, gemv: np.ndarray) -> float | np.ndarray | None:
     """What waking and joining the thread team costs each row: the target's
-    ``gemv_fork_join_s`` for a GEMV (``gemv``: :func:`gemv_rows`) where the
-    spec gives one, its ``fork_join_s`` otherwise (None: no team cost)."""
-    if target.fork_join_s is None or target.gemv_fork_join_s is None:
+    ``gemv_fork_join_s`` of the dtype for a GEMV (``gemv``: :func:`gemv_rows`)
+    where the spec gives one, its ``fork_join_s`` otherwise (None: no team
+    cost)."""
+    own = target.gemv_fork_join_s.get(dtype)
+    if target.fork_join_s is None or own is None:
         return target.fork_join_s
-    return np.where(gemv, target.gemv_fork_join_s, target.fork_join_s)
+    return np.where(gemv, own, target.fork_join_s)
 
 
 def launch_time(

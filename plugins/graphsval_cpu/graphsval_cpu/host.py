@@ -445,7 +445,7 @@ def _detect(root_text: str, usable: frozenset[int], given: bool) -> TargetSpec:
         energy_per_op_j=energies,
         launch_overhead_s=library.dispatch(),
         fork_join_s=library.fork_join(n_cpus) if n_cpus > 1 else None,
-        gemv_fork_join_s=library.gemv_fork_join(n_cpus) if n_cpus > 1 else None,
+        gemv_fork_join_s=library.gemv_fork_join(libraried, n_cpus) if n_cpus > 1 else {},
         parallel_grain_ops=library.grain() if n_cpus > 1 else None,
         vector_ops_per_s=library.vector_rate(peaks, n_cpus),
         pack_bps=library.pack_rate(libraried),

@@ -26,15 +26,20 @@ def fork_join(threads: int) -> Sourced:
     return estimated(3e-6, f"waking and joining an OpenMP team of {threads} threads, a few us")
 
 
-def gemv_fork_join(threads: int) -> Sourced:
-    """Waking and joining the threads of the GEMM library's level-2 path (a
-    product with M or N of 1: MKL's sgemm hands it to sgemv, which runs a
-    parallel region of its own)."""
-    return estimated(
-        3e-6,
-        f"MKL's GEMV path wakes and joins its {threads} threads in a parallel region of "
-        "its own: as the OpenMP team, a few us",
-    )
+def gemv_fork_join(dtypes: Iterable[str], threads: int) -> dict[str, Sourced]:
+    """Waking and joining the threads of MKL's level-2 path, for each of the
+    dtypes whose products MKL runs (a product with M or N of 1: MKL's sgemm
+    hands it to sgemv, which runs a parallel region of its own); oneDNN's
+    GEMVs (bf16, int8) keep the team's cost."""
+    return {
+        dtype: estimated(
+            3e-6,
+            f"MKL's {dtype} GEMV path wakes and joins its {threads} threads in a parallel "
+            "region of its own: as the OpenMP team, a few us",
+        )
+        for dtype in dtypes
+        if dtype not in ONEDNN_DTYPES
+    }
 
 
 def grain() -> Sourced:

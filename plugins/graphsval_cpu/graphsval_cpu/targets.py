@@ -124,7 +124,7 @@ def i7_12700k() -> TargetSpec:
         },
         launch_overhead_s=library.dispatch(),
         fork_join_s=library.fork_join(P_CORES + E_CORES),
-        gemv_fork_join_s=library.gemv_fork_join(P_CORES + E_CORES),
+        gemv_fork_join_s=library.gemv_fork_join(["fp32"], P_CORES + E_CORES),
         parallel_grain_ops=library.grain(),
         # bf16 on Alder Lake runs neither MKL nor oneDNN's AMX path: no packing term for it
         pack_bps=library.pack_rate(["fp32"]),

@@ -39,7 +39,9 @@ def test_cpu_plugin_registers_targets() -> None:
 
 
 def test_cpu_plugin_probe_only_for_cpu() -> None:
-    other = attrs.evolve(i7_12700k(), key="kpu_like", family="kpu", architecture="domain_flow")
+    other = attrs.evolve(
+        i7_12700k(), key="kpu_like", family="kpu", architecture="domain_flow", gemv_fork_join_s={}
+    )
     assert plugin.graphsval_measurer_probe(target=other) is None
     assert plugin.graphsval_measurer_probe(target=i7_12700k()) is not None
 
