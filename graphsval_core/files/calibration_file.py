@@ -113,7 +113,7 @@ LATENCIES = (
     "dispatch_overhead_s",
 )
 #: Latency constants that must stay above 0 (a time per element or per miss).
-POSITIVE_LATENCIES = (*TargetSpec.REFERENCE, "page_walk_s")
+POSITIVE_LATENCIES = (*TargetSpec.REFERENCE, "page_walk_s", "fork_join_s", "kernel_overhead_s")
 RATES = (
     "pack_bps",
     "pack_a_bps",

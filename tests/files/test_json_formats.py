@@ -399,3 +399,22 @@ def test_the_provenance_advice_names_an_entry_the_file_may_hold(tmp_path):
     path = tmp_path / "t.target.json"
     path.write_text(json.dumps(data))
     assert read_spec(path).pack_bps["bf16"] == 2e10
+
+
+def test_a_calibration_file_holds_a_team_cost_above_zero_as_the_spec_does():
+    # the spec refuses a fork/join of 0 s: the file's own check says so first, with
+    # the range, rather than an error from rebuilding the spec
+    registry = build_registry()
+    spec = registry.datasheet_target("i7_12700k")
+    data = {
+        "target": "i7_12700k",
+        "provenance": {"sources": [], "graphsval_version": "0"},
+        "constants": {"fork_join_s": {"value": 0.0}},
+    }
+    with pytest.raises(CalibrationFileError) as err:
+        apply_file(spec, data, "c.json")
+    assert str(err.value) == (
+        "c.json: constants.fork_join_s.value: expected a number in (0, 86400], got 0.0"
+    )
+    data["constants"] = {"gemv_fork_join_s.fp32": {"value": 0.0}}  # no extra cost: allowed
+    assert apply_file(spec, data, "c.json").gemv_fork_join_s == {"fp32": 0.0}
