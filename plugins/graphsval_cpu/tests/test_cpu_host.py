@@ -595,3 +595,13 @@ def test_a_snapshot_is_measurable_only_on_its_own_microarchitecture_and_isa(tmp_
     # a microarchitecture written in another case is the same one
     upper = attrs.evolve(snap4, fingerprint={**snap4.fingerprint, "microarchitecture": "ZEN4"})
     assert available(upper, zen4) == (True, "")
+
+
+def test_cpu_a_team_of_cpus_gives_mkls_gemvs_their_own_team_cost(tmp_path: Path) -> None:
+    team = detect_host_cpu(kvm_guest(tmp_path), affinity={0, 1})
+    assert team.fork_join_s is not None
+    # MKL's dtype alone: oneDNN's bf16 / int8 GEMVs keep the team's cost
+    assert set(team.gemv_fork_join_s) == {"fp32"}
+    assert "GEMV path" in team.provenance["gemv_fork_join_s.fp32"].source
+    alone = detect_host_cpu(kvm_guest(tmp_path), affinity={1})
+    assert alone.fork_join_s is None and alone.gemv_fork_join_s == {}
