@@ -379,14 +379,14 @@ def gemv_team_not_fitted(spec: TargetSpec, gemv: Mapping[str, GemvTeam]) -> list
         Diagnostic(
             "not_fitted",
             f"gemv_fork_join_s.{d}",
-            f"gemv_fork_join_s.{d} is not fitted: {n.bound} of the {n.team} {d} GEMV"
-            f"{'' if n.team == 1 else 's'} (M or N of 1) above the grain "
-            f"{'is' if n.bound == 1 else 'are'} launch-bound ({GEMV_TEAM_ROWS} needed: a "
-            "larger GEMV's team is lost in its stream of B); they keep the spec's "
+            f"gemv_fork_join_s.{d} is not fitted: {n.launch_bound} of the {n.above_grain} "
+            f"{d} GEMV{'' if n.above_grain == 1 else 's'} (M or N of 1) above the grain "
+            f"{'is' if n.launch_bound == 1 else 'are'} launch-bound ({GEMV_TEAM_ROWS} needed: "
+            "a larger GEMV's team is lost in its stream of B); it keeps the spec's "
             f"{spec.gemv_fork_join_s[d]:.3g} s",
         )
         for d, n in gemv.items()
-        if n.team and n.bound < GEMV_TEAM_ROWS
+        if n.above_grain and n.launch_bound < GEMV_TEAM_ROWS
     ]
 
 

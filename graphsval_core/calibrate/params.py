@@ -100,7 +100,7 @@ from graphsval_core.datamodel.target import (
 )
 from graphsval_core.files.baseline import BaselineRow
 from graphsval_core.files.calibration_file import MAX_FRACTION
-from graphsval_core.model.terms.overheads import gemv_rows, library_rows
+from graphsval_core.model.terms.overheads import library_rows, team_gemv_rows
 from graphsval_core.model.terms.reference_kernel import tlb_misses
 from graphsval_core.model.terms.residency import inner_capacities
 
@@ -331,21 +331,22 @@ def choose_params(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) 
 
 
 class GemvTeam(NamedTuple):
-    """Distinct GEMVs (M or N of 1, the library's) of one dtype above the
-    grain in a set of rows: all of them, and the launch-bound ones, which
-    time the team."""
+    """Distinct GEMVs (M or N of 1, the library's) of one dtype that wake the
+    thread team in a set of rows: all of them, and the launch-bound ones,
+    which time the team."""
 
-    team: int
-    bound: int
+    above_grain: int
+    launch_bound: int
 
 
 def gemv_team_rows(
     registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow], regime: np.ndarray | None = None
 ) -> dict[str, GemvTeam]:
-    """Per dtype whose ``gemv_fork_join_s`` the spec gives (on a team with a
-    grain), the GEMVs of that dtype that could time it (``regime``: each
+    """Per dtype whose ``gemv_fork_join_s`` the spec gives (beside its
+    ``fork_join_s``), the GEMVs of that dtype that wake the team and could
+    time it (the model's rule, :func:`team_gemv_rows`; ``regime``: each
     row's predicted regime, from the spec when not given)."""
-    if spec.fork_join_s is None or spec.parallel_grain_ops is None or spec.compute_units <= 1:
+    if spec.fork_join_s is None:
         return {}
     dtypes = [d for d in spec.gemv_fork_join_s if any(r.dtype == d for r in rows)]
     if not dtypes:
@@ -355,8 +356,8 @@ def gemv_team_rows(
     gemv = np.zeros(len(rows), dtype=bool)
     for dtype, index, gemm, op in _product_batches(registry, rows):
         shapes = np.array([rows[i].dims for i in index], dtype=np.int64)
-        team = np.asarray(op.flops(shapes), dtype=np.float64) > spec.parallel_grain_ops
-        gemv[index] = gemv_rows(spec, dtype, gemm, len(index)) & team
+        flops = np.asarray(op.flops(shapes), dtype=np.float64)
+        gemv[index] = team_gemv_rows(spec, dtype, gemm, flops)
     out = {}
     for dtype in dtypes:
         seen = {(r.op, tuple(r.dims)) for i, r in enumerate(rows) if gemv[i] and r.dtype == dtype}
@@ -372,19 +373,19 @@ def gemv_team_rows(
 def _gemv_team(
     registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow], regime: np.ndarray
 ) -> list[Param]:
-    """``gemv_fork_join_s.<dtype>``, for each dtype the spec gives one (on a
-    team with a grain) with :data:`GEMV_TEAM_ROWS` distinct launch-bound
-    GEMVs of that dtype above the grain."""
+    """``gemv_fork_join_s.<dtype>``, for each dtype the spec gives one with
+    :data:`GEMV_TEAM_ROWS` distinct launch-bound GEMVs of that dtype that
+    wake the team."""
     return [
         Param(
             f"gemv_fork_join_s.{dtype}",
             spec.gemv_fork_join_s[dtype],
             1e-8,
             1e-3,
-            f"{counts.bound} launch-bound {dtype} GEMVs (M or N of 1) above the grain",
+            f"{counts.launch_bound} launch-bound {dtype} GEMVs (M or N of 1) above the grain",
         )
         for dtype, counts in gemv_team_rows(registry, spec, rows, regime).items()
-        if counts.bound >= GEMV_TEAM_ROWS
+        if counts.launch_bound >= GEMV_TEAM_ROWS
     ]
 
 

@@ -641,11 +641,22 @@ class TargetSpec:
             seen.add(dtype)
 
     def _check_gemv_team(self) -> None:
-        """A GEMV's team cost replaces a CPU team's: it needs ``fork_join_s``
-        and the ``cpu`` architecture."""
+        """A GEMV's team cost replaces a CPU team's: it needs ``fork_join_s``,
+        the ``cpu`` architecture and more than one unit, and a dtype some GEMM
+        library runs (not one of ``no_gemm_library``)."""
         if not self.gemv_fork_join_s:
             return
+        for dtype in self.gemv_fork_join_s:
+            if dtype in self.no_gemm_library:
+                raise SpecError(
+                    f"gemv_fork_join_s.{dtype}",
+                    f"{dtype} is in no_gemm_library: no library runs its GEMVs",
+                )
         first = f"gemv_fork_join_s.{next(iter(self.gemv_fork_join_s))}"
+        if self.compute_units == 1:
+            raise SpecError(
+                first, "a one-unit target has no thread team: a GEMV's team cost needs two or more"
+            )
         if self.architecture != "cpu":
             raise SpecError(
                 first,

@@ -133,13 +133,13 @@ from graphsval_core.model.terms.overheads import (
     first_kernel_time,
     first_touch_time,
     fresh_output,
-    gemv_rows,
     launch_time,
     library_rows,
     pack_a_time,
     pack_read_time,
     pack_time,
     team_cost,
+    team_gemv_rows,
 )
 from graphsval_core.model.terms.reference_kernel import reference_rows, reference_time
 from graphsval_core.model.terms.residency import (
@@ -286,7 +286,7 @@ def predict(
     per_kernel = target.kernel_overhead_s
     if per_kernel is None:
         per_kernel = target.launch_overhead_s
-    gemv = gemv_rows(target, dtype, gemm, len(shapes))
+    gemv = team_gemv_rows(target, dtype, gemm, flops)
     launch_s = launch_time(
         first_kernel, op.kernels, per_kernel, team, team_cost(target, dtype, gemv)
     )

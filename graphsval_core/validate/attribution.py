@@ -266,9 +266,9 @@ def _launch_drifts(cell: Cell) -> list[Drift]:
     several = sum(bool(group.any()) for group in (gemv, paid, rest)) > 1
     # beside the library's calls, the others are products too small for it: say so, or a
     # line of the same cell reads as if the cell's launch overhead had moved
-    small = (
-        f" (products too small for the {cell.dtype} library)" if paid.any() and rest.any() else ""
-    )
+    # (a GEMV the library runs pays its dispatch too: it counts among the library's calls)
+    library = np.isfinite(dispatch).any()
+    small = f" (products too small for the {cell.dtype} library)" if library and rest.any() else ""
     for rows, constant, name in (
         (known & gemv, gemv_team, f"GEMV fork/join {cell.dtype}"),
         (known & paid, dispatch, f"dispatch overhead {cell.dtype}"),

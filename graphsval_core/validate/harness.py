@@ -50,8 +50,7 @@ from graphsval_core.model.plausibility import (
 )
 from graphsval_core.model.prediction import Prediction
 from graphsval_core.model.reference import NAME as REFERENCE
-from graphsval_core.model.terms.compute import parallelism
-from graphsval_core.model.terms.overheads import dispatched_rows, gemv_rows, library_rows
+from graphsval_core.model.terms.overheads import dispatched_rows, library_rows, team_gemv_rows
 from graphsval_core.model.terms.reference_kernel import reference_rows
 from graphsval_core.plugins.records import PredictorConstant, PredictorSpec
 from graphsval_core.plugins.registry import PredictorFailed, PredictorRowsFailed, Registry
@@ -512,14 +511,17 @@ def _gemv_team(
     cost of its own (the reference model's rule: :func:`team_cost`), else
     NaN."""
     own = target.gemv_fork_join_s.get(dtype)
-    if own is None or target.fork_join_s is None or op is None or op.gemm_dims is None:
-        return np.full(n, np.nan)
-    if shapes is None:
+    if (
+        own is None
+        or target.fork_join_s is None
+        or op is None
+        or op.gemm_dims is None
+        or shapes is None
+    ):
         return np.full(n, np.nan)
     gemm = np.asarray(op.gemm_dims(shapes), dtype=np.float64).reshape(n, 3)
     flops = np.asarray(op.flops(shapes), dtype=np.float64)
-    team = parallelism(flops, target.compute_units, target.parallel_grain_ops).team
-    return np.where(gemv_rows(target, dtype, gemm, n) & team, own, np.nan)
+    return np.where(team_gemv_rows(target, dtype, gemm, flops), own, np.nan)
 
 
 def _terms(

@@ -18,6 +18,7 @@ from graphsval_core.datamodel.provenance import datasheet, estimated
 from graphsval_core.files.calibration import apply_file
 from graphsval_core.files.calibration_file import CalibrationFileError
 from graphsval_core.model.predict import predict_batch
+from graphsval_core.model.reference import predict
 from graphsval_core.plugins.loader import build_registry
 
 HEADER = ["hardware", "op", "shape", "dtype", "latency_s", "energy_j", "trial_count", "notes"]
@@ -530,6 +531,11 @@ def test_a_gemvs_team_cost_is_recovered_beside_the_teams(gemv_setup, tmp_path):
     spec = apply_file(registry.datasheet_target("toy"), json.loads(out.read_text()), "toy.json")
     assert spec.gemv_fork_join_s["fp32"] == pytest.approx(
         GEMV_TRUE["gemv_fork_join_s.fp32"], rel=0.02
+    )
+    shapes = np.array([[1, 128, 384], [2, 128, 384]])
+    launch = predict(registry, spec, registry.op("linear"), shapes, "fp32").launch_s
+    assert launch[0] - launch[1] == pytest.approx(
+        GEMV_TRUE["gemv_fork_join_s.fp32"] - GEMV_TRUE["fork_join_s"], rel=0.05
     )
 
 

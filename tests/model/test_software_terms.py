@@ -549,7 +549,7 @@ def test_without_a_gemv_team_cost_a_gemv_pays_the_teams(registry_of):
     assert p.launch_s.tolist() == pytest.approx([4e-6, 4e-6])
 
 
-def test_a_gemv_team_cost_is_its_dtypes_library_s_alone(registry_of):
+def test_a_gemv_team_cost_is_paid_only_by_the_gemvs_of_its_dtype(registry_of):
     # MKL's fp32 GEMV has its own team; bf16 GEMVs (another library) keep the team's,
     # and a bf16 product of at most 16x16x16 multiply-adds never reaches a library
     registry = registry_of(
@@ -577,6 +577,26 @@ def test_a_gemv_team_cost_is_its_dtypes_library_s_alone(registry_of):
 def test_a_gemv_team_cost_needs_the_teams(make_target):
     with pytest.raises(SpecError, match="gemv_fork_join_s.fp32.*needs fork_join_s"):
         make_target("t", gemv_fork_join_s={"fp32": estimated(5e-6, "test")})
+
+
+def test_a_gemv_team_cost_needs_a_team_and_a_library(make_target):
+    team = {"fork_join_s": estimated(2e-6, "test")}
+    with pytest.raises(SpecError, match="gemv_fork_join_s.fp32.*one-unit target has no thread"):
+        make_target(
+            "t",
+            compute_units=datasheet(1, "test"),
+            gemv_fork_join_s={"fp32": estimated(5e-6, "test")},
+            **team,
+        )
+    with pytest.raises(SpecError, match="gemv_fork_join_s.bf16.*bf16 is in no_gemm_library"):
+        make_target(
+            "t",
+            peak_ops_per_s={"fp32": datasheet(1e12, "t"), "bf16": datasheet(1e12, "t")},
+            energy_per_op_j={"fp32": estimated(1e-12, "t"), "bf16": estimated(1e-12, "t")},
+            no_gemm_library=["bf16"],
+            gemv_fork_join_s={"bf16": estimated(5e-6, "test")},
+            **team,
+        )
 
 
 def test_a_gemv_team_cost_is_a_cpus(make_target):

@@ -7,6 +7,8 @@ import numpy as np
 import pytest
 from attrs import evolve
 
+from graphsval_core.model.reference import predict
+from graphsval_core.plugins.loader import build_registry
 from graphsval_core.validate.attribution import (
     CENTRED_FRACTION,
     Drift,
@@ -14,7 +16,7 @@ from graphsval_core.validate.attribution import (
     build_cells,
     implied_declared,
 )
-from graphsval_core.validate.harness import Validation
+from graphsval_core.validate.harness import Validation, _gemv_team
 from graphsval_core.validate.records import Records, Terms
 from graphsval_core.validate.report import heatmap_rows, render
 from graphsval_core.validate.summary import Header, build_summary
@@ -304,3 +306,54 @@ def test_a_launch_cell_blames_a_gemvs_own_team_for_the_gemvs_alone():
     assert "under-predicts latency" in gemv.text()
     assert launch.constant == "launch overhead" and launch.rows == 1
     assert launch.implied == pytest.approx(2.1e-6)
+
+
+def test_a_gemv_paying_the_dispatch_still_counts_among_the_librarys_calls():
+    """Two bf16 GEMVs through the library (its dispatch and their own team)
+    and a product too small for it: the small one's line still says it is
+    a product too small for the library, not a plain launch overhead."""
+    gemvs = [
+        {
+            "dtype": "bf16",
+            "regime": "launch_bound",
+            "measured": 30e-6,
+            "predicted": 30e-6,
+            "launch": 1e-6,
+            "dispatch": 20e-6,
+            "gemv": 5e-6,
+        }
+        for _ in range(2)
+    ]
+    small = {
+        "dtype": "bf16",
+        "regime": "launch_bound",
+        "measured": 3e-6,
+        "predicted": 1.5e-6,
+        "launch": 1e-6,
+    }
+    (cell,) = build_cells(_records([*gemvs, small])).values()
+    names = [d.constant for d in attribute(cell)]
+    assert names == [
+        "GEMV fork/join bf16",
+        "launch overhead (products too small for the bf16 library)",
+    ]
+
+
+def test_attribution_marks_the_gemvs_the_model_charges_a_gemv_team():
+    # the calls whose launch holds the GEMV team cost, by the model, are the ones
+    # drift attribution times it from: GEMVs (M or N of 1) above the grain, fp32 only
+    registry = build_registry()
+    i7 = registry.target("i7_12700k")
+    plain = evolve(i7, gemv_fork_join_s={})
+    shapes = np.array([[1, 128, 128], [1, 128, 384], [384, 128, 1], [2, 128, 384], [1, 1, 1]])
+    for op_name in ("linear", "matmul"):
+        op = registry.op(op_name)
+        for dtype in ("fp32", "bf16"):
+            moved = (
+                predict(registry, i7, op, shapes, dtype).launch_s
+                != predict(registry, plain, op, shapes, dtype).launch_s
+            )
+            marked = np.isfinite(_gemv_team(i7, dtype, op, shapes, len(shapes)))
+            assert marked.tolist() == moved.tolist(), (op_name, dtype)
+            expected = [False, True, True, False, False] if dtype == "fp32" else [False] * 5
+            assert marked.tolist() == expected, (op_name, dtype)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from graphsval_core.datamodel.target import PACK_A_MIN_COLUMNS
+from graphsval_core.model.terms.compute import parallelism
 from graphsval_core.model.terms.memory import memory_time
 
 if TYPE_CHECKING:
@@ -60,8 +61,20 @@ def gemv_rows(target: TargetSpec, dtype: str, gemm: np.ndarray | None, n: int) -
     MKL's sgemm hands such a call to its sgemv)."""
     if gemm is None:
         return np.zeros(n, dtype=bool)
-    level2 = (gemm[:, 0] <= 1) | (gemm[:, 2] <= 1)
+    level2 = (gemm[:, 0] == 1) | (gemm[:, 2] == 1)
     return level2 & library_rows(target, dtype, gemm, n)
+
+
+def team_gemv_rows(
+    target: TargetSpec, dtype: str, gemm: np.ndarray | None, flops: np.ndarray
+) -> np.ndarray:
+    """Per row: whether the call is a GEMV (:func:`gemv_rows`) that wakes the
+    thread team (more than one unit, above the grain where the spec gives
+    one: :func:`~graphsval_core.model.terms.compute.parallelism`), the calls
+    that pay a ``gemv_fork_join_s`` where the spec gives the dtype one. The
+    model, calibrate and drift attribution all ask this one rule."""
+    team = parallelism(flops, target.compute_units, target.parallel_grain_ops).team
+    return team & gemv_rows(target, dtype, gemm, len(flops))
 
 
 def team_cost(target: TargetSpec, dtype: str, gemv: np.ndarray) -> float | np.ndarray | None:

@@ -26,11 +26,16 @@ def fork_join(threads: int) -> Sourced:
     return estimated(3e-6, f"waking and joining an OpenMP team of {threads} threads, a few us")
 
 
+#: The dtypes whose products PyTorch's CPU path hands to MKL (the others go to
+#: oneDNN, or to PyTorch's own kernel).
+MKL_DTYPES = ("fp32",)
+
+
 def gemv_fork_join(dtypes: Iterable[str], threads: int) -> dict[str, Sourced]:
-    """Waking and joining the threads of MKL's level-2 path, for each of the
-    dtypes whose products MKL runs (a product with M or N of 1: MKL's sgemm
-    hands it to sgemv, which runs a parallel region of its own); oneDNN's
-    GEMVs (bf16, int8) keep the team's cost."""
+    """Waking and joining the threads of MKL's level-2 path, for each of
+    ``dtypes`` MKL runs (a product with M or N of 1: MKL's sgemm hands it to
+    sgemv, which runs a parallel region of its own); oneDNN's GEMVs (bf16,
+    int8) keep the team's cost."""
     return {
         dtype: estimated(
             3e-6,
@@ -38,7 +43,7 @@ def gemv_fork_join(dtypes: Iterable[str], threads: int) -> dict[str, Sourced]:
             "region of its own: as the OpenMP team, a few us",
         )
         for dtype in dtypes
-        if dtype not in ONEDNN_DTYPES
+        if dtype in MKL_DTYPES
     }
 
 
