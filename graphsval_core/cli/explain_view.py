@@ -124,9 +124,14 @@ def _latency_lines(data: dict[str, Any], terms: dict[str, float]) -> list[str]:
     total = data["latency_s"]
     text = " + ".join(f"{label} {fmt_seconds(v)} ({v / total:.0%})" for label, v in parts if v)
     out = [f"Latency {fmt_seconds(total)} = {text or '0'}"]
+    details = data.get("details") or {}
+    if details.get("team_s"):
+        out.append(
+            f"  (of the launch, {fmt_seconds(details['team_s'])} wakes and joins the thread "
+            f"team: {details['team']})"
+        )
     if terms.get("hidden_s"):
         out.append(f"  ({fmt_seconds(terms['hidden_s'])} of memory and compute overlap, hidden)")
-    details = data.get("details") or {}
     moved, times = details.get("bytes_per_tier") or {}, details.get("time_per_tier_s") or {}
     bandwidth = details.get("effective_bandwidth_bps") or {}
     tiers = [

@@ -534,7 +534,7 @@ class TargetSpec:
         _set(self, "compute_fraction", self._compute_fractions(peaks, prov))
         for name, strict in (
             ("dispatch_overhead_s", False),
-            ("gemv_fork_join_s", False),
+            ("gemv_fork_join_s", True),
             ("vector_ops_per_s", True),
             ("pack_a_bps", True),
             ("vector_first_touch_bps", True),

@@ -114,7 +114,13 @@ LATENCIES = (
 )
 #: Latency constants that must stay above 0 (a time per element or per miss, and
 #: the thread team's and each further kernel's, which the spec holds above 0).
-POSITIVE_LATENCIES = (*TargetSpec.REFERENCE, "page_walk_s", "fork_join_s", "kernel_overhead_s")
+POSITIVE_LATENCIES = (
+    *TargetSpec.REFERENCE,
+    "page_walk_s",
+    "fork_join_s",
+    "gemv_fork_join_s",
+    "kernel_overhead_s",
+)
 RATES = (
     "pack_bps",
     "pack_a_bps",

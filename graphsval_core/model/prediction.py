@@ -68,6 +68,10 @@ class Prediction:
     time_per_tier_s: np.ndarray | None = None
     tiles: np.ndarray | None = None
     launch_s: np.ndarray | None = None
+    #: per row: the part of ``launch_s`` that wakes and joins the thread team
+    team_s: np.ndarray | None = None
+    #: per row: that part is a GEMV's own team cost (``gemv_fork_join_s``)
+    gemv_team: np.ndarray | None = None
     compute_s: np.ndarray | None = None
     memory_s: np.ndarray | None = None
     exposed_compute_s: np.ndarray | None = None
@@ -195,6 +199,10 @@ class Prediction:
             value = getattr(self, name)
             if value is not None:
                 d[name] = float(value[i])
+        if self.team_s is not None and self.team_s[i] > 0:
+            d["team_s"] = float(self.team_s[i])
+            gemv = self.gemv_team is not None and bool(self.gemv_team[i])
+            d["team"] = f"GEMV fork/join {self.dtype}" if gemv else "fork/join"
         if self.over_tdp is not None:
             d["over_tdp"] = bool(self.over_tdp[i])
         return d

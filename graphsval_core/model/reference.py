@@ -287,9 +287,10 @@ def predict(
     if per_kernel is None:
         per_kernel = target.launch_overhead_s
     gemv = team_gemv_rows(target, dtype, gemm, flops)
-    launch_s = launch_time(
-        first_kernel, op.kernels, per_kernel, team, team_cost(target, dtype, gemv)
-    )
+    cost = team_cost(target, dtype, gemv)
+    launch_s = launch_time(first_kernel, op.kernels, per_kernel, team, cost)
+    team_s = np.zeros(len(shapes)) if cost is None else np.where(team, cost, 0.0)
+    own_team = gemv & (target.fork_join_s is not None) & (dtype in target.gemv_fork_join_s)
     first_touch = first_touch_time(out_bytes, fresh, first_touch_bps)
     pack = np.zeros(len(shapes))
     pack_a = np.zeros(len(shapes))
@@ -340,6 +341,8 @@ def predict(
         time_per_tier_s=memory.time_per_tier_s,
         tiles=tiles,
         launch_s=launch_s,
+        team_s=team_s,
+        gemv_team=own_team,
         compute_s=compute_s,
         reference_kernel=reference,
         tlb_miss_s=tlb_s,

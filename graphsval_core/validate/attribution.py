@@ -107,6 +107,9 @@ class Drift:
     over: int = 0
     under: int = 0
     rows: int = 0
+    #: the drift times some of the cell's calls only (a launch cell's GEMVs, its
+    #: library's calls, its products too small for the library): the spread is theirs
+    part: bool = False
 
     @property
     def change(self) -> float:
@@ -173,6 +176,11 @@ class Drift:
                 f"the rows scatter ({spread}; {self.over} over- and {self.under} "
                 f"under-predicted beyond the band, of {self.rows}): a missing term, "
                 "not a drifted constant"
+            )
+        elif self.part:
+            tail = (
+                f"every row it times is within the band ({spread}): the cell fails on its "
+                "other calls"
             )
         else:
             tail = f"every row is within the band ({spread}): the cell fails on its regime verdict"
@@ -284,6 +292,7 @@ def _launch_drifts(cell: Cell) -> list[Drift]:
                     _median(implied),
                     int(implied.size),
                     **_latency_spread(cell, rows if several else None),
+                    part=several,
                 )
             )
     return out

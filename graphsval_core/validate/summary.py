@@ -142,7 +142,8 @@ class DriftEntry:
             change=drift.change,
             centred=drift.centred,
             text=drift.text(),
-            **attrs.asdict(drift),
+            # which calls the drift times is in its sentence
+            **attrs.asdict(drift, filter=lambda a, _v: a.name != "part"),
         )
 
 

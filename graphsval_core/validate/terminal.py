@@ -192,13 +192,17 @@ def worst_cells(summary: Summary, screen: Screen) -> list[str]:
     ranked = sorted(summary.drift, key=lambda d: (-(d.over + d.under), -abs(d.median_error)))
     shown = ranked[:WORST_CELLS]
     more = len(ranked) - len(shown)
+    # a cell may have a line per constant (a launch cell's GEMVs, library calls and
+    # products too small for the library): count cells, and lines where they differ
+    cells = len({(d.hardware, d.op, d.regime, d.dtype) for d in shown})
+    lines = f"{len(shown)} lines of " if cells != len(shown) else ""
     head = (
         (
-            f"Drift (the {len(shown)} failing cells with most records beyond their band"
-            if len(shown) > 1
-            else "Drift (the failing cell"
+            f"Drift ({lines}the {cells} failing cells with most records beyond their band"
+            if cells > 1
+            else f"Drift ({lines}the failing cell"
         )
-        + (f"; -v: all {len(ranked)}" if more else "")
+        + (f"; -v: all {len(ranked)} lines" if more else "")
         + "):"
     )
     out = screen.wrap(head, "", "  ")

@@ -70,6 +70,24 @@ def test_explain_sets_the_measured_row_beside_the_prediction():
     assert parts == pytest.approx(split["total_j"])
 
 
+@pytest.mark.parametrize(
+    ("shape", "team"),
+    [("1x128x384", "GEMV fork/join fp32"), ("2x128x384", "fork/join"), ("1x128x128", None)],
+)
+def test_explain_says_what_the_launch_holds_of_the_thread_team(shape, team):
+    # the i7: a GEMV above the grain pays MKL's GEMV team, a GEMM the team's, one at
+    # the grain (one thread) none
+    args = ["explain", "--hw", "i7_12700k", "--op", "linear", "--shape", shape, "--dtype", "fp32"]
+    text = " ".join(CliRunner().invoke(cli, args).output.split())
+    data = json.loads(CliRunner().invoke(cli, [*args, "--json"]).output)
+    if team is None:
+        assert "thread team" not in text and "team_s" not in data["details"]
+        return
+    assert f"wakes and joins the thread team: {team})" in text
+    assert data["details"]["team"] == team
+    assert 0 < data["details"]["team_s"] < data["terms"]["launch_s"]
+
+
 def test_explain_json_has_top_level_fields(toy_cli):
     result = toy_cli(
         "explain",

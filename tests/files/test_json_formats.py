@@ -416,5 +416,8 @@ def test_a_calibration_file_holds_a_team_cost_above_zero_as_the_spec_does():
     assert str(err.value) == (
         "c.json: constants.fork_join_s.value: expected a number in (0, 86400], got 0.0"
     )
-    data["constants"] = {"gemv_fork_join_s.fp32": {"value": 0.0}}  # no extra cost: allowed
-    assert apply_file(spec, data, "c.json").gemv_fork_join_s == {"fp32": 0.0}
+    data["constants"] = {"gemv_fork_join_s.fp32": {"value": 0.0}}
+    with pytest.raises(
+        CalibrationFileError, match=r"gemv_fork_join_s.fp32.value: expected a number in \(0,"
+    ):
+        apply_file(spec, data, "c.json")

@@ -599,6 +599,15 @@ def test_a_gemv_team_cost_needs_a_team_and_a_library(make_target):
         )
 
 
+def test_a_gemv_team_cost_is_above_zero_as_the_teams(make_target):
+    with pytest.raises(SpecError, match="gemv_fork_join_s.fp32"):
+        make_target(
+            "t",
+            fork_join_s=estimated(2e-6, "test"),
+            gemv_fork_join_s={"fp32": estimated(0.0, "test")},
+        )
+
+
 def test_a_gemv_team_cost_is_a_cpus(make_target):
     with pytest.raises(SpecError, match="gemv_fork_join_s.fp32.*a gpu target has no CPU thread"):
         make_target(

@@ -102,3 +102,21 @@ def test_one_failing_cell_is_named_in_the_singular(monkeypatch, tmp_path):
     lines = _validate(monkeypatch, 80, "--baseline", str(path))
     assert any(line.startswith("Drift (the failing cell") for line in lines), lines
     assert not any("the 1 failing cells" in line for line in lines)
+
+
+def test_a_cell_with_a_line_per_constant_is_counted_once(monkeypatch, tmp_path):
+    # the i7's small GEMVs 1.6x their time: one launch cell, a line for the GEMVs'
+    # team cost and one for the launch overhead of the call on one thread
+    path = tmp_path / "i7_linear.calibration.csv"
+    path.write_text(
+        "hardware,op,shape,dtype,latency_s,energy_j,trial_count,notes\n"
+        "i7_12700k,linear,1x128x128,fp32,5.2e-06,,11,\n"
+        "i7_12700k,linear,1x128x384,fp32,13.9e-06,,11,\n"
+        "i7_12700k,linear,1x128x512,fp32,14.2e-06,,11,\n"
+        "i7_12700k,linear,1x256x128,fp32,14.4e-06,,11,\n"
+    )
+    lines = _validate(monkeypatch, 200, "--baseline", str(path), "--purpose", "calibration")
+    assert any(line.startswith("Drift (2 lines of the failing cell)") for line in lines), lines
+    text = " ".join(" ".join(lines).split())  # the lines unwrapped
+    assert "GEMV fork/join fp32: model 4.38 us" in text
+    assert "every row it times is within the band" in text and "fails on its other calls" in text
