@@ -5,7 +5,9 @@ the detected spec at capture time, restricted to the threads the capture used
 (1 thread is far steadier on shared VMs): ``compute_units`` becomes the thread
 count, per-unit tiers keep that many units, and every aggregate rate (peaks and
 tier bandwidths, which the detection builds per core) is scaled by
-threads / cores. The key names the CPU model, its cores and the threads.
+threads / cores; on two threads or more the thread team's constants (the
+grain, the team's fork/join and a GEMV's own) are kept, on one there is no
+team. The key names the CPU model, its cores and the threads.
 Snapshot files (``<key>.target.json``) shipped in ``graphsval_cpu/targets/``
 are registered as ordinary targets.
 """
@@ -71,6 +73,16 @@ def _kept_per_dtype(target: TargetSpec, name: str) -> dict[str, Sourced]:
     """A per-dtype constant of the detected spec carried into the snapshot unchanged."""
     values = getattr(target, name)
     return {d: _kept(v, target.provenance.get(f"{name}.{d}")) for d, v in values.items()}  # type: ignore[misc]
+
+
+def _team(target: TargetSpec) -> dict[str, object]:
+    """The thread team's constants of the detected spec, carried unchanged."""
+    prov = target.provenance
+    return {
+        "fork_join_s": _kept(target.fork_join_s, prov.get("fork_join_s")),
+        "parallel_grain_ops": _kept(target.parallel_grain_ops, prov.get("parallel_grain_ops")),
+        "gemv_fork_join_s": _kept_per_dtype(target, "gemv_fork_join_s"),
+    }
 
 
 def snapshot_host(target: TargetSpec, threads: int | None) -> TargetSpec:
@@ -158,6 +170,9 @@ def snapshot_host(target: TargetSpec, threads: int | None) -> TargetSpec:
         },
         # a product's share of each tier's bandwidth is a ratio: the same at any thread count
         product_bandwidth_fraction=_kept_per_dtype(target, "product_bandwidth_fraction"),
+        # a capture on two threads or more wakes a team, with the grain and its costs
+        # (the GEMV path's too); one on a single thread never does
+        **(_team(target) if threads > 1 else {}),
         idle_power_w=Sourced(target.idle_power_w, prov["idle_power_w"]),
         tdp_w=Sourced(target.tdp_w, prov["tdp_w"]),
         ground_truth="measured",

@@ -605,3 +605,16 @@ def test_cpu_a_team_of_cpus_gives_mkls_gemvs_their_own_team_cost(tmp_path: Path)
     assert "GEMV path" in team.provenance["gemv_fork_join_s.fp32"].source
     alone = detect_host_cpu(kvm_guest(tmp_path), affinity={1})
     assert alone.fork_join_s is None and alone.gemv_fork_join_s == {}
+
+
+def test_cpu_a_snapshot_on_two_threads_keeps_the_team(tmp_path: Path) -> None:
+    from graphsval_cpu.snapshot import snapshot_host
+
+    def team(spec: TargetSpec) -> tuple:
+        return spec.fork_join_s, spec.parallel_grain_ops, dict(spec.gemv_fork_join_s)
+
+    detected = detect_host_cpu(kvm_guest(tmp_path), affinity={0, 1})
+    two, one = snapshot_host(detected, 2), snapshot_host(detected, 1)
+    assert team(two) == team(detected) and two.fork_join_s is not None
+    assert two.provenance["gemv_fork_join_s.fp32"] == detected.provenance["gemv_fork_join_s.fp32"]
+    assert team(one) == (None, None, {})
