@@ -105,13 +105,8 @@ MAX_FRACTION = 2.0
 #: would overflow every prediction to infinity.
 MIN_RATE = 1e6
 #: Latency constants (s), rates and sizes (positive), energies and power (non-negative).
-LATENCIES = (
-    "launch_overhead_s",
-    "kernel_overhead_s",
-    "fork_join_s",
-    "gemv_fork_join_s",
-    "dispatch_overhead_s",
-)
+#: (those above 0 are POSITIVE_LATENCIES)
+LATENCIES = ("launch_overhead_s", "dispatch_overhead_s")
 #: Latency constants that must stay above 0 (a time per element or per miss, and
 #: the thread team's and each further kernel's, which the spec holds above 0).
 POSITIVE_LATENCIES = (

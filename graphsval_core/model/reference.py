@@ -133,13 +133,13 @@ from graphsval_core.model.terms.overheads import (
     first_kernel_time,
     first_touch_time,
     fresh_output,
+    gemv_team_cost,
     launch_time,
     library_rows,
     pack_a_time,
     pack_read_time,
     pack_time,
     team_cost,
-    team_gemv_rows,
 )
 from graphsval_core.model.terms.reference_kernel import reference_rows, reference_time
 from graphsval_core.model.terms.residency import (
@@ -286,11 +286,10 @@ def predict(
     per_kernel = target.kernel_overhead_s
     if per_kernel is None:
         per_kernel = target.launch_overhead_s
-    gemv = team_gemv_rows(target, dtype, gemm, flops)
-    cost = team_cost(target, dtype, gemv)
+    gemv_cost = gemv_team_cost(target, dtype, gemm, flops)
+    cost = team_cost(target, gemv_cost)
     launch_s = launch_time(first_kernel, op.kernels, per_kernel, team, cost)
     team_s = np.zeros(len(shapes)) if cost is None else np.where(team, cost, 0.0)
-    own_team = gemv & (target.fork_join_s is not None) & (dtype in target.gemv_fork_join_s)
     first_touch = first_touch_time(out_bytes, fresh, first_touch_bps)
     pack = np.zeros(len(shapes))
     pack_a = np.zeros(len(shapes))
@@ -342,7 +341,7 @@ def predict(
         tiles=tiles,
         launch_s=launch_s,
         team_s=team_s,
-        gemv_team=own_team,
+        gemv_team=np.isfinite(gemv_cost),
         compute_s=compute_s,
         reference_kernel=reference,
         tlb_miss_s=tlb_s,

@@ -50,7 +50,7 @@ from graphsval_core.model.plausibility import (
 )
 from graphsval_core.model.prediction import Prediction
 from graphsval_core.model.reference import NAME as REFERENCE
-from graphsval_core.model.terms.overheads import dispatched_rows, library_rows, team_gemv_rows
+from graphsval_core.model.terms.overheads import dispatched_rows, gemv_team_cost, library_rows
 from graphsval_core.model.terms.reference_kernel import reference_rows
 from graphsval_core.plugins.records import PredictorConstant, PredictorSpec
 from graphsval_core.plugins.registry import PredictorFailed, PredictorRowsFailed, Registry
@@ -503,27 +503,6 @@ def breakdown(pred: Prediction) -> dict[str, Any]:
     return out
 
 
-def _gemv_team(
-    target: TargetSpec, dtype: str, op: OpSpec | None, shapes: np.ndarray | None, n: int
-) -> np.ndarray:
-    """Per row: the dtype's GEMV team cost where the call is a GEMV its
-    library runs above the grain on a team and the target gives the dtype a
-    cost of its own (the reference model's rule: :func:`team_cost`), else
-    NaN."""
-    own = target.gemv_fork_join_s.get(dtype)
-    if (
-        own is None
-        or target.fork_join_s is None
-        or op is None
-        or op.gemm_dims is None
-        or shapes is None
-    ):
-        return np.full(n, np.nan)
-    gemm = np.asarray(op.gemm_dims(shapes), dtype=np.float64).reshape(n, 3)
-    flops = np.asarray(op.flops(shapes), dtype=np.float64)
-    return np.where(team_gemv_rows(target, dtype, gemm, flops), own, np.nan)
-
-
 def _terms(
     columns: dict[str, np.ndarray],
     target: TargetSpec,
@@ -549,10 +528,14 @@ def _terms(
     absent = np.full(n, np.nan)
     reported = "launch_s" in columns
     launch = columns.get("launch_s", np.full(n, target.launch_for(dtype)))
+    # a GEMV's own team cost, as the reference model charges it (gemv_team_cost)
+    gemv_team = absent
     if op is not None and reported:
         gemm = None
         if op.gemm_dims is not None and shapes is not None:
             gemm = np.asarray(op.gemm_dims(shapes), dtype=np.float64).reshape(n, 3)
+            flops = np.asarray(op.flops(shapes), dtype=np.float64)
+            gemv_team = gemv_team_cost(target, dtype, gemm, flops)
         elif op.gemm_dims is not None:  # no shapes: every product is the library's
             gemm = np.full((n, 3), np.inf)
         dispatched = dispatched_rows(target, dtype, gemm, n)
@@ -563,7 +546,6 @@ def _terms(
         dispatched = np.full(n, dtype in target.dispatch_overhead_s)
         own_kernel = np.zeros(n, dtype=bool)
     dispatch = np.where(dispatched, target.dispatch_overhead_s.get(dtype, np.nan), np.nan)
-    gemv_team = _gemv_team(target, dtype, op, shapes, n)
     zero = np.zeros(n)
     fixed = launch + (columns.get("first_touch_s", zero) + columns.get("pack_s", zero))
     # a matrix product streams at its library's share of each tier, times the tier's own

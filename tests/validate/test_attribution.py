@@ -16,7 +16,7 @@ from graphsval_core.validate.attribution import (
     build_cells,
     implied_declared,
 )
-from graphsval_core.validate.harness import Validation, _gemv_team
+from graphsval_core.validate.harness import Validation, _terms
 from graphsval_core.validate.records import Records, Terms
 from graphsval_core.validate.report import heatmap_rows, render
 from graphsval_core.validate.summary import Header, build_summary
@@ -349,11 +349,11 @@ def test_attribution_marks_the_gemvs_the_model_charges_a_gemv_team():
     for op_name in ("linear", "matmul"):
         op = registry.op(op_name)
         for dtype in ("fp32", "bf16"):
-            moved = (
-                predict(registry, i7, op, shapes, dtype).launch_s
-                != predict(registry, plain, op, shapes, dtype).launch_s
-            )
-            marked = np.isfinite(_gemv_team(i7, dtype, op, shapes, len(shapes)))
+            charged = predict(registry, i7, op, shapes, dtype)
+            moved = charged.launch_s != predict(registry, plain, op, shapes, dtype).launch_s
+            # the terms attribution reads, from the model's own columns
+            terms = _terms(charged.columns(), i7, dtype, op, True, shapes)
+            marked = np.isfinite(terms.gemv_team_s)
             assert marked.tolist() == moved.tolist(), (op_name, dtype)
             expected = [False, True, True, False, False] if dtype == "fp32" else [False] * 5
             assert marked.tolist() == expected, (op_name, dtype)

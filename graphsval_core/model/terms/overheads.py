@@ -77,15 +77,25 @@ def team_gemv_rows(
     return team & gemv_rows(target, dtype, gemm, len(flops))
 
 
-def team_cost(target: TargetSpec, dtype: str, gemv: np.ndarray) -> float | np.ndarray | None:
-    """What waking and joining the thread team costs each row: the target's
-    ``gemv_fork_join_s`` of the dtype for a GEMV (``gemv``: :func:`gemv_rows`)
-    where the spec gives one, its ``fork_join_s`` otherwise (None: no team
-    cost)."""
+def gemv_team_cost(
+    target: TargetSpec, dtype: str, gemm: np.ndarray | None, flops: np.ndarray
+) -> np.ndarray:
+    """Per row: the dtype's ``gemv_fork_join_s`` where the call is a GEMV that
+    wakes the team (:func:`team_gemv_rows`) and the target gives the dtype a
+    team cost of its own beside its ``fork_join_s``, else NaN."""
     own = target.gemv_fork_join_s.get(dtype)
-    if target.fork_join_s is None or own is None:
+    if own is None or target.fork_join_s is None:
+        return np.full(len(flops), np.nan)
+    return np.where(team_gemv_rows(target, dtype, gemm, flops), own, np.nan)
+
+
+def team_cost(target: TargetSpec, gemv_cost: np.ndarray) -> float | np.ndarray | None:
+    """What waking and joining the thread team costs each row: a GEMV's own
+    cost where it has one (``gemv_cost``: :func:`gemv_team_cost`), the
+    target's ``fork_join_s`` otherwise (None: no team cost)."""
+    if target.fork_join_s is None or not np.isfinite(gemv_cost).any():
         return target.fork_join_s
-    return np.where(gemv, own, target.fork_join_s)
+    return np.where(np.isfinite(gemv_cost), gemv_cost, target.fork_join_s)
 
 
 def launch_time(
