@@ -119,6 +119,14 @@ def _detail_rows(registry: Registry, target: TargetSpec) -> list[list[str]]:
             for d, v in target.library_min_macs.items()
         ],
         *[
+            [
+                f"micro-kernel {d}",
+                f"{v:g} accumulator lanes (C's N padded to them)",
+                src(f"accumulator_lanes.{d}"),
+            ]
+            for d, v in target.accumulator_lanes.items()
+        ],
+        *[
             [f"library {d}", "none: every product in the framework's own kernel", "no_gemm_library"]
             for d in target.no_gemm_library
         ],

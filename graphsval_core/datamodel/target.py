@@ -269,6 +269,9 @@ def _dtype_map(where: str, value: Any, prov: dict[str, Provenance]) -> Mapping[s
 #: no faster than the tier's achievable rate (what an elementwise op reaches),
 #: so the share never lifts a tier above its peak.
 MAX_PRODUCT_SHARE = 1.0
+#: The widest accumulator a spec may give a GEMM library's micro-kernel, in
+#: lanes: a 64-byte register (or AMX tile row) of 8-bit values.
+MAX_ACCUMULATOR_LANES = 64
 
 #: The widest N at which a CPU GEMM library streams A unpacked: up to half an
 #: AVX-512 fp32 micro-tile (16 of its 32 columns) MKL takes its skinny-N path,
@@ -325,6 +328,14 @@ class TargetSpec:
     as uncalibrated, where not given). ``register_tile_bytes`` is the per-unit
     register footprint of an output tile (the tile of the innermost boundary,
     compute <-> L1); the model uses a per-architecture default when None.
+    ``accumulator_lanes`` (per dtype, a CPU's only) is the width, in output
+    columns, of one accumulator register of the dtype's GEMM-library
+    micro-kernel: the kernel broadcasts each row of A against vectors of B's
+    columns, so it pads C's N to a multiple of the lanes and takes any number
+    of rows (oneDNN's bf16 and int8 kernels on AVX-512 or AMX: 16 lanes of
+    32-bit accumulators). Where given, a product's compute is that of
+    ``M * ceil(N / lanes) * lanes`` outputs instead of the square register
+    tile's padding of both M and N.
     ``first_touch_bps`` is the rate at which the OS hands out freshly mapped,
     zeroed pages: an output of at least ``first_touch_min_bytes`` allocated
     afresh on every call (glibc serves allocations of 32 MiB and more with a
@@ -429,6 +440,7 @@ class TargetSpec:
     tlb_reach_bytes: float | None = None
     page_walk_s: float | None = None
     register_tile_bytes: float | None = None
+    accumulator_lanes: Mapping[str, float] = field(factory=dict)
     first_touch_bps: float | None = None
     first_touch_min_bytes: float | None = None
     fork_join_s: float | None = None
@@ -539,11 +551,13 @@ class TargetSpec:
             ("pack_a_bps", True),
             ("vector_first_touch_bps", True),
             ("library_min_macs", False),
+            ("accumulator_lanes", True),
             *((name, True) for name in self.REFERENCE),
         ):
             _set(self, name, _per_dtype(name, getattr(self, name), peaks, prov, strict))
         self._check_reference(peaks)
         self._check_gemv_team()
+        self._check_lanes()
         if self.vector_first_touch_bps and self.first_touch_bps is None:
             raise SpecError(
                 "vector_first_touch_bps",
@@ -579,6 +593,7 @@ class TargetSpec:
             *(f"pack_a_bps.{d}" for d in self.pack_a_bps),
             *(f"vector_first_touch_bps.{d}" for d in self.vector_first_touch_bps),
             *(f"library_min_macs.{d}" for d in self.library_min_macs),
+            *(f"accumulator_lanes.{d}" for d in self.accumulator_lanes),
             *(f"{name}.{d}" for name in self.REFERENCE for d in getattr(self, name)),
             *(f"{name}.{d}" for name in self.PACKING for d in getattr(self, name)),
         ]
@@ -669,6 +684,27 @@ class TargetSpec:
                 "needs fork_join_s (a GEMV's team cost replaces the team's, which the "
                 "target must have)",
             )
+
+    def _check_lanes(self) -> None:
+        """A GEMM library's accumulator lanes: a CPU's micro-kernel, a whole
+        number of lanes (at most :data:`MAX_ACCUMULATOR_LANES`), for a dtype
+        some GEMM library runs (not one of ``no_gemm_library``)."""
+        for dtype, lanes in self.accumulator_lanes.items():
+            name = f"accumulator_lanes.{dtype}"
+            if self.architecture != "cpu":
+                raise SpecError(
+                    name,
+                    f"a {self.architecture} target's library picks its own tiles: accumulator "
+                    "lanes are a CPU GEMM library's micro-kernel",
+                )
+            if dtype in self.no_gemm_library:
+                raise SpecError(name, f"{dtype} is in no_gemm_library: no library kernel runs it")
+            if lanes != int(lanes) or lanes > MAX_ACCUMULATOR_LANES:
+                raise SpecError(
+                    name,
+                    f"must be a whole number of lanes from 1 to {MAX_ACCUMULATOR_LANES}, "
+                    f"got {_shown(lanes)}",
+                )
 
     def fastest_mac_s(self, dtype: str, peaks: Mapping[str, float] | None = None) -> float:
         """The least time a multiply-add of ``dtype`` takes on one compute
@@ -831,6 +867,7 @@ class TargetSpec:
             "tlb_reach_bytes": self.tlb_reach_bytes,
             "page_walk_s": self.page_walk_s,
             "register_tile_bytes": self.register_tile_bytes,
+            "accumulator_lanes": dict(self.accumulator_lanes),
             "first_touch_bps": self.first_touch_bps,
             "first_touch_min_bytes": self.first_touch_min_bytes,
             "fork_join_s": self.fork_join_s,

@@ -42,6 +42,7 @@ _MAPS = (
     "pack_a_bps",
     "vector_first_touch_bps",
     "library_min_macs",
+    "accumulator_lanes",
     *TargetSpec.REFERENCE,
     *TargetSpec.PACKING,
 )

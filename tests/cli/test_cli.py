@@ -81,6 +81,21 @@ def test_targets_hw_shows_provenance(fake_entry_points, make_entry_point, make_p
     assert result.exit_code == 0, result.output
     assert "peak fp32" in result.output and "datasheet: test" in result.output
     assert "l2 bandwidth" in result.output and "500 GB/s" in result.output
+    assert "micro-kernel" not in result.output  # the square register tile: no lanes
+
+
+def test_targets_hw_shows_a_micro_kernel_s_lanes(
+    fake_entry_points, make_entry_point, make_plugin, make_target
+):
+    from graphsval_core.datamodel.provenance import datasheet
+
+    spec = make_target("toy_target", accumulator_lanes={"fp32": datasheet(16, "oneDNN brgemm")})
+    plugin = make_plugin("toy", lambda: [spec])
+    fake_entry_points(make_entry_point("toy", lambda: plugin, "graphsval-toy", "0.1"))
+    result = CliRunner().invoke(cli, ["targets", "--hw", "toy_target"])
+    assert result.exit_code == 0, result.output
+    line = next(x for x in result.output.splitlines() if x.startswith("micro-kernel fp32"))
+    assert "16 accumulator lanes" in line and "datasheet: oneDNN brgemm" in line
 
 
 def test_no_targets_message(fake_entry_points):

@@ -627,3 +627,59 @@ def test_a_gemv_team_cost_survives_a_json_round_trip(make_target):
     back = spec_from_json(spec_to_json(spec))
     assert back == spec and back.gemv_fork_join_s == {"fp32": 5e-6}
     assert back.provenance["gemv_fork_join_s.fp32"].source == "g"
+
+
+def test_a_micro_kernel_s_accumulator_lanes_pad_only_c_s_columns(registry_of):
+    # one unit: the compute is the padded outputs' multiply-adds at the dtype's rate
+    one = {"compute_units": datasheet(1, "t"), "peak_ops_per_s": {"fp32": datasheet(64e9, "t")}}
+    square = registry_of(**one)
+    lanes = registry_of(**one, accumulator_lanes={"fp32": datasheet(16, "oneDNN brgemm")})
+    shapes = [[80, 4096, 96], [80, 4096, 40], [80, 4096, 8], [1, 4096, 4096]]
+    flops = np.array([2.0 * m * k * n for m, k, n in shapes])
+    rate = 64e9
+    p = predict_batch(lanes, "t", "matmul", shapes, "fp32")
+    # M is never padded; N to a multiple of 16 (96 is six vectors, 40 takes three),
+    # and N narrower than the lanes is clamped to the shape as every tile is
+    assert p.compute_s.tolist() == pytest.approx(
+        (flops * np.array([96 / 96, 48 / 40, 1.0, 1.0]) / rate).tolist()
+    )
+    assert p.utilisation.tolist() == pytest.approx([1.0, 40 / 48, 1.0, 1.0])
+    # the square register tile (13 x 13 for fp32 in 2 KiB) pads both: 80 -> 91, 96 -> 104
+    q = predict_batch(square, "t", "matmul", shapes[:1], "fp32")
+    assert q.compute_s[0] == pytest.approx(flops[0] * (91 * 104) / (80 * 96) / rate)
+    # the lanes are a compute tile only: the L1's traffic keeps the register tile
+    assert p.bytes_per_tier[0, 0] == pytest.approx(q.bytes_per_tier[0, 0])
+
+
+def test_accumulator_lanes_split_over_threads_by_rows_and_vectors(registry_of):
+    lanes = registry_of(accumulator_lanes={"fp32": datasheet(16, "t")})  # 4 units
+    p = predict_batch(lanes, "t", "matmul", [[6, 512, 64]], "fp32")
+    # 6 rows x 4 vectors: the best split of 4 threads leaves the busiest thread 6 tiles
+    assert p.waves[0] == 6
+    back = spec_from_json(spec_to_json(lanes.target("t")))
+    assert back.accumulator_lanes == {"fp32": 16.0}
+    assert back.provenance["accumulator_lanes.fp32"].kind == "datasheet"
+
+
+def test_accumulator_lanes_are_a_cpu_library_s_whole_number(make_target):
+    lanes = {"fp32": datasheet(16, "t")}
+    with pytest.raises(SpecError, match="accumulator_lanes.fp32': a gpu target's library"):
+        make_target(architecture="gpu", accumulator_lanes=lanes)
+    with pytest.raises(SpecError, match="accumulator_lanes.bf16"):
+        make_target(accumulator_lanes={"bf16": datasheet(16, "t")})  # no bf16 peak
+    with pytest.raises(SpecError, match="fp32 is in no_gemm_library"):
+        make_target(accumulator_lanes=lanes, no_gemm_library=["fp32"], **_reference_times())
+    for bad in (0, -16, 12.5, 128):
+        with pytest.raises(SpecError, match="accumulator_lanes.fp32"):
+            make_target(accumulator_lanes={"fp32": datasheet(bad, "t")})
+    assert make_target(accumulator_lanes={"fp32": datasheet(64, "t")}).accumulator_lanes == {
+        "fp32": 64.0
+    }
+
+
+def _reference_times() -> dict[str, dict[str, object]]:
+    """The framework kernel's four per-dtype times for fp32 (a dtype in
+    ``no_gemm_library`` needs them)."""
+    from graphsval_core.datamodel.target import TargetSpec
+
+    return {name: {"fp32": estimated(1e-9, "t")} for name in TargetSpec.REFERENCE}

@@ -89,6 +89,19 @@ def product_tiles(
     return RegisterTiles(along_m * along_n, tile_ops, grid)
 
 
+def lane_tile(gemm: np.ndarray, lanes: float) -> np.ndarray:
+    """The compute tile of a GEMM-library micro-kernel that broadcasts each
+    row of A against vectors of ``lanes`` of B's columns
+    (``TargetSpec.accumulator_lanes``): one row of C by ``lanes`` columns,
+    clamped to the shape as every tile is, so C's N is padded to a multiple
+    of the lanes and M not at all. ``gemm`` is ``(n, 3)`` of (M, K, N); so
+    is the result."""
+    tile = np.array(gemm, dtype=np.float64, copy=True)
+    tile[:, 0] = 1.0
+    tile[:, 2] = np.minimum(tile[:, 2], float(lanes))
+    return tile
+
+
 def partition_waves(along_m: np.ndarray, along_n: np.ndarray, active: np.ndarray) -> np.ndarray:
     """The tiles of the busiest thread when ``active`` threads split a grid
     of ``along_m x along_n`` tiles into ``a x b`` blocks of whole tiles

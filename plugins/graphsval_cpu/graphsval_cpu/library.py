@@ -59,6 +59,33 @@ def grain() -> Sourced:
 ONEDNN_DTYPES = ("bf16", "int8")
 
 
+#: 32-bit accumulators in one AVX-512 register (or one row of an AMX tile).
+AVX512_LANES = 16
+
+
+def accumulator_lanes(dtypes: Iterable[str], flags: Iterable[str]) -> dict[str, Sourced]:
+    """The lanes of one accumulator of oneDNN's micro-kernel for each of
+    ``dtypes`` it runs (bf16, int8), on a CPU with AVX-512 (or AMX): its
+    brgemm kernels broadcast each row of A against 16-lane vectors of B's
+    columns (fp32 or int32 accumulators in a zmm register; an AMX tile row
+    holds as many), so they pad C's N to a multiple of 16 and take any
+    number of rows. MKL's fp32 kernel and oneDNN's AVX2 ones get none (the
+    square register tile), as nothing here has measured them."""
+    flags = set(flags)
+    if "avx512f" not in flags:
+        return {}
+    return {
+        dtype: datasheet(
+            AVX512_LANES,
+            f"oneDNN's brgemm {dtype} kernels on AVX-512/AMX: each row of A broadcast against "
+            "16-lane vectors of B's columns (32-bit accumulators in a zmm register or an AMX "
+            "tile row), so C's N is padded to a multiple of 16 and M is not",
+        )
+        for dtype in dtypes
+        if dtype in ONEDNN_DTYPES
+    }
+
+
 #: PyTorch hands a bf16 or fp16 product to oneDNN only above this many
 #: multiply-adds (aten/src/ATen/native/mkldnn/Matmul.cpp, ``checksize``:
 #: ``mkldnn_gemm_min_size = 16 * 16 * 16``); a smaller one runs in its own

@@ -144,6 +144,8 @@ def snapshot_host(target: TargetSpec, threads: int | None) -> TargetSpec:
         pack_min_rows=_kept_per_dtype(target, "pack_min_rows"),
         # the framework's choice of kernel by a product's size does not depend on the threads
         library_min_macs=_kept_per_dtype(target, "library_min_macs"),
+        # nor its micro-kernel's width
+        accumulator_lanes=_kept_per_dtype(target, "accumulator_lanes"),
         # nor its own kernel's times: one thread forms each output (the
         # reference gemm runs on the calling thread), nor the TLB's reach
         no_gemm_library=target.no_gemm_library,

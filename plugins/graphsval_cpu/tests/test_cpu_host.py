@@ -480,6 +480,12 @@ def test_cpu_bf16_without_onednn_runs_in_pytorch_s_own_kernel(tmp_path: Path) ->
     xeon = detect_host_cpu(kvm_guest(tmp_path / "xeon"), affinity={0, 1})
     assert xeon.no_gemm_library == () and not xeon.reference_mac_s
     assert xeon.tlb_reach_bytes is None and "bf16" in xeon.library_min_macs
+    # oneDNN's AVX-512 / AMX micro-kernels pad C's N to 16 lanes; MKL's fp32 keeps the
+    # square register tile, and an AVX2 core (oneDNN's AVX2 kernels, unmeasured) has none
+    lanes = {d: 16.0 for d in ("bf16", "int8") if d in xeon.peak_ops_per_s}
+    assert lanes and dict(xeon.accumulator_lanes) == lanes
+    assert all(xeon.provenance[f"accumulator_lanes.{d}"].kind == "datasheet" for d in lanes)
+    assert not zen3.accumulator_lanes
     # an AVX2 core whose kernel prints no TLB size gets a server core's 1536 entries
     desktop = detect_host_cpu(avx2_desktop(tmp_path / "desk"))
     assert desktop.no_gemm_library == ("bf16",)
