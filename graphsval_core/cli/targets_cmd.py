@@ -121,7 +121,7 @@ def _detail_rows(registry: Registry, target: TargetSpec) -> list[list[str]]:
         *[
             [
                 f"micro-kernel {d}",
-                f"{v:g} accumulator lanes (C's N padded to them)",
+                f"{v:g} accumulator lanes (C's N padded to a multiple, M never)",
                 src(f"accumulator_lanes.{d}"),
             ]
             for d, v in target.accumulator_lanes.items()

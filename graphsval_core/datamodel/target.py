@@ -270,7 +270,8 @@ def _dtype_map(where: str, value: Any, prov: dict[str, Provenance]) -> Mapping[s
 #: so the share never lifts a tier above its peak.
 MAX_PRODUCT_SHARE = 1.0
 #: The widest accumulator a spec may give a GEMM library's micro-kernel, in
-#: lanes: a 64-byte register (or AMX tile row) of 8-bit values.
+#: lanes (AVX-512 and AMX hold 16 32-bit accumulators per register or tile
+#: row; 64 leaves room for a wider unit, not for a typo of a byte count).
 MAX_ACCUMULATOR_LANES = 64
 
 #: The widest N at which a CPU GEMM library streams A unpacked: up to half an
@@ -333,9 +334,11 @@ class TargetSpec:
     micro-kernel: the kernel broadcasts each row of A against vectors of B's
     columns, so it pads C's N to a multiple of the lanes and takes any number
     of rows (oneDNN's bf16 and int8 kernels on AVX-512 or AMX: 16 lanes of
-    32-bit accumulators). Where given, a product's compute is that of
-    ``M * ceil(N / lanes) * lanes`` outputs instead of the square register
-    tile's padding of both M and N.
+    32-bit accumulators). Where given, the compute of a product the library
+    runs is that of ``M * min(N, ceil(N / lanes) * lanes)`` outputs (an N
+    narrower than the lanes is taken as it is, as every tile is clamped to
+    the shape) instead of the square register tile's padding of both M and
+    N.
     ``first_touch_bps`` is the rate at which the OS hands out freshly mapped,
     zeroed pages: an output of at least ``first_touch_min_bytes`` allocated
     afresh on every call (glibc serves allocations of 32 MiB and more with a

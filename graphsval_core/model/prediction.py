@@ -67,6 +67,12 @@ class Prediction:
     bytes_per_tier: np.ndarray | None = None
     time_per_tier_s: np.ndarray | None = None
     tiles: np.ndarray | None = None
+    #: per row: the accumulator lanes of the GEMM library's micro-kernel that
+    #: set the compute tile (``TargetSpec.accumulator_lanes``), 0 where none do
+    lanes: np.ndarray | None = None
+    #: per row: the product's N as that micro-kernel computes it (padded to a
+    #: multiple of the lanes; a narrower N as it is), 0 where no lanes do
+    padded_n: np.ndarray | None = None
     launch_s: np.ndarray | None = None
     #: per row: the part of ``launch_s`` that wakes and joins the thread team
     team_s: np.ndarray | None = None
@@ -199,6 +205,10 @@ class Prediction:
             value = getattr(self, name)
             if value is not None:
                 d[name] = float(value[i])
+        padded = self._padded_n(i)
+        if padded is not None and self.lanes is not None:
+            d["accumulator_lanes"] = int(self.lanes[i])
+            d["padded_n"] = padded
         if self.team_s is not None and self.team_s[i] > 0:
             d["team_s"] = float(self.team_s[i])
             gemv = self.gemv_team is not None and bool(self.gemv_team[i])
@@ -206,6 +216,12 @@ class Prediction:
         if self.over_tdp is not None:
             d["over_tdp"] = bool(self.over_tdp[i])
         return d
+
+    def _padded_n(self, i: int) -> int | None:
+        """Row ``i``'s :attr:`padded_n`; None where no lanes set its compute tile."""
+        if self.lanes is None or self.padded_n is None or self.lanes[i] <= 0:
+            return None
+        return int(self.padded_n[i])
 
     def sentence(self, i: int) -> str:
         """One sentence that reads like a person's explanation of shape ``i``."""
@@ -253,10 +269,14 @@ class Prediction:
             active = self.compute_units
             if self.active_units is not None:
                 active = int(self.active_units[i])
+            padded = self._padded_n(i)
+            vectors = ""
+            if padded is not None and self.lanes is not None:
+                vectors = f", rows of {int(self.lanes[i])}-lane vectors: N computed as {padded}"
             compute += (
                 f" with {float(self.utilisation[i]):.0%} utilisation "
                 f"({int(self.waves[i])} wave{'s' if self.waves[i] != 1 else ''} over "
-                f"{active} {self.compute_unit_name}{'s' if active != 1 else ''})"
+                f"{active} {self.compute_unit_name}{'s' if active != 1 else ''}{vectors})"
             )
         if compute:
             parts.append(compute + ",")

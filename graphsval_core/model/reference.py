@@ -52,8 +52,12 @@ latency and energy of one call on warm data, term by term
   with ``a * b`` at most the threads, the split that leaves the busiest
   thread the fewest tiles (:func:`.terms.compute.partition_waves`: a skinny
   M or N leaves threads idle; where the spec gives the dtype's
-  ``accumulator_lanes``, the library's micro-kernel pads only C's N to a
-  multiple of them, one row of C by the lanes per tile: oneDNN broadcasts
+  ``accumulator_lanes``, a product its library runs is tiled one row of C
+  by the lanes: the micro-kernel pads an N of at least the lanes to a
+  multiple of them, takes a narrower N as it is (every tile is clamped to
+  the shape) and never pads M, and the threads split rows and vectors as
+  they split tiles (finer than oneDNN's blocks of rows: optimistic for a
+  team; every calibrated host runs one thread). oneDNN broadcasts
   each row of A against 16-lane vectors of B on AVX-512 and AMX: the Zen 4
   host's int8 calibration products 8192 x 256 x 32 and x 64 run at 381 and
   413 GOP/s, about the rate of its square ones, where a 26 x 26 tile's
@@ -262,14 +266,22 @@ def predict(
 
     # compute in waves of register tiles
     units = target.compute_units
+    lanes_used = np.zeros(len(shapes))
+    padded_n = np.zeros(len(shapes))
     vector_rate = target.runs_at_vector_rate(dtype, op.gemm_dims is not None)
     achievable = target.achievable_ops(dtype, op.gemm_dims is not None)
     team, active = parallelism(flops, units, target.parallel_grain_ops)
     if gemm is not None and target.architecture == "gpu":
         register_tiles = cta_tiles(gemm, flops, units)
     elif gemm is not None and tiles is not None:
+        compute_tile = tiles[:, 0, :]
         lanes = target.accumulator_lanes.get(dtype)
-        compute_tile = tiles[:, 0, :] if lanes is None else lane_tile(gemm, lanes)
+        if lanes is not None:  # the library's micro-kernel; the framework's own keeps the square
+            own = library_rows(target, dtype, gemm, len(shapes))
+            compute_tile = np.where(own[:, None], lane_tile(gemm, lanes), compute_tile)
+            lanes_used = np.where(own, lanes, 0.0)
+            n = gemm[:, 2]
+            padded_n = np.where(own, np.where(n < lanes, n, np.ceil(n / lanes) * lanes), 0.0)
         register_tiles = product_tiles(
             gemm, flops, compute_tile, threads_split=target.architecture == "cpu"
         )
@@ -348,6 +360,8 @@ def predict(
         bytes_per_tier=bytes_per_tier,
         time_per_tier_s=memory.time_per_tier_s,
         tiles=tiles,
+        lanes=lanes_used,
+        padded_n=padded_n,
         launch_s=launch_s,
         team_s=team_s,
         gemv_team=np.isfinite(gemv_cost),

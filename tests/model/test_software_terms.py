@@ -669,8 +669,8 @@ def test_accumulator_lanes_are_a_cpu_library_s_whole_number(make_target):
         make_target(accumulator_lanes={"bf16": datasheet(16, "t")})  # no bf16 peak
     with pytest.raises(SpecError, match="fp32 is in no_gemm_library"):
         make_target(accumulator_lanes=lanes, no_gemm_library=["fp32"], **_reference_times())
-    for bad in (0, -16, 12.5, 128):
-        with pytest.raises(SpecError, match="accumulator_lanes.fp32"):
+    for bad, why in ((0, "> 0"), (-16, "> 0"), (12.5, "whole number"), (128, "from 1 to 64")):
+        with pytest.raises(SpecError, match=f"accumulator_lanes.fp32.*{why}"):
             make_target(accumulator_lanes={"fp32": datasheet(bad, "t")})
     assert make_target(accumulator_lanes={"fp32": datasheet(64, "t")}).accumulator_lanes == {
         "fp32": 64.0
@@ -683,3 +683,24 @@ def _reference_times() -> dict[str, dict[str, object]]:
     from graphsval_core.datamodel.target import TargetSpec
 
     return {name: {"fp32": estimated(1e-9, "t")} for name in TargetSpec.REFERENCE}
+
+
+def test_the_lanes_are_the_library_s_not_the_framework_kernel_s(registry_of):
+    # PyTorch keeps a bf16 product of at most 16 x 16 x 16 out of oneDNN: its own kernel
+    # has no micro-kernel lanes, so it keeps the square register tile (18 x 18 for bf16)
+    registry = registry_of(
+        compute_units=datasheet(1, "t"),
+        peak_ops_per_s={"fp32": datasheet(1e11, "t"), "bf16": datasheet(1e12, "t")},
+        energy_per_op_j={"fp32": estimated(1e-12, "t"), "bf16": estimated(1e-12, "t")},
+        library_min_macs={"bf16": datasheet(4096, "mkldnn_gemm_min_size")},
+        accumulator_lanes={"bf16": datasheet(16, "oneDNN brgemm")},
+    )
+    p = predict_batch(registry, "t", "matmul", [[16, 16, 16], [16, 16, 20]], "bf16")
+    # at the size: one 16 x 16 tile (clamped), all of it used; above it: 16 rows of 2 vectors
+    assert p.waves.tolist() == [1, 32]
+    assert p.utilisation.tolist() == pytest.approx([1.0, 20 / 32])
+    # explain says so: the library's row names its lanes and the N it computes
+    assert "16-lane vectors: N computed as 32" in p.sentence(1)
+    assert "lane" not in p.sentence(0)
+    assert (p.details(1)["accumulator_lanes"], p.details(1)["padded_n"]) == (16, 32)
+    assert "padded_n" not in p.details(0)

@@ -93,9 +93,10 @@ def lane_tile(gemm: np.ndarray, lanes: float) -> np.ndarray:
     """The compute tile of a GEMM-library micro-kernel that broadcasts each
     row of A against vectors of ``lanes`` of B's columns
     (``TargetSpec.accumulator_lanes``): one row of C by ``lanes`` columns,
-    clamped to the shape as every tile is, so C's N is padded to a multiple
-    of the lanes and M not at all. ``gemm`` is ``(n, 3)`` of (M, K, N); so
-    is the result."""
+    clamped to the shape as every tile is, so an N of at least the lanes is
+    padded to a multiple of them, a narrower N is taken as it is, and M is
+    not padded at all. ``gemm`` is ``(n, 3)`` of (M, K, N); so is the
+    result."""
     tile = np.array(gemm, dtype=np.float64, copy=True)
     tile[:, 0] = 1.0
     tile[:, 2] = np.minimum(tile[:, 2], float(lanes))

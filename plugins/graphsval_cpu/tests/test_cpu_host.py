@@ -486,6 +486,14 @@ def test_cpu_bf16_without_onednn_runs_in_pytorch_s_own_kernel(tmp_path: Path) ->
     assert lanes and dict(xeon.accumulator_lanes) == lanes
     assert all(xeon.provenance[f"accumulator_lanes.{d}"].kind == "datasheet" for d in lanes)
     assert not zen3.accumulator_lanes
+    # a snapshot of any thread count keeps the micro-kernel's lanes and their source
+    for threads in (1, 2):
+        snap = snapshot_host(xeon, threads)
+        assert dict(snap.accumulator_lanes) == lanes
+        assert all(
+            snap.provenance[f"accumulator_lanes.{d}"] == xeon.provenance[f"accumulator_lanes.{d}"]
+            for d in lanes
+        )
     # an AVX2 core whose kernel prints no TLB size gets a server core's 1536 entries
     desktop = detect_host_cpu(avx2_desktop(tmp_path / "desk"))
     assert desktop.no_gemm_library == ("bf16",)
