@@ -330,15 +330,15 @@ class TargetSpec:
     register footprint of an output tile (the tile of the innermost boundary,
     compute <-> L1); the model uses a per-architecture default when None.
     ``accumulator_lanes`` (per dtype, a CPU's only) is the width, in output
-    columns, of one accumulator register of the dtype's GEMM-library
+    columns, of one row of the accumulators of the dtype's GEMM-library
     micro-kernel: the kernel broadcasts each row of A against vectors of B's
     columns, so it pads C's N to a multiple of the lanes and takes any number
     of rows (oneDNN's bf16 and int8 kernels on AVX-512 or AMX: 16 lanes of
-    32-bit accumulators). Where given, the compute of a product the library
-    runs is that of ``M * min(N, ceil(N / lanes) * lanes)`` outputs (an N
-    narrower than the lanes is taken as it is, as every tile is clamped to
-    the shape) instead of the square register tile's padding of both M and
-    N.
+    32-bit accumulators; MKL's AVX2 sgemm: two registers of 8 fp32, 16).
+    Where given, the compute of a product the library runs is that of
+    ``M * min(N, ceil(N / lanes) * lanes)`` outputs (an N narrower than the
+    lanes is taken as it is, as every tile is clamped to the shape) instead
+    of the square register tile's padding of both M and N.
     ``first_touch_bps`` is the rate at which the OS hands out freshly mapped,
     zeroed pages: an output of at least ``first_touch_min_bytes`` allocated
     afresh on every call (glibc serves allocations of 32 MiB and more with a

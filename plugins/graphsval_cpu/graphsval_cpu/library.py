@@ -61,29 +61,50 @@ ONEDNN_DTYPES = ("bf16", "int8")
 
 #: 32-bit accumulators in one AVX-512 register (or one row of an AMX tile).
 AVX512_LANES = 16
+#: The columns one row of MKL's AVX2 sgemm micro-kernel covers: two ymm
+#: registers of 8 fp32 accumulators (the 6 x 16 shape of the Haswell-class
+#: kernels, BLIS's among them).
+MKL_AVX2_COLUMNS = 16
 
 
-def accumulator_lanes(dtypes: Iterable[str], flags: Iterable[str]) -> dict[str, Sourced]:
-    """The lanes of one accumulator of oneDNN's micro-kernel for each of
-    ``dtypes`` it runs (bf16, int8), on a CPU with AVX-512 (or AMX): its
-    brgemm kernels broadcast each row of A against 16-lane vectors of B's
-    columns (fp32 or int32 accumulators in a zmm register; an AMX tile row
-    holds as many), so they pad C's N to a multiple of 16 and take any
-    number of rows. MKL's fp32 kernel and oneDNN's AVX2 ones get none (the
-    square register tile), as nothing here has measured them."""
+def accumulator_lanes(
+    dtypes: Iterable[str], flags: Iterable[str], vendor: str = "GenuineIntel"
+) -> dict[str, Sourced]:
+    """The output columns one row of each dtype's GEMM-library micro-kernel
+    covers, for the kernels whose shape is known here:
+
+    - oneDNN's bf16 and int8 on a CPU with AVX-512 (or AMX): its brgemm
+      kernels broadcast each row of A against 16-lane vectors of B's columns
+      (fp32 or int32 accumulators in a zmm register; an AMX tile row holds as
+      many), so they pad C's N to a multiple of 16 and take any number of rows;
+    - MKL's fp32 where MKL runs its AVX2 kernels: on a CPU without AVX-512,
+      and on any AMD CPU (MKL keeps its AVX-512 code paths for Intel's), two
+      ymm registers of 8 fp32 accumulators per row of C, 16 columns.
+
+    MKL's AVX-512 fp32 kernels (an Intel CPU with AVX-512) and oneDNN's AVX2
+    ones get none (the square register tile): nothing here has measured
+    their shape, and 16 columns lost on the Intel host's fp32 linear."""
     flags = set(flags)
-    if "avx512f" not in flags:
-        return {}
-    return {
-        dtype: datasheet(
-            AVX512_LANES,
-            f"oneDNN's brgemm {dtype} kernels on AVX-512/AMX: each row of A broadcast against "
-            "16-lane vectors of B's columns (32-bit accumulators in a zmm register or an AMX "
-            "tile row), so C's N is padded to a multiple of 16 and M is not",
-        )
-        for dtype in dtypes
-        if dtype in ONEDNN_DTYPES
-    }
+    out = {}
+    for dtype in dtypes:
+        if dtype in ONEDNN_DTYPES and "avx512f" in flags:
+            out[dtype] = datasheet(
+                AVX512_LANES,
+                f"oneDNN's brgemm {dtype} kernels on AVX-512/AMX: each row of A broadcast "
+                "against 16-lane vectors of B's columns (32-bit accumulators in a zmm register "
+                "or an AMX tile row), so C's N is padded to a multiple of 16 and M is not",
+            )
+        elif dtype in MKL_DTYPES and {"avx2", "fma"} <= flags:
+            if "avx512f" in flags and vendor != "AuthenticAMD":
+                continue
+            out[dtype] = estimated(
+                MKL_AVX2_COLUMNS,
+                f"MKL's AVX2 {dtype} sgemm micro-kernel (its code path on an AVX2 CPU and on "
+                "any AMD CPU): each row of C in two ymm registers of 8 fp32 accumulators, "
+                "16 columns, as the 6 x 16 Haswell-class kernels; its M blocking (6 rows) is "
+                "not modelled",
+            )
+    return out
 
 
 #: PyTorch hands a bf16 or fp16 product to oneDNN only above this many

@@ -480,12 +480,18 @@ def test_cpu_bf16_without_onednn_runs_in_pytorch_s_own_kernel(tmp_path: Path) ->
     xeon = detect_host_cpu(kvm_guest(tmp_path / "xeon"), affinity={0, 1})
     assert xeon.no_gemm_library == () and not xeon.reference_mac_s
     assert xeon.tlb_reach_bytes is None and "bf16" in xeon.library_min_macs
-    # oneDNN's AVX-512 / AMX micro-kernels pad C's N to 16 lanes; MKL's fp32 keeps the
-    # square register tile, and an AVX2 core (oneDNN's AVX2 kernels, unmeasured) has none
+    # oneDNN's AVX-512 / AMX micro-kernels pad C's N to 16 lanes; MKL's AVX-512 fp32
+    # kernels on an Intel CPU keep the square register tile (their shape is unmeasured)
     lanes = {d: 16.0 for d in ("bf16", "int8") if d in xeon.peak_ops_per_s}
     assert lanes and dict(xeon.accumulator_lanes) == lanes
     assert all(xeon.provenance[f"accumulator_lanes.{d}"].kind == "datasheet" for d in lanes)
-    assert not zen3.accumulator_lanes
+    # MKL runs its AVX2 fp32 kernel (16 columns a row) on an AVX2 core and on any AMD CPU
+    assert dict(zen3.accumulator_lanes) == {"fp32": 16.0}
+    assert zen3.provenance["accumulator_lanes.fp32"].kind == "estimated"
+    zen4 = detect_host_cpu(epyc_guest(tmp_path / "zen4", 25, ZEN4_FLAGS), affinity={0, 1})
+    libraried = [d for d in zen4.peak_ops_per_s if d not in zen4.no_gemm_library]
+    assert {"fp32", "int8"} <= set(libraried)
+    assert dict(zen4.accumulator_lanes) == {d: 16.0 for d in libraried}
     # a snapshot of any thread count keeps the micro-kernel's lanes and their source
     for threads in (1, 2):
         snap = snapshot_host(xeon, threads)
@@ -499,6 +505,7 @@ def test_cpu_bf16_without_onednn_runs_in_pytorch_s_own_kernel(tmp_path: Path) ->
     assert desktop.no_gemm_library == ("bf16",)
     assert desktop.tlb_reach_bytes == 1536 * 4096
     assert desktop.provenance["tlb_reach_bytes"].kind == "estimated"
+    assert dict(desktop.accumulator_lanes) == {"fp32": 16.0}
 
 
 @pytest.mark.parametrize(

@@ -35,12 +35,19 @@ def test_cpu_plugin_registers_targets() -> None:
     targets = registry.targets()
     assert {"i7_12700k", "host_cpu"} <= set(targets)
     assert targets["host_cpu"].detected and not targets["i7_12700k"].detected
+    # Alder Lake has no AVX-512: MKL's AVX2 sgemm kernel, 16 columns of C a row
+    assert dict(targets["i7_12700k"].accumulator_lanes) == {"fp32": 16.0}
     assert registry.measurer_probe(targets["host_cpu"]).available in (True, False)
 
 
 def test_cpu_plugin_probe_only_for_cpu() -> None:
     other = attrs.evolve(
-        i7_12700k(), key="kpu_like", family="kpu", architecture="domain_flow", gemv_fork_join_s={}
+        i7_12700k(),
+        key="kpu_like",
+        family="kpu",
+        architecture="domain_flow",
+        gemv_fork_join_s={},
+        accumulator_lanes={},
     )
     assert plugin.graphsval_measurer_probe(target=other) is None
     assert plugin.graphsval_measurer_probe(target=i7_12700k()) is not None

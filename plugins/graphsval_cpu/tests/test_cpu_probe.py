@@ -55,7 +55,12 @@ def torch_present(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_cpu_probe_ignores_other_families(tmp_path: Path) -> None:
     gpu = attrs.evolve(
-        i7_12700k(), key="some_gpu", family="cuda", architecture="gpu", gemv_fork_join_s={}
+        i7_12700k(),
+        key="some_gpu",
+        family="cuda",
+        architecture="gpu",
+        gemv_fork_join_s={},
+        accumulator_lanes={},
     )
     assert probe_cpu(gpu, root=machine(tmp_path, I7_MODEL, rapl=True)) is None
 
