@@ -57,12 +57,12 @@ latency and energy of one call on warm data, term by term
   multiple of them, takes a narrower N as it is (every tile is clamped to
   the shape) and never pads M, and the threads split rows and vectors as
   they split tiles (finer than a library's blocks of rows: optimistic for
-  a team; the hosts run one thread, the i7 twenty). oneDNN broadcasts
-  each row of A against 16-lane vectors of B on AVX-512 and AMX, and MKL's
-  AVX2 sgemm holds a row of C in two 8-lane registers: the Zen 4 host's
-  int8 calibration products 8192 x 256 x 32 and x 64 run at 381 and 413
-  GOP/s, about the rate of its square ones, where a 26 x 26 tile's padding
-  of N to 52 and 78 put them 59% and 29% too slow), so
+  a team; the hosts run one thread, the i7 twelve). oneDNN broadcasts
+  each row of A against 16-lane vectors of B on AVX-512 and AMX: the Zen 4
+  host's int8 calibration products 8192 x 256 x 32 and x 64 run at 381 and
+  413 GOP/s, about the rate of its square ones, where a 26 x 26 tile's
+  padding of N to 52 and 78 put them 59% and 29% too slow; MKL's AVX2
+  sgemm holds a row of C in two 8-lane registers), so
   ``compute = waves * tile_ops / (peak * compute_fraction / units)`` with
   ``waves`` the busiest thread's tiles, and the utilisation is
   ``ops / (waves * units * tile_ops)``. An op no larger than

@@ -118,5 +118,9 @@ def test_a_cell_with_a_line_per_constant_is_counted_once(monkeypatch, tmp_path):
     lines = _validate(monkeypatch, 200, "--baseline", str(path), "--purpose", "calibration")
     assert any(line.startswith("Drift (2 lines of the failing cell)") for line in lines), lines
     text = " ".join(" ".join(lines).split())  # the lines unwrapped
-    assert "GEMV fork/join fp32: model 4.38 us" in text
+    from graphsval_core.datamodel.units import fmt_seconds
+    from graphsval_core.plugins.loader import build_registry
+
+    shipped = build_registry().target("i7_12700k").gemv_fork_join_s["fp32"]
+    assert f"GEMV fork/join fp32: model {fmt_seconds(shipped)}" in text
     assert "every row it times is within the band" in text and "fails on its other calls" in text

@@ -452,7 +452,7 @@ def _detect(root_text: str, usable: frozenset[int], given: bool) -> TargetSpec:
         pack_min_rows=library.pack_min_rows(libraried),
         pack_a_bps=library.pack_a_rate(libraried, n_cpus),
         library_min_macs=library.library_min_macs(libraried),
-        accumulator_lanes=library.accumulator_lanes(libraried, flags, info.vendor or ""),
+        accumulator_lanes=library.accumulator_lanes(libraried, flags, vendor=info.vendor or ""),
         no_gemm_library=unlibraried,
         **reference_kernel.times(unlibraried, clock),
         tlb_reach_bytes=tlb_reach if unlibraried else None,

@@ -61,14 +61,14 @@ ONEDNN_DTYPES = ("bf16", "int8")
 
 #: 32-bit accumulators in one AVX-512 register (or one row of an AMX tile).
 AVX512_LANES = 16
-#: The columns one row of MKL's AVX2 sgemm micro-kernel covers: two ymm
-#: registers of 8 fp32 accumulators (the 6 x 16 shape of the Haswell-class
-#: kernels, BLIS's among them).
-MKL_AVX2_COLUMNS = 16
+#: The columns one row of MKL's sgemm micro-kernel covers where its shape
+#: is taken as known: 16 fp32 accumulators, two ymm registers on AVX2 (the
+#: 6 x 16 shape of the Haswell-class kernels, BLIS's among them) or one zmm.
+MKL_COLUMNS = 16
 
 
 def accumulator_lanes(
-    dtypes: Iterable[str], flags: Iterable[str], vendor: str = "GenuineIntel"
+    dtypes: Iterable[str], flags: Iterable[str], *, vendor: str
 ) -> dict[str, Sourced]:
     """The output columns one row of each dtype's GEMM-library micro-kernel
     covers, for the kernels whose shape is known here:
@@ -77,13 +77,14 @@ def accumulator_lanes(
       kernels broadcast each row of A against 16-lane vectors of B's columns
       (fp32 or int32 accumulators in a zmm register; an AMX tile row holds as
       many), so they pad C's N to a multiple of 16 and take any number of rows;
-    - MKL's fp32 where MKL runs its AVX2 kernels: on a CPU without AVX-512,
-      and on any AMD CPU (MKL keeps its AVX-512 code paths for Intel's), two
-      ymm registers of 8 fp32 accumulators per row of C, 16 columns.
+    - MKL's fp32 on a CPU with AVX2 and FMA: a row of C in 16 fp32
+      accumulators (two ymm registers; on an AMD CPU with AVX-512, the Zen
+      4, one zmm holds as many), 16 columns.
 
-    MKL's AVX-512 fp32 kernels (an Intel CPU with AVX-512) and oneDNN's AVX2
-    ones get none (the square register tile): nothing here has measured
-    their shape, and 16 columns lost on the Intel host's fp32 linear."""
+    An Intel CPU with AVX-512 (or a CPU whose ``vendor`` is neither Intel's
+    nor AMD's, with AVX-512) gets none for fp32: MKL runs its own AVX-512
+    kernels there, whose shape nothing here has measured, and 16 columns
+    lost on the Intel host's fp32 linear; nor do oneDNN's AVX2 kernels."""
     flags = set(flags)
     out = {}
     for dtype in dtypes:
@@ -98,11 +99,10 @@ def accumulator_lanes(
             if "avx512f" in flags and vendor != "AuthenticAMD":
                 continue
             out[dtype] = estimated(
-                MKL_AVX2_COLUMNS,
-                f"MKL's AVX2 {dtype} sgemm micro-kernel (its code path on an AVX2 CPU and on "
-                "any AMD CPU): each row of C in two ymm registers of 8 fp32 accumulators, "
-                "16 columns, as the 6 x 16 Haswell-class kernels; its M blocking (6 rows) is "
-                "not modelled",
+                MKL_COLUMNS,
+                f"MKL's {dtype} sgemm micro-kernel on AVX2 (or a Zen 4's AVX-512): each row "
+                "of C in 16 fp32 accumulators (two ymm registers, as the 6 x 16 Haswell-class "
+                "kernels; one zmm), 16 columns; its M blocking (6 rows) is not modelled",
             )
     return out
 

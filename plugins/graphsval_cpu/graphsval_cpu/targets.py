@@ -130,7 +130,9 @@ def i7_12700k() -> TargetSpec:
         pack_bps=library.pack_rate(["fp32"]),
         pack_min_rows=library.pack_min_rows(["fp32"]),
         # MKL's AVX2 sgemm kernel: 16 columns of C per row (Alder Lake has no AVX-512)
-        accumulator_lanes=library.accumulator_lanes(["fp32"], ["avx2", "fma"]),
+        accumulator_lanes=library.accumulator_lanes(
+            ["fp32"], ["avx2", "fma"], vendor="GenuineIntel"
+        ),
         idle_power_w=estimated(10.0, "desktop Alder Lake package power at idle"),
         tdp_w=datasheet(190.0, f"{SOURCE}: maximum turbo power 190 W (base power 125 W)"),
         process_node_nm=datasheet(10, "Intel ARK i7-12700K: lithography Intel 7 (10 nm class)"),
