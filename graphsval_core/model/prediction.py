@@ -205,10 +205,9 @@ class Prediction:
             value = getattr(self, name)
             if value is not None:
                 d[name] = float(value[i])
-        padded = self._padded_n(i)
-        if padded is not None and self.lanes is not None:
-            d["accumulator_lanes"] = int(self.lanes[i])
-            d["padded_n"] = padded
+        lanes = self._lanes(i)
+        if lanes is not None:
+            d["accumulator_lanes"], d["padded_n"] = lanes
         if self.team_s is not None and self.team_s[i] > 0:
             d["team_s"] = float(self.team_s[i])
             gemv = self.gemv_team is not None and bool(self.gemv_team[i])
@@ -217,11 +216,12 @@ class Prediction:
             d["over_tdp"] = bool(self.over_tdp[i])
         return d
 
-    def _padded_n(self, i: int) -> int | None:
-        """Row ``i``'s :attr:`padded_n`; None where no lanes set its compute tile."""
+    def _lanes(self, i: int) -> tuple[int, int] | None:
+        """Row ``i``'s :attr:`lanes` and :attr:`padded_n`; None where no lanes
+        set its compute tile."""
         if self.lanes is None or self.padded_n is None or self.lanes[i] <= 0:
             return None
-        return int(self.padded_n[i])
+        return int(self.lanes[i]), int(self.padded_n[i])
 
     def sentence(self, i: int) -> str:
         """One sentence that reads like a person's explanation of shape ``i``."""
@@ -269,10 +269,10 @@ class Prediction:
             active = self.compute_units
             if self.active_units is not None:
                 active = int(self.active_units[i])
-            padded = self._padded_n(i)
+            lanes = self._lanes(i)
             vectors = ""
-            if padded is not None and self.lanes is not None:
-                vectors = f", rows of {int(self.lanes[i])}-lane vectors: N computed as {padded}"
+            if lanes is not None:
+                vectors = f", rows of {lanes[0]}-lane vectors: N computed as {lanes[1]}"
             compute += (
                 f" with {float(self.utilisation[i]):.0%} utilisation "
                 f"({int(self.waves[i])} wave{'s' if self.waves[i] != 1 else ''} over "

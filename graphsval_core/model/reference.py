@@ -279,10 +279,11 @@ def predict(
         lanes = target.accumulator_lanes.get(dtype)
         if lanes is not None:  # the library's micro-kernel; the framework's own keeps the square
             own = library_rows(target, dtype, gemm, len(shapes))
-            compute_tile = np.where(own[:, None], lane_tile(gemm, lanes), compute_tile)
+            lane = lane_tile(gemm, lanes)
+            compute_tile = np.where(own[:, None], lane, compute_tile)
             lanes_used = np.where(own, lanes, 0.0)
-            n = gemm[:, 2]
-            padded_n = np.where(own, np.where(n < lanes, n, np.ceil(n / lanes) * lanes), 0.0)
+            # the N its tiles cover: whole tiles of the lane tile's (clamped) width
+            padded_n = np.where(own, np.ceil(gemm[:, 2] / lane[:, 2]) * lane[:, 2], 0.0)
         register_tiles = product_tiles(
             gemm, flops, compute_tile, threads_split=target.architecture == "cpu"
         )

@@ -7,7 +7,6 @@ import subprocess
 import sys
 from importlib import metadata
 
-import attrs
 import pytest
 
 import graphsval_cpu.plugin as plugin
@@ -40,15 +39,8 @@ def test_cpu_plugin_registers_targets() -> None:
     assert registry.measurer_probe(targets["host_cpu"]).available in (True, False)
 
 
-def test_cpu_plugin_probe_only_for_cpu() -> None:
-    other = attrs.evolve(
-        i7_12700k(),
-        key="kpu_like",
-        family="kpu",
-        architecture="domain_flow",
-        gemv_fork_join_s={},
-        accumulator_lanes={},
-    )
+def test_cpu_plugin_probe_only_for_cpu(i7_as) -> None:
+    other = i7_as(key="kpu_like", family="kpu", architecture="domain_flow")
     assert plugin.graphsval_measurer_probe(target=other) is None
     assert plugin.graphsval_measurer_probe(target=i7_12700k()) is not None
 

@@ -53,15 +53,8 @@ def torch_present(monkeypatch: pytest.MonkeyPatch) -> None:
     )
 
 
-def test_cpu_probe_ignores_other_families(tmp_path: Path) -> None:
-    gpu = attrs.evolve(
-        i7_12700k(),
-        key="some_gpu",
-        family="cuda",
-        architecture="gpu",
-        gemv_fork_join_s={},
-        accumulator_lanes={},
-    )
+def test_cpu_probe_ignores_other_families(tmp_path: Path, i7_as) -> None:
+    gpu = i7_as(key="some_gpu", family="cuda", architecture="gpu")
     assert probe_cpu(gpu, root=machine(tmp_path, I7_MODEL, rapl=True)) is None
 
 
