@@ -56,6 +56,10 @@ from graphsval_core.files.calibration import apply_constants, is_fraction, resol
 BOUND_TOLERANCE = 0.01
 #: The relative uncertainty above which the rows do not identify a constant.
 UNCERTAINTY_LIMIT = 1.0
+#: Constants that are a share of at most 1 (a product's overlap), judged by their
+#: spread rather than by a relative uncertainty, and the largest spread allowed.
+OVERLAPS = ("product_overlap.",)
+SHARE_SPREAD_LIMIT = 0.25
 #: A cache fitted to deliver less than this many times main memory's peak
 #: bandwidth is not describing the cache (caches of real CPUs and GPUs run
 #: several times faster than their DRAM; hardware-facts.md).
@@ -126,6 +130,11 @@ def latency_at_bounds(spec: TargetSpec, fit: Fit) -> list[Diagnostic]:
         else:
             continue
         why = f"the fit presses it against its range (the rows may ask for {want})"
+        if p.name.startswith(OVERLAPS) and side == "lower":
+            why = (
+                "on these rows the library's compute and its traffic beyond the innermost "
+                "tier add up, none hidden (0 is the physical limit)"
+            )
         if p.name.startswith("pack_bps.") and side == "upper":
             why = (
                 "these rows' packing is all the reading of B from the tier that holds it, "
@@ -271,6 +280,22 @@ def unidentified(fit: Fit) -> list[Diagnostic]:
         if p.name not in fit.values or p.name in fit.held:
             continue
         sigma = fit.uncertainty.get(p.name, 0.0)
+        if p.name.startswith(OVERLAPS):
+            # a share of at most 1: judged by its own spread, which the relative figure
+            # (of a log, near 0 at a share near 0) overstates
+            spread = sigma * fit.values[p.name]
+            if spread > SHARE_SPREAD_LIMIT:
+                out.append(
+                    Diagnostic(
+                        "uncertain",
+                        p.name,
+                        f"{p.name} is not identified by these rows: {fit.values[p.name]:.3g} "
+                        f"+- {spread:.2g} (above +- {SHARE_SPREAD_LIMIT:g} of a share from 0 "
+                        f"to 1), so its value means little; it rests on {p.exercised_by}: "
+                        "add rows of that kind",
+                    )
+                )
+            continue
         if sigma > UNCERTAINTY_LIMIT:
             size = f"{sigma:.0%}" if math.isfinite(sigma) else "unbounded"
             out.append(

@@ -101,13 +101,18 @@ def _hold_hierarchy(
     return values, held
 
 
+#: Shares that start, like the fractions, at the spec's value and at a half
+#: and a quarter of it (a spec starts a product's overlap at 1, its most).
+SHARES = ("product_overlap.",)
+
+
 def _starts(params: Sequence[Param]) -> list[np.ndarray]:
     """Where :func:`fit_latency` starts (log values): the spec's values and
-    fractions of a half and a quarter of them, and, where a shared cache's
+    fractions (and :data:`SHARES`) of a half and a quarter of them, and, where a shared cache's
     usable capacity is fitted, the first two again with that capacity at
     :data:`CAPACITY_START` of its start."""
     base = np.log([p.value for p in params])
-    fraction = np.array([is_fraction(p.name) for p in params])
+    fraction = np.array([is_fraction(p.name) or p.name.startswith(SHARES) for p in params])
     starts = [base + np.where(fraction, np.log(scale), 0.0) for scale in (1.0, 0.5, 0.25)]
     capacity = np.array([p.name.endswith("usable_capacity_bytes") for p in params])
     if capacity.any():  # a shared cache's usable capacity has optima far apart

@@ -45,6 +45,11 @@ exercise it:
   of a fitted dtype, and two of that dtype's product rows are bound by
   another tier only: a stream reads it through the L2 streaming prefetcher,
   a GEMM micro-kernel reads its packed panels from it in short bursts;
+- ``product_overlap.<dtype>``: the share of the shorter of a matrix
+  product's compute time and its memory time beyond the innermost tier that
+  runs under the longer, for each dtype the spec gives one, from at least
+  :data:`OVERLAP_ROWS` product rows of the dtype whose shorter time is at
+  least :data:`OVERLAP_SHARE` of the longer (under the spec's values);
 - ``pack_a_bps.<dtype>``: the rate at which a CPU GEMM library packs an A
   that lies beyond the last-level cache (serially with its compute), for
   each dtype the spec gives one (MKL's fp32), from the rows of that dtype
@@ -115,6 +120,11 @@ STREAM_ROWS = 10
 #: on its own (the i7 has three: 1x128x384, 1x128x512 and 1x256x128, of two
 #: families).
 GEMV_TEAM_ROWS = 2
+#: Product rows of a dtype whose compute and memory times are both visible (the
+#: shorter at least OVERLAP_SHARE of the longer) before its ``product_overlap``
+#: is fitted.
+OVERLAP_ROWS = 5
+OVERLAP_SHARE = 0.25
 
 
 @define
@@ -325,8 +335,36 @@ def choose_params(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) 
             )
         )
     params += _gemv_team(registry, spec, rows, terms["regime"])
+    params += _overlap(registry, spec, rows, terms)
     params += _first_touch(registry, spec, rows)
     params += _reference(registry, spec, rows)
+    return params
+
+
+def _overlap(
+    registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow], terms: dict[str, np.ndarray]
+) -> list[Param]:
+    """``product_overlap.<dtype>`` for each dtype the spec gives one with at
+    least :data:`OVERLAP_ROWS` products its library runs whose shorter time (of compute
+    and memory) is at least :data:`OVERLAP_SHARE` of the longer."""
+    library = _library_rows(registry, spec, rows)
+    compute, memory = terms["compute_s"], terms["memory_s"]
+    longer = np.maximum(compute, memory)
+    both = library & (np.minimum(compute, memory) >= OVERLAP_SHARE * longer) & (longer > 0)
+    params = []
+    for dtype in sorted(spec.product_overlap):
+        count = int(sum(1 for i, r in enumerate(rows) if both[i] and r.dtype == dtype))
+        if count >= OVERLAP_ROWS:
+            params.append(
+                Param(
+                    f"product_overlap.{dtype}",
+                    spec.product_overlap[dtype],
+                    1e-2,
+                    1.0,
+                    f"{count} {dtype} matmul/linear rows whose compute and memory times are "
+                    f"within {1 / OVERLAP_SHARE:g}x of each other",
+                )
+            )
     return params
 
 

@@ -191,6 +191,15 @@ def _detail_rows(registry: Registry, target: TargetSpec) -> list[list[str]]:
         ],
         *[
             [
+                f"product overlap {d}",
+                f"{share:.3g} of the shorter of compute and memory beyond "
+                f"{target.tiers[0].name} hidden",
+                src(f"product_overlap.{d}"),
+            ]
+            for d, share in target.product_overlap.items()
+        ],
+        *[
+            [
                 f"packing B {d}",
                 f"{fmt_si(rate, 'B/s')} from {_rows_of_a(target.pack_min_rows[d])}",
                 src(f"pack_bps.{d}"),

@@ -356,6 +356,13 @@ class TargetSpec:
     share of each tier's bandwidth a matrix product's library achieves (its
     packed panels and strided rows stream less well than an elementwise op,
     whose rate the tiers' ``achievable_fraction`` is); unset: 1.
+    ``product_overlap`` is, per dtype, the share of the shorter of a matrix
+    product's compute time and its memory time beyond the innermost tier
+    that runs under the longer (in (0, 1]; unset: 1, the roofline's max): a
+    GEMM library alternates packing, streaming its operands and its
+    micro-kernel block by block, so part of the shorter adds to the latency,
+    while the innermost tier (the L1) feeds the micro-kernel in its own
+    pipeline.
     The software around the arithmetic: ``dispatch_overhead_s`` is the call
     cost of each dtype's GEMM library (matrix products only), and
     ``library_min_macs`` (per dtype; unset: 0) the size, in multiply-adds
@@ -432,6 +439,7 @@ class TargetSpec:
     dispatch_overhead_s: Mapping[str, float] = field(factory=dict)
     vector_ops_per_s: Mapping[str, float] = field(factory=dict)
     product_bandwidth_fraction: Mapping[str, float] = field(factory=dict)
+    product_overlap: Mapping[str, float] = field(factory=dict)
     pack_a_bps: Mapping[str, float] = field(factory=dict)
     vector_first_touch_bps: Mapping[str, float] = field(factory=dict)
     library_min_macs: Mapping[str, float] = field(factory=dict)
@@ -567,16 +575,17 @@ class TargetSpec:
                 "needs first_touch_bps (the rate the products take fresh pages at, given "
                 "with first_touch_min_bytes)",
             )
-        shares = _per_dtype(
-            "product_bandwidth_fraction", self.product_bandwidth_fraction, peaks, prov
-        )
-        for dtype, share in shares.items():
-            if share > MAX_PRODUCT_SHARE:
-                raise SpecError(
-                    f"product_bandwidth_fraction.{dtype}",
-                    f"must be in (0, {MAX_PRODUCT_SHARE:g}], got {_shown(share)}",
-                )
-        _set(self, "product_bandwidth_fraction", shares)
+        for name, most in (
+            ("product_bandwidth_fraction", MAX_PRODUCT_SHARE),
+            ("product_overlap", 1.0),
+        ):
+            shares = _per_dtype(name, getattr(self, name), peaks, prov)
+            for dtype, share in shares.items():
+                if share > most:
+                    raise SpecError(
+                        f"{name}.{dtype}", f"must be in (0, {most:g}], got {_shown(share)}"
+                    )
+            _set(self, name, shares)
         packing = {name: self._packing(name, peaks, prov) for name in self.PACKING}
         if set(packing["pack_bps"]) != set(packing["pack_min_rows"]):
             raise SpecError(
@@ -593,6 +602,7 @@ class TargetSpec:
             *(f"gemv_fork_join_s.{d}" for d in self.gemv_fork_join_s),
             *(f"vector_ops_per_s.{d}" for d in self.vector_ops_per_s),
             *(f"product_bandwidth_fraction.{d}" for d in self.product_bandwidth_fraction),
+            *(f"product_overlap.{d}" for d in self.product_overlap),
             *(f"pack_a_bps.{d}" for d in self.pack_a_bps),
             *(f"vector_first_touch_bps.{d}" for d in self.vector_first_touch_bps),
             *(f"library_min_macs.{d}" for d in self.library_min_macs),
@@ -862,6 +872,7 @@ class TargetSpec:
             "dispatch_overhead_s": dict(self.dispatch_overhead_s),
             "vector_ops_per_s": dict(self.vector_ops_per_s),
             "product_bandwidth_fraction": dict(self.product_bandwidth_fraction),
+            "product_overlap": dict(self.product_overlap),
             "pack_a_bps": dict(self.pack_a_bps),
             "vector_first_touch_bps": dict(self.vector_first_touch_bps),
             "library_min_macs": dict(self.library_min_macs),

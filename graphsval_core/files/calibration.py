@@ -65,6 +65,7 @@ PER_DTYPE_VALUES = (
     "pack_bps",
     "vector_ops_per_s",
     "product_bandwidth_fraction",
+    "product_overlap",
     "pack_a_bps",
     "vector_first_touch_bps",
     *TargetSpec.REFERENCE,
@@ -133,6 +134,7 @@ def apply_constants(spec: TargetSpec, values: dict[str, float], source: str) -> 
                     "pack_bps.",
                     "vector_ops_per_s.",
                     "product_bandwidth_fraction.",
+                    "product_overlap.",
                     "pack_a_bps.",
                     "vector_first_touch_bps.",
                     *(f"{name}." for name in TargetSpec.REFERENCE),
@@ -249,6 +251,8 @@ def current_values(spec: TargetSpec) -> dict[str, float]:
         out[f"vector_ops_per_s.{d}"] = rate
     for d, share in spec.product_bandwidth_fraction.items():
         out[f"product_bandwidth_fraction.{d}"] = share
+    for d, share in spec.product_overlap.items():
+        out[f"product_overlap.{d}"] = share
     for d, rate in spec.pack_a_bps.items():
         out[f"pack_a_bps.{d}"] = rate
     for d, rate in spec.vector_first_touch_bps.items():

@@ -44,6 +44,7 @@ PER_DTYPE = (
     "energy_per_op_j",
     "vector_ops_per_s",
     "product_bandwidth_fraction",
+    "product_overlap",
     "pack_a_bps",
     "vector_first_touch_bps",
     *TargetSpec.REFERENCE,
@@ -65,6 +66,7 @@ SPEC_DTYPES_ONLY = (
     "pack_a_bps",
     "vector_ops_per_s",
     "gemv_fork_join_s",
+    "product_overlap",
     *TargetSpec.REFERENCE,
 )
 
@@ -133,6 +135,8 @@ def _range(name: str) -> tuple[float, float | None, bool]:
         return 0.0, MAX_FRACTION, True
     if last in ("product_bandwidth_fraction", "product_fraction"):
         return 0.0, MAX_PRODUCT_SHARE, True
+    if last == "product_overlap":
+        return 0.0, 1.0, True
     if last in POSITIVE_LATENCIES:
         return 0.0, MAX_LATENCY_S, True
     if last in LATENCIES:

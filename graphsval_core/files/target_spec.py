@@ -39,6 +39,7 @@ _MAPS = (
     "gemv_fork_join_s",
     "vector_ops_per_s",
     "product_bandwidth_fraction",
+    "product_overlap",
     "pack_a_bps",
     "vector_first_touch_bps",
     "library_min_macs",

@@ -103,7 +103,13 @@ latency and energy of one call on warm data, term by term
   gives one) once N is above ``PACK_A_MIN_COLUMNS`` (16): serially, one
   block at a time before the kernel uses it.
 - **Latency** (:mod:`.terms.latency`) = launch + max(compute, memory)
-  + (1 - overlap) * min(compute, memory) + first touch + packing. The terms
+  + (1 - overlap) * min(compute, memory) + first touch + packing. The
+  overlap is 1 (the roofline), except for a matrix product a GEMM library
+  runs at a dtype the target gives a ``product_overlap``: then a ``1 - product_overlap`` share
+  of the shorter of its compute time and its memory time beyond the
+  innermost tier adds to the latency (a CPU GEMM library alternates
+  packing, streaming and its micro-kernel; the L1 feeds the micro-kernel in
+  its own pipeline). The terms
   reported satisfy launch + exposed compute + exposed memory + first touch +
   pack = latency exactly; the overlapped remainder is reported as hidden.
 - **Regime**: the largest of launch, compute and memory time:
@@ -134,7 +140,7 @@ from graphsval_core.model.terms.compute import (
     streaming_tiles,
 )
 from graphsval_core.model.terms.energy import energy
-from graphsval_core.model.terms.latency import overlap_terms, regime
+from graphsval_core.model.terms.latency import overlap_terms, product_overlap, regime
 from graphsval_core.model.terms.memory import (
     binding_tier_names,
     memory_time,
@@ -330,7 +336,12 @@ def predict(
         pack, pack_a = np.where(library, pack, 0.0), np.where(library, pack_a, 0.0)
         pack = pack + pack_a
 
-    exposed = overlap_terms(compute_s, memory.memory_s, overlap)
+    overlap_of: float | np.ndarray = overlap
+    if library.any() and dtype in target.product_overlap:  # the library's products only
+        share = target.product_overlap[dtype]
+        own = product_overlap(compute_s, memory.time_per_tier_s, memory.memory_s, share)
+        overlap_of = np.where(library, own, overlap)
+    exposed = overlap_terms(compute_s, memory.memory_s, overlap_of)
     latency = launch_s + exposed.exposed_compute_s + exposed.exposed_memory_s + first_touch + pack
     spent = energy(
         flops,

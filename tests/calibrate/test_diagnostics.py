@@ -394,6 +394,22 @@ def test_a_huge_uncertainty_and_an_unmoved_constant_are_warned():
     )
 
 
+def test_a_products_overlap_at_zero_is_the_physical_limit_and_judged_by_its_spread(make_target):
+    spec = make_target("toy")
+    overlap = Param("product_overlap.fp32", 1.0, 1e-2, 1.0, "114 fp32 matmul/linear rows")
+    # at its floor: nothing hidden, which is physics, not a range the fit presses
+    pinned = _fit({"product_overlap.fp32": 0.01}, [overlap], {"product_overlap.fp32": 22.3})
+    (bottom,) = latency_at_bounds(spec, pinned)
+    assert bottom.bound == "lower" and "0 is the physical limit" in bottom.line
+    assert "may ask for" not in bottom.line
+    # a relative uncertainty of 2230% at 0.01 is a spread of 0.22: identified
+    assert unidentified(pinned) == []
+    loose = _fit({"product_overlap.fp32": 0.5}, [overlap], {"product_overlap.fp32": 0.8})
+    (found,) = unidentified(loose)
+    assert found.subject == "product_overlap.fp32"
+    assert "0.5 +- 0.4 (above +- 0.25 of a share from 0 to 1)" in found.line
+
+
 def test_the_first_line_counts_the_constants_written_and_says_which_stayed(tmp_path):
     from graphsval_core.plugins.resources import packaged_files
 

@@ -573,3 +573,34 @@ def test_a_gemv_team_cost_applies_only_where_the_spec_has_a_team(make_target):
     spec = make_target("one")  # no team: no fork_join_s, no gemv_fork_join_s
     with pytest.raises(CalibrationFileError, match="one gives no gemv_fork_join_s for fp32"):
         apply_file(spec, {**_gemv_file(4e-6), "target": "one"}, "c.json")
+
+
+def test_a_libraries_overlap_of_compute_and_memory_is_recovered_where_rows_show_both(
+    make_target, make_plugin, fake_entry_points, make_entry_point, tmp_path, monkeypatch
+):
+    model = make_target("toy", product_overlap={"fp32": estimated(1.0, "the roofline")})
+    plugin = make_plugin("toy", lambda: [model])
+    fake_entry_points(make_entry_point("toy", lambda: plugin, "graphsval-toy"))
+    silicon = make_target("silicon", product_overlap={"fp32": estimated(0.4, "the library")})
+    registry = build_registry(
+        extra_plugins=[("s", make_plugin("s", lambda: [silicon]))], plugin_args=["no:toy"]
+    )
+    # skinny products whose main-memory time is a quarter to a half of their compute
+    skinny = [[m, k, n] for m in (12, 16, 24, 32) for k, n in ((4096, 4096), (2048, 6144))]
+    monkeypatch.setitem(SHAPES, "matmul", [*SHAPES["matmul"], *skinny])
+    base = _write(tmp_path / "toy.calibration.csv", registry, "silicon")
+    out = tmp_path / "toy.json"
+    args = ["calibrate", "--hw", "toy", "--no-loo", "--no-grouped-cv", "--baseline", str(base)]
+    result = CliRunner().invoke(cli, [*args, "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    overlap = json.loads(out.read_text())["constants"]["product_overlap.fp32"]
+    assert overlap["value"] == pytest.approx(0.4, rel=0.02)
+    assert (
+        "fp32 matmul/linear rows whose compute and memory times are within 4x" in (overlap["from"])
+    )
+    # without such rows it is not fitted, and keeps the spec's roofline
+    monkeypatch.setitem(SHAPES, "matmul", SHAPES["matmul"][: -len(skinny)])
+    few = _write(tmp_path / "few.calibration.csv", registry, "silicon")
+    result = CliRunner().invoke(cli, [*args[:-1], str(few), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "product_overlap.fp32" not in json.loads(out.read_text())["constants"]

@@ -98,6 +98,21 @@ def test_targets_hw_shows_a_micro_kernel_s_lanes(
     assert "16 accumulator lanes" in line and "datasheet: oneDNN brgemm" in line
 
 
+def test_targets_hw_shows_a_product_overlap(
+    fake_entry_points, make_entry_point, make_plugin, make_target
+):
+    from graphsval_core.datamodel.provenance import estimated
+
+    spec = make_target("toy_target", product_overlap={"fp32": estimated(0.25, "fitted")})
+    plugin = make_plugin("toy", lambda: [spec])
+    fake_entry_points(make_entry_point("toy", lambda: plugin, "graphsval-toy", "0.1"))
+    result = CliRunner().invoke(cli, ["targets", "--hw", "toy_target"])
+    assert result.exit_code == 0, result.output
+    line = next(x for x in result.output.splitlines() if x.startswith("product overlap fp32"))
+    assert "0.25 of the shorter of compute and memory beyond l1 hidden" in line
+    assert "estimated: fitted" in line
+
+
 def test_no_targets_message(fake_entry_points):
     fake_entry_points()
     result = CliRunner().invoke(cli, ["targets"])

@@ -25,7 +25,9 @@ class Overlap(NamedTuple):
     hidden_s: np.ndarray
 
 
-def overlap_terms(compute_s: np.ndarray, memory_s: np.ndarray, overlap: float) -> Overlap:
+def overlap_terms(
+    compute_s: np.ndarray, memory_s: np.ndarray, overlap: float | np.ndarray
+) -> Overlap:
     """The larger of compute and memory (compute on a tie) is exposed whole, a
     ``1 - overlap`` share of the smaller is exposed and the rest hidden, so
     ``exposed_compute + exposed_memory + hidden = compute + memory``."""
@@ -37,6 +39,23 @@ def overlap_terms(compute_s: np.ndarray, memory_s: np.ndarray, overlap: float) -
         np.where(compute_wins, exposed_smaller, memory_s),
         overlap * smaller,
     )
+
+
+def product_overlap(
+    compute_s: np.ndarray, time_per_tier_s: np.ndarray, memory_s: np.ndarray, share: float
+) -> np.ndarray:
+    """Per row, the overlap (as :func:`overlap_terms` takes it) of a matrix
+    product whose library hides only a ``share`` of the shorter of its
+    compute time and its memory time beyond the innermost tier: that time
+    is ``1 - share`` exposed, and the innermost tier (the L1, which feeds the
+    micro-kernel in its own pipeline) stays hidden. 1 where a row has no
+    compute or no memory time."""
+    times = np.asarray(time_per_tier_s, dtype=np.float64)
+    outer = times[:, 1:].max(axis=1) if times.shape[1] > 1 else np.zeros(len(compute_s))
+    smaller = np.minimum(compute_s, memory_s)
+    serial = (1.0 - share) * np.minimum(compute_s, outer)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(smaller > 0, 1.0 - serial / smaller, 1.0)
 
 
 def regime(

@@ -451,6 +451,7 @@ def _detect(root_text: str, usable: frozenset[int], given: bool) -> TargetSpec:
         pack_bps=library.pack_rate(libraried),
         pack_min_rows=library.pack_min_rows(libraried),
         pack_a_bps=library.pack_a_rate(libraried, n_cpus),
+        product_overlap=library.product_overlap(libraried, flags),
         library_min_macs=library.library_min_macs(libraried),
         accumulator_lanes=library.accumulator_lanes(libraried, flags, vendor=info.vendor or ""),
         no_gemm_library=unlibraried,

@@ -178,6 +178,29 @@ def pack_min_rows(dtypes: Iterable[str]) -> dict[str, Sourced]:
 PACK_A_PER_CORE = 4e9
 
 
+def product_overlap(dtypes: Iterable[str], flags: Iterable[str]) -> dict[str, Sourced]:
+    """The share of a product's shorter time (compute, or memory beyond the
+    L1) that its longer one hides, for each dtype a GEMM library runs on the
+    vector units: the spec starts at the roofline's 1, and a calibration
+    fits it. A GEMM library alternates packing B, streaming A and its
+    micro-kernel block by block, so a product whose two times are close pays
+    part of both. A dtype whose peak is AMX's tiles (``amx_<dtype>``) is
+    given none: the tiles compute so far above the memory's pace that no
+    product shows its compute time beside its memory's (the Intel host's
+    bf16 compute fraction is not identifiable), so nothing could fit it."""
+    have = set(flags)
+    return {
+        dtype: estimated(
+            1.0,
+            f"the {dtype} GEMM library overlaps its compute with its traffic beyond the L1 "
+            "in part: it alternates packing, streaming and its micro-kernel block by block "
+            "(the roofline's full overlap until calibrated per target)",
+        )
+        for dtype in dtypes
+        if f"amx_{dtype}" not in have
+    }
+
+
 def pack_a_rate(dtypes: Iterable[str], units: int) -> dict[str, Sourced]:
     """The rate at which MKL packs an fp32 A that its last-level cache does
     not hold, each thread its own blocks. oneDNN's bf16 and int8 products

@@ -508,6 +508,27 @@ def test_cpu_bf16_without_onednn_runs_in_pytorch_s_own_kernel(tmp_path: Path) ->
     assert dict(desktop.accumulator_lanes) == {"fp32": 16.0}
 
 
+def test_cpu_each_vector_library_dtype_starts_at_the_roofline_s_overlap(tmp_path: Path) -> None:
+    # a dtype a GEMM library runs on the vector units gets an overlap to fit, from 1
+    zen4 = detect_host_cpu(epyc_guest(tmp_path / "zen4", 25, ZEN4_FLAGS), affinity={0, 1})
+    libraried = [d for d in zen4.peak_ops_per_s if d not in zen4.no_gemm_library]
+    assert dict(zen4.product_overlap) == {d: 1.0 for d in libraried}
+    assert all(zen4.provenance[f"product_overlap.{d}"].kind == "estimated" for d in libraried)
+    # AMX's tiles compute far above the memory's pace: their dtypes get none
+    xeon = detect_host_cpu(kvm_guest(tmp_path / "xeon"), affinity={0, 1})
+    assert dict(xeon.product_overlap) == {"fp32": 1.0}
+    # an AVX2 desktop's bf16 has no library: fp32 only
+    assert dict(detect_host_cpu(avx2_desktop(tmp_path / "desk")).product_overlap) == {"fp32": 1.0}
+    # a snapshot of any thread count keeps it and its source
+    for threads in (1, 2):
+        snap = snapshot_host(zen4, threads)
+        assert snap.product_overlap == zen4.product_overlap
+        assert all(
+            snap.provenance[f"product_overlap.{d}"] == zen4.provenance[f"product_overlap.{d}"]
+            for d in libraried
+        )
+
+
 @pytest.mark.parametrize(
     "line", ["TLB size\t: 2560 2M pages", "TLB size\t: many 4K pages", "TLB size\t: 0 4K pages"]
 )

@@ -36,6 +36,8 @@ def test_cpu_plugin_registers_targets() -> None:
     assert targets["host_cpu"].detected and not targets["i7_12700k"].detected
     # Alder Lake has no AVX-512: MKL's AVX2 sgemm kernel, 16 columns of C a row
     assert dict(targets["i7_12700k"].accumulator_lanes) == {"fp32": 16.0}
+    # the i7's 20-thread rows cannot tell a library's overlap from its rates: the roofline
+    assert not targets["i7_12700k"].product_overlap
     assert registry.measurer_probe(targets["host_cpu"]).available in (True, False)
 
 
