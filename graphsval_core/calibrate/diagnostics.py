@@ -130,10 +130,13 @@ def latency_at_bounds(spec: TargetSpec, fit: Fit) -> list[Diagnostic]:
         else:
             continue
         why = f"the fit presses it against its range (the rows may ask for {want})"
-        if p.name.startswith(OVERLAPS) and side == "lower":
+        if p.name.startswith(OVERLAPS):
             why = (
                 "on these rows the library's compute and its traffic beyond the innermost "
                 "tier add up, none hidden (0 is the physical limit)"
+                if side == "lower"
+                else "these rows hide the shorter time whole, as the roofline does (1 is the "
+                "physical limit)"
             )
         if p.name.startswith("pack_bps.") and side == "upper":
             why = (

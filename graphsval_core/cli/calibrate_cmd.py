@@ -123,6 +123,8 @@ def _workspace_out(app: Any, hw: str) -> Path | None:
 
 
 def _render(result: Any) -> None:
+    from graphsval_core.calibrate.diagnostics import OVERLAPS
+
     energy, data = result.energy, result.content
     fitted = len(result.fit.values)
     kept = len(result.fit.params) - fitted  # not identifiable: the spec's value stays
@@ -152,6 +154,8 @@ def _render(result: Any) -> None:
     for name, entry in data["constants"].items():
         unc = entry.get("relative_uncertainty")
         spread = "" if unc is None else f" +- {unc:.1%}"
+        if unc is not None and name.startswith(OVERLAPS):  # a share: its own spread
+            spread = f" +- {unc * entry['value']:.2g}"
         click.echo(
             f"  {name}: {num(entry['value'])} (was {num(entry['datasheet'])}){spread}"
             f"  [{entry['from']}]"

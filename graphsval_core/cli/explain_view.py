@@ -132,6 +132,12 @@ def _latency_lines(data: dict[str, Any], terms: dict[str, float]) -> list[str]:
         )
     if terms.get("hidden_s"):
         out.append(f"  ({fmt_seconds(terms['hidden_s'])} of memory and compute overlap, hidden)")
+    if details.get("product_overlap") is not None:
+        out.append(
+            f"  (the GEMM library hides {details['product_overlap']:.3g} of the shorter of "
+            "compute and memory beyond the innermost tier: "
+            f"{fmt_seconds(details['unhidden_s'])} of it adds to the latency)"
+        )
     moved, times = details.get("bytes_per_tier") or {}, details.get("time_per_tier_s") or {}
     bandwidth = details.get("effective_bandwidth_bps") or {}
     tiers = [

@@ -306,15 +306,23 @@ def _per_dtype(
     peaks: Mapping[str, float],
     prov: dict[str, Provenance],
     strict: bool = True,
+    most: float | None = None,
 ) -> Mapping[str, float]:
     """An optional per-dtype mapping: every dtype must have a peak, every value
-    a number (above zero when ``strict``, else at least zero)."""
+    a number (above zero when ``strict``, else at least zero; a share with
+    ``most`` in (0, most], said as one range either side)."""
     out: dict[str, float] = {}
     for dtype, raw in dict(value).items():
         name = f"{where}.{dtype}"
         if dtype not in peaks:
             raise SpecError(name, f"dtype {dtype!r} has no peak_ops_per_s")
-        out[dtype] = _number(name, _unwrap(raw, name, prov), strict=strict)
+        if most is None:
+            out[dtype] = _number(name, _unwrap(raw, name, prov), strict=strict)
+            continue
+        share = _number(name, _unwrap(raw, name, prov), minimum=-math.inf, strict=False)
+        if not 0 < share <= most:
+            raise SpecError(name, f"must be in (0, {most:g}], got {_shown(share)}")
+        out[dtype] = share
     return MappingProxyType(out)
 
 
@@ -579,13 +587,7 @@ class TargetSpec:
             ("product_bandwidth_fraction", MAX_PRODUCT_SHARE),
             ("product_overlap", 1.0),
         ):
-            shares = _per_dtype(name, getattr(self, name), peaks, prov)
-            for dtype, share in shares.items():
-                if share > most:
-                    raise SpecError(
-                        f"{name}.{dtype}", f"must be in (0, {most:g}], got {_shown(share)}"
-                    )
-            _set(self, name, shares)
+            _set(self, name, _per_dtype(name, getattr(self, name), peaks, prov, most=most))
         packing = {name: self._packing(name, peaks, prov) for name in self.PACKING}
         if set(packing["pack_bps"]) != set(packing["pack_min_rows"]):
             raise SpecError(
@@ -594,6 +596,7 @@ class TargetSpec:
         for name, values in packing.items():
             _set(self, name, values)
         self._check_tiers()
+        self._check_overlap()
         required = [
             *self.PROVENANCED,
             *(f"peak_ops_per_s.{d}" for d in peaks),
@@ -667,6 +670,23 @@ class TargetSpec:
             if dtype in seen:
                 raise SpecError(f"no_gemm_library[{i}]", f"dtype {dtype!r} is listed twice")
             seen.add(dtype)
+
+    def _check_overlap(self) -> None:
+        """A product's overlap is a GEMM library's, for a dtype some library
+        runs (not one of ``no_gemm_library``), and it hides only time beyond
+        the innermost tier: a target of one tier has none to hide."""
+        for dtype in self.product_overlap:
+            if dtype in self.no_gemm_library:
+                raise SpecError(
+                    f"product_overlap.{dtype}",
+                    f"{dtype} is in no_gemm_library: no library runs its products",
+                )
+        if self.product_overlap and len(self.tiers) < 2:
+            raise SpecError(
+                f"product_overlap.{next(iter(self.product_overlap))}",
+                "a target of one memory tier has no time beyond its innermost tier for a "
+                "library to overlap",
+            )
 
     def _check_gemv_team(self) -> None:
         """A GEMV's team cost replaces a CPU team's: it needs ``fork_join_s``,

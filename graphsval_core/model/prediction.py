@@ -70,6 +70,9 @@ class Prediction:
     #: per row: the accumulator lanes of the GEMM library's micro-kernel that
     #: set the compute tile (``TargetSpec.accumulator_lanes``), 0 where none do
     lanes: np.ndarray | None = None
+    #: per row: the GEMM library's ``product_overlap`` where it sets how much of
+    #: the shorter time is hidden, NaN where the roofline's full overlap holds
+    product_overlap: np.ndarray | None = None
     #: per row: the product's N as that micro-kernel computes it (padded to a
     #: multiple of the lanes; a narrower N as it is), 0 where no lanes do
     padded_n: np.ndarray | None = None
@@ -208,6 +211,9 @@ class Prediction:
         lanes = self._lanes(i)
         if lanes is not None:
             d["accumulator_lanes"], d["padded_n"] = lanes
+        if self.product_overlap is not None and np.isfinite(self.product_overlap[i]):
+            d["product_overlap"] = float(self.product_overlap[i])
+            d["unhidden_s"] = self._unhidden(i)
         if self.team_s is not None and self.team_s[i] > 0:
             d["team_s"] = float(self.team_s[i])
             gemv = self.gemv_team is not None and bool(self.gemv_team[i])
@@ -215,6 +221,16 @@ class Prediction:
         if self.over_tdp is not None:
             d["over_tdp"] = bool(self.over_tdp[i])
         return d
+
+    def _unhidden(self, i: int) -> float:
+        """Row ``i``'s share of the shorter of compute and memory that adds to
+        its latency: exposed compute + exposed memory - the longer."""
+        if self.exposed_compute_s is None or self.exposed_memory_s is None:
+            return 0.0
+        if self.compute_s is None or self.memory_s is None:
+            return 0.0
+        exposed = self.exposed_compute_s[i] + self.exposed_memory_s[i]
+        return max(0.0, float(exposed - max(self.compute_s[i], self.memory_s[i])))
 
     def _lanes(self, i: int) -> tuple[int, int] | None:
         """Row ``i``'s :attr:`lanes` and :attr:`padded_n`; None where no lanes
@@ -295,6 +311,9 @@ class Prediction:
                 parts.append(f"packing B {fmt_seconds(self.pack_s[i] - of_a)};")
             if of_a > 0:
                 parts.append(f"packing A from main memory {fmt_seconds(of_a)};")
+        unhidden = self._unhidden(i)
+        if unhidden > 0:
+            parts.append(f"not overlapped by the library {fmt_seconds(unhidden)};")
         parts.append(
             f"total {fmt_seconds(self.latency_s[i])}, {fmt_joules(self.energy_j[i])} -> {regime}"
         )

@@ -337,10 +337,12 @@ def predict(
         pack = pack + pack_a
 
     overlap_of: float | np.ndarray = overlap
+    overlap_shares: np.ndarray | None = None
     if library.any() and dtype in target.product_overlap:  # the library's products only
         share = target.product_overlap[dtype]
         own = product_overlap(compute_s, memory.time_per_tier_s, memory.memory_s, share)
         overlap_of = np.where(library, own, overlap)
+        overlap_shares = np.where(library, share, np.nan)
     exposed = overlap_terms(compute_s, memory.memory_s, overlap_of)
     latency = launch_s + exposed.exposed_compute_s + exposed.exposed_memory_s + first_touch + pack
     spent = energy(
@@ -374,6 +376,7 @@ def predict(
         time_per_tier_s=memory.time_per_tier_s,
         tiles=tiles,
         lanes=lanes_used,
+        product_overlap=overlap_shares,
         padded_n=padded_n,
         launch_s=launch_s,
         team_s=team_s,

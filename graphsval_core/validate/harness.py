@@ -503,6 +503,21 @@ def breakdown(pred: Prediction) -> dict[str, Any]:
     return out
 
 
+def unhidden_time(columns: dict[str, np.ndarray], n: int) -> np.ndarray:
+    """Per row, the part of the shorter of compute and memory time the
+    prediction did not hide (a GEMM library's ``product_overlap`` below 1):
+    exposed compute + exposed memory - the longer of the two. Attribution
+    counts it with the fixed time, so that the longer time alone is what a
+    rate governs; 0 where the predictor reports none of these terms."""
+    names = ("exposed_compute_s", "exposed_memory_s", "compute_s", "memory_s")
+    if not all(name in columns for name in names):
+        return np.zeros(n)
+    exposed = columns["exposed_compute_s"] + columns["exposed_memory_s"]
+    longer = np.maximum(columns["compute_s"], columns["memory_s"])
+    with np.errstate(invalid="ignore"):
+        return np.clip(np.nan_to_num(exposed - longer), 0.0, None)
+
+
 def _terms(
     columns: dict[str, np.ndarray],
     target: TargetSpec,
@@ -548,6 +563,7 @@ def _terms(
     dispatch = np.where(dispatched, target.dispatch_overhead_s.get(dtype, np.nan), np.nan)
     zero = np.zeros(n)
     fixed = launch + (columns.get("first_touch_s", zero) + columns.get("pack_s", zero))
+    fixed = fixed + unhidden_time(columns, n)
     # a matrix product streams at its library's share of each tier, times the tier's own
     # share for products (the reference model's rule: TargetSpec.tier_share)
     product = op is not None and op.gemm_dims is not None
@@ -570,6 +586,7 @@ def _terms(
     if not own:
         launch = columns.get("launch_s", absent)
         fixed = launch + (columns.get("first_touch_s", zero) + columns.get("pack_s", zero))
+        fixed = fixed + unhidden_time(columns, n)
         return evolve(Terms.empty(n), launch_s=launch, fixed_s=np.nan_to_num(fixed), **given)
     at_peak = op is None or product  # no op given: the peak
     rate = np.full(n, target.achievable_ops(dtype, at_peak))

@@ -404,6 +404,8 @@ def test_a_products_overlap_at_zero_is_the_physical_limit_and_judged_by_its_spre
     assert "may ask for" not in bottom.line
     # a relative uncertainty of 2230% at 0.01 is a spread of 0.22: identified
     assert unidentified(pinned) == []
+    (top,) = latency_at_bounds(spec, _fit({"product_overlap.fp32": 1.0}, [overlap]))
+    assert "1 is the physical limit" in top.line and "may ask for" not in top.line
     loose = _fit({"product_overlap.fp32": 0.5}, [overlap], {"product_overlap.fp32": 0.8})
     (found,) = unidentified(loose)
     assert found.subject == "product_overlap.fp32"

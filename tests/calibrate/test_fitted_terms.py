@@ -595,6 +595,9 @@ def test_a_libraries_overlap_of_compute_and_memory_is_recovered_where_rows_show_
     assert result.exit_code == 0, result.output
     overlap = json.loads(out.read_text())["constants"]["product_overlap.fp32"]
     assert overlap["value"] == pytest.approx(0.4, rel=0.02)
+    # printed with its own spread, as a share (a percentage of a share near 0 misleads)
+    line = next(x for x in result.output.splitlines() if "product_overlap.fp32:" in x)
+    assert "(was 1) +- " in line and "%" not in line.split("[")[0], line
     assert (
         "fp32 matmul/linear rows whose compute and memory times are within 4x" in (overlap["from"])
     )

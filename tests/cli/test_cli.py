@@ -111,6 +111,11 @@ def test_targets_hw_shows_a_product_overlap(
     line = next(x for x in result.output.splitlines() if x.startswith("product overlap fp32"))
     assert "0.25 of the shorter of compute and memory beyond l1 hidden" in line
     assert "estimated: fitted" in line
+    # explain says how much of a balanced product's shorter time adds to its latency
+    args = ["explain", "--op", "matmul", "--shape", "32x4096x4096", "--dtype", "fp32"]
+    result = CliRunner().invoke(cli, [*args, "--hw", "toy_target"])
+    assert result.exit_code == 0, result.output
+    assert "the GEMM library hides 0.25 of the shorter of compute and memory" in result.output
 
 
 def test_no_targets_message(fake_entry_points):

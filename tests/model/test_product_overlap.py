@@ -71,6 +71,15 @@ def test_only_the_library_s_products_of_the_dtype_pay_it(registry_of, make_targe
     assert predict_batch(serial, "t", "vector_add", add, "fp32").latency_s == pytest.approx(
         predict_batch(plain, "t", "vector_add", add, "fp32").latency_s
     )
+    # in one batch, a product too small for its library keeps the roofline beside one
+    # the library runs
+    small = {"library_min_macs": {"fp32": estimated(5e6, "framework")}}
+    mixed = [[16, 512, 512], [32, 4096, 4096]]
+    got = predict_batch(registry_of(**small, **kw), "t", "matmul", mixed, "fp32")
+    roof = predict_batch(registry_of(**small), "t", "matmul", mixed, "fp32")
+    assert min(got.compute_s[0], _outer(got)[0]) > 0  # it would pay, were it the library's
+    assert got.latency_s[0] == pytest.approx(roof.latency_s[0])
+    assert got.latency_s[1] > 1.1 * roof.latency_s[1]
     # a product too small for its library runs in the framework's kernel: roofline too
     tiny = {"library_min_macs": {"fp32": estimated(1e12, "framework")}}
     assert predict_batch(
@@ -95,7 +104,9 @@ def test_the_row_overlap_lies_between_the_share_and_one():
     ("value", "message"),
     [
         ({"fp32": estimated(1.5, "x")}, r"product_overlap\.fp32.*\(0, 1\]"),
-        ({"fp32": estimated(0.0, "x")}, r"product_overlap\.fp32.*> 0"),
+        ({"fp32": estimated(0.0, "x")}, r"product_overlap\.fp32.*\(0, 1\], got 0"),
+        ({"fp32": estimated(-1, "x")}, r"product_overlap\.fp32.*\(0, 1\], got -1"),
+        ({"fp32": estimated("x", "x")}, r"product_overlap\.fp32.*must be a number"),
         ({"int4": estimated(0.5, "x")}, r"product_overlap\.int4.*no peak"),
         ({"fp32": 0.5}, r"product_overlap\.fp32.*provenance"),
     ],
@@ -116,3 +127,59 @@ def test_a_product_overlap_survives_a_file_and_a_calibration(make_target):
     # a calibration cannot give a dtype the spec gives none
     none = make_target("t")
     assert apply_constants(none, {"product_overlap.fp32": 0.3}, "fit").product_overlap == {}
+
+
+def test_attribution_counts_the_unhidden_time_as_fixed(registry_of):
+    """A prediction the measurement matches exactly implies the model's own
+    rates: the unhidden share of the shorter time is not put on the rate
+    that governs the longer."""
+    from types import SimpleNamespace
+
+    from graphsval_core.builtin.ops import MATMUL
+    from graphsval_core.validate.cells import implied_rate
+    from graphsval_core.validate.harness import _terms
+
+    registry = registry_of(product_overlap={"fp32": estimated(0.3, "fitted")})
+    spec = registry.target("t")
+    p = predict_batch(registry, "t", "matmul", SHAPES, "fp32")
+    terms = _terms(p.columns(), spec, "fp32", MATMUL, shapes=np.array(SHAPES))
+    balanced = 0  # the compute-bound product whose memory is a quarter of it
+    assert p.compute_s[balanced] > p.memory_s[balanced] and p.hidden_s[balanced] > 0
+    one = slice(balanced, balanced + 1)
+    records = SimpleNamespace(
+        latency_measured_s=p.latency_s[one], terms=SimpleNamespace(fixed_s=terms.fixed_s[one])
+    )
+    implied = implied_rate(records, terms.achievable_ops_per_s[one], terms.compute_s[one])
+    assert implied == pytest.approx(terms.achievable_ops_per_s[one])
+    # the fixed time holds launch, first touch, packing and the unhidden share
+    unhidden = p.exposed_compute_s + p.exposed_memory_s - np.maximum(p.compute_s, p.memory_s)
+    assert unhidden[balanced] > 0
+    assert terms.fixed_s == pytest.approx(p.launch_s + p.first_touch_s + p.pack_s + unhidden)
+
+
+def test_an_overlap_needs_a_library_and_a_tier_beyond_the_innermost(make_target, make_tier):
+    from graphsval_core.datamodel.provenance import datasheet
+    from graphsval_core.datamodel.target import TargetSpec
+
+    overlap = {"fp32": estimated(0.5, "x")}
+    # a dtype no library runs (its products are the framework kernel's, timed on their own)
+    kernel = {name: {"fp32": estimated(1e-9, "t")} for name in TargetSpec.REFERENCE}
+    with pytest.raises(SpecError, match=r"product_overlap\.fp32.*no_gemm_library"):
+        make_target(product_overlap=overlap, no_gemm_library=["fp32"], **kernel)
+    one = [make_tier("dram", 16 * 1024**3, peak_bandwidth_bps=datasheet(5e10, "t"))]
+    with pytest.raises(SpecError, match=r"product_overlap\.fp32.*one memory tier"):
+        make_target(product_overlap=overlap, tiers=one)
+
+
+def test_explain_names_the_share_and_the_time_it_leaves_exposed(registry_of):
+    half = registry_of(product_overlap={"fp32": estimated(0.5, "fitted")})
+    p = predict_batch(half, "t", "matmul", SHAPES, "fp32")
+    added = 0.5 * np.minimum(p.compute_s, _outer(p))
+    details = p.details(0)
+    assert details["product_overlap"] == 0.5
+    assert details["unhidden_s"] == pytest.approx(added[0])
+    assert "not overlapped by the library" in p.sentence(0)
+    # the roofline's rows say nothing of it
+    roof = predict_batch(registry_of(), "t", "matmul", SHAPES, "fp32")
+    assert "product_overlap" not in roof.details(0)
+    assert "not overlapped" not in roof.sentence(0)

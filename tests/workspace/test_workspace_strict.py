@@ -93,6 +93,10 @@ def test_a_products_bandwidth_share_applies_from_a_calibration(workspace, run):
         ({"product_bandwidth_fraction.fp32": {"value": 1.5, "datasheet": 1.0}}, "(0, 1]"),
         ({"product_bandwidth_fraction.int4": {"value": 0.5}}, "not a constant graphsval"),
         ({"tiers.l2.product_fraction": {"value": 1.5, "datasheet": 1.0}}, "(0, 1]"),
+        ({"product_overlap.fp32": {"value": 1.5, "datasheet": 1.0}}, "(0, 1]"),
+        ({"product_overlap.fp32": {"value": -1, "datasheet": 1.0}}, "(0, 1]"),
+        ({"product_overlap.fp32": {"value": 0, "datasheet": 1.0}}, "product_overlap.fp32.value"),
+        ({"product_overlap.bf16": {"value": 0.5}}, "no product_overlap for bf16 (it gives one"),
         # the entry's other keys: what calibrate writes, each of its kind
         ({"launch_overhead_s": {"value": 1e-6, "datashet": 2e-6}}, "(did you mean 'datasheet'?)"),
         (

@@ -172,7 +172,8 @@ def snapshot_host(target: TargetSpec, threads: int | None) -> TargetSpec:
         },
         # a product's share of each tier's bandwidth is a ratio: the same at any thread count
         product_bandwidth_fraction=_kept_per_dtype(target, "product_bandwidth_fraction"),
-        # so is the share of a product's shorter time its longer one hides
+        # the share of a product's shorter time its library hides: carried as detected
+        # (the roofline's 1 until a calibration of the snapshot's own rows fits it)
         product_overlap=_kept_per_dtype(target, "product_overlap"),
         # a capture on two threads or more wakes a team, with the grain and its costs
         # (the GEMV path's too); one on a single thread never does
