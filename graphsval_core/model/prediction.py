@@ -252,7 +252,8 @@ class Prediction:
         parts = [head + ":"]
         if self.tiles is not None and self.residency_tier is not None:
             mt, _, nt = (int(x) for x in self.tiles[i, k])
-            parts.append(f"a {mt}x{nt} output tile lives in {self.residency_tier[i]};")
+            article = "an" if str(mt).startswith("8") or mt in (11, 18) else "a"
+            parts.append(f"{article} {mt}x{nt} output tile lives in {self.residency_tier[i]};")
         elif self.residency_tier is not None:
             parts.append("no reuse;")
         moved = self.bytes_per_tier[i, k] if self.bytes_per_tier is not None else 0.0

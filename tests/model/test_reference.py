@@ -112,6 +112,8 @@ def test_matmul_streaming_from_dram(toy):
     sentence = p.sentence(0)
     assert "a 1x295 output tile lives in l2" in sentence
     assert "from dram at 50 GB/s" in sentence and sentence.endswith("-> dram_bound")
+    # a tile read with a vowel takes "an"
+    assert "an 8x8 output tile lives in" in one(toy, "matmul", (8, 8, 8)).sentence(0)
 
 
 def test_linear_adds_its_bias_to_the_traffic(toy):
