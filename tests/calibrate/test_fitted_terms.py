@@ -154,18 +154,6 @@ def test_a_tier_the_rows_never_bind_is_held_at_the_fitted_inner_bandwidth(make_t
     assert none == {} and "tiers.dram.achievable_fraction" not in untouched
 
 
-def _shares_setup(make_target, make_plugin, fake_entry_points, make_entry_point, share):
-    model = make_target("toy")
-    plugin = make_plugin("toy", lambda: [model])
-    fake_entry_points(make_entry_point("toy", lambda: plugin, "graphsval-toy"))
-    silicon = make_target(
-        "silicon", product_bandwidth_fraction={"fp32": estimated(share, "the library")}
-    )
-    return build_registry(
-        extra_plugins=[("s", make_plugin("s", lambda: [silicon]))], plugin_args=["no:toy"]
-    )
-
-
 def _fitted(registry, tmp_path, shapes, monkeypatch):
     """The constants ``calibrate`` fits for the toy on ``shapes`` (op -> shapes)
     as the registry's ``silicon`` runs them."""
@@ -180,9 +168,10 @@ def _fitted(registry, tmp_path, shapes, monkeypatch):
 
 
 def test_a_products_bandwidth_share_is_fitted_once_streams_set_the_tiers(
-    make_target, make_plugin, fake_entry_points, make_entry_point, tmp_path, monkeypatch
+    make_target, installed, tmp_path, monkeypatch
 ):
-    registry = _shares_setup(make_target, make_plugin, fake_entry_points, make_entry_point, 0.6)
+    share = {"fp32": estimated(0.6, "the library")}
+    registry = installed(make_target("toy"), make_target("toy", product_bandwidth_fraction=share))
     streams = [[int(n)] for n in np.geomspace(2e5, 4e7, 12)]  # cache- and memory-bound adds
     gemvs = [[1, 2048, 2048], [2, 4096, 1024], [1, 8192, 4096], [4, 1024, 8192]]
     shapes = {"vector_add": streams, "matmul": gemvs, "linear": [[1, 4096, 2048], [2, 2048, 4096]]}
@@ -218,40 +207,30 @@ L2_SHARE_SHAPES = {  # streams in the L2 and in memory; GEMVs with B in the L2 a
 }
 
 
-def _l2_share_fit(make_target, setup, tmp_path, monkeypatch, shapes, shared=False):
+def _l2_share_fit(make_target, installed, tmp_path, monkeypatch, shapes, shared=False):
     """What calibrate fits on ``shapes`` run by a toy whose L2 gives products 0.4
     of its rate and whose library takes 0.6 of every tier's (``shared``: an L2
     shared by the units, as a GPU's)."""
-    make_plugin, fake_entry_points, make_entry_point = setup
     fast = {"fp32": datasheet(4e12, "test")}  # so that GEMVs in the L2 are bound by it
     tiers = list(make_target().tiers)
     if shared:
         tiers[1] = evolve(tiers[1], is_per_unit=False, num_units=1)
     model = make_target("toy", peak_ops_per_s=fast, tiers=tiers)
-    plugin = make_plugin("toy", lambda: [model])
-    fake_entry_points(make_entry_point("toy", lambda: plugin, "graphsval-toy"))
     tiers[1] = evolve(tiers[1], product_fraction=estimated(0.4, "the library"))
     silicon = make_target(
-        "silicon",
+        "toy",
         peak_ops_per_s=fast,
         tiers=tiers,
         product_bandwidth_fraction={"fp32": estimated(0.6, "the library")},
     )
-    registry = build_registry(
-        extra_plugins=[("s", make_plugin("s", lambda: [silicon]))], plugin_args=["no:toy"]
-    )
+    registry = installed(model, silicon)
     return _fitted(registry, tmp_path, shapes, monkeypatch)
 
 
-@pytest.fixture
-def plugin_setup(make_plugin, fake_entry_points, make_entry_point):
-    return make_plugin, fake_entry_points, make_entry_point
-
-
 def test_a_products_share_of_a_private_l2_is_fitted_beside_the_librarys(
-    make_target, plugin_setup, tmp_path, monkeypatch
+    make_target, installed, tmp_path, monkeypatch
 ):
-    constants = _l2_share_fit(make_target, plugin_setup, tmp_path, monkeypatch, L2_SHARE_SHAPES)
+    constants = _l2_share_fit(make_target, installed, tmp_path, monkeypatch, L2_SHARE_SHAPES)
     fraction = constants["tiers.l2.product_fraction"]
     assert fraction["value"] == pytest.approx(0.4, rel=0.02)
     assert constants["product_bandwidth_fraction.fp32"]["value"] == pytest.approx(0.6, rel=0.02)
@@ -267,7 +246,7 @@ def test_a_products_share_of_a_private_l2_is_fitted_beside_the_librarys(
     ],
 )
 def test_a_products_share_of_the_l2_is_not_fitted_where_the_rows_cannot_tell_it(
-    make_target, plugin_setup, tmp_path, monkeypatch, case
+    make_target, installed, tmp_path, monkeypatch, case
 ):
     shapes = dict(L2_SHARE_SHAPES)
     if case == "no product bound elsewhere":
@@ -278,21 +257,18 @@ def test_a_products_share_of_the_l2_is_not_fitted_where_the_rows_cannot_tell_it(
             [int(n)] for n in np.geomspace(3e6, 3e7, 6)
         ]
     constants = _l2_share_fit(
-        make_target, plugin_setup, tmp_path, monkeypatch, shapes, case == "a shared L2"
+        make_target, installed, tmp_path, monkeypatch, shapes, case == "a shared L2"
     )
     assert "tiers.l2.product_fraction" not in constants
     assert "product_bandwidth_fraction.fp32" in constants  # the library's share still is
 
 
 def test_the_rate_of_packing_an_a_from_memory_is_recovered_where_rows_have_one(
-    make_target, make_plugin, fake_entry_points, make_entry_point, tmp_path, monkeypatch
+    make_target, installed, tmp_path, monkeypatch
 ):
-    model = make_target("toy", pack_a_bps={"fp32": estimated(10e9, "an estimate")})
-    plugin = make_plugin("toy", lambda: [model])
-    fake_entry_points(make_entry_point("toy", lambda: plugin, "graphsval-toy"))
-    silicon = make_target("silicon", pack_a_bps={"fp32": estimated(3e9, "the library")})
-    registry = build_registry(
-        extra_plugins=[("s", make_plugin("s", lambda: [silicon]))], plugin_args=["no:toy"]
+    registry = installed(
+        make_target("toy", pack_a_bps={"fp32": estimated(10e9, "an estimate")}),
+        make_target("toy", pack_a_bps={"fp32": estimated(3e9, "the library")}),
     )
     # tall products (A of 8-64 MiB, beyond the toy's 4 MiB of L2) beside ones in cache
     tall = [[m, k, n] for m, k in ((8192, 256), (16384, 1024)) for n in (32, 64, 256)]
@@ -373,7 +349,7 @@ def test_an_ops_own_first_touch_rate_is_fitted_beside_the_products(fresh_registr
 
 
 @pytest.fixture
-def fresh_registry(make_target, make_plugin, fake_entry_points, make_entry_point):
+def fresh_registry(make_target, installed):
     """A toy model (``model_kw``) and the silicon it is calibrated against
     (``silicon_kw``), both with fp32 and bf16."""
     dtypes = {
@@ -382,12 +358,8 @@ def fresh_registry(make_target, make_plugin, fake_entry_points, make_entry_point
     }
 
     def build(model_kw, silicon_kw):
-        model = make_target("toy", **dtypes, **model_kw)
-        plugin = make_plugin("toy", lambda: [model])
-        fake_entry_points(make_entry_point("toy", lambda: plugin, "graphsval-toy"))
-        silicon = make_target("silicon", **dtypes, **silicon_kw)
-        return build_registry(
-            extra_plugins=[("s", make_plugin("s", lambda: [silicon]))], plugin_args=["no:toy"]
+        return installed(
+            make_target("toy", **dtypes, **model_kw), make_target("toy", **dtypes, **silicon_kw)
         )
 
     return build
@@ -576,14 +548,11 @@ def test_a_gemv_team_cost_applies_only_where_the_spec_has_a_team(make_target):
 
 
 def test_a_libraries_overlap_of_compute_and_memory_is_recovered_where_rows_show_both(
-    make_target, make_plugin, fake_entry_points, make_entry_point, tmp_path, monkeypatch
+    make_target, installed, tmp_path, monkeypatch
 ):
-    model = make_target("toy", product_overlap={"fp32": estimated(1.0, "the roofline")})
-    plugin = make_plugin("toy", lambda: [model])
-    fake_entry_points(make_entry_point("toy", lambda: plugin, "graphsval-toy"))
-    silicon = make_target("silicon", product_overlap={"fp32": estimated(0.4, "the library")})
-    registry = build_registry(
-        extra_plugins=[("s", make_plugin("s", lambda: [silicon]))], plugin_args=["no:toy"]
+    registry = installed(
+        make_target("toy", product_overlap={"fp32": estimated(1.0, "the roofline")}),
+        make_target("toy", product_overlap={"fp32": estimated(0.4, "the library")}),
     )
     # skinny products whose main-memory time is a quarter to a half of their compute
     skinny = [[m, k, n] for m in (12, 16, 24, 32) for k, n in ((4096, 4096), (2048, 6144))]

@@ -74,41 +74,45 @@ def test_targets_json_structure(fake_entry_points, make_entry_point, make_plugin
     assert [t["name"] for t in target["tiers"]] == ["l1", "l2", "dram"]
 
 
-def test_targets_hw_shows_provenance(fake_entry_points, make_entry_point, make_plugin, make_target):
-    plugin = make_plugin("toy", lambda: [make_target("toy_target")])
-    fake_entry_points(make_entry_point("toy", lambda: plugin, "graphsval-toy", "0.1"))
-    result = CliRunner().invoke(cli, ["targets", "--hw", "toy_target"])
-    assert result.exit_code == 0, result.output
+@pytest.fixture
+def toy_targets(fake_entry_points, make_entry_point, make_plugin, make_target):
+    """Installs a toy plugin whose one target ``toy_target`` has the given
+    fields, and returns ``graphsval targets --hw toy_target``'s result."""
+
+    def run(**fields):
+        plugin = make_plugin("toy", lambda: [make_target("toy_target", **fields)])
+        fake_entry_points(make_entry_point("toy", lambda: plugin, "graphsval-toy", "0.1"))
+        result = CliRunner().invoke(cli, ["targets", "--hw", "toy_target"])
+        assert result.exit_code == 0, result.output
+        return result
+
+    return run
+
+
+def _line(result, start: str) -> str:
+    return next(x for x in result.output.splitlines() if x.startswith(start))
+
+
+def test_targets_hw_shows_provenance(toy_targets):
+    result = toy_targets()
     assert "peak fp32" in result.output and "datasheet: test" in result.output
     assert "l2 bandwidth" in result.output and "500 GB/s" in result.output
     assert "micro-kernel" not in result.output  # the square register tile: no lanes
 
 
-def test_targets_hw_shows_a_micro_kernel_s_lanes(
-    fake_entry_points, make_entry_point, make_plugin, make_target
-):
+def test_targets_hw_shows_a_micro_kernel_s_lanes(toy_targets):
     from graphsval_core.datamodel.provenance import datasheet
 
-    spec = make_target("toy_target", accumulator_lanes={"fp32": datasheet(16, "oneDNN brgemm")})
-    plugin = make_plugin("toy", lambda: [spec])
-    fake_entry_points(make_entry_point("toy", lambda: plugin, "graphsval-toy", "0.1"))
-    result = CliRunner().invoke(cli, ["targets", "--hw", "toy_target"])
-    assert result.exit_code == 0, result.output
-    line = next(x for x in result.output.splitlines() if x.startswith("micro-kernel fp32"))
+    result = toy_targets(accumulator_lanes={"fp32": datasheet(16, "oneDNN brgemm")})
+    line = _line(result, "micro-kernel fp32")
     assert "16 accumulator lanes" in line and "datasheet: oneDNN brgemm" in line
 
 
-def test_targets_hw_shows_a_product_overlap(
-    fake_entry_points, make_entry_point, make_plugin, make_target
-):
+def test_targets_hw_shows_a_product_overlap(toy_targets):
     from graphsval_core.datamodel.provenance import estimated
 
-    spec = make_target("toy_target", product_overlap={"fp32": estimated(0.25, "fitted")})
-    plugin = make_plugin("toy", lambda: [spec])
-    fake_entry_points(make_entry_point("toy", lambda: plugin, "graphsval-toy", "0.1"))
-    result = CliRunner().invoke(cli, ["targets", "--hw", "toy_target"])
-    assert result.exit_code == 0, result.output
-    line = next(x for x in result.output.splitlines() if x.startswith("product overlap fp32"))
+    result = toy_targets(product_overlap={"fp32": estimated(0.25, "fitted")})
+    line = _line(result, "product overlap fp32")
     assert "0.25 of the shorter of compute and memory beyond l1 hidden" in line
     assert "estimated: fitted" in line
     # explain says how much of a balanced product's shorter time adds to its latency

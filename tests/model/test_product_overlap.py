@@ -11,18 +11,6 @@ from graphsval_core.files.calibration import apply_constants, current_values
 from graphsval_core.files.target_spec import spec_from_json, spec_to_json
 from graphsval_core.model.predict import predict_batch
 from graphsval_core.model.terms.latency import overlap_terms, product_overlap
-from graphsval_core.plugins.loader import build_registry
-
-
-@pytest.fixture
-def registry_of(make_target, make_plugin, fake_entry_points):
-    fake_entry_points()
-
-    def build(**kw):
-        spec = make_target("t", launch_overhead_s=estimated(2e-6, "test"), **kw)
-        return build_registry(extra_plugins=[("t", make_plugin("t", lambda: [spec]))])
-
-    return build
 
 
 def _outer(p) -> np.ndarray:

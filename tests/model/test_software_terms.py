@@ -17,18 +17,6 @@ from graphsval_core.model.terms.residency import (
     resident_capacity,
     stream_miss_fraction,
 )
-from graphsval_core.plugins.loader import build_registry
-
-
-@pytest.fixture
-def registry_of(make_target, make_plugin, fake_entry_points):
-    fake_entry_points()
-
-    def build(**kw):
-        spec = make_target("t", launch_overhead_s=estimated(2e-6, "test"), **kw)
-        return build_registry(extra_plugins=[("t", make_plugin("t", lambda: [spec]))])
-
-    return build
 
 
 def test_small_ops_run_on_one_thread_and_large_ones_pay_the_fork_join(registry_of):
