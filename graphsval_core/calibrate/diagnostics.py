@@ -40,6 +40,7 @@ from graphsval_core.calibrate.params import (
     GEMV_TEAM_ROWS,
     REFERENCE_KS,
     REFERENCE_ROWS,
+    SHARES,
     STREAM_ROWS,
     GemvTeam,
     OwnKernelRows,
@@ -56,9 +57,7 @@ from graphsval_core.files.calibration import apply_constants, is_fraction, resol
 BOUND_TOLERANCE = 0.01
 #: The relative uncertainty above which the rows do not identify a constant.
 UNCERTAINTY_LIMIT = 1.0
-#: Constants that are a share of at most 1 (a product's overlap), judged by their
-#: spread rather than by a relative uncertainty, and the largest spread allowed.
-OVERLAPS = ("product_overlap.",)
+#: The largest spread allowed a share (:data:`~.params.SHARES`) the rows identify.
 SHARE_SPREAD_LIMIT = 0.25
 #: A cache fitted to deliver less than this many times main memory's peak
 #: bandwidth is not describing the cache (caches of real CPUs and GPUs run
@@ -130,7 +129,7 @@ def latency_at_bounds(spec: TargetSpec, fit: Fit) -> list[Diagnostic]:
         else:
             continue
         why = f"the fit presses it against its range (the rows may ask for {want})"
-        if p.name.startswith(OVERLAPS):
+        if p.name.startswith(SHARES):
             why = (
                 "on these rows the library's compute and its traffic beyond the innermost "
                 "tier add up, none hidden (0 is the physical limit)"
@@ -283,7 +282,7 @@ def unidentified(fit: Fit) -> list[Diagnostic]:
         if p.name not in fit.values or p.name in fit.held:
             continue
         sigma = fit.uncertainty.get(p.name, 0.0)
-        if p.name.startswith(OVERLAPS):
+        if p.name.startswith(SHARES):
             # a share of at most 1: judged by its own spread, which the relative figure
             # (of a log, near 0 at a share near 0) overstates
             spread = sigma * fit.values[p.name]

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from attrs import define, field
 
-from graphsval_core.calibrate.params import Param, choose_params
+from graphsval_core.calibrate.params import SHARES, Param, choose_params
 from graphsval_core.calibrate.rows import canonical, predict_rows
 from graphsval_core.datamodel.target import TargetSpec
 from graphsval_core.files.baseline import BaselineRow
@@ -99,11 +99,6 @@ def _hold_hierarchy(
             "move it, and its spec value would make it faster than the tier inside it"
         )
     return values, held
-
-
-#: Shares that start, like the fractions, at the spec's value and at a half
-#: and a quarter of it (a spec starts a product's overlap at 1, its most).
-SHARES = ("product_overlap.",)
 
 
 def _starts(params: Sequence[Param]) -> list[np.ndarray]:

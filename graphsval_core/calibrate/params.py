@@ -125,6 +125,11 @@ GEMV_TEAM_ROWS = 2
 #: is fitted.
 OVERLAP_ROWS = 5
 OVERLAP_SHARE = 0.25
+#: Constants that are a share in (0, 1] (a product's overlap, which a spec
+#: starts at 1, its most): the fit starts them, like the fractions, at the
+#: spec's value and at a half and a quarter of it, and calibrate judges them by
+#: their spread rather than by a relative uncertainty.
+SHARES = ("product_overlap.",)
 
 
 @define

@@ -123,7 +123,7 @@ def _workspace_out(app: Any, hw: str) -> Path | None:
 
 
 def _render(result: Any) -> None:
-    from graphsval_core.calibrate.diagnostics import OVERLAPS
+    from graphsval_core.calibrate.params import SHARES
 
     energy, data = result.energy, result.content
     fitted = len(result.fit.values)
@@ -154,7 +154,7 @@ def _render(result: Any) -> None:
     for name, entry in data["constants"].items():
         unc = entry.get("relative_uncertainty")
         spread = "" if unc is None else f" +- {unc:.1%}"
-        if unc is not None and name.startswith(OVERLAPS):  # a share: its own spread
+        if unc is not None and name.startswith(SHARES):  # a share: its own spread
             spread = f" +- {unc * entry['value']:.2g}"
         click.echo(
             f"  {name}: {num(entry['value'])} (was {num(entry['datasheet'])}){spread}"

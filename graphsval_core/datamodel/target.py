@@ -671,16 +671,18 @@ class TargetSpec:
                 raise SpecError(f"no_gemm_library[{i}]", f"dtype {dtype!r} is listed twice")
             seen.add(dtype)
 
+    def _library_runs(self, name: str, dtype: str, what: str) -> None:
+        """Refuse ``name``, a GEMM library's constant, for a dtype in
+        ``no_gemm_library`` ("no library ``what``")."""
+        if dtype in self.no_gemm_library:
+            raise SpecError(name, f"{dtype} is in no_gemm_library: no library {what}")
+
     def _check_overlap(self) -> None:
         """A product's overlap is a GEMM library's, for a dtype some library
         runs (not one of ``no_gemm_library``), and it hides only time beyond
         the innermost tier: a target of one tier has none to hide."""
         for dtype in self.product_overlap:
-            if dtype in self.no_gemm_library:
-                raise SpecError(
-                    f"product_overlap.{dtype}",
-                    f"{dtype} is in no_gemm_library: no library runs its products",
-                )
+            self._library_runs(f"product_overlap.{dtype}", dtype, "runs its products")
         if self.product_overlap and len(self.tiers) < 2:
             raise SpecError(
                 f"product_overlap.{next(iter(self.product_overlap))}",
@@ -695,11 +697,7 @@ class TargetSpec:
         if not self.gemv_fork_join_s:
             return
         for dtype in self.gemv_fork_join_s:
-            if dtype in self.no_gemm_library:
-                raise SpecError(
-                    f"gemv_fork_join_s.{dtype}",
-                    f"{dtype} is in no_gemm_library: no library runs its GEMVs",
-                )
+            self._library_runs(f"gemv_fork_join_s.{dtype}", dtype, "runs its GEMVs")
         first = f"gemv_fork_join_s.{next(iter(self.gemv_fork_join_s))}"
         if self.compute_units == 1:
             raise SpecError(
@@ -730,8 +728,7 @@ class TargetSpec:
                     f"a {self.architecture} target's library picks its own tiles: accumulator "
                     "lanes are a CPU GEMM library's micro-kernel",
                 )
-            if dtype in self.no_gemm_library:
-                raise SpecError(name, f"{dtype} is in no_gemm_library: no library kernel runs it")
+            self._library_runs(name, dtype, "kernel runs it")
             if lanes != int(lanes) or lanes > MAX_ACCUMULATOR_LANES:
                 raise SpecError(
                     name,

@@ -16,6 +16,7 @@ import numpy as np
 from attrs import evolve, field, frozen
 
 from graphsval_core.datamodel.units import fmt_bytes, fmt_joules, fmt_seconds, fmt_si
+from graphsval_core.model.terms.latency import unhidden_time
 
 #: Terms that add up to the latency exactly.
 LATENCY_TERMS = (
@@ -225,12 +226,10 @@ class Prediction:
     def _unhidden(self, i: int) -> float:
         """Row ``i``'s share of the shorter of compute and memory that adds to
         its latency: exposed compute + exposed memory - the longer."""
-        if self.exposed_compute_s is None or self.exposed_memory_s is None:
+        terms = (self.exposed_compute_s, self.exposed_memory_s, self.compute_s, self.memory_s)
+        if any(term is None for term in terms):
             return 0.0
-        if self.compute_s is None or self.memory_s is None:
-            return 0.0
-        exposed = self.exposed_compute_s[i] + self.exposed_memory_s[i]
-        return max(0.0, float(exposed - max(self.compute_s[i], self.memory_s[i])))
+        return float(unhidden_time(*(term[i] for term in terms)))  # type: ignore[index]
 
     def _lanes(self, i: int) -> tuple[int, int] | None:
         """Row ``i``'s :attr:`lanes` and :attr:`padded_n`; None where no lanes

@@ -50,6 +50,7 @@ from graphsval_core.model.plausibility import (
 )
 from graphsval_core.model.prediction import Prediction
 from graphsval_core.model.reference import NAME as REFERENCE
+from graphsval_core.model.terms.latency import unhidden_time
 from graphsval_core.model.terms.overheads import dispatched_rows, gemv_team_cost, library_rows
 from graphsval_core.model.terms.reference_kernel import reference_rows
 from graphsval_core.plugins.records import PredictorConstant, PredictorSpec
@@ -503,19 +504,19 @@ def breakdown(pred: Prediction) -> dict[str, Any]:
     return out
 
 
-def unhidden_time(columns: dict[str, np.ndarray], n: int) -> np.ndarray:
-    """Per row, the part of the shorter of compute and memory time the
-    prediction did not hide (a GEMM library's ``product_overlap`` below 1):
-    exposed compute + exposed memory - the longer of the two. Attribution
-    counts it with the fixed time, so that the longer time alone is what a
-    rate governs; 0 where the predictor reports none of these terms."""
+def _fixed_time(columns: dict[str, np.ndarray], launch: np.ndarray) -> np.ndarray:
+    """Per row, the time no rate governs: the launch, first touch, packing,
+    and the part of the shorter of compute and memory the prediction did not
+    hide (a GEMM library's ``product_overlap`` below 1: :func:`unhidden_time`,
+    0 where the predictor reports none of those terms), so that the longer
+    time alone is what a rate governs."""
+    n = len(launch)
+    zero = np.zeros(n)
+    fixed = launch + (columns.get("first_touch_s", zero) + columns.get("pack_s", zero))
     names = ("exposed_compute_s", "exposed_memory_s", "compute_s", "memory_s")
-    if not all(name in columns for name in names):
-        return np.zeros(n)
-    exposed = columns["exposed_compute_s"] + columns["exposed_memory_s"]
-    longer = np.maximum(columns["compute_s"], columns["memory_s"])
-    with np.errstate(invalid="ignore"):
-        return np.clip(np.nan_to_num(exposed - longer), 0.0, None)
+    if all(name in columns for name in names):
+        fixed = fixed + unhidden_time(*(columns[name] for name in names))
+    return fixed
 
 
 def _terms(
@@ -561,9 +562,7 @@ def _terms(
         dispatched = np.full(n, dtype in target.dispatch_overhead_s)
         own_kernel = np.zeros(n, dtype=bool)
     dispatch = np.where(dispatched, target.dispatch_overhead_s.get(dtype, np.nan), np.nan)
-    zero = np.zeros(n)
-    fixed = launch + (columns.get("first_touch_s", zero) + columns.get("pack_s", zero))
-    fixed = fixed + unhidden_time(columns, n)
+    fixed = _fixed_time(columns, launch)
     # a matrix product streams at its library's share of each tier, times the tier's own
     # share for products (the reference model's rule: TargetSpec.tier_share)
     product = op is not None and op.gemm_dims is not None
@@ -585,8 +584,7 @@ def _terms(
     }
     if not own:
         launch = columns.get("launch_s", absent)
-        fixed = launch + (columns.get("first_touch_s", zero) + columns.get("pack_s", zero))
-        fixed = fixed + unhidden_time(columns, n)
+        fixed = _fixed_time(columns, launch)
         return evolve(Terms.empty(n), launch_s=launch, fixed_s=np.nan_to_num(fixed), **given)
     at_peak = op is None or product  # no op given: the peak
     rate = np.full(n, target.achievable_ops(dtype, at_peak))

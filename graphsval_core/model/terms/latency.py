@@ -58,6 +58,20 @@ def product_overlap(
         return np.where(smaller > 0, 1.0 - serial / smaller, 1.0)
 
 
+def unhidden_time(
+    exposed_compute_s: np.ndarray | float,
+    exposed_memory_s: np.ndarray | float,
+    compute_s: np.ndarray | float,
+    memory_s: np.ndarray | float,
+) -> np.ndarray:
+    """The part of the shorter of compute and memory time a prediction did not
+    hide (a GEMM library's ``product_overlap`` below 1): exposed compute +
+    exposed memory - the longer of the two, at least 0 (0 where unknown)."""
+    exposed = np.add(exposed_compute_s, exposed_memory_s)
+    with np.errstate(invalid="ignore"):
+        return np.clip(np.nan_to_num(exposed - np.maximum(compute_s, memory_s)), 0.0, None)
+
+
 def regime(
     launch_s: np.ndarray,
     compute_s: np.ndarray,
