@@ -359,7 +359,9 @@ class TargetSpec:
     ``vector_ops_per_s`` is, per dtype, the rate of an op with no matrix
     product (an elementwise add) where it differs from the dtype's peak: a
     CPU's bf16 peak is its AMX tiles', while a bf16 add runs on the vector
-    units, converting each element to fp32 and back (unset: the peak times
+    units, converting each element to fp32 and back; its fp32 peak is the
+    FMA units', while an fp32 add issues two loads and a store per vector, a
+    loop slower than its L2 and L3 feed it (unset: the peak times
     ``compute_fraction``). ``product_bandwidth_fraction`` is, per dtype, the
     share of each tier's bandwidth a matrix product's library achieves (its
     packed panels and strided rows stream less well than an elementwise op,

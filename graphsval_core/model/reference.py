@@ -41,7 +41,9 @@ latency and energy of one call on warm data, term by term
   **residency tier**.
 - **Compute time** (:mod:`.terms.compute`): an op with no product runs at
   the dtype's ``vector_ops_per_s`` where the spec gives one (a CPU's bf16 add
-  on its vector units), else at the peak times ``compute_fraction``. Output
+  on its vector units; its fp32 add's loop, which a cache-resident add
+  waits on rather than the cache), else at the peak times
+  ``compute_fraction``. Output
   tiles are spread over
   the compute units in waves; a partial wave costs a full one. On a GPU a
   matrix product's tile is the CTA tile its library picks (a few CUTLASS /

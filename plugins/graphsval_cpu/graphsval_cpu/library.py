@@ -221,12 +221,20 @@ def pack_a_rate(dtypes: Iterable[str], units: int) -> dict[str, Sourced]:
 #: element converted to fp32, added, and rounded back, a few vector
 #: instructions per 16 elements and the loop around them.
 BF16_ADD_PER_CORE = 4e9
+#: Elements a core adds per second at fp32 in the same loop, with no
+#: conversion: two loads, an add and a store per vector and the loop around
+#: them. Below main memory this, not a cache's bandwidth, sets the pace: the
+#: Zen 4 host's calibration adds of 0.76-1.04 MB (in its L2) and of
+#: 2.3-7.4 MB (in its L3) both run at 7.4-7.6 G elements/s (90 GB/s), one
+#: thread.
+FP32_ADD_PER_CORE = 8e9
 
 
 def vector_rate(dtypes: Iterable[str], units: int) -> dict[str, Sourced]:
-    """The rate of an op with no matrix product where the dtype's peak is not
-    the vector units': bf16, whose peak is the AMX tiles' (or fp32's after
-    conversion), while an elementwise bf16 op converts on the vector units."""
+    """The rate of an op with no matrix product, per dtype: bf16, whose peak
+    is the AMX tiles' (or fp32's after conversion), while an elementwise
+    bf16 op converts on the vector units; fp32, whose peak is the FMA
+    units', while an add issues a load pair and a store per vector."""
     out = {}
     if "bf16" in dtypes:
         out["bf16"] = estimated(
@@ -234,6 +242,14 @@ def vector_rate(dtypes: Iterable[str], units: int) -> dict[str, Sourced]:
             f"{units} core(s) x about {BF16_ADD_PER_CORE / 1e9:g} G bf16 elements/s: PyTorch "
             "converts each element to fp32 and back around the add on the vector units, "
             "never on the matrix units",
+        )
+    if "fp32" in dtypes:
+        out["fp32"] = estimated(
+            FP32_ADD_PER_CORE * units,
+            f"{units} core(s) x about {FP32_ADD_PER_CORE / 1e9:g} G fp32 elements/s: PyTorch's "
+            "vectorized add loads two vectors and stores one per add, so a cache-resident "
+            "add runs at the loop's rate, not the cache's bandwidth (the Zen 4 host's "
+            "L2- and L3-sized calibration adds: 7.5 G/s)",
         )
     return out
 

@@ -11,6 +11,7 @@ import attrs
 import pytest
 
 from graphsval_core.plugin_api import TargetSpec
+from graphsval_cpu import library
 from graphsval_cpu.host import detect_host_cpu, isa_rates, split_512
 from graphsval_cpu.machine import CpuInfo, parse_cpu_list, parse_size, read_cpuinfo
 from graphsval_cpu.snapshot import snapshot_host
@@ -527,6 +528,29 @@ def test_cpu_each_vector_library_dtype_starts_at_the_roofline_s_overlap(tmp_path
             snap.provenance[f"product_overlap.{d}"] == zen4.provenance[f"product_overlap.{d}"]
             for d in libraried
         )
+
+
+def test_cpu_an_add_runs_at_its_loop_s_rate_per_core(tmp_path: Path) -> None:
+    # fp32 and bf16 adds each get their own rate per core, estimated: the fp32 loop's
+    # two loads and a store, not a cache's bandwidth; bf16's conversion around the add
+    zen4 = detect_host_cpu(epyc_guest(tmp_path / "zen4", 25, ZEN4_FLAGS), affinity={0, 1})
+    assert dict(zen4.vector_ops_per_s) == {
+        "fp32": 2 * library.FP32_ADD_PER_CORE,
+        "bf16": 2 * library.BF16_ADD_PER_CORE,
+    }
+    assert library.BF16_ADD_PER_CORE < library.FP32_ADD_PER_CORE
+    assert all(
+        zen4.provenance[f"vector_ops_per_s.{d}"].kind == "estimated" for d in ("fp32", "bf16")
+    )
+    assert "loads two vectors and stores one" in zen4.provenance["vector_ops_per_s.fp32"].source
+    # every dtype with a peak among the two gets one (an AVX2 desktop's bf16 included)
+    desktop = detect_host_cpu(avx2_desktop(tmp_path / "desk"))
+    assert set(desktop.vector_ops_per_s) == {"fp32", "bf16"} & set(desktop.peak_ops_per_s)
+    assert "fp32" in desktop.vector_ops_per_s
+    # a snapshot for one of two cores halves it and says so
+    snap = snapshot_host(zen4, 1)
+    assert snap.vector_ops_per_s["fp32"] == library.FP32_ADD_PER_CORE
+    assert snap.provenance["vector_ops_per_s.fp32"].kind == "derived"
 
 
 @pytest.mark.parametrize(

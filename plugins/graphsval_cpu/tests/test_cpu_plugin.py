@@ -95,3 +95,20 @@ def test_every_shipped_host_snapshot_is_whole() -> None:
             floor = floors[f"{key}/{op}"]
             assert 0 < floor["recapture_median_max"] < 0.5, (key, op)
             assert 0 < floor["recapture_within_min"] <= 1, (key, op)
+
+
+def test_cpu_a_cache_resident_fp32_add_waits_on_its_loop_not_the_cache() -> None:
+    # the Zen 4 host's calibrated model: an add whose three operands sit in the L2 or
+    # the L3 is timed at the fp32 add's own rate, and one in main memory by the memory
+    from graphsval_core.model.reference import predict
+
+    registry = build_registry()
+    spec = registry.target("host_amd_epyc_zen4_2c_1t")
+    rate = spec.vector_ops_per_s["fp32"]
+    assert spec.provenance["vector_ops_per_s.fp32"].kind == "calibrated"
+    assert 4e9 < rate < 16e9  # a core's loop of two loads and a store per vector
+    sizes = [65536, 262144, 16777216]  # 0.8 MB (the L2), 3 MB (the L3), 201 MB
+    p = predict(registry, spec, registry.op("vector_add"), [[n] for n in sizes], "fp32")
+    assert list(p.regime[:2]) == ["alu_bound", "alu_bound"]
+    assert p.compute_s[:2] == pytest.approx([n / rate for n in sizes[:2]], rel=1e-2)
+    assert p.regime[2] == "dram_bound"
