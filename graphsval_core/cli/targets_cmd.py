@@ -208,6 +208,14 @@ def _detail_rows(registry: Registry, target: TargetSpec) -> list[list[str]]:
         ],
         *[
             [
+                f"B in place {d}",
+                f"a transposed B beyond the caches, up to {_rows_of_a(rows)}: not packed",
+                src(f"in_place_max_rows.{d}"),
+            ]
+            for d, rows in target.in_place_max_rows.items()
+        ],
+        *[
+            [
                 f"packing A {d}",
                 f"{fmt_si(rate, 'B/s')} beyond the last cache, N > {PACK_A_MIN_COLUMNS}",
                 src(f"pack_a_bps.{d}"),

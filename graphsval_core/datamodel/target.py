@@ -390,7 +390,12 @@ class TargetSpec:
     ``pack_min_rows`` (per dtype, as each dtype's GEMM library packs its own
     way: MKL for fp32, oneDNN's reorders for bf16 and int8 on a CPU) the rate
     at which the library packs B on every call and from how many rows of A it
-    does; ``pack_a_bps`` (per dtype; unset: no such cost) the rate at which it
+    does; ``in_place_max_rows`` (per dtype, a dtype with ``pack_bps``; unset:
+    never) the most rows of A at which the library reads a transposed B (a
+    linear's weight, K-contiguous) where it lies instead of packing it, once
+    B outgrows what the caches keep (oneDNN's bf16 linear with up to 32 rows
+    and a weight in main memory takes about the weight's memory time alone);
+    ``pack_a_bps`` (per dtype; unset: no such cost) the rate at which it
     packs an A its last-level cache does not hold, serially with its compute,
     once N is above ``PACK_A_MIN_COLUMNS`` (main memory's rows reach the
     packing in short strided runs). A tier marked ``non_inclusive``
@@ -470,6 +475,7 @@ class TargetSpec:
     #: per dtype (a number given for either applies to every dtype)
     pack_bps: Mapping[str, float] = field(factory=dict)
     pack_min_rows: Mapping[str, float] = field(factory=dict)
+    in_place_max_rows: Mapping[str, float] = field(factory=dict)
     parallel_grain_ops: float | None = None
     detected: bool = False
     description: str = ""
@@ -597,6 +603,12 @@ class TargetSpec:
             )
         for name, values in packing.items():
             _set(self, name, values)
+        _set(
+            self,
+            "in_place_max_rows",
+            _per_dtype("in_place_max_rows", self.in_place_max_rows, peaks, prov),
+        )
+        self._check_in_place()
         self._check_tiers()
         self._check_overlap()
         required = [
@@ -614,6 +626,7 @@ class TargetSpec:
             *(f"accumulator_lanes.{d}" for d in self.accumulator_lanes),
             *(f"{name}.{d}" for name in self.REFERENCE for d in getattr(self, name)),
             *(f"{name}.{d}" for name in self.PACKING for d in getattr(self, name)),
+            *(f"in_place_max_rows.{d}" for d in self.in_place_max_rows),
         ]
         for optional in self.OPTIONAL_NUMBERS:
             if getattr(self, optional) is not None:
@@ -736,6 +749,26 @@ class TargetSpec:
                     name,
                     f"must be a whole number of lanes from 1 to {MAX_ACCUMULATOR_LANES}, "
                     f"got {_shown(lanes)}",
+                )
+
+    def _check_in_place(self) -> None:
+        """Reading B in place skips a packing the library does: only for a
+        dtype it packs B for (``pack_bps``), from a whole number of rows at
+        least its ``pack_min_rows``."""
+        for dtype, rows in self.in_place_max_rows.items():
+            name = f"in_place_max_rows.{dtype}"
+            if dtype not in self.pack_bps:
+                raise SpecError(
+                    name,
+                    f"{dtype} has no pack_bps: only a library that packs B can read it in place "
+                    "instead",
+                )
+            least = self.pack_min_rows[dtype]
+            if rows != int(rows) or rows < least:
+                raise SpecError(
+                    name,
+                    f"must be a whole number of rows of A, at least pack_min_rows.{dtype} "
+                    f"({_shown(least)}), got {_shown(rows)}",
                 )
 
     def fastest_mac_s(self, dtype: str, peaks: Mapping[str, float] | None = None) -> float:
@@ -909,6 +942,7 @@ class TargetSpec:
             "kernel_overhead_s": self.kernel_overhead_s,
             "pack_bps": dict(self.pack_bps),
             "pack_min_rows": dict(self.pack_min_rows),
+            "in_place_max_rows": dict(self.in_place_max_rows),
             "launch_overhead_s": self.launch_overhead_s,
             "idle_power_w": self.idle_power_w,
             "tdp_w": self.tdp_w,

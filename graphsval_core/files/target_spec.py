@@ -46,6 +46,7 @@ _MAPS = (
     "accumulator_lanes",
     *TargetSpec.REFERENCE,
     *TargetSpec.PACKING,
+    "in_place_max_rows",
 )
 
 

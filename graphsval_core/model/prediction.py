@@ -92,6 +92,9 @@ class Prediction:
     pack_s: np.ndarray | None = None
     #: per row: the part of ``pack_s`` that packs an A from main memory
     pack_a_s: np.ndarray | None = None
+    #: per row: the library reads the share of B beyond the caches where it lies
+    #: instead of packing it (``TargetSpec.in_place_max_rows``)
+    b_in_place: np.ndarray | None = None
     #: per row: the product runs in the framework's own kernel (no GEMM library),
     #: timed per output and per multiply-add (its ``compute_s``)
     reference_kernel: np.ndarray | None = None
@@ -215,6 +218,8 @@ class Prediction:
         if self.product_overlap is not None and np.isfinite(self.product_overlap[i]):
             d["product_overlap"] = float(self.product_overlap[i])
             d["unhidden_s"] = self._unhidden(i)
+        if self.b_in_place is not None and self.b_in_place[i]:
+            d["b_in_place"] = True
         if self.team_s is not None and self.team_s[i] > 0:
             d["team_s"] = float(self.team_s[i])
             gemv = self.gemv_team is not None and bool(self.gemv_team[i])
@@ -311,6 +316,8 @@ class Prediction:
                 parts.append(f"packing B {fmt_seconds(self.pack_s[i] - of_a)};")
             if of_a > 0:
                 parts.append(f"packing A from main memory {fmt_seconds(of_a)};")
+        if self.b_in_place is not None and self.b_in_place[i]:
+            parts.append("B beyond the caches read in place, not packed;")
         unhidden = self._unhidden(i)
         if unhidden > 0:
             parts.append(f"not overlapped by the library {fmt_seconds(unhidden)};")

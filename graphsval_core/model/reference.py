@@ -96,7 +96,10 @@ latency and energy of one call on warm data, term by term
 - **Packing**: a CPU GEMM library copies B, ``K*N*bpe`` bytes, into its panel
   layout on every call once A has the dtype's ``pack_min_rows`` rows or more
   (MKL streams B unpacked through a GEMV for one or two rows; oneDNN
-  reorders a bf16 or int8 B for every call): it reads B from where the call
+  reorders a bf16 or int8 B for every call, except a transposed B, a
+  linear's weight, that outgrows the caches under at most the dtype's
+  ``in_place_max_rows`` rows of A: it reorders only the share the caches
+  keep and reads the rest in place): it reads B from where the call
   keeps it, the bytes crossing each tier (a stream's miss fractions) at that
   tier's stream bandwidth (the slowest tier), and writes the panels at the
   dtype's ``pack_bps``; and it
@@ -154,11 +157,13 @@ from graphsval_core.model.terms.overheads import (
     first_touch_time,
     fresh_output,
     gemv_team_cost,
+    in_place_rows,
     launch_time,
     library_rows,
     pack_a_time,
     pack_read_time,
     pack_time,
+    packed_share,
     team_cost,
 )
 from graphsval_core.model.terms.reference_kernel import reference_rows, reference_time
@@ -324,6 +329,7 @@ def predict(
     first_touch = first_touch_time(out_bytes, fresh, first_touch_bps)
     pack = np.zeros(len(shapes))
     pack_a = np.zeros(len(shapes))
+    in_place = np.zeros(len(shapes), dtype=bool)
     if gemm is not None:  # only the library packs: the framework's own kernel reads as it is
         read_b = None
         if dtype in target.pack_bps:  # the copy reads B as a stream does, whole tiers' rates
@@ -335,7 +341,10 @@ def predict(
             gemm, bpe, target.pack_bps.get(dtype), target.pack_min_rows.get(dtype), read_b
         )
         pack_a = pack_a_time(gemm, bpe, crossing[:, -1], target.pack_a_bps.get(dtype))
-        pack, pack_a = np.where(library, pack, 0.0), np.where(library, pack_a, 0.0)
+        kept = float(capacities[-1])
+        in_place = library & in_place_rows(target, dtype, gemm, bpe, op.b_transposed, kept)
+        pack = np.where(library, pack * packed_share(in_place, gemm, bpe, kept), 0.0)
+        pack_a = np.where(library, pack_a, 0.0)
         pack = pack + pack_a
 
     overlap_of: float | np.ndarray = overlap
@@ -393,6 +402,7 @@ def predict(
         first_touch_bps=first_touch_bps,
         pack_s=pack,
         pack_a_s=pack_a,
+        b_in_place=in_place,
         hidden_s=exposed.hidden_s,
         utilisation=compute.utilisation,
         waves=compute.waves,

@@ -692,3 +692,106 @@ def test_the_lanes_are_the_library_s_not_the_framework_kernel_s(registry_of):
     assert "lane" not in p.sentence(0)
     assert (p.details(1)["accumulator_lanes"], p.details(1)["padded_n"]) == (16, 32)
     assert "padded_n" not in p.details(0)
+
+
+def _in_place_registry(registry_of, rows: float = 8):
+    return registry_of(
+        peak_ops_per_s={"fp32": datasheet(1e11, "t"), "bf16": datasheet(2e11, "t")},
+        energy_per_op_j={"fp32": estimated(1e-12, "t"), "bf16": estimated(1e-12, "t")},
+        pack_bps={"fp32": estimated(20e9, "mkl"), "bf16": estimated(5e9, "onednn")},
+        pack_min_rows={"fp32": estimated(3, "mkl"), "bf16": estimated(1, "onednn")},
+        in_place_max_rows={"bf16": estimated(rows, "reads a weight in place")},
+    )
+
+
+def test_a_transposed_b_beyond_the_caches_is_read_in_place_under_few_rows(registry_of):
+    registry = _in_place_registry(registry_of)
+    kept = inner_capacities(registry.target("t").tiers)[-1]
+    big = int(np.ceil(np.sqrt(kept))) + 64  # a bf16 B of 2 x (big^2) bytes: beyond the caches
+    small = int(np.sqrt(kept / 8))  # a bf16 B the caches keep
+    shapes = [[8, big, big], [9, big, big], [8, small, small]]
+    linear = predict_batch(registry, "t", "linear", shapes, "bf16")
+    # up to the dtype's rows, a weight beyond the caches is read where it lies: the library
+    # reorders only the share the caches keep
+    assert linear.b_in_place.tolist() == [True, False, False]
+    b = big * big * 2
+    # (row 1 has one more row of A, which its copy of B reads past: within 0.1%)
+    assert linear.pack_s[0] == pytest.approx(linear.pack_s[1] * kept / b, rel=1e-3)
+    assert 0 < linear.pack_s[0] < linear.pack_s[1] and linear.pack_s[2] > 0
+    assert "B beyond the caches read in place, not packed;" in linear.sentence(0)
+    assert "read in place" not in linear.sentence(1) and "packing B" in linear.sentence(1)
+    assert linear.details(0)["b_in_place"] is True and "b_in_place" not in linear.details(1)
+    total = (
+        linear.launch_s
+        + linear.exposed_compute_s
+        + linear.exposed_memory_s
+        + linear.first_touch_s
+        + linear.pack_s
+    )
+    assert np.array_equal(total, linear.latency_s)
+    # the same shape as matmul (B N-contiguous) packs all of B, and so does a dtype without
+    # the rule
+    matmul = predict_batch(registry, "t", "matmul", shapes[:1], "bf16")
+    assert not matmul.b_in_place[0] and matmul.pack_s[0] == pytest.approx(
+        linear.pack_s[1], rel=1e-3
+    )
+    fp32 = predict_batch(registry, "t", "linear", shapes[:1], "fp32")
+    assert not fp32.b_in_place[0] and fp32.pack_s[0] > linear.pack_s[0]
+    # only the packing changes: the row's memory time is the one it has with every row packed
+    packed_everywhere = _in_place_registry(registry_of, 4)
+    assert linear.memory_s[0] == pytest.approx(
+        predict_batch(packed_everywhere, "t", "linear", shapes[:1], "bf16").memory_s[0]
+    )
+
+
+def test_reading_b_in_place_never_makes_a_larger_linear_faster(registry_of):
+    # the packing stops growing where B outgrows the caches; it does not vanish there
+    registry = _in_place_registry(registry_of)
+    kept = inner_capacities(registry.target("t").tiers)[-1]
+    n = int(kept / 2 / 4096)  # K x 4096 bf16 weights across what the caches keep
+    shapes = [[8, k, 4096] for k in range(n - 3, n + 4)]
+    p = predict_batch(registry, "t", "linear", shapes, "bf16")
+    assert not p.b_in_place[0] and p.b_in_place[-1]
+    assert np.all(np.diff(p.latency_s) >= 0) and np.all(np.diff(p.pack_s) >= -1e-15)
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        (
+            {"in_place_max_rows": {"fp32": estimated(8, "t")}},
+            "in_place_max_rows.fp32.*has no pack_bps",
+        ),
+        (
+            {
+                "pack_bps": estimated(10e9, "t"),
+                "pack_min_rows": estimated(3, "t"),
+                "in_place_max_rows": {"fp32": estimated(2, "t")},
+            },
+            r"at least pack_min_rows.fp32 \(3\), got 2",
+        ),
+        (
+            {
+                "pack_bps": estimated(10e9, "t"),
+                "pack_min_rows": estimated(3, "t"),
+                "in_place_max_rows": {"fp32": estimated(8.5, "t")},
+            },
+            "whole number of rows",
+        ),
+        ({"in_place_max_rows": {"int8": estimated(8, "t")}}, "in_place_max_rows.int8"),
+    ],
+)
+def test_reading_b_in_place_is_checked(make_target, fields, message):
+    with pytest.raises(SpecError, match=message):
+        make_target(**fields)
+
+
+def test_reading_b_in_place_survives_a_json_round_trip(make_target):
+    spec = make_target(
+        pack_bps=estimated(10e9, "t"),
+        pack_min_rows=estimated(1, "t"),
+        in_place_max_rows={"fp32": estimated(32, "a weight in place")},
+    )
+    back = spec_from_json(spec_to_json(spec))
+    assert back.in_place_max_rows == {"fp32": 32}
+    assert back.provenance["in_place_max_rows.fp32"].source == "a weight in place"

@@ -160,6 +160,42 @@ def pack_time(
     return np.where(gemm[:, 0] >= min_rows, read + gemm[:, 1] * gemm[:, 2] * bpe / pack_bps, 0.0)
 
 
+def in_place_rows(
+    target: TargetSpec,
+    dtype: str,
+    gemm: np.ndarray,
+    bpe: float,
+    b_transposed: bool,
+    kept_bytes: float,
+) -> np.ndarray:
+    """Per row: whether the dtype's GEMM library reads B where it lies
+    instead of packing it: a transposed B (``OpSpec.b_transposed``: a
+    linear's weight, each row a contiguous run of K), A of at most the
+    dtype's ``in_place_max_rows`` rows, and B larger than what the caches
+    keep (``kept_bytes``, the last tier's inner capacity). oneDNN's bf16
+    linear with 2-21 rows and a weight in main memory takes about the
+    weight's memory time alone on both host kinds, while the same shapes as
+    ``matmul`` (B N-contiguous) and its weights of 2-3 MB pay the reorder."""
+    most = target.in_place_max_rows.get(dtype)
+    if most is None or not b_transposed:
+        return np.zeros(gemm.shape[0], dtype=bool)
+    return (gemm[:, 0] <= most) & (gemm[:, 1] * gemm[:, 2] * bpe > kept_bytes)
+
+
+def packed_share(
+    in_place: np.ndarray, gemm: np.ndarray, bpe: float, kept_bytes: float
+) -> np.ndarray:
+    """Per row: the share of B the library packs. All of it, except where it
+    reads B in place (:func:`in_place_rows`): then what the caches keep,
+    ``kept_bytes / (K*N*bpe)``, so that the packing's cost stops growing
+    where B outgrows the caches instead of vanishing there (a larger linear
+    is never faster than a smaller one; the rows do not show where between
+    a 2 MB and a 34 MB weight the reorder stops)."""
+    b = gemm[:, 1] * gemm[:, 2] * bpe
+    share = np.minimum(1.0, kept_bytes / np.maximum(b, 1.0))
+    return np.where(in_place, share, 1.0)
+
+
 def pack_read_time(
     gemm: np.ndarray,
     bpe: float,

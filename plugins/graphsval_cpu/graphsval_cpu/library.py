@@ -170,6 +170,33 @@ def pack_min_rows(dtypes: Iterable[str]) -> dict[str, Sourced]:
     return out
 
 
+#: The most rows of A for which oneDNN reads a bf16 linear's weight (a
+#: transposed B, each row K contiguous elements) in place once it outgrows
+#: the caches: on both host kinds such linears of 2-21 rows take about the
+#: weight's memory time alone (2x2048x8192: 2.27 ms on both, against 4.95 ms
+#: on the Zen 4 and 3.59 ms on the Intel Xeon as matmul, which reorders an
+#: N-contiguous B); the rows stop at 21 and the next are 46, so the bound is
+#: oneDNN's 32-row block, an estimate.
+IN_PLACE_MAX_ROWS = 32
+
+
+def in_place_max_rows(dtypes: Iterable[str]) -> dict[str, Sourced]:
+    """For which dtypes, and up to how many rows of A, the GEMM library reads
+    a transposed B beyond the caches in place instead of packing it: oneDNN's
+    bf16 (its int8 has no linear to show it)."""
+    return {
+        d: estimated(
+            IN_PLACE_MAX_ROWS,
+            f"oneDNN reads a {d} linear's weight (K-contiguous rows) in place for up to "
+            f"{IN_PLACE_MAX_ROWS} rows of A once it outgrows the caches: the hosts' linears of "
+            "2-21 rows take about the weight's memory time alone, while matmul's same shapes "
+            "pay the reorder",
+        )
+        for d in dtypes
+        if d == "bf16" and d in ONEDNN_DTYPES
+    }
+
+
 #: Bytes of an A from main memory a core packs per second for MKL's fp32
 #: kernel: its rows reach the packing in short strided runs (a few hundred
 #: bytes to a few KiB per row and block) that the prefetchers do not follow,

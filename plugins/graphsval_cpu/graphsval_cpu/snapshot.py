@@ -142,6 +142,7 @@ def snapshot_host(target: TargetSpec, threads: int | None) -> TargetSpec:
         # the GEMM library's packing of B does not depend on the threads
         pack_bps=_kept_per_dtype(target, "pack_bps"),
         pack_min_rows=_kept_per_dtype(target, "pack_min_rows"),
+        in_place_max_rows=_kept_per_dtype(target, "in_place_max_rows"),
         # the framework's choice of kernel by a product's size does not depend on the threads
         library_min_macs=_kept_per_dtype(target, "library_min_macs"),
         # nor its micro-kernel's width

@@ -530,6 +530,26 @@ def test_cpu_each_vector_library_dtype_starts_at_the_roofline_s_overlap(tmp_path
         )
 
 
+def test_cpu_onednn_reads_a_bf16_weight_in_place_for_few_rows(tmp_path: Path) -> None:
+    # where oneDNN runs bf16 (AVX-512 BF16 or AMX), a linear's weight beyond the caches is
+    # read in place up to 32 rows of A; MKL's fp32, oneDNN's int8 and a CPU whose bf16 has
+    # no library: never
+    xeon = detect_host_cpu(kvm_guest(tmp_path / "xeon"), affinity={0, 1})
+    assert "bf16" not in xeon.no_gemm_library
+    assert dict(xeon.in_place_max_rows) == {"bf16": library.IN_PLACE_MAX_ROWS}
+    assert xeon.provenance["in_place_max_rows.bf16"].kind == "estimated"
+    assert xeon.in_place_max_rows["bf16"] >= xeon.pack_min_rows["bf16"]
+    for root in (avx2_desktop(tmp_path / "desk"), epyc_guest(tmp_path / "zen", 25, ZEN4_FLAGS)):
+        other = detect_host_cpu(root, affinity={0, 1})
+        assert "bf16" in other.no_gemm_library and not other.in_place_max_rows
+    for threads in (1, 2):
+        snap = snapshot_host(xeon, threads)
+        assert snap.in_place_max_rows == xeon.in_place_max_rows
+        assert (
+            snap.provenance["in_place_max_rows.bf16"] == xeon.provenance["in_place_max_rows.bf16"]
+        )
+
+
 def test_cpu_an_add_runs_at_its_loop_s_rate_per_core(tmp_path: Path) -> None:
     # fp32 and bf16 adds each get their own rate per core, estimated: the fp32 loop's
     # two loads and a store, not a cache's bandwidth; bf16's conversion around the add
