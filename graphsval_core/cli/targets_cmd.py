@@ -209,7 +209,8 @@ def _detail_rows(registry: Registry, target: TargetSpec) -> list[list[str]]:
         *[
             [
                 f"B in place {d}",
-                f"a transposed B beyond the caches, up to {_rows_of_a(rows)}: not packed",
+                f"a transposed B beyond the caches, up to {_rows_of_a(rows)}: packs only "
+                "the share the caches keep",
                 src(f"in_place_max_rows.{d}"),
             ]
             for d, rows in target.in_place_max_rows.items()

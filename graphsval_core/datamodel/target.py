@@ -752,11 +752,25 @@ class TargetSpec:
                 )
 
     def _check_in_place(self) -> None:
-        """Reading B in place skips a packing the library does: only for a
-        dtype it packs B for (``pack_bps``), from a whole number of rows at
-        least its ``pack_min_rows``."""
+        """Reading B in place skips a packing a CPU GEMM library does: only for
+        a dtype some library runs (not one of ``no_gemm_library``) and packs
+        B for (``pack_bps``), from a whole number of rows at least its
+        ``pack_min_rows``, on a target with caches for B to outgrow (more
+        than one memory tier)."""
         for dtype, rows in self.in_place_max_rows.items():
             name = f"in_place_max_rows.{dtype}"
+            if self.architecture != "cpu":
+                raise SpecError(
+                    name,
+                    f"a {self.architecture} target's library does not pack B on the call: "
+                    "reading it in place instead is a CPU GEMM library's",
+                )
+            self._library_runs(name, dtype, "packs its B")
+            if len(self.tiers) < 2:
+                raise SpecError(
+                    name,
+                    "a target of one memory tier has no caches for B to outgrow",
+                )
             if dtype not in self.pack_bps:
                 raise SpecError(
                     name,

@@ -312,12 +312,13 @@ class Prediction:
             )
         if self.pack_s is not None and self.pack_s[i] > 0:
             of_a = 0.0 if self.pack_a_s is None else float(self.pack_a_s[i])
+            in_place = self.b_in_place is not None and bool(self.b_in_place[i])
             if self.pack_s[i] > of_a:
-                parts.append(f"packing B {fmt_seconds(self.pack_s[i] - of_a)};")
+                what = "the share of B the caches keep" if in_place else "B"
+                rest = " (the rest read in place)" if in_place else ""
+                parts.append(f"packing {what} {fmt_seconds(self.pack_s[i] - of_a)}{rest};")
             if of_a > 0:
                 parts.append(f"packing A from main memory {fmt_seconds(of_a)};")
-        if self.b_in_place is not None and self.b_in_place[i]:
-            parts.append("B beyond the caches read in place, not packed;")
         unhidden = self._unhidden(i)
         if unhidden > 0:
             parts.append(f"not overlapped by the library {fmt_seconds(unhidden)};")

@@ -157,13 +157,13 @@ from graphsval_core.model.terms.overheads import (
     first_touch_time,
     fresh_output,
     gemv_team_cost,
-    in_place_rows,
     launch_time,
     library_rows,
     pack_a_time,
     pack_read_time,
     pack_time,
     packed_share,
+    reads_b_in_place,
     team_cost,
 )
 from graphsval_core.model.terms.reference_kernel import reference_rows, reference_time
@@ -342,7 +342,7 @@ def predict(
         )
         pack_a = pack_a_time(gemm, bpe, crossing[:, -1], target.pack_a_bps.get(dtype))
         kept = float(capacities[-1])
-        in_place = library & in_place_rows(target, dtype, gemm, bpe, op.b_transposed, kept)
+        in_place = library & reads_b_in_place(target, dtype, gemm, bpe, op.b_transposed, kept)
         pack = np.where(library, pack * packed_share(in_place, gemm, bpe, kept), 0.0)
         pack_a = np.where(library, pack_a, 0.0)
         pack = pack + pack_a

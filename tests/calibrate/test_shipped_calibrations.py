@@ -31,6 +31,7 @@ from graphsval_core.calibrate.fit import F_SCALE, fit_latency
 from graphsval_core.calibrate.inputs import read_rows
 from graphsval_core.calibrate.rows import canonical, predict_rows
 from graphsval_core.files.calibration import apply_constants, constants_from_file
+from graphsval_core.model.reference import predict
 from graphsval_core.plugin_api import packaged_files
 from graphsval_core.plugins.loader import build_registry
 
@@ -89,3 +90,20 @@ def test_a_shipped_calibration_is_todays_fit_of_its_rows(item):
 def test_the_shipped_calibrations_are_found():
     names = {i.name for i in SHIPPED}
     assert {"i7_12700k.calibration.json", "jetson_orin_nano_8gb.calibration.json"} <= names
+
+
+def test_a_cache_resident_fp32_add_waits_on_its_loop_not_the_cache() -> None:
+    # the Zen 4 host's calibrated model: an add whose three operands sit in the L2 or
+    # the L3 is timed at the fp32 add's own rate, and one in main memory by the memory
+    registry = build_registry()
+    if "host_amd_epyc_zen4_2c_1t" not in registry.targets():
+        pytest.skip("graphsval-cpu is not installed")
+    spec = registry.target("host_amd_epyc_zen4_2c_1t")
+    rate = spec.vector_ops_per_s["fp32"]
+    assert spec.provenance["vector_ops_per_s.fp32"].kind == "calibrated"
+    assert 4e9 < rate < 16e9  # a core's loop of two loads and a store per vector
+    sizes = [65536, 262144, 16777216]  # 0.8 MB (the L2), 3 MB (the L3), 201 MB
+    p = predict(registry, spec, registry.op("vector_add"), [[n] for n in sizes], "fp32")
+    assert list(p.regime[:2]) == ["alu_bound", "alu_bound"]
+    assert p.compute_s[:2] == pytest.approx([n / rate for n in sizes[:2]], rel=1e-2)
+    assert p.regime[2] == "dram_bound"

@@ -718,7 +718,8 @@ def test_a_transposed_b_beyond_the_caches_is_read_in_place_under_few_rows(regist
     # (row 1 has one more row of A, which its copy of B reads past: within 0.1%)
     assert linear.pack_s[0] == pytest.approx(linear.pack_s[1] * kept / b, rel=1e-3)
     assert 0 < linear.pack_s[0] < linear.pack_s[1] and linear.pack_s[2] > 0
-    assert "B beyond the caches read in place, not packed;" in linear.sentence(0)
+    assert "packing the share of B the caches keep " in linear.sentence(0)
+    assert "(the rest read in place);" in linear.sentence(0)
     assert "read in place" not in linear.sentence(1) and "packing B" in linear.sentence(1)
     assert linear.details(0)["b_in_place"] is True and "b_in_place" not in linear.details(1)
     total = (
@@ -795,3 +796,37 @@ def test_reading_b_in_place_survives_a_json_round_trip(make_target):
     back = spec_from_json(spec_to_json(spec))
     assert back.in_place_max_rows == {"fp32": 32}
     assert back.provenance["in_place_max_rows.fp32"].source == "a weight in place"
+
+
+def test_a_b_too_few_rows_pack_is_not_read_in_place(registry_of):
+    # below the dtype's pack_min_rows the library packs nothing: nothing is read "instead"
+    registry = registry_of(
+        pack_bps=estimated(20e9, "mkl"),
+        pack_min_rows=estimated(3, "mkl"),
+        in_place_max_rows={"fp32": estimated(8, "t")},
+    )
+    kept = inner_capacities(registry.target("t").tiers)[-1]
+    big = int(np.ceil(np.sqrt(kept))) + 64
+    p = predict_batch(registry, "t", "linear", [[2, big, big], [3, big, big]], "fp32")
+    assert p.b_in_place.tolist() == [False, True]
+    assert p.pack_s[0] == 0.0 and p.pack_s[1] > 0
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"architecture": "gpu"}, "does not pack B on the call"),
+        ({"no_gemm_library": ("fp32",)}, "no_gemm_library: no library packs its B"),
+        ("one tier", "one memory tier has no caches for B to outgrow"),
+    ],
+)
+def test_reading_b_in_place_is_a_cpu_library_s_with_caches(make_target, make_tier, fields, message):
+    packing = {
+        "pack_bps": estimated(10e9, "t"),
+        "pack_min_rows": estimated(1, "t"),
+        "in_place_max_rows": {"fp32": estimated(8, "t")},
+    }
+    if fields == "one tier":
+        fields = {"tiers": [make_tier("dram")]}
+    with pytest.raises(SpecError, match=message):
+        make_target(**packing, **fields)

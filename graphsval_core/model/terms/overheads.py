@@ -157,10 +157,10 @@ def pack_time(
     if pack_bps is None or min_rows is None:
         return np.zeros(n)
     read = np.zeros(n) if read_s is None else read_s
-    return np.where(gemm[:, 0] >= min_rows, read + gemm[:, 1] * gemm[:, 2] * bpe / pack_bps, 0.0)
+    return np.where(gemm[:, 0] >= min_rows, read + b_bytes(gemm, bpe) / pack_bps, 0.0)
 
 
-def in_place_rows(
+def reads_b_in_place(
     target: TargetSpec,
     dtype: str,
     gemm: np.ndarray,
@@ -170,29 +170,36 @@ def in_place_rows(
 ) -> np.ndarray:
     """Per row: whether the dtype's GEMM library reads B where it lies
     instead of packing it: a transposed B (``OpSpec.b_transposed``: a
-    linear's weight, each row a contiguous run of K), A of at most the
-    dtype's ``in_place_max_rows`` rows, and B larger than what the caches
-    keep (``kept_bytes``, the last tier's inner capacity). oneDNN's bf16
-    linear with 2-21 rows and a weight in main memory takes about the
-    weight's memory time alone on both host kinds, while the same shapes as
-    ``matmul`` (B N-contiguous) and its weights of 2-3 MB pay the reorder."""
+    linear's weight, each row a contiguous run of K), A of the dtype's
+    ``pack_min_rows`` rows (fewer pack nothing anyway) up to its
+    ``in_place_max_rows``, and B larger than what the caches keep
+    (``kept_bytes``, the last tier's inner capacity; none without caches).
+    oneDNN's bf16 linear with 2-21 rows and a weight in main memory takes
+    about the weight's memory time alone on both host kinds, while the same
+    shapes as ``matmul`` (B N-contiguous) and its weights of 2-3 MB pay the
+    reorder."""
     most = target.in_place_max_rows.get(dtype)
-    if most is None or not b_transposed:
+    if most is None or not b_transposed or kept_bytes <= 0:
         return np.zeros(gemm.shape[0], dtype=bool)
-    return (gemm[:, 0] <= most) & (gemm[:, 1] * gemm[:, 2] * bpe > kept_bytes)
+    rows = (gemm[:, 0] >= target.pack_min_rows.get(dtype, 0.0)) & (gemm[:, 0] <= most)
+    return rows & (b_bytes(gemm, bpe) > kept_bytes)
+
+
+def b_bytes(gemm: np.ndarray, bpe: float) -> np.ndarray:
+    """Bytes of each row's B, ``K*N*bpe``."""
+    return gemm[:, 1] * gemm[:, 2] * bpe
 
 
 def packed_share(
     in_place: np.ndarray, gemm: np.ndarray, bpe: float, kept_bytes: float
 ) -> np.ndarray:
     """Per row: the share of B the library packs. All of it, except where it
-    reads B in place (:func:`in_place_rows`): then what the caches keep,
+    reads B in place (:func:`reads_b_in_place`): then what the caches keep,
     ``kept_bytes / (K*N*bpe)``, so that the packing's cost stops growing
     where B outgrows the caches instead of vanishing there (a larger linear
     is never faster than a smaller one; the rows do not show where between
     a 2 MB and a 34 MB weight the reorder stops)."""
-    b = gemm[:, 1] * gemm[:, 2] * bpe
-    share = np.minimum(1.0, kept_bytes / np.maximum(b, 1.0))
+    share = np.minimum(1.0, kept_bytes / np.maximum(b_bytes(gemm, bpe), 1.0))
     return np.where(in_place, share, 1.0)
 
 

@@ -193,7 +193,7 @@ def in_place_max_rows(dtypes: Iterable[str]) -> dict[str, Sourced]:
             "pay the reorder",
         )
         for d in dtypes
-        if d == "bf16" and d in ONEDNN_DTYPES
+        if d == "bf16"
     }
 
 
