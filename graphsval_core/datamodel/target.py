@@ -393,7 +393,7 @@ class TargetSpec:
     does; ``in_place_max_rows`` (per dtype, a dtype with ``pack_bps``; unset:
     never) the most rows of A at which the library reads a transposed B (a
     linear's weight, K-contiguous) where it lies instead of packing it, once
-    B outgrows what the caches keep (oneDNN's bf16 linear with up to 32 rows
+    B outgrows what the caches keep (oneDNN's bf16 linear with up to 64 rows
     and a weight in main memory takes about the weight's memory time alone);
     ``pack_a_bps`` (per dtype; unset: no such cost) the rate at which it
     packs an A its last-level cache does not hold, serially with its compute,

@@ -532,7 +532,7 @@ def test_cpu_each_vector_library_dtype_starts_at_the_roofline_s_overlap(tmp_path
 
 def test_cpu_onednn_reads_a_bf16_weight_in_place_for_few_rows(tmp_path: Path) -> None:
     # where oneDNN runs bf16 (AVX-512 BF16 or AMX), a linear's weight beyond the caches is
-    # read in place up to 32 rows of A; MKL's fp32, oneDNN's int8 and a CPU whose bf16 has
+    # read in place up to 64 rows of A; MKL's fp32, oneDNN's int8 and a CPU whose bf16 has
     # no library: never
     xeon = detect_host_cpu(kvm_guest(tmp_path / "xeon"), affinity={0, 1})
     assert "bf16" not in xeon.no_gemm_library

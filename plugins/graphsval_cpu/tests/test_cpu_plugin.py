@@ -105,7 +105,7 @@ def test_cpu_shipped_hosts_show_and_write_their_library_s_software_terms(graphsv
         pytest.skip("graphsval-cpu is not installed")
     assert result.exit_code == 0, result.output
     line = next(x for x in result.output.splitlines() if x.startswith("B in place bf16"))
-    assert "up to 32 rows of A" in line and "packs only the share the caches keep" in line
+    assert "up to 64 rows of A" in line and "packs only the share the caches keep" in line
     as_json = graphsval_cli("targets", "--hw", "host_intel_xeon_2c_1t", "--json")
     assert as_json.exit_code == 0, as_json.output
     assert '"in_place_max_rows"' in as_json.output
