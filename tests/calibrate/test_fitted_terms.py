@@ -55,6 +55,21 @@ def _write(path, registry, key, energy=None, shapes_of=SHAPES):
     return path
 
 
+def _run(base, out, *extra):
+    """``graphsval calibrate`` of the toy on ``base`` into ``out`` (no
+    leave-one-out): its result, once it exited 0."""
+    args = ["calibrate", "--hw", "toy", "--no-loo", *extra, "--baseline", str(base)]
+    result = CliRunner().invoke(cli, [*args, "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    return result
+
+
+def _calibrate(base, out, *extra):
+    """The constants :func:`_run` writes."""
+    _run(base, out, *extra)
+    return json.loads(out.read_text())["constants"]
+
+
 @pytest.fixture
 def installed(make_plugin, fake_entry_points, make_entry_point):
     """Installs ``model`` as the toy plugin's target and returns a registry
@@ -160,11 +175,7 @@ def _fitted(registry, tmp_path, shapes, monkeypatch):
     for op, rows in shapes.items():
         monkeypatch.setitem(SHAPES, op, rows)
     base = _write(tmp_path / "toy.calibration.csv", registry, "silicon")
-    out = tmp_path / "toy.json"
-    args = ["calibrate", "--hw", "toy", "--no-loo", "--no-grouped-cv", "--baseline", str(base)]
-    result = CliRunner().invoke(cli, [*args, "--out", str(out)])
-    assert result.exit_code == 0, result.output
-    return json.loads(out.read_text())["constants"]
+    return _calibrate(base, tmp_path / "toy.json", "--no-grouped-cv")
 
 
 def test_a_products_bandwidth_share_is_fitted_once_streams_set_the_tiers(
@@ -177,15 +188,13 @@ def test_a_products_bandwidth_share_is_fitted_once_streams_set_the_tiers(
     shapes = {"vector_add": streams, "matmul": gemvs, "linear": [[1, 4096, 2048], [2, 2048, 4096]]}
     constants = _fitted(registry, tmp_path, shapes, monkeypatch)
     base, out = tmp_path / "toy.calibration.csv", tmp_path / "toy.json"
-    args = ["calibrate", "--hw", "toy", "--no-loo", "--no-grouped-cv", "--baseline", str(base)]
     share = constants["product_bandwidth_fraction.fp32"]
     assert share["value"] == pytest.approx(0.6, rel=0.02)
     assert "against 12 vector_add rows" in share["from"]
     # with too few streams to set the tiers, the tiers take the products' rate
     monkeypatch.setitem(SHAPES, "vector_add", streams[:4])
     few = _write(tmp_path / "few.calibration.csv", registry, "silicon")
-    result = CliRunner().invoke(cli, [*args[:-1], str(few), "--out", str(tmp_path / "few.json")])
-    assert result.exit_code == 0, result.output
+    result = _run(few, tmp_path / "few.json", "--no-grouped-cv")
     written = json.loads((tmp_path / "few.json").read_text())
     assert "product_bandwidth_fraction.fp32" not in written["constants"]
     assert not [n for n in written["constants"] if n.endswith(".product_fraction")]
@@ -196,7 +205,7 @@ def test_a_products_bandwidth_share_is_fitted_once_streams_set_the_tiers(
     kinds = [d["kind"] for d in written["fit"]["diagnostics"]]
     assert "not_fitted" in kinds
     # with enough streams nothing is said about the share
-    again = CliRunner().invoke(cli, [*args, "--out", str(out)]).output
+    again = _run(base, out, "--no-grouped-cv").output
     assert "warning: product_bandwidth_fraction" not in again
 
 
@@ -275,19 +284,14 @@ def test_the_rate_of_packing_an_a_from_memory_is_recovered_where_rows_have_one(
     monkeypatch.setitem(SHAPES, "matmul", [*SHAPES["matmul"], *tall])
     base = _write(tmp_path / "toy.calibration.csv", registry, "silicon")
     out = tmp_path / "toy.json"
-    args = ["calibrate", "--hw", "toy", "--no-loo", "--no-grouped-cv", "--baseline", str(base)]
-    result = CliRunner().invoke(cli, [*args, "--out", str(out)])
-    assert result.exit_code == 0, result.output
-    rate = json.loads(out.read_text())["constants"]["pack_a_bps.fp32"]
+    rate = _calibrate(base, out, "--no-grouped-cv")["pack_a_bps.fp32"]
     assert rate["value"] == pytest.approx(3e9, rel=0.02)
     assert rate["from"].startswith("9 fp32 matmul/linear rows of more than 16 columns")
     # with one row whose A outgrows the L1s (and none beyond the L2) it is not fitted
     monkeypatch.setitem(SHAPES, "matmul", [[1, 900, 1100], [24, 1200, 1400], [520, 520, 520]])
     monkeypatch.setitem(SHAPES, "linear", SHAPES["linear"][:-1])
     small = _write(tmp_path / "small.calibration.csv", registry, "silicon")
-    result = CliRunner().invoke(cli, [*args[:-1], str(small), "--out", str(out)])
-    assert result.exit_code == 0, result.output
-    assert "pack_a_bps.fp32" not in json.loads(out.read_text())["constants"]
+    assert "pack_a_bps.fp32" not in _calibrate(small, out, "--no-grouped-cv")
 
 
 def test_a_held_tier_is_written_no_faster_than_the_tier_inside_it(make_target):
@@ -374,23 +378,6 @@ def _write_rows(path, registry, rows):
             (lat,) = predict_batch(registry, "silicon", op, np.array([dims]), dtype).latency_s
             writer.writerow(["toy", op, "x".join(map(str, dims)), dtype, f"{lat:.9e}", "", 11, ""])
     return path
-
-
-def _calibrate(base, out, *extra):
-    args = [
-        "calibrate",
-        "--hw",
-        "toy",
-        "--no-loo",
-        *extra,
-        "--baseline",
-        str(base),
-        "--out",
-        str(out),
-    ]
-    result = CliRunner().invoke(cli, args)
-    assert result.exit_code == 0, result.output
-    return json.loads(out.read_text())["constants"]
 
 
 FRESH = {
@@ -559,9 +546,7 @@ def test_a_libraries_overlap_of_compute_and_memory_is_recovered_where_rows_show_
     monkeypatch.setitem(SHAPES, "matmul", [*SHAPES["matmul"], *skinny])
     base = _write(tmp_path / "toy.calibration.csv", registry, "silicon")
     out = tmp_path / "toy.json"
-    args = ["calibrate", "--hw", "toy", "--no-loo", "--no-grouped-cv", "--baseline", str(base)]
-    result = CliRunner().invoke(cli, [*args, "--out", str(out)])
-    assert result.exit_code == 0, result.output
+    result = _run(base, out, "--no-grouped-cv")
     overlap = json.loads(out.read_text())["constants"]["product_overlap.fp32"]
     assert overlap["value"] == pytest.approx(0.4, rel=0.02)
     # printed with its own spread, as a share (a percentage of a share near 0 misleads)
@@ -573,6 +558,4 @@ def test_a_libraries_overlap_of_compute_and_memory_is_recovered_where_rows_show_
     # without such rows it is not fitted, and keeps the spec's roofline
     monkeypatch.setitem(SHAPES, "matmul", SHAPES["matmul"][: -len(skinny)])
     few = _write(tmp_path / "few.calibration.csv", registry, "silicon")
-    result = CliRunner().invoke(cli, [*args[:-1], str(few), "--out", str(out)])
-    assert result.exit_code == 0, result.output
-    assert "product_overlap.fp32" not in json.loads(out.read_text())["constants"]
+    assert "product_overlap.fp32" not in _calibrate(few, out, "--no-grouped-cv")
