@@ -692,6 +692,14 @@ class TargetSpec:
         if dtype in self.no_gemm_library:
             raise SpecError(name, f"{dtype} is in no_gemm_library: no library {what}")
 
+    def _cpu_library(self, name: str, dtype: str, elsewhere: str, what: str) -> None:
+        """Refuse ``name``, a CPU GEMM library's constant, on another
+        architecture ("a <architecture> target's library ``elsewhere``") and
+        for a dtype no library runs (:meth:`_library_runs`)."""
+        if self.architecture != "cpu":
+            raise SpecError(name, f"a {self.architecture} target's library {elsewhere}")
+        self._library_runs(name, dtype, what)
+
     def _check_overlap(self) -> None:
         """A product's overlap is a GEMM library's, for a dtype some library
         runs (not one of ``no_gemm_library``), and it hides only time beyond
@@ -737,13 +745,12 @@ class TargetSpec:
         some GEMM library runs (not one of ``no_gemm_library``)."""
         for dtype, lanes in self.accumulator_lanes.items():
             name = f"accumulator_lanes.{dtype}"
-            if self.architecture != "cpu":
-                raise SpecError(
-                    name,
-                    f"a {self.architecture} target's library picks its own tiles: accumulator "
-                    "lanes are a CPU GEMM library's micro-kernel",
-                )
-            self._library_runs(name, dtype, "kernel runs it")
+            self._cpu_library(
+                name,
+                dtype,
+                "picks its own tiles: accumulator lanes are a CPU GEMM library's micro-kernel",
+                "kernel runs it",
+            )
             if lanes != int(lanes) or lanes > MAX_ACCUMULATOR_LANES:
                 raise SpecError(
                     name,
@@ -759,13 +766,12 @@ class TargetSpec:
         than one memory tier)."""
         for dtype, rows in self.in_place_max_rows.items():
             name = f"in_place_max_rows.{dtype}"
-            if self.architecture != "cpu":
-                raise SpecError(
-                    name,
-                    f"a {self.architecture} target's library does not pack B on the call: "
-                    "reading it in place instead is a CPU GEMM library's",
-                )
-            self._library_runs(name, dtype, "packs its B")
+            self._cpu_library(
+                name,
+                dtype,
+                "does not pack B on the call: reading it in place instead is a CPU GEMM library's",
+                "packs its B",
+            )
             if len(self.tiers) < 2:
                 raise SpecError(
                     name,

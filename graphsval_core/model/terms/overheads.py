@@ -217,8 +217,8 @@ def pack_read_time(
     memory costs a pass at its rate (the host's fp32 products with 3-16 rows
     of A and a B of 0.5 MiB run at their compute alone; with a B of 4-16 MiB
     they take one more pass of B at the L3's rate)."""
-    b_bytes = gemm[:, 1] * gemm[:, 2] * bpe
-    return memory_time(b_bytes[:, None] * crossing, stream_bandwidth, access_latency_s).memory_s
+    b = b_bytes(gemm, bpe)
+    return memory_time(b[:, None] * crossing, stream_bandwidth, access_latency_s).memory_s
 
 
 def pack_a_time(
