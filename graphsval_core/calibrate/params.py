@@ -50,6 +50,11 @@ exercise it:
   runs under the longer, for each dtype the spec gives one, from at least
   :data:`OVERLAP_ROWS` product rows of the dtype whose shorter time is at
   least :data:`OVERLAP_SHARE` of the longer (under the spec's values);
+- ``in_place_fraction.<dtype>``: the share of each tier's bandwidth at
+  which a product that reads B in place streams the part it does not pack, for each dtype the spec
+  gives one, where the dtype's products' share is fitted and at least
+  :data:`IN_PLACE_ROWS` of its rows may read B in place (a transposed B
+  beyond the caches inside the last level, under few enough rows of A);
 - ``pack_a_bps.<dtype>``: the rate at which a CPU GEMM library packs an A
   that lies beyond the last-level cache (serially with its compute), for
   each dtype the spec gives one (MKL's fp32), from the rows of that dtype
@@ -105,7 +110,7 @@ from graphsval_core.datamodel.target import (
 )
 from graphsval_core.files.baseline import BaselineRow
 from graphsval_core.files.calibration_file import MAX_FRACTION
-from graphsval_core.model.terms.overheads import library_rows, team_gemv_rows
+from graphsval_core.model.terms.overheads import library_rows, reads_b_in_place, team_gemv_rows
 from graphsval_core.model.terms.reference_kernel import tlb_misses
 from graphsval_core.model.terms.residency import inner_capacities
 
@@ -129,7 +134,10 @@ OVERLAP_SHARE = 0.25
 #: starts at 1, its most): the fit starts them, like the fractions, at the
 #: spec's value and at a half and a quarter of it, and calibrate judges them by
 #: their spread rather than by a relative uncertainty.
-SHARES = ("product_overlap.",)
+SHARES = ("product_overlap.", "in_place_fraction.")
+#: Rows of a dtype that read B in place before its ``in_place_fraction`` is
+#: fitted.
+IN_PLACE_ROWS = 4
 
 
 @define
@@ -298,6 +306,7 @@ def choose_params(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) 
                 )
             )
     params += _product_shares(spec, gate)
+    params += _in_place_shares(registry, spec, rows, gate)
     multi = [r for r in rows if registry.op(r.op).kernels > 1]
     if spec.kernel_overhead_s is not None and multi:
         params.append(
@@ -686,6 +695,39 @@ def _product_shares(spec: TargetSpec, gate: ShareGate) -> list[Param]:
         )
         for dtype, count in gate.products.items()
         if gate.fits(dtype)
+    ]
+
+
+def _in_place_shares(
+    registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow], gate: ShareGate
+) -> list[Param]:
+    """``in_place_fraction.<dtype>`` for each dtype the spec gives one, where
+    the dtype's products' share is fitted (streams pin the tiers) and at
+    least :data:`IN_PLACE_ROWS` of its rows may read B in place: B outgrows
+    the caches inside the last one (whether it outgrows the last one too, a
+    VM's share of an L3 whose usable capacity is itself fitted, is the fit's
+    to say)."""
+    if not spec.in_place_fraction or len(spec.tiers) < 2:
+        return []
+    kept = float(inner_capacities(spec.tiers)[-2]) if len(spec.tiers) > 2 else 0.0
+    counts = dict.fromkeys(sorted(spec.in_place_fraction), 0)
+    for dtype, index, gemm, op in _product_batches(registry, rows):
+        if dtype in counts:
+            bpe = bytes_per_element(dtype)
+            own = library_rows(spec, dtype, gemm, len(index))
+            own &= reads_b_in_place(spec, dtype, gemm, bpe, op.b_transposed, kept)
+            counts[dtype] += int(np.sum(own))
+    return [
+        Param(
+            f"in_place_fraction.{dtype}",
+            spec.in_place_fraction[dtype],
+            1e-2,
+            MAX_PRODUCT_SHARE,
+            f"{count} {dtype} matmul/linear rows that may read B in place "
+            "(a transposed B beyond the caches inside the last under a few rows of A)",
+        )
+        for dtype, count in counts.items()
+        if count >= IN_PLACE_ROWS and gate.fits(dtype)
     ]
 
 

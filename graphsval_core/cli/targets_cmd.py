@@ -217,6 +217,16 @@ def _detail_rows(registry: Registry, target: TargetSpec) -> list[list[str]]:
         ],
         *[
             [
+                f"B in place {d}, stream",
+                f"{share:.3g} of each tier's bandwidth for the part of B not packed "
+                f"({fmt_si(target.tiers[-1].effective_bandwidth_bps * share, 'B/s')} "
+                f"from {target.tiers[-1].name})",
+                src(f"in_place_fraction.{d}"),
+            ]
+            for d, share in target.in_place_fraction.items()
+        ],
+        *[
+            [
                 f"packing A {d}",
                 f"{fmt_si(rate, 'B/s')} beyond the last cache, N > {PACK_A_MIN_COLUMNS}",
                 src(f"pack_a_bps.{d}"),

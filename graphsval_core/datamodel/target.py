@@ -395,6 +395,10 @@ class TargetSpec:
     linear's weight, K-contiguous) where it lies instead of packing it, once
     B outgrows what the caches keep (oneDNN's bf16 linear with up to 64 rows
     and a weight in main memory takes about the weight's memory time alone);
+    ``in_place_fraction`` (per dtype, a dtype with ``in_place_max_rows``;
+    unset: the products' share) the share of each tier's bandwidth at which
+    such a product streams the part of B the caches do not keep: its kernel
+    reads the weight's rows as they lie, not packed panels;
     ``pack_a_bps`` (per dtype; unset: no such cost) the rate at which it
     packs an A its last-level cache does not hold, serially with its compute,
     once N is above ``PACK_A_MIN_COLUMNS`` (main memory's rows reach the
@@ -476,6 +480,7 @@ class TargetSpec:
     pack_bps: Mapping[str, float] = field(factory=dict)
     pack_min_rows: Mapping[str, float] = field(factory=dict)
     in_place_max_rows: Mapping[str, float] = field(factory=dict)
+    in_place_fraction: Mapping[str, float] = field(factory=dict)
     parallel_grain_ops: float | None = None
     detected: bool = False
     description: str = ""
@@ -594,6 +599,7 @@ class TargetSpec:
         for name, most in (
             ("product_bandwidth_fraction", MAX_PRODUCT_SHARE),
             ("product_overlap", 1.0),
+            ("in_place_fraction", MAX_PRODUCT_SHARE),
         ):
             _set(self, name, _per_dtype(name, getattr(self, name), peaks, prov, most=most))
         packing = {name: self._packing(name, peaks, prov) for name in self.PACKING}
@@ -627,6 +633,7 @@ class TargetSpec:
             *(f"{name}.{d}" for name in self.REFERENCE for d in getattr(self, name)),
             *(f"{name}.{d}" for name in self.PACKING for d in getattr(self, name)),
             *(f"in_place_max_rows.{d}" for d in self.in_place_max_rows),
+            *(f"in_place_fraction.{d}" for d in self.in_place_fraction),
         ]
         for optional in self.OPTIONAL_NUMBERS:
             if getattr(self, optional) is not None:
@@ -763,7 +770,8 @@ class TargetSpec:
         a dtype some library runs (not one of ``no_gemm_library``) and packs
         B for (``pack_bps``), from a whole number of rows at least its
         ``pack_min_rows``, on a target with caches for B to outgrow (more
-        than one memory tier)."""
+        than one memory tier); ``in_place_fraction`` only for a dtype that
+        reads B in place."""
         for dtype, rows in self.in_place_max_rows.items():
             name = f"in_place_max_rows.{dtype}"
             self._cpu_library(
@@ -789,6 +797,13 @@ class TargetSpec:
                     name,
                     f"must be a whole number of rows of A, at least pack_min_rows.{dtype} "
                     f"({_shown(least)}), got {_shown(rows)}",
+                )
+        for dtype in self.in_place_fraction:
+            if dtype not in self.in_place_max_rows:
+                raise SpecError(
+                    f"in_place_fraction.{dtype}",
+                    f"{dtype} has no in_place_max_rows: the share is that of the products "
+                    "that read B in place",
                 )
 
     def fastest_mac_s(self, dtype: str, peaks: Mapping[str, float] | None = None) -> float:
@@ -963,6 +978,7 @@ class TargetSpec:
             "pack_bps": dict(self.pack_bps),
             "pack_min_rows": dict(self.pack_min_rows),
             "in_place_max_rows": dict(self.in_place_max_rows),
+            "in_place_fraction": dict(self.in_place_fraction),
             "launch_overhead_s": self.launch_overhead_s,
             "idle_power_w": self.idle_power_w,
             "tdp_w": self.tdp_w,

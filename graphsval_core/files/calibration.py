@@ -66,6 +66,7 @@ PER_DTYPE_VALUES = (
     "vector_ops_per_s",
     "product_bandwidth_fraction",
     "product_overlap",
+    "in_place_fraction",
     "pack_a_bps",
     "vector_first_touch_bps",
     *TargetSpec.REFERENCE,
@@ -135,6 +136,7 @@ def apply_constants(spec: TargetSpec, values: dict[str, float], source: str) -> 
                     "vector_ops_per_s.",
                     "product_bandwidth_fraction.",
                     "product_overlap.",
+                    "in_place_fraction.",
                     "pack_a_bps.",
                     "vector_first_touch_bps.",
                     *(f"{name}." for name in TargetSpec.REFERENCE),
@@ -253,6 +255,8 @@ def current_values(spec: TargetSpec) -> dict[str, float]:
         out[f"product_bandwidth_fraction.{d}"] = share
     for d, share in spec.product_overlap.items():
         out[f"product_overlap.{d}"] = share
+    for d, share in spec.in_place_fraction.items():
+        out[f"in_place_fraction.{d}"] = share
     for d, rate in spec.pack_a_bps.items():
         out[f"pack_a_bps.{d}"] = rate
     for d, rate in spec.vector_first_touch_bps.items():

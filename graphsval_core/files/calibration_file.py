@@ -45,6 +45,7 @@ PER_DTYPE = (
     "vector_ops_per_s",
     "product_bandwidth_fraction",
     "product_overlap",
+    "in_place_fraction",
     "pack_a_bps",
     "vector_first_touch_bps",
     *TargetSpec.REFERENCE,
@@ -67,6 +68,7 @@ SPEC_DTYPES_ONLY = (
     "vector_ops_per_s",
     "gemv_fork_join_s",
     "product_overlap",
+    "in_place_fraction",
     *TargetSpec.REFERENCE,
 )
 
@@ -133,7 +135,7 @@ def _range(name: str) -> tuple[float, float | None, bool]:
     last = name.split(".")[-1] if name.startswith("tiers.") else name.split(".")[0]
     if last in ("achievable_fraction", "compute_fraction"):
         return 0.0, MAX_FRACTION, True
-    if last in ("product_bandwidth_fraction", "product_fraction"):
+    if last in ("product_bandwidth_fraction", "product_fraction", "in_place_fraction"):
         return 0.0, MAX_PRODUCT_SHARE, True
     if last == "product_overlap":
         return 0.0, 1.0, True

@@ -47,6 +47,7 @@ _MAPS = (
     *TargetSpec.REFERENCE,
     *TargetSpec.PACKING,
     "in_place_max_rows",
+    "in_place_fraction",
 )
 
 
@@ -495,6 +496,14 @@ def effective_rates(spec: TargetSpec) -> list[tuple[str, float, str]]:
         out += [  # ... and its library's share of every tier
             (f"{own} x product_bandwidth_fraction.{d}", product * share, "B/s")
             for d, share in spec.product_bandwidth_fraction.items()
+        ]
+        out += [  # ... and what a product reading B in place streams the rest of B at
+            (
+                f"{at} x achievable_fraction x in_place_fraction.{d}",
+                tier.effective_bandwidth_bps * share,
+                "B/s",
+            )
+            for d, share in spec.in_place_fraction.items()
         ]
     return out
 

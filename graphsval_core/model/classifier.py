@@ -127,6 +127,8 @@ def measured_regime(
     if prediction.bytes_per_tier is not None:
         for k, name in enumerate(prediction.tier_names):
             bw = prediction.tier_bandwidth_bps[k]
+            if prediction.row_bandwidth_bps is not None:  # rows at their own rates
+                bw = np.asarray(prediction.row_bandwidth_bps, dtype=np.float64)[:, k]
             achieved = prediction.bytes_per_tier[:, k] / np.where(valid, t, np.inf)
             scores.append((tier_regime(name), achieved / bw))
     if scores:

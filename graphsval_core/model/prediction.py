@@ -65,6 +65,10 @@ class Prediction:
     working_set_bytes: np.ndarray | None = None
     tier_names: tuple[str, ...] = ()
     tier_bandwidth_bps: tuple[float, ...] = ()
+    #: ``(n, T)``, where some rows stream at other rates than
+    #: ``tier_bandwidth_bps`` (a product reading B in place, part of it at
+    #: its ``in_place_fraction``); None: none do
+    row_bandwidth_bps: np.ndarray | None = None
     bytes_per_tier: np.ndarray | None = None
     time_per_tier_s: np.ndarray | None = None
     tiles: np.ndarray | None = None
@@ -132,6 +136,13 @@ class Prediction:
         else:
             out[:] = [self.shape_string(i) for i in range(len(self))]
         return out
+
+    def bandwidth_of(self, i: int) -> tuple[float, ...]:
+        """Each tier's effective bandwidth for shape ``i``: its own where the
+        prediction gives rows their own (``row_bandwidth_bps``), else the batch's."""
+        if self.row_bandwidth_bps is not None:
+            return tuple(float(b) for b in self.row_bandwidth_bps[i])
+        return tuple(float(b) for b in self.tier_bandwidth_bps)
 
     def columns(self) -> dict[str, np.ndarray]:
         """The per-shape quantities of the batch, one array of length ``n`` per name:
@@ -202,7 +213,7 @@ class Prediction:
             }
         if self.tier_bandwidth_bps:
             d["effective_bandwidth_bps"] = dict(
-                zip(self.tier_names, map(float, self.tier_bandwidth_bps), strict=True)
+                zip(self.tier_names, self.bandwidth_of(i), strict=True)
             )
         if self.tiles is not None:
             d["tiles"] = {
@@ -261,7 +272,7 @@ class Prediction:
         elif self.residency_tier is not None:
             parts.append("no reuse;")
         moved = self.bytes_per_tier[i, k] if self.bytes_per_tier is not None else 0.0
-        bw = self.tier_bandwidth_bps[k] if self.tier_bandwidth_bps else float("nan")
+        bw = self.bandwidth_of(i)[k] if self.tier_bandwidth_bps else float("nan")
         parts.append(
             f"it streams {fmt_bytes(moved)} from {self.binding_tier[i]} at "
             f"{fmt_si(bw, 'B/s')} effective ({fmt_seconds(self.memory_s[i])} memory time),"
@@ -316,6 +327,8 @@ class Prediction:
             if self.pack_s[i] > of_a:
                 what = "the share of B the caches keep" if in_place else "B"
                 rest = " (the rest read in place)" if in_place else ""
+                if in_place and self.row_bandwidth_bps is not None:
+                    rest = " (the rest read in place, at its own share of each tier)"
                 parts.append(f"packing {what} {fmt_seconds(self.pack_s[i] - of_a)}{rest};")
             if of_a > 0:
                 parts.append(f"packing A from main memory {fmt_seconds(of_a)};")

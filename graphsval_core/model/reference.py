@@ -36,7 +36,11 @@ latency and energy of one call on warm data, term by term
   elementwise op, whose rows set the tiers' own fractions), times the
   tier's ``product_fraction`` (1 unless calibrated: a stream reads a private
   L2 through its streaming prefetcher, a GEMM micro-kernel reads its packed
-  panels from it in short bursts, and fewer misses are in flight). The memory time
+  panels from it in short bursts, and fewer misses are in flight). A
+  product that reads B in place (below, "Packing") reads the share of B
+  it packs as panels at the products' share and streams the rest as it lies
+  at the dtype's ``in_place_fraction`` of each tier's bandwidth, where the
+  spec gives one (the two times add up). The memory time
   is the largest; that tier is the **binding tier**, the level inside it the
   **residency tier**.
 - **Compute time** (:mod:`.terms.compute`): an op with no product runs at
@@ -157,6 +161,7 @@ from graphsval_core.model.terms.overheads import (
     first_touch_time,
     fresh_output,
     gemv_team_cost,
+    in_place_bandwidth,
     launch_time,
     library_rows,
     pack_a_time,
@@ -276,7 +281,18 @@ def predict(
     effective = np.array([t.effective_bandwidth_bps for t in tiers])
     bandwidth = effective * shares
     access_latency = np.array([t.access_latency_ns * 1e-9 for t in tiers])
-    memory = memory_time(bytes_per_tier, bandwidth, access_latency)
+    kept = float(capacities[-1])
+    library = np.zeros(len(shapes), dtype=bool)
+    in_place = np.zeros(len(shapes), dtype=bool)
+    if gemm is not None:  # the rows the dtype's GEMM library runs; which read B in place
+        library = library_rows(target, dtype, gemm, len(shapes))
+        in_place = library & reads_b_in_place(target, dtype, gemm, bpe, op.b_transposed, kept)
+    # a product reading B in place streams main memory at its own share
+    packed = np.ones(len(shapes)) if gemm is None else packed_share(in_place, gemm, bpe, kept)
+    row_bandwidth = in_place_bandwidth(target, dtype, in_place, packed, effective, bandwidth)
+    memory = memory_time(
+        bytes_per_tier, bandwidth if row_bandwidth is None else row_bandwidth, access_latency
+    )
 
     # compute in waves of register tiles
     units = target.compute_units
@@ -304,11 +320,9 @@ def predict(
         register_tiles = streaming_tiles(flops, operands, register_tile_bytes(target))
     compute = compute_waves(flops, register_tiles, active, units, achievable)
     compute_s = compute.compute_s
-    library = np.zeros(len(shapes), dtype=bool)
     reference = np.zeros(len(shapes), dtype=bool)
     tlb_s = np.zeros(len(shapes))
-    if gemm is not None:  # the framework's own kernel, where no library runs the product
-        library = library_rows(target, dtype, gemm, len(shapes))
+    if gemm is not None:
         reference = reference_rows(target, dtype, library)
         if reference.any():
             own, tlb = reference_time(target, dtype, gemm, bpe, op.b_transposed)
@@ -329,7 +343,6 @@ def predict(
     first_touch = first_touch_time(out_bytes, fresh, first_touch_bps)
     pack = np.zeros(len(shapes))
     pack_a = np.zeros(len(shapes))
-    in_place = np.zeros(len(shapes), dtype=bool)
     if gemm is not None:  # only the library packs: the framework's own kernel reads as it is
         read_b = None
         if dtype in target.pack_bps:  # the copy reads B as a stream does, whole tiers' rates
@@ -341,9 +354,7 @@ def predict(
             gemm, bpe, target.pack_bps.get(dtype), target.pack_min_rows.get(dtype), read_b
         )
         pack_a = pack_a_time(gemm, bpe, crossing[:, -1], target.pack_a_bps.get(dtype))
-        kept = float(capacities[-1])
-        in_place = library & reads_b_in_place(target, dtype, gemm, bpe, op.b_transposed, kept)
-        pack = np.where(library, pack * packed_share(in_place, gemm, bpe, kept), 0.0)
+        pack = np.where(library, pack * packed, 0.0)
         pack_a = np.where(library, pack_a, 0.0)
         pack = pack + pack_a
 
@@ -382,6 +393,7 @@ def predict(
         working_set_bytes=working_set,
         tier_names=names,
         tier_bandwidth_bps=tuple(float(b) for b in bandwidth),
+        row_bandwidth_bps=row_bandwidth,
         active_units=active,
         bytes_per_tier=bytes_per_tier,
         time_per_tier_s=memory.time_per_tier_s,

@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 from attrs import Factory, evolve, field, frozen
 
+from graphsval_core.datamodel.dtypes import bytes_per_element
 from graphsval_core.datamodel.op import OpSpec
 from graphsval_core.datamodel.regimes import AMBIGUOUS
 from graphsval_core.datamodel.target import TargetSpec
@@ -51,8 +52,16 @@ from graphsval_core.model.plausibility import (
 from graphsval_core.model.prediction import Prediction
 from graphsval_core.model.reference import NAME as REFERENCE
 from graphsval_core.model.terms.latency import unhidden_time
-from graphsval_core.model.terms.overheads import dispatched_rows, gemv_team_cost, library_rows
+from graphsval_core.model.terms.overheads import (
+    dispatched_rows,
+    gemv_team_cost,
+    in_place_bandwidth,
+    library_rows,
+    packed_share,
+    reads_b_in_place,
+)
 from graphsval_core.model.terms.reference_kernel import reference_rows
+from graphsval_core.model.terms.residency import inner_capacities
 from graphsval_core.plugins.records import PredictorConstant, PredictorSpec
 from graphsval_core.plugins.registry import PredictorFailed, PredictorRowsFailed, Registry
 from graphsval_core.validate import block_checks
@@ -600,15 +609,57 @@ def _terms(
         gemv_team_s=gemv_team,
         fixed_s=fixed,
         **given,
-        tier_bandwidth_bps=block_checks.per_value(
-            columns["binding_tier"], lambda tier: bandwidth.get(tier, np.nan)
-        ).astype(np.float64),
+        tier_bandwidth_bps=_binding_bandwidth(
+            target,
+            dtype,
+            op,
+            shapes,
+            columns["binding_tier"],
+            block_checks.per_value(
+                columns["binding_tier"], lambda tier: bandwidth.get(tier, np.nan)
+            ).astype(np.float64),
+        ),
         # the reference model's rule: an op with no product at the dtype's vector rate,
         # a product no library runs at its own kernel's
         achievable_ops_per_s=rate,
         vector_rate=kind,
         static_power_w=np.full(n, target.idle_power_w),
     )
+
+
+def _binding_bandwidth(
+    target: TargetSpec,
+    dtype: str,
+    op: OpSpec | None,
+    shapes: np.ndarray | None,
+    binding_tier: np.ndarray,
+    products: np.ndarray,
+) -> np.ndarray:
+    """Per row, the bandwidth of its binding tier as the reference model gives
+    it: ``products`` (each tier at the op's share), except for a product that
+    reads B in place at the dtype's own ``in_place_fraction``
+    (:func:`in_place_bandwidth`)."""
+    if op is None or op.gemm_dims is None or shapes is None:
+        return products
+    if dtype not in target.in_place_fraction:
+        return products
+    n = len(products)
+    gemm = np.asarray(op.gemm_dims(shapes), dtype=np.float64).reshape(n, 3)
+    bpe = bytes_per_element(dtype)
+    kept = float(inner_capacities(target.tiers)[-1])
+    in_place = library_rows(target, dtype, gemm, n) & reads_b_in_place(
+        target, dtype, gemm, bpe, op.b_transposed, kept
+    )
+    effective = np.array([t.effective_bandwidth_bps for t in target.tiers])
+    shares = np.array([target.tier_share(t, dtype, True) for t in target.tiers])
+    packed = packed_share(in_place, gemm, bpe, kept)
+    rows = in_place_bandwidth(target, dtype, in_place, packed, effective, effective * shares)
+    if rows is None:
+        return products
+    names = [t.name for t in target.tiers]
+    k = np.array([names.index(str(b)) if str(b) in names else -1 for b in binding_tier])
+    own = rows[np.arange(n), np.maximum(k, 0)]
+    return np.where(in_place & (k >= 0), own, products)
 
 
 def recapture_agreement(

@@ -559,3 +559,36 @@ def test_a_libraries_overlap_of_compute_and_memory_is_recovered_where_rows_show_
     monkeypatch.setitem(SHAPES, "matmul", SHAPES["matmul"][: -len(skinny)])
     few = _write(tmp_path / "few.calibration.csv", registry, "silicon")
     assert "product_overlap.fp32" not in _calibrate(few, out, "--no-grouped-cv")
+
+
+def test_the_share_a_b_read_in_place_streams_at_is_fitted_where_rows_read_one(
+    make_target, installed, tmp_path, monkeypatch
+):
+    def toy(share):
+        return make_target(
+            "toy",
+            pack_bps=estimated(20e9, "t"),
+            pack_min_rows=estimated(3, "t"),
+            in_place_max_rows={"fp32": estimated(8, "t")},
+            in_place_fraction={"fp32": estimated(share, "the library")},
+            product_bandwidth_fraction={"fp32": estimated(0.6, "the library")},
+        )
+
+    registry = installed(toy(0.6), toy(0.3))
+    streams = [[int(n)] for n in np.geomspace(2e5, 4e7, 12)]
+    # linears of 3-8 rows whose weights (16-64 MiB) outgrow the toy's caches read them in
+    # place; the matmuls of the same shapes, and a 16-row linear, pack them
+    in_place = [[3, 2048, 2048], [4, 4096, 2048], [6, 2048, 4096], [8, 4096, 4096]]
+    shapes = {
+        "vector_add": streams,
+        "matmul": [[4, 2048, 2048], [8, 4096, 4096], [1, 8192, 4096]],
+        "linear": [*in_place, [16, 4096, 4096]],
+    }
+    constants = _fitted(registry, tmp_path, shapes, monkeypatch)
+    share = constants["in_place_fraction.fp32"]
+    assert share["value"] == pytest.approx(0.3, rel=0.02)
+    assert share["from"].startswith("4 fp32 matmul/linear rows that may read B in place")
+    assert constants["product_bandwidth_fraction.fp32"]["value"] == pytest.approx(0.6, rel=0.02)
+    # with three such rows it is not fitted
+    shapes["linear"] = [*in_place[:3], [16, 4096, 4096]]
+    assert "in_place_fraction.fp32" not in _fitted(registry, tmp_path, shapes, monkeypatch)

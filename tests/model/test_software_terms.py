@@ -8,6 +8,7 @@ import pytest
 
 from graphsval_core.datamodel.provenance import datasheet, estimated
 from graphsval_core.datamodel.target import SpecError
+from graphsval_core.datamodel.units import fmt_si
 from graphsval_core.files.target_spec import spec_from_json, spec_to_json
 from graphsval_core.model.classifier import measured_regime
 from graphsval_core.model.predict import predict_batch
@@ -694,13 +695,14 @@ def test_the_lanes_are_the_library_s_not_the_framework_kernel_s(registry_of):
     assert "padded_n" not in p.details(0)
 
 
-def _in_place_registry(registry_of, rows: float = 8):
+def _in_place_registry(registry_of, rows: float = 8, **more):
     return registry_of(
         peak_ops_per_s={"fp32": datasheet(1e11, "t"), "bf16": datasheet(2e11, "t")},
         energy_per_op_j={"fp32": estimated(1e-12, "t"), "bf16": estimated(1e-12, "t")},
         pack_bps={"fp32": estimated(20e9, "mkl"), "bf16": estimated(5e9, "onednn")},
         pack_min_rows={"fp32": estimated(3, "mkl"), "bf16": estimated(1, "onednn")},
         in_place_max_rows={"bf16": estimated(rows, "reads a weight in place")},
+        **more,
     )
 
 
@@ -745,14 +747,20 @@ def test_a_transposed_b_beyond_the_caches_is_read_in_place_under_few_rows(regist
     )
 
 
-def test_reading_b_in_place_never_makes_a_larger_linear_faster(registry_of):
-    # the packing stops growing where B outgrows the caches; it does not vanish there
-    registry = _in_place_registry(registry_of)
+def _across_what_the_caches_keep(registry):
+    """bf16 linears of 8 rows whose K x 4096 weights grow across what the
+    caches keep: the first packed, the last read in place."""
     kept = inner_capacities(registry.target("t").tiers)[-1]
-    n = int(kept / 2 / 4096)  # K x 4096 bf16 weights across what the caches keep
+    n = int(kept / 2 / 4096)
     shapes = [[8, k, 4096] for k in range(n - 3, n + 4)]
     p = predict_batch(registry, "t", "linear", shapes, "bf16")
     assert not p.b_in_place[0] and p.b_in_place[-1]
+    return p
+
+
+def test_reading_b_in_place_never_makes_a_larger_linear_faster(registry_of):
+    # the packing stops growing where B outgrows the caches; it does not vanish there
+    p = _across_what_the_caches_keep(_in_place_registry(registry_of))
     assert np.all(np.diff(p.latency_s) >= 0) and np.all(np.diff(p.pack_s) >= -1e-15)
 
 
@@ -792,10 +800,14 @@ def test_reading_b_in_place_survives_a_json_round_trip(make_target):
         pack_bps=estimated(10e9, "t"),
         pack_min_rows=estimated(1, "t"),
         in_place_max_rows={"fp32": estimated(32, "a weight in place")},
+        in_place_fraction={"fp32": estimated(0.4, "a stream's share")},
     )
     back = spec_from_json(spec_to_json(spec))
     assert back.in_place_max_rows == {"fp32": 32}
     assert back.provenance["in_place_max_rows.fp32"].source == "a weight in place"
+    assert back.in_place_fraction == {"fp32": 0.4}
+    assert back.provenance["in_place_fraction.fp32"].source == "a stream's share"
+    assert back.to_dict()["in_place_fraction"] == {"fp32": 0.4}
 
 
 def test_a_b_too_few_rows_pack_is_not_read_in_place(registry_of):
@@ -830,3 +842,78 @@ def test_reading_b_in_place_is_a_cpu_library_s_with_caches(make_target, make_tie
         fields = {"tiers": [make_tier("dram")]}
     with pytest.raises(SpecError, match=message):
         make_target(**packing, **fields)
+
+
+def _streaming_registry(registry_of, share: float | None):
+    """:func:`_in_place_registry` with the products' bf16 share at 0.25 and,
+    unless ``share`` is None, the rows read in place at their own."""
+    own = {} if share is None else {"in_place_fraction": {"bf16": estimated(share, "t")}}
+    products = {"bf16": estimated(0.25, "t")}
+    return _in_place_registry(registry_of, product_bandwidth_fraction=products, **own)
+
+
+def test_a_b_read_in_place_streams_the_part_it_does_not_pack_at_its_own_share(registry_of):
+    registry = _streaming_registry(registry_of, 0.8)
+    spec = registry.target("t")
+    kept = inner_capacities(spec.tiers)[-1]
+    big = int(np.ceil(np.sqrt(kept))) * 4  # a bf16 B far beyond the caches
+    shapes = [[8, big, big], [9, big, big]]  # read in place; packed
+    own = predict_batch(registry, "t", "linear", shapes, "bf16")
+    products = predict_batch(_streaming_registry(registry_of, None), "t", "linear", shapes, "bf16")
+    assert own.b_in_place.tolist() == [True, False]
+    effective = np.array([t.effective_bandwidth_bps for t in spec.tiers])
+    panels = np.array(own.tier_bandwidth_bps)  # the products' share of every tier
+    packed = kept / (big * big * 2)
+    # each tier: the packed share of B as panels at the products' rate, the rest at the
+    # row's own share of the tier, the two times added
+    blend = 1.0 / (packed / panels + (1.0 - packed) / (effective * 0.8))
+    assert own.row_bandwidth_bps[0] == pytest.approx(blend)
+    assert own.row_bandwidth_bps[1].tolist() == pytest.approx(panels.tolist())
+    assert own.time_per_tier_s[0] == pytest.approx(own.bytes_per_tier[0] / blend)
+    assert own.time_per_tier_s[0, -1] < products.time_per_tier_s[0, -1]
+    assert own.latency_s[0] < products.latency_s[0]
+    # the packed row is timed as before
+    assert own.latency_s[1] == pytest.approx(products.latency_s[1])
+    # explain and the details quote the row's own rate, not the products'
+    last = spec.tiers[-1]
+    rate = own.details(0)["effective_bandwidth_bps"][last.name]
+    assert rate == pytest.approx(blend[-1])
+    assert own.details(1)["effective_bandwidth_bps"][last.name] == pytest.approx(panels[-1])
+    assert own.binding_tier[0] == last.name
+    assert fmt_si(rate, "B/s") in own.sentence(0)
+    assert "(the rest read in place, at its own share of each tier);" in own.sentence(0)
+    # attribution holds the row against the same rate, the packed row against the products'
+    from graphsval_core.builtin.ops import LINEAR
+    from graphsval_core.validate.harness import _terms
+
+    terms = _terms(own.columns(), spec, "bf16", LINEAR, shapes=np.array(shapes))
+    assert terms.tier_bandwidth_bps.tolist() == pytest.approx([blend[-1], panels[-1]])
+    # and the measured regime judges the row by it
+    regime = measured_regime(own, own.latency_s, spec)
+    assert regime[0] == own.regime[0]
+
+
+def test_a_b_read_in_place_at_its_own_share_never_makes_a_larger_linear_faster(registry_of):
+    # a B just past what the caches keep is read almost all as panels, as just below, and
+    # each further byte at the in-place rate: no step down where B outgrows the caches,
+    # even at a share four times the products'
+    p = _across_what_the_caches_keep(_streaming_registry(registry_of, 1.0))
+    assert np.all(np.diff(p.latency_s) >= 0)
+
+
+@pytest.mark.parametrize(
+    ("reads_in_place", "share", "message"),
+    [
+        (False, 0.5, "in_place_fraction.fp32.*has no in_place_max_rows"),
+        (True, 1.5, r"in_place_fraction.fp32.*\(0, 1\]"),
+        (True, 0.0, "in_place_fraction.fp32"),
+    ],
+)
+def test_a_b_read_in_place_s_own_share_is_checked(make_target, reads_in_place, share, message):
+    fields = {"in_place_fraction": {"fp32": estimated(share, "t")}}
+    if reads_in_place:
+        fields["pack_bps"] = estimated(10e9, "t")
+        fields["pack_min_rows"] = estimated(3, "t")
+        fields["in_place_max_rows"] = {"fp32": estimated(8, "t")}
+    with pytest.raises(SpecError, match=message):
+        make_target(**fields)

@@ -185,6 +185,34 @@ def reads_b_in_place(
     return rows & (b_bytes(gemm, bpe) > kept_bytes)
 
 
+def in_place_bandwidth(
+    target: TargetSpec,
+    dtype: str,
+    in_place: np.ndarray,
+    packed: np.ndarray,
+    effective: np.ndarray,
+    bandwidth: np.ndarray,
+) -> np.ndarray | None:
+    """Per row, each tier's bandwidth ``(n, T)`` where some rows read B in
+    place (``in_place``: :func:`reads_b_in_place`) and the spec gives the
+    dtype an ``in_place_fraction``. Such a row packs the ``packed`` share of
+    B the caches keep (:func:`packed_share`), read as packed panels at the
+    products' ``bandwidth``, and streams the rest as it lies at the
+    dtype's ``in_place_fraction`` of each tier's ``effective`` bandwidth; a
+    tier's time is the sum of the two, so its rate is their harmonic blend,
+    ``1 / (packed / bandwidth + (1 - packed) / (effective * share))``. A B
+    just past what the caches keep is read almost all as panels, as just
+    below, and each further byte at the in-place rate: the time never falls
+    as B grows. None where no row reads B in place at its own share (every
+    row at ``bandwidth``)."""
+    share = target.in_place_fraction.get(dtype)
+    if share is None or not in_place.any():
+        return None
+    kept = np.clip(packed, 0.0, 1.0)[:, None]
+    own = 1.0 / (kept / bandwidth[None, :] + (1.0 - kept) / (effective[None, :] * share))
+    return np.where(in_place[:, None], own, bandwidth[None, :])
+
+
 def b_bytes(gemm: np.ndarray, bpe: float) -> np.ndarray:
     """Bytes of each row's B, ``K*N*bpe``."""
     return gemm[:, 1] * gemm[:, 2] * bpe
