@@ -451,6 +451,7 @@ def _detect(root_text: str, usable: frozenset[int], given: bool) -> TargetSpec:
         pack_bps=library.pack_rate(libraried),
         pack_min_rows=library.pack_min_rows(libraried),
         in_place_max_rows=library.in_place_max_rows(libraried),
+        in_place_fraction=library.in_place_fraction(libraried),
         pack_a_bps=library.pack_a_rate(libraried, n_cpus),
         product_overlap=library.product_overlap(libraried, flags),
         library_min_macs=library.library_min_macs(libraried),

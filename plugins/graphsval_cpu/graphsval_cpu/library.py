@@ -199,6 +199,31 @@ def in_place_max_rows(dtypes: Iterable[str]) -> dict[str, Sourced]:
     }
 
 
+#: The share of each tier's bandwidth at which oneDNN streams the part of a
+#: weight it reads in place (the part the caches do not keep): its kernel
+#: reads the weight's K-contiguous rows as they lie, not packed panels. The
+#: hosts' bf16 linears of 2-8 rows with weights of 0.3-0.5 GB stream them at
+#: 10-11 GB/s on both kinds, about half of what a stream gets from main
+#: memory and more than the products' share gives them: an estimate, which
+#: calibrate fits.
+IN_PLACE_FRACTION = 0.5
+
+
+def in_place_fraction(dtypes: Iterable[str]) -> dict[str, Sourced]:
+    """The share of each tier's bandwidth at which the library streams the
+    part of a B it reads in place, for each dtype it reads B in place for
+    (:func:`in_place_max_rows`)."""
+    return {
+        d: estimated(
+            IN_PLACE_FRACTION,
+            f"oneDNN streams the part of a {d} weight it reads in place (what the caches do not "
+            "keep) at about half of a stream's rate (the hosts' linears of 2-8 rows read "
+            "0.3-0.5 GB weights from main memory at 10-11 GB/s)",
+        )
+        for d in in_place_max_rows(dtypes)
+    }
+
+
 #: Bytes of an A from main memory a core packs per second for MKL's fp32
 #: kernel: its rows reach the packing in short strided runs (a few hundred
 #: bytes to a few KiB per row and block) that the prefetchers do not follow,

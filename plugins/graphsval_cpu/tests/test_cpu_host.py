@@ -539,15 +539,20 @@ def test_cpu_onednn_reads_a_bf16_weight_in_place_for_few_rows(tmp_path: Path) ->
     assert dict(xeon.in_place_max_rows) == {"bf16": library.IN_PLACE_MAX_ROWS}
     assert xeon.provenance["in_place_max_rows.bf16"].kind == "estimated"
     assert xeon.in_place_max_rows["bf16"] >= xeon.pack_min_rows["bf16"]
+    # ... and streams the part the caches do not keep at its own share of main memory
+    assert dict(xeon.in_place_fraction) == {"bf16": library.IN_PLACE_FRACTION}
+    assert xeon.provenance["in_place_fraction.bf16"].kind == "estimated"
     for root in (avx2_desktop(tmp_path / "desk"), epyc_guest(tmp_path / "zen", 25, ZEN4_FLAGS)):
         other = detect_host_cpu(root, affinity={0, 1})
         assert "bf16" in other.no_gemm_library and not other.in_place_max_rows
+        assert not other.in_place_fraction
     for threads in (1, 2):
         snap = snapshot_host(xeon, threads)
         assert snap.in_place_max_rows == xeon.in_place_max_rows
         assert (
             snap.provenance["in_place_max_rows.bf16"] == xeon.provenance["in_place_max_rows.bf16"]
         )
+        assert snap.in_place_fraction == xeon.in_place_fraction  # a share: any thread count
 
 
 def test_cpu_an_add_runs_at_its_loop_s_rate_per_core(tmp_path: Path) -> None:

@@ -106,9 +106,12 @@ def test_cpu_shipped_hosts_show_and_write_their_library_s_software_terms(graphsv
     assert result.exit_code == 0, result.output
     line = next(x for x in result.output.splitlines() if x.startswith("B in place bf16"))
     assert "up to 64 rows of A" in line and "packs only the share the caches keep" in line
+    own = next(x for x in result.output.splitlines() if x.startswith("B in place bf16, stream"))
+    assert "of each tier's bandwidth for the part of B not packed" in own
+    assert "from dram" in own and "calibrated" in own
     as_json = graphsval_cli("targets", "--hw", "host_intel_xeon_2c_1t", "--json")
     assert as_json.exit_code == 0, as_json.output
-    assert '"in_place_max_rows"' in as_json.output
+    assert '"in_place_max_rows"' in as_json.output and '"in_place_fraction"' in as_json.output
     from graphsval_cpu import library
 
     registry = build_registry()
@@ -118,3 +121,5 @@ def test_cpu_shipped_hosts_show_and_write_their_library_s_software_terms(graphsv
         libraried = [d for d in shipped.peak_ops_per_s if d not in shipped.no_gemm_library]
         expected = {d: v.value for d, v in library.in_place_max_rows(libraried).items()}
         assert dict(shipped.in_place_max_rows) == expected
+        share = {d: v.value for d, v in library.in_place_fraction(libraried).items()}
+        assert dict(shipped.in_place_fraction) == share
