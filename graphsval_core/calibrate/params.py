@@ -723,8 +723,8 @@ def _in_place_shares(
             spec.in_place_fraction[dtype],
             1e-2,
             MAX_PRODUCT_SHARE,
-            f"{count} {dtype} matmul/linear rows that may read B in place "
-            "(a transposed B beyond the caches inside the last under a few rows of A)",
+            f"{count} {dtype} rows that may read B in place (a linear's transposed weight "
+            "beyond the caches inside the last level, under few enough rows of A)",
         )
         for dtype, count in counts.items()
         if count >= IN_PLACE_ROWS and gate.fits(dtype)

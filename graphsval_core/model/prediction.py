@@ -93,6 +93,9 @@ class Prediction:
     first_touch_s: np.ndarray | None = None
     #: the rate the batch's fresh outputs take pages at (the op's dtype's own, or the shared)
     first_touch_bps: float | None = None
+    #: the dtype's ``in_place_fraction``: the share of each tier's stream rate
+    #: at which a row reading B in place streams what it does not pack
+    in_place_fraction: float | None = None
     pack_s: np.ndarray | None = None
     #: per row: the part of ``pack_s`` that packs an A from main memory
     pack_a_s: np.ndarray | None = None
@@ -231,6 +234,8 @@ class Prediction:
             d["unhidden_s"] = self._unhidden(i)
         if self.b_in_place is not None and self.b_in_place[i]:
             d["b_in_place"] = True
+            if self.in_place_fraction is not None:
+                d["in_place_fraction"] = float(self.in_place_fraction)
         if self.team_s is not None and self.team_s[i] > 0:
             d["team_s"] = float(self.team_s[i])
             gemv = self.gemv_team is not None and bool(self.gemv_team[i])
@@ -327,8 +332,11 @@ class Prediction:
             if self.pack_s[i] > of_a:
                 what = "the share of B the caches keep" if in_place else "B"
                 rest = " (the rest read in place)" if in_place else ""
-                if in_place and self.row_bandwidth_bps is not None:
-                    rest = " (the rest read in place, at its own share of each tier)"
+                if in_place and self.in_place_fraction is not None:
+                    rest = (
+                        f" (the rest read in place, at {self.in_place_fraction:.2g} of each "
+                        "tier's stream rate)"
+                    )
                 parts.append(f"packing {what} {fmt_seconds(self.pack_s[i] - of_a)}{rest};")
             if of_a > 0:
                 parts.append(f"packing A from main memory {fmt_seconds(of_a)};")

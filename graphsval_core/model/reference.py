@@ -394,6 +394,7 @@ def predict(
         tier_names=names,
         tier_bandwidth_bps=tuple(float(b) for b in bandwidth),
         row_bandwidth_bps=row_bandwidth,
+        in_place_fraction=target.in_place_fraction.get(dtype),
         active_units=active,
         bytes_per_tier=bytes_per_tier,
         time_per_tier_s=memory.time_per_tier_s,

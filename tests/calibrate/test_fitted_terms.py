@@ -587,7 +587,7 @@ def test_the_share_a_b_read_in_place_streams_at_is_fitted_where_rows_read_one(
     constants = _fitted(registry, tmp_path, shapes, monkeypatch)
     share = constants["in_place_fraction.fp32"]
     assert share["value"] == pytest.approx(0.3, rel=0.02)
-    assert share["from"].startswith("4 fp32 matmul/linear rows that may read B in place")
+    assert share["from"].startswith("4 fp32 rows that may read B in place")
     assert constants["product_bandwidth_fraction.fp32"]["value"] == pytest.approx(0.6, rel=0.02)
     # with three such rows it is not fitted
     shapes["linear"] = [*in_place[:3], [16, 4096, 4096]]

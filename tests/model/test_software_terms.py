@@ -881,7 +881,9 @@ def test_a_b_read_in_place_streams_the_part_it_does_not_pack_at_its_own_share(re
     assert own.details(1)["effective_bandwidth_bps"][last.name] == pytest.approx(panels[-1])
     assert own.binding_tier[0] == last.name
     assert fmt_si(rate, "B/s") in own.sentence(0)
-    assert "(the rest read in place, at its own share of each tier);" in own.sentence(0)
+    assert "(the rest read in place, at 0.8 of each tier's stream rate);" in own.sentence(0)
+    assert own.details(0)["in_place_fraction"] == 0.8
+    assert "in_place_fraction" not in own.details(1)
     # attribution holds the row against the same rate, the packed row against the products'
     from graphsval_core.builtin.ops import LINEAR
     from graphsval_core.validate.harness import _terms
