@@ -51,10 +51,11 @@ exercise it:
   :data:`OVERLAP_ROWS` product rows of the dtype whose shorter time is at
   least :data:`OVERLAP_SHARE` of the longer (under the spec's values);
 - ``in_place_fraction.<dtype>``: the share of each tier's bandwidth at
-  which a product that reads B in place streams the part it does not pack, for each dtype the spec
-  gives one, where the dtype's products' share is fitted and at least
-  :data:`IN_PLACE_ROWS` of its rows may read B in place (a transposed B
-  beyond the caches inside the last level, under few enough rows of A);
+  which a product that reads B in place streams the part it does not pack,
+  for each dtype the spec gives one, where the dtype's products' share is
+  fitted and at least :data:`IN_PLACE_ROWS` of its rows may read B in place
+  (a transposed B beyond what the caches keep, a shared last cache counted
+  at the least capacity the fit may give it, under few enough rows of A);
 - ``pack_a_bps.<dtype>``: the rate at which a CPU GEMM library packs an A
   that lies beyond the last-level cache (serially with its compute), for
   each dtype the spec gives one (MKL's fp32), from the rows of that dtype
@@ -704,12 +705,15 @@ def _in_place_shares(
     """``in_place_fraction.<dtype>`` for each dtype the spec gives one, where
     the dtype's products' share is fitted (streams pin the tiers) and at
     least :data:`IN_PLACE_ROWS` of its rows may read B in place: B outgrows
-    the caches inside the last one (whether it outgrows the last one too, a
-    VM's share of an L3 whose usable capacity is itself fitted, is the fit's
-    to say)."""
+    what the caches keep, with a shared last cache (a VM's share of an L3,
+    whose usable capacity is itself fitted) at the least the fit may give it."""
     if not spec.in_place_fraction or len(spec.tiers) < 2:
         return []
-    kept = float(inner_capacities(spec.tiers)[-2]) if len(spec.tiers) > 2 else 0.0
+    kept = float(inner_capacities(spec.tiers)[-1])
+    last = len(spec.tiers) - 2  # the last cache
+    if last > 0 and spec.tiers[last].shared_with_tenants:  # its capacity is fitted, from the L1's
+        least = spec.tiers[0].total_capacity_bytes
+        kept += least - spec.tiers[last].effective_capacity_bytes
     counts = dict.fromkeys(sorted(spec.in_place_fraction), 0)
     for dtype, index, gemm, op in _product_batches(registry, rows):
         if dtype in counts:
@@ -724,7 +728,7 @@ def _in_place_shares(
             1e-2,
             MAX_PRODUCT_SHARE,
             f"{count} {dtype} rows that may read B in place (a linear's transposed weight "
-            "beyond the caches inside the last level, under few enough rows of A)",
+            "beyond the caches, under few enough rows of A)",
         )
         for dtype, count in counts.items()
         if count >= IN_PLACE_ROWS and gate.fits(dtype)

@@ -35,7 +35,6 @@ from typing import Any
 import numpy as np
 from attrs import Factory, evolve, field, frozen
 
-from graphsval_core.datamodel.dtypes import bytes_per_element
 from graphsval_core.datamodel.op import OpSpec
 from graphsval_core.datamodel.regimes import AMBIGUOUS
 from graphsval_core.datamodel.target import TargetSpec
@@ -52,16 +51,8 @@ from graphsval_core.model.plausibility import (
 from graphsval_core.model.prediction import Prediction
 from graphsval_core.model.reference import NAME as REFERENCE
 from graphsval_core.model.terms.latency import unhidden_time
-from graphsval_core.model.terms.overheads import (
-    dispatched_rows,
-    gemv_team_cost,
-    in_place_bandwidth,
-    library_rows,
-    packed_share,
-    reads_b_in_place,
-)
+from graphsval_core.model.terms.overheads import dispatched_rows, gemv_team_cost, library_rows
 from graphsval_core.model.terms.reference_kernel import reference_rows
-from graphsval_core.model.terms.residency import inner_capacities
 from graphsval_core.plugins.records import PredictorConstant, PredictorSpec
 from graphsval_core.plugins.registry import PredictorFailed, PredictorRowsFailed, Registry
 from graphsval_core.validate import block_checks
@@ -469,7 +460,15 @@ def _checked(
         tolerance_energy=tolerance_energy,
         binding_tier=columns["binding_tier"],
         explanation=[pred.sentence(i) for i in range(len(rows))] if explain else None,
-        terms=_terms(columns, target, dtype, op, own=predictor.name == REFERENCE, shapes=shapes),
+        terms=_terms(
+            columns,
+            target,
+            dtype,
+            op,
+            own=predictor.name == REFERENCE,
+            shapes=shapes,
+            row_bandwidth=(pred.tier_names, pred.row_bandwidth_bps),
+        ),
         **breakdown(pred),
     )
 
@@ -535,6 +534,7 @@ def _terms(
     op: OpSpec | None = None,
     own: bool = True,
     shapes: np.ndarray | None = None,
+    row_bandwidth: tuple[Sequence[str], np.ndarray | None] = ((), None),
 ) -> Terms:
     """What attribution needs to infer the constant a measurement implies; a
     term the predictor does not report is NaN (the launch falls back on the
@@ -610,14 +610,11 @@ def _terms(
         fixed_s=fixed,
         **given,
         tier_bandwidth_bps=_binding_bandwidth(
-            target,
-            dtype,
-            op,
-            shapes,
             columns["binding_tier"],
             block_checks.per_value(
                 columns["binding_tier"], lambda tier: bandwidth.get(tier, np.nan)
             ).astype(np.float64),
+            *row_bandwidth,
         ),
         # the reference model's rule: an op with no product at the dtype's vector rate,
         # a product no library runs at its own kernel's
@@ -628,38 +625,22 @@ def _terms(
 
 
 def _binding_bandwidth(
-    target: TargetSpec,
-    dtype: str,
-    op: OpSpec | None,
-    shapes: np.ndarray | None,
     binding_tier: np.ndarray,
     products: np.ndarray,
+    tier_names: Sequence[str],
+    rows: np.ndarray | None,
 ) -> np.ndarray:
-    """Per row, the bandwidth of its binding tier as the reference model gives
-    it: ``products`` (each tier at the op's share), except for a product that
-    reads B in place at the dtype's own ``in_place_fraction``
-    (:func:`in_place_bandwidth`)."""
-    if op is None or op.gemm_dims is None or shapes is None:
-        return products
-    if dtype not in target.in_place_fraction:
-        return products
-    n = len(products)
-    gemm = np.asarray(op.gemm_dims(shapes), dtype=np.float64).reshape(n, 3)
-    bpe = bytes_per_element(dtype)
-    kept = float(inner_capacities(target.tiers)[-1])
-    in_place = library_rows(target, dtype, gemm, n) & reads_b_in_place(
-        target, dtype, gemm, bpe, op.b_transposed, kept
-    )
-    effective = np.array([t.effective_bandwidth_bps for t in target.tiers])
-    shares = np.array([target.tier_share(t, dtype, True) for t in target.tiers])
-    packed = packed_share(in_place, gemm, bpe, kept)
-    rows = in_place_bandwidth(target, dtype, in_place, packed, effective, effective * shares)
+    """Per row, the bandwidth of its binding tier as the reference model gave
+    it: ``products`` (each tier at the op's share), or the row's own where the
+    prediction gives rows their own (``rows``: ``Prediction.row_bandwidth_bps``
+    over ``tier_names``, a product reading B in place)."""
     if rows is None:
         return products
-    names = [t.name for t in target.tiers]
-    k = np.array([names.index(str(b)) if str(b) in names else -1 for b in binding_tier])
-    own = rows[np.arange(n), np.maximum(k, 0)]
-    return np.where(in_place & (k >= 0), own, products)
+    k = np.array(
+        [list(tier_names).index(str(b)) if str(b) in tier_names else -1 for b in binding_tier]
+    )
+    own = np.asarray(rows, dtype=np.float64)[np.arange(len(k)), np.maximum(k, 0)]
+    return np.where(k >= 0, own, products)
 
 
 def recapture_agreement(

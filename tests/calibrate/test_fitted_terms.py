@@ -587,8 +587,13 @@ def test_the_share_a_b_read_in_place_streams_at_is_fitted_where_rows_read_one(
     constants = _fitted(registry, tmp_path, shapes, monkeypatch)
     share = constants["in_place_fraction.fp32"]
     assert share["value"] == pytest.approx(0.3, rel=0.02)
+    assert share["datasheet"] == pytest.approx(0.6)  # the spec's, beside the fitted value
     assert share["from"].startswith("4 fp32 rows that may read B in place")
     assert constants["product_bandwidth_fraction.fp32"]["value"] == pytest.approx(0.6, rel=0.02)
     # with three such rows it is not fitted
     shapes["linear"] = [*in_place[:3], [16, 4096, 4096]]
+    assert "in_place_fraction.fp32" not in _fitted(registry, tmp_path, shapes, monkeypatch)
+    # nor with four whose weights (1-2 MiB) the toy's L2, a cache of its own, keeps
+    kept = [[4, 512, 512], [4, 512, 1024], [6, 1024, 512], [8, 700, 700]]
+    shapes["linear"] = [*kept, *in_place[:3], [16, 4096, 4096]]
     assert "in_place_fraction.fp32" not in _fitted(registry, tmp_path, shapes, monkeypatch)

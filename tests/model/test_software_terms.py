@@ -9,7 +9,7 @@ import pytest
 from graphsval_core.datamodel.provenance import datasheet, estimated
 from graphsval_core.datamodel.target import SpecError
 from graphsval_core.datamodel.units import fmt_si
-from graphsval_core.files.target_spec import spec_from_json, spec_to_json
+from graphsval_core.files.target_spec import effective_rates, spec_from_json, spec_to_json
 from graphsval_core.model.classifier import measured_regime
 from graphsval_core.model.predict import predict_batch
 from graphsval_core.model.terms.overheads import pack_read_time
@@ -808,6 +808,11 @@ def test_reading_b_in_place_survives_a_json_round_trip(make_target):
     assert back.in_place_fraction == {"fp32": 0.4}
     assert back.provenance["in_place_fraction.fp32"].source == "a stream's share"
     assert back.to_dict()["in_place_fraction"] == {"fp32": 0.4}
+    # the rate it divides by is one the target file's rate checks see
+    rates = {where: value for where, value, _unit in effective_rates(spec)}
+    last = spec.tiers[-1]
+    name = next(w for w in rates if w.endswith("in_place_fraction.fp32") and last.name in w)
+    assert rates[name] == pytest.approx(last.effective_bandwidth_bps * 0.4)
 
 
 def test_a_b_too_few_rows_pack_is_not_read_in_place(registry_of):
@@ -888,7 +893,10 @@ def test_a_b_read_in_place_streams_the_part_it_does_not_pack_at_its_own_share(re
     from graphsval_core.builtin.ops import LINEAR
     from graphsval_core.validate.harness import _terms
 
-    terms = _terms(own.columns(), spec, "bf16", LINEAR, shapes=np.array(shapes))
+    rates = (own.tier_names, own.row_bandwidth_bps)
+    terms = _terms(
+        own.columns(), spec, "bf16", LINEAR, shapes=np.array(shapes), row_bandwidth=rates
+    )
     assert terms.tier_bandwidth_bps.tolist() == pytest.approx([blend[-1], panels[-1]])
     # and the measured regime judges the row by it
     regime = measured_regime(own, own.latency_s, spec)
