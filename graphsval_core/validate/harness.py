@@ -460,15 +460,7 @@ def _checked(
         tolerance_energy=tolerance_energy,
         binding_tier=columns["binding_tier"],
         explanation=[pred.sentence(i) for i in range(len(rows))] if explain else None,
-        terms=_terms(
-            columns,
-            target,
-            dtype,
-            op,
-            own=predictor.name == REFERENCE,
-            shapes=shapes,
-            row_bandwidth=(pred.tier_names, pred.row_bandwidth_bps),
-        ),
+        terms=_terms(columns, target, dtype, op, own=predictor.name == REFERENCE, shapes=shapes),
         **breakdown(pred),
     )
 
@@ -534,7 +526,6 @@ def _terms(
     op: OpSpec | None = None,
     own: bool = True,
     shapes: np.ndarray | None = None,
-    row_bandwidth: tuple[Sequence[str], np.ndarray | None] = ((), None),
 ) -> Terms:
     """What attribution needs to infer the constant a measurement implies; a
     term the predictor does not report is NaN (the launch falls back on the
@@ -573,7 +564,12 @@ def _terms(
     dispatch = np.where(dispatched, target.dispatch_overhead_s.get(dtype, np.nan), np.nan)
     fixed = _fixed_time(columns, launch)
     # a matrix product streams at its library's share of each tier, times the tier's own
-    # share for products (the reference model's rule: TargetSpec.tier_share)
+    # share for products (the reference model's rule: TargetSpec.tier_share). A row that
+    # reads B in place streams part of it at its own share (in_place_fraction), but every
+    # row of a cell is held against the products' rate: the implied rate is that rate
+    # scaled by the row's memory time over its measured time, so a cell that pools rows
+    # read in place with packed ones still reads one constant (a drift of the tier's
+    # bandwidth scales both shares alike)
     product = op is not None and op.gemm_dims is not None
     bandwidth = {
         t.name: t.effective_bandwidth_bps * target.tier_share(t, dtype, product)
@@ -609,38 +605,15 @@ def _terms(
         gemv_team_s=gemv_team,
         fixed_s=fixed,
         **given,
-        tier_bandwidth_bps=_binding_bandwidth(
-            columns["binding_tier"],
-            block_checks.per_value(
-                columns["binding_tier"], lambda tier: bandwidth.get(tier, np.nan)
-            ).astype(np.float64),
-            *row_bandwidth,
-        ),
+        tier_bandwidth_bps=block_checks.per_value(
+            columns["binding_tier"], lambda tier: bandwidth.get(tier, np.nan)
+        ).astype(np.float64),
         # the reference model's rule: an op with no product at the dtype's vector rate,
         # a product no library runs at its own kernel's
         achievable_ops_per_s=rate,
         vector_rate=kind,
         static_power_w=np.full(n, target.idle_power_w),
     )
-
-
-def _binding_bandwidth(
-    binding_tier: np.ndarray,
-    products: np.ndarray,
-    tier_names: Sequence[str],
-    rows: np.ndarray | None,
-) -> np.ndarray:
-    """Per row, the bandwidth of its binding tier as the reference model gave
-    it: ``products`` (each tier at the op's share), or the row's own where the
-    prediction gives rows their own (``rows``: ``Prediction.row_bandwidth_bps``
-    over ``tier_names``, a product reading B in place)."""
-    if rows is None:
-        return products
-    k = np.array(
-        [list(tier_names).index(str(b)) if str(b) in tier_names else -1 for b in binding_tier]
-    )
-    own = np.asarray(rows, dtype=np.float64)[np.arange(len(k)), np.maximum(k, 0)]
-    return np.where(k >= 0, own, products)
 
 
 def recapture_agreement(

@@ -3,6 +3,8 @@ the GEMM library's call and packing, write-allocate, non-inclusive caches."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
@@ -889,15 +891,20 @@ def test_a_b_read_in_place_streams_the_part_it_does_not_pack_at_its_own_share(re
     assert "(the rest read in place, at 0.8 of each tier's stream rate);" in own.sentence(0)
     assert own.details(0)["in_place_fraction"] == 0.8
     assert "in_place_fraction" not in own.details(1)
-    # attribution holds the row against the same rate, the packed row against the products'
+    # attribution holds every row of a cell against the products' rate, so that a cell
+    # pooling rows read in place with packed ones reads one constant: the row read in place
+    # implies that rate scaled by its memory time over the measured time
     from graphsval_core.builtin.ops import LINEAR
+    from graphsval_core.validate.cells import implied_rate
     from graphsval_core.validate.harness import _terms
 
-    rates = (own.tier_names, own.row_bandwidth_bps)
-    terms = _terms(
-        own.columns(), spec, "bf16", LINEAR, shapes=np.array(shapes), row_bandwidth=rates
-    )
-    assert terms.tier_bandwidth_bps.tolist() == pytest.approx([blend[-1], panels[-1]])
+    terms = _terms(own.columns(), spec, "bf16", LINEAR, shapes=np.array(shapes))
+    assert terms.tier_bandwidth_bps.tolist() == pytest.approx([panels[-1], panels[-1]])
+
+    # the records implied_rate reads, measured at twice the memory time (plus the fixed time)
+    measured = SimpleNamespace(latency_measured_s=terms.fixed_s + 2 * own.memory_s, terms=terms)
+    implied = implied_rate(measured, terms.tier_bandwidth_bps, own.memory_s)
+    assert implied.tolist() == pytest.approx([panels[-1] / 2, panels[-1] / 2])
     # and the measured regime judges the row by it
     regime = measured_regime(own, own.latency_s, spec)
     assert regime[0] == own.regime[0]
