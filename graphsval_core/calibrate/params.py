@@ -715,11 +715,10 @@ def _in_place_shares(
         least = spec.tiers[0].total_capacity_bytes
         kept += least - spec.tiers[last].effective_capacity_bytes
     counts = dict.fromkeys(sorted(spec.in_place_fraction), 0)
-    for dtype, index, gemm, op in _product_batches(registry, rows):
+    for dtype, _index, gemm, op in _product_batches(registry, rows):
         if dtype in counts:
             bpe = bytes_per_element(dtype)
-            own = library_rows(spec, dtype, gemm, len(index))
-            own &= reads_b_in_place(spec, dtype, gemm, bpe, op.b_transposed, kept)
+            own = reads_b_in_place(spec, dtype, gemm, bpe, op.b_transposed, kept)
             counts[dtype] += int(np.sum(own))
     return [
         Param(

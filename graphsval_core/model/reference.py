@@ -286,8 +286,8 @@ def predict(
     in_place = np.zeros(len(shapes), dtype=bool)
     if gemm is not None:  # the rows the dtype's GEMM library runs; which read B in place
         library = library_rows(target, dtype, gemm, len(shapes))
-        in_place = library & reads_b_in_place(target, dtype, gemm, bpe, op.b_transposed, kept)
-    # a product reading B in place streams main memory at its own share
+        in_place = reads_b_in_place(target, dtype, gemm, bpe, op.b_transposed, kept)
+    # a product reading B in place streams what it does not pack at its own share of each tier
     packed = np.ones(len(shapes)) if gemm is None else packed_share(in_place, gemm, bpe, kept)
     row_bandwidth = in_place_bandwidth(target, dtype, in_place, packed, effective, bandwidth)
     memory = memory_time(

@@ -168,8 +168,8 @@ def reads_b_in_place(
     b_transposed: bool,
     kept_bytes: float,
 ) -> np.ndarray:
-    """Per row: whether the dtype's GEMM library reads B where it lies
-    instead of packing it: a transposed B (``OpSpec.b_transposed``: a
+    """Per row: whether the dtype's GEMM library (:func:`library_rows`)
+    reads B where it lies instead of packing it: a transposed B (``OpSpec.b_transposed``: a
     linear's weight, each row a contiguous run of K), A of the dtype's
     ``pack_min_rows`` rows (fewer pack nothing anyway) up to its
     ``in_place_max_rows``, and B larger than what the caches keep
@@ -182,7 +182,8 @@ def reads_b_in_place(
     if most is None or not b_transposed or kept_bytes <= 0:
         return np.zeros(gemm.shape[0], dtype=bool)
     rows = (gemm[:, 0] >= target.pack_min_rows.get(dtype, 0.0)) & (gemm[:, 0] <= most)
-    return rows & (b_bytes(gemm, bpe) > kept_bytes)
+    library = library_rows(target, dtype, gemm, gemm.shape[0])
+    return library & rows & (b_bytes(gemm, bpe) > kept_bytes)
 
 
 def in_place_bandwidth(
@@ -208,7 +209,7 @@ def in_place_bandwidth(
     share = target.in_place_fraction.get(dtype)
     if share is None or not in_place.any():
         return None
-    kept = np.clip(packed, 0.0, 1.0)[:, None]
+    kept = packed[:, None]
     own = 1.0 / (kept / bandwidth[None, :] + (1.0 - kept) / (effective[None, :] * share))
     return np.where(in_place[:, None], own, bandwidth[None, :])
 
