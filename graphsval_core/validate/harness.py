@@ -563,18 +563,14 @@ def _terms(
         own_kernel = np.zeros(n, dtype=bool)
     dispatch = np.where(dispatched, target.dispatch_overhead_s.get(dtype, np.nan), np.nan)
     fixed = _fixed_time(columns, launch)
-    # a matrix product streams at its library's share of each tier, times the tier's own
-    # share for products (the reference model's rule: TargetSpec.tier_share). A row that
-    # reads B in place streams part of it at its own share (in_place_fraction), but every
-    # row of a cell is held against the products' rate: the implied rate is that rate
-    # scaled by the row's memory time over its measured time, so a cell that pools rows
-    # read in place with packed ones still reads one constant (a drift of the tier's
-    # bandwidth scales both shares alike)
-    product = op is not None and op.gemm_dims is not None
-    bandwidth = {
-        t.name: t.effective_bandwidth_bps * target.tier_share(t, dtype, product)
-        for t in target.tiers
-    }
+    # every row of a cell is held against its binding tier's effective bandwidth, the one
+    # figure the tier has: an op reads each tier at its dtype's share of that (a product at
+    # its library's share times the tier's product_fraction: TargetSpec.tier_share; a row
+    # that reads B in place part of it at in_place_fraction), and a drift of the tier
+    # scales every share alike, so the implied rate, that bandwidth scaled by the row's
+    # memory time over its measured time, is one constant however a cell pools dtypes,
+    # products with streams, or rows read in place with packed ones
+    bandwidth = {t.name: t.effective_bandwidth_bps for t in target.tiers}
     # the terms any predictor may give (absent: NaN)
     given = {
         name: columns.get(name, absent)
@@ -591,7 +587,7 @@ def _terms(
         launch = columns.get("launch_s", absent)
         fixed = _fixed_time(columns, launch)
         return evolve(Terms.empty(n), launch_s=launch, fixed_s=np.nan_to_num(fixed), **given)
-    at_peak = op is None or product  # no op given: the peak
+    at_peak = op is None or op.gemm_dims is not None  # no op given: the peak
     rate = np.full(n, target.achievable_ops(dtype, at_peak))
     kind = np.full(n, float(target.runs_at_vector_rate(dtype, at_peak)))
     if own_kernel.any():  # the framework's own kernel: its ops over its time

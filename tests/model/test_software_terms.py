@@ -430,14 +430,21 @@ def test_a_product_runs_at_its_librarys_share_of_each_tiers_bandwidth(registry_o
     assert plain.target("t").bandwidth_share("fp32") == 1.0
     again = spec_from_json(spec_to_json(spec))
     assert again.product_bandwidth_fraction == {"fp32": 0.5}
-    # attribution holds a product's cell against the bandwidth the model gave it
+    # attribution holds every cell against its tier's effective bandwidth, the one figure
+    # the tier has: a product at half of it implies the tier's bandwidth from a measured
+    # time twice its memory time, as an add does, so a cell pooling dtypes of other shares
+    # (or a drift of the tier, which scales every share) reads one constant
     from graphsval_core.builtin.ops import MATMUL, VECTOR_ADD
+    from graphsval_core.validate.cells import implied_rate
     from graphsval_core.validate.harness import _terms
 
     p = predict_batch(shared, "t", "matmul", shape, "fp32")
     tier = spec.tier(str(p.binding_tier[0]))
     terms = _terms(p.columns(), spec, "fp32", MATMUL)
-    assert terms.tier_bandwidth_bps[0] == pytest.approx(tier.effective_bandwidth_bps / 2)
+    assert terms.tier_bandwidth_bps[0] == pytest.approx(tier.effective_bandwidth_bps)
+    measured = SimpleNamespace(latency_measured_s=terms.fixed_s + 2 * p.memory_s, terms=terms)
+    implied = implied_rate(measured, terms.tier_bandwidth_bps, p.memory_s)
+    assert implied.tolist() == pytest.approx([tier.effective_bandwidth_bps / 2])
     q = predict_batch(shared, "t", "vector_add", add, "fp32")
     streams = _terms(q.columns(), spec, "fp32", VECTOR_ADD)
     bound = spec.tier(str(q.binding_tier[0]))
@@ -486,13 +493,15 @@ def test_a_product_draws_its_own_share_of_a_private_l2(registry_of, l2_share):
     again = spec_from_json(spec_to_json(spec))
     assert again == spec and again.tier("l2").provenance["product_fraction"].source == "fitted"
     assert "product_fraction" not in spec_to_json(plain.target("t"))["tiers"][1]
-    # attribution holds the L2-bound product against the same bandwidth
+    # attribution holds the L2-bound product against the L2's own bandwidth, of which
+    # the product's 0.2 is a share that a drift of the tier scales alike
     from graphsval_core.builtin.ops import MATMUL
     from graphsval_core.validate.harness import _terms
 
     assert p.binding_tier[0] == "l2"
     terms = _terms(p.columns(), spec, "fp32", MATMUL, shapes=np.array(shape))
-    assert terms.tier_bandwidth_bps[0] == pytest.approx(p.tier_bandwidth_bps[1])
+    assert terms.tier_bandwidth_bps[0] == pytest.approx(p.tier_bandwidth_bps[1] / 0.2)
+    assert terms.tier_bandwidth_bps[0] == pytest.approx(spec.tier("l2").effective_bandwidth_bps)
     assert spec.tier_share(spec.tier("l2"), "fp32") == pytest.approx(0.2)
     assert spec.tier_share(spec.tier("l2"), "fp32", product=False) == 1.0
 
@@ -891,20 +900,22 @@ def test_a_b_read_in_place_streams_the_part_it_does_not_pack_at_its_own_share(re
     assert "(the rest read in place, at 0.8 of each tier's stream rate);" in own.sentence(0)
     assert own.details(0)["in_place_fraction"] == 0.8
     assert "in_place_fraction" not in own.details(1)
-    # attribution holds every row of a cell against the products' rate, so that a cell
-    # pooling rows read in place with packed ones reads one constant: the row read in place
-    # implies that rate scaled by its memory time over the measured time
+    # attribution holds every row of a cell against its tier's effective bandwidth (not
+    # the products' share of it), so that a cell pooling rows read in place with packed
+    # ones reads one constant: each row implies that bandwidth scaled by its memory time
+    # over the measured time
     from graphsval_core.builtin.ops import LINEAR
     from graphsval_core.validate.cells import implied_rate
     from graphsval_core.validate.harness import _terms
 
     terms = _terms(own.columns(), spec, "bf16", LINEAR, shapes=np.array(shapes))
-    assert terms.tier_bandwidth_bps.tolist() == pytest.approx([panels[-1], panels[-1]])
+    assert panels[-1] < effective[-1]  # the products' share is below 1 here
+    assert terms.tier_bandwidth_bps.tolist() == pytest.approx([effective[-1], effective[-1]])
 
     # the records implied_rate reads, measured at twice the memory time (plus the fixed time)
     measured = SimpleNamespace(latency_measured_s=terms.fixed_s + 2 * own.memory_s, terms=terms)
     implied = implied_rate(measured, terms.tier_bandwidth_bps, own.memory_s)
-    assert implied.tolist() == pytest.approx([panels[-1] / 2, panels[-1] / 2])
+    assert implied.tolist() == pytest.approx([effective[-1] / 2, effective[-1] / 2])
     # and the measured regime judges the row by it
     regime = measured_regime(own, own.latency_s, spec)
     assert regime[0] == own.regime[0]
