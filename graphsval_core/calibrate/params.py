@@ -110,6 +110,7 @@ from graphsval_core.datamodel.target import (
     TargetSpec,
 )
 from graphsval_core.files.baseline import BaselineRow
+from graphsval_core.files.calibration import SHARES  # noqa: F401 (re-exported)
 from graphsval_core.files.calibration_file import MAX_FRACTION
 from graphsval_core.model.terms.overheads import library_rows, reads_b_in_place, team_gemv_rows
 from graphsval_core.model.terms.reference_kernel import tlb_misses
@@ -131,11 +132,6 @@ GEMV_TEAM_ROWS = 2
 #: is fitted.
 OVERLAP_ROWS = 5
 OVERLAP_SHARE = 0.25
-#: Constants that are a share in (0, 1] (a product's overlap, which a spec
-#: starts at 1, its most): the fit starts them, like the fractions, at the
-#: spec's value and at a half and a quarter of it, and calibrate judges them by
-#: their spread rather than by a relative uncertainty.
-SHARES = ("product_overlap.", "in_place_fraction.")
 #: Rows of a dtype that read B in place before its ``in_place_fraction`` is
 #: fitted.
 IN_PLACE_ROWS = 4

@@ -45,7 +45,22 @@ def _target_json(registry: Registry, target: TargetSpec) -> dict[str, Any]:
     data["distribution_version"] = info.version
     data["tiers"] = [t.to_dict() for t in registry.memory_hierarchy(target)]
     data["measurer"] = _probe_dict(registry.measurer_probe(target))
+    data["calibration_fit"] = dict(registry.calibration_notes.get(target.key, {}))
     return data
+
+
+class _Provenance(str):
+    """A field's provenance text, carrying the name of the calibration
+    constant the field shows (``constant``; None for a field no fit sets), so
+    that the listing can put the fit's figures for it beside it."""
+
+    constant: str | None = None
+
+
+def _sourced(text: str, constant: str | None) -> _Provenance:
+    out = _Provenance(text)
+    out.constant = constant
+    return out
 
 
 def _unset(label: str) -> str:
@@ -70,7 +85,7 @@ def _detail_rows(registry: Registry, target: TargetSpec) -> list[list[str]]:
     prov = target.provenance
 
     def src(name: str) -> str:
-        return str(prov.get(name, "-"))
+        return _sourced(str(prov.get(name, "-")), name)
 
     info = registry.target_plugin(target.key)
     origin = (
@@ -237,7 +252,11 @@ def _detail_rows(registry: Registry, target: TargetSpec) -> list[list[str]]:
         ["TDP", f"{target.tdp_w:g} W", src("tdp_w")],
     ]
     for tier in registry.memory_hierarchy(target):
-        t = tier.provenance
+        provenance = tier.provenance
+
+        def tsrc(field: str, tier: MemoryTier = tier, prov: Any = provenance) -> str:
+            return _sourced(str(prov[field]), f"tiers.{tier.name}.{field}")
+
         label = f" ({tier.label})" if tier.label else ""
         per = (
             f" per unit x{tier.num_units} = {fmt_bytes(tier.total_capacity_bytes)}"
@@ -250,7 +269,7 @@ def _detail_rows(registry: Registry, target: TargetSpec) -> list[list[str]]:
             [
                 f"{tier.name}{label} capacity",
                 f"{fmt_bytes(tier.capacity_bytes)}{per}{shared}",
-                str(t["capacity_bytes"]),
+                tsrc("capacity_bytes"),
             ]
         )
         if tier.usable_capacity_bytes is not None:
@@ -258,39 +277,39 @@ def _detail_rows(registry: Registry, target: TargetSpec) -> list[list[str]]:
                 [
                     f"{tier.name} usable",
                     fmt_bytes(tier.usable_capacity_bytes),
-                    str(t["usable_capacity_bytes"]),
+                    tsrc("usable_capacity_bytes"),
                 ]
             )
         rows.append(
             [
                 f"{tier.name} bandwidth",
                 fmt_si(tier.peak_bandwidth_bps, "B/s"),
-                str(t["peak_bandwidth_bps"]),
+                tsrc("peak_bandwidth_bps"),
             ]
         )
         rows.append(
             [
                 f"{tier.name} achievable",
                 f"{tier.achievable_fraction:g}",
-                str(t["achievable_fraction"]),
+                tsrc("achievable_fraction"),
             ]
         )
-        if "product_fraction" in t:
+        if "product_fraction" in provenance:
             rows.append(
                 [
                     f"{tier.name} product share",
                     f"{tier.product_fraction:.3g} of it to a matrix product",
-                    str(t["product_fraction"]),
+                    tsrc("product_fraction"),
                 ]
             )
         rows.append(
-            [f"{tier.name} latency", f"{tier.access_latency_ns:g} ns", str(t["access_latency_ns"])]
+            [f"{tier.name} latency", f"{tier.access_latency_ns:g} ns", tsrc("access_latency_ns")]
         )
         rows.append(
             [
                 f"{tier.name} energy/byte",
                 fmt_joules(tier.energy_per_byte_j),
-                str(t["energy_per_byte_j"]),
+                tsrc("energy_per_byte_j"),
             ]
         )
     for key, value in target.fingerprint.items():
@@ -320,12 +339,22 @@ def targets(app: AppContext, key: str | None, as_json: bool) -> None:
             click.echo(target.description)
         rows = _detail_rows(registry, target)
         sheet = dict((r[0], r[1]) for r in _detail_rows(registry, registry.datasheet_target(key)))
-        # the datasheet value beside every value calibration changed
-        table = [
-            [r[0], r[1], "" if sheet.get(r[0]) == r[1] else sheet.get(r[0], _unset(r[0])), r[2]]
-            for r in rows
-        ]
-        click.echo(format_table(["FIELD", "VALUE", "DATASHEET", "PROVENANCE"], table))
+        # the datasheet value beside every value calibration changed, and how well the
+        # fit pins it (a column only for a calibrated target)
+        notes = registry.calibration_notes.get(target.key, {})
+        table = []
+        for r in rows:
+            sheet_value = "" if sheet.get(r[0]) == r[1] else sheet.get(r[0], _unset(r[0]))
+            fit = [notes.get(getattr(r[2], "constant", None) or "", "")] if notes else []
+            table.append([r[0], r[1], sheet_value, *fit, r[2]])
+        header = ["FIELD", "VALUE", "DATASHEET", *(["FIT"] if notes else []), "PROVENANCE"]
+        click.echo(format_table(header, table))
+        if notes:
+            click.echo(
+                "FIT: the calibrated constant's uncertainty (a share's own spread), a bound "
+                "it sits at, and 'not identified' where the rows do not pin it "
+                f"({registry.calibration_files[target.key]})."
+            )
         return
     specs = sorted(registry.targets().values(), key=lambda t: (t.family, t.key))
     if as_json:

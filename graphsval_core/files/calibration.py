@@ -7,6 +7,7 @@ every start-up without importing either.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from graphsval_core.datamodel.errors import UserInputError
@@ -22,6 +23,49 @@ from graphsval_core.files.target_spec import too_slow
 
 class CalibrationError(UserInputError):
     pass
+
+
+#: The constants that are shares of at most 1 (a GEMM library's hidden share of
+#: its shorter time, the share of a tier a weight read in place streams at): a
+#: fit judges them by their own spread, ``value x relative uncertainty``, which
+#: the relative figure (of a log, large for a share near 0) overstates.
+SHARES = ("product_overlap.", "in_place_fraction.")
+
+#: How a calibration file names the bound a constant sits at.
+_BOUNDS = {"lower": "at its lower bound", "upper": "at its upper bound", "floor": "at its floor"}
+
+
+def fit_notes(data: dict[str, Any]) -> dict[str, str]:
+    """Per constant of a (checked) calibration file, how well its fit pins it:
+    ``+- 4%`` (its relative uncertainty; a share's own spread, ``+- 0.41``),
+    ``at its floor`` or ``at its lower bound`` where it sits at a bound of its
+    range, and ``not identified`` where the fit's diagnostics say the rows do
+    not pin it. Constants with none of these are left out."""
+    fit = data.get("fit") or {}
+    uncertain = {
+        d.get("subject")
+        for d in fit.get("diagnostics") or ()
+        if isinstance(d, dict) and d.get("kind") == "uncertain"
+    }
+    out: dict[str, str] = {}
+    for name, entry in data["constants"].items():
+        parts = []
+        sigma = entry.get("relative_uncertainty")
+        if isinstance(sigma, (int, float)) and not isinstance(sigma, bool):
+            if not math.isfinite(sigma):
+                parts.append("+- unbounded")
+            elif name.startswith(SHARES):
+                parts.append(f"+- {sigma * entry['value']:.2g}")
+            else:
+                parts.append(f"+- {sigma:.0%}")
+        bound = _BOUNDS.get(str(entry.get("at_bound")))
+        if bound:
+            parts.append(bound)
+        if name in uncertain:
+            parts.append("not identified")
+        if parts:
+            out[name] = ", ".join(parts)
+    return out
 
 
 def _prov(source: str) -> Provenance:

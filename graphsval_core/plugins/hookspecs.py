@@ -225,7 +225,8 @@ def graphsval_calibrations() -> Iterable[Any]:
     registry applies it to that target's spec, so the model, the classifier and
     ``graphsval validate`` use the calibrated constants (provenance
     ``calibrated``), and ``graphsval targets --hw KEY`` shows them beside the
-    datasheet values.
+    datasheet values, with how well the fit pins each (its uncertainty, a bound
+    it sits at, "not identified").
 
     :returns: an iterable of paths or :mod:`importlib.resources` traversables.
     """

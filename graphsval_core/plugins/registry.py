@@ -254,6 +254,9 @@ class Registry:
         self.calibration_sources: dict[str, frozenset[str]] = {}
         #: per calibrated target fitted on validation rows, the file and the reason given
         self.calibration_overrides: dict[str, str] = {}
+        #: per calibrated target, how well its fit pins each constant (``+- 4%``, ``at its
+        #: floor``, ``not identified``: :func:`graphsval_core.files.calibration.fit_notes`)
+        self.calibration_notes: dict[str, dict[str, str]] = {}
         #: ``plugin -> how notes name it``: plugins whose registrations replace
         #: any other plugin's of the same key (the workspace)
         self.overriding: dict[str, str] = {}
@@ -523,7 +526,7 @@ class Registry:
 
     def apply_calibrations(self) -> None:
         """Replace each calibrated target's spec by its calibrated copy."""
-        from graphsval_core.files.calibration import apply_file
+        from graphsval_core.files.calibration import apply_file, fit_notes
         from graphsval_core.files.jsonfile import parse_json
 
         results = self.pm.hook.graphsval_calibrations()
@@ -551,6 +554,7 @@ class Registry:
                 self._targets[key] = apply_file(self._datasheet[key], data, name)
                 self.calibration_files[key] = name
                 self.calibration_sources[key] = _fitted_hashes(data)
+                self.calibration_notes[key] = fit_notes(data)
                 override = (data.get("provenance") or {}).get("validation_rows_override")
                 if isinstance(override, str) and override:
                     self.calibration_overrides[key] = f"{name}: {override}"

@@ -142,9 +142,10 @@ def test_targets_shows_datasheet_and_calibrated_values_side_by_side():
     result = CliRunner().invoke(cli, ["targets", "--hw", "i7_12700k"])
     assert result.exit_code == 0, result.output
     header = next(line for line in result.output.splitlines() if line.startswith("FIELD"))
-    assert header.split() == ["FIELD", "VALUE", "DATASHEET", "PROVENANCE"]
+    assert header.split() == ["FIELD", "VALUE", "DATASHEET", "FIT", "PROVENANCE"]
     fraction = next(line for line in result.output.splitlines() if "achievable fp32" in line)
     assert "1 of peak" in fraction and "calibrated" in fraction  # datasheet 1, fitted below
+    assert "+- " in fraction  # the fit's uncertainty beside it
     grain = next(line for line in result.output.splitlines() if "parallel grain" in line)
     assert "32768 ops" in grain and "GRAIN_SIZE" in grain  # not calibrated: no datasheet column
     assert "non-inclusive" in result.output and "packing B" in result.output

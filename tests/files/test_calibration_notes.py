@@ -1,0 +1,89 @@
+"""How well a calibration file's fit pins each constant (``fit_notes``), as
+``graphsval targets --hw`` shows it beside the value."""
+
+from __future__ import annotations
+
+import json
+import math
+
+from click.testing import CliRunner
+
+from graphsval_core.cli.main import cli
+from graphsval_core.files.calibration import fit_notes
+from graphsval_core.plugins.loader import build_registry
+
+
+def _data(constants, diagnostics=()):
+    return {"constants": constants, "fit": {"diagnostics": list(diagnostics)}}
+
+
+def test_fit_notes_give_the_uncertainty_a_bound_and_what_the_rows_do_not_pin():
+    data = _data(
+        {
+            "launch_overhead_s": {"value": 2e-6, "datasheet": 2e-6, "relative_uncertainty": 0.046},
+            # a share: its own spread, value x relative uncertainty (0.57 x 0.72)
+            "in_place_fraction.bf16": {
+                "value": 0.57,
+                "datasheet": 0.5,
+                "relative_uncertainty": 0.72,
+            },
+            "pack_bps.fp32": {"value": 5e11, "datasheet": 2e10, "relative_uncertainty": 3.99},
+            "tiers.l2.achievable_fraction": {
+                "value": 2.0,
+                "datasheet": 1.0,
+                "relative_uncertainty": 0.1,
+                "at_bound": "upper",
+            },
+            "energy_per_op_j.fp16": {"value": 1e-13, "datasheet": 1e-12, "at_bound": "floor"},
+            "page_walk_s": {"value": 1e-8, "datasheet": 1e-8, "relative_uncertainty": math.inf},
+            "idle_power_w": {"value": 8.6, "datasheet": 5.0},
+        },
+        [
+            {"kind": "uncertain", "subject": "in_place_fraction.bf16", "message": "..."},
+            {"kind": "uncertain", "subject": "pack_bps.fp32", "message": "..."},
+            {"kind": "at_floor", "subject": "idle_power_w", "message": "..."},
+        ],
+    )
+    assert fit_notes(data) == {
+        "launch_overhead_s": "+- 5%",
+        "in_place_fraction.bf16": "+- 0.41, not identified",
+        "pack_bps.fp32": "+- 399%, not identified",
+        "tiers.l2.achievable_fraction": "+- 10%, at its upper bound",
+        "energy_per_op_j.fp16": "at its floor",
+        "page_walk_s": "+- unbounded",
+    }
+    assert fit_notes({"constants": {}}) == {}  # an older file without a fit section
+
+
+def _row(output: str, field: str) -> str:
+    return next(line for line in output.splitlines() if line.startswith(field + "  "))
+
+
+def test_targets_puts_the_fit_beside_each_calibrated_constant():
+    registry = build_registry()
+    key = "jetson_orin_nano_8gb"
+    ref = registry.calibration_files[key]
+    notes = registry.calibration_notes[key]
+    assert notes  # the shipped file's fit gives each fitted constant its figures
+    result = CliRunner().invoke(cli, ["targets", "--hw", key])
+    assert result.exit_code == 0, result.output
+    header = _row(result.output, "FIELD")
+    assert "FIT" in header.split() and header.index("FIT") < header.index("PROVENANCE")
+    assert f"({ref})" in result.output  # the legend names the file
+    # a tier's fitted fraction and a dtype's energy at its floor, from the file's figures
+    assert notes["tiers.l2.achievable_fraction"] in _row(result.output, "l2 achievable")
+    assert "at its floor" in _row(result.output, "energy/op fp16")
+    assert notes["energy_per_op_j.fp16"] == "at its floor"
+    # a field no fit sets has nothing in the column
+    assert "+-" not in _row(result.output, "l1 achievable")
+    # --json carries the same figures
+    data = json.loads(CliRunner().invoke(cli, ["targets", "--hw", key, "--json"]).output)
+    assert data["calibration_fit"] == notes
+
+
+def test_an_uncalibrated_target_has_no_fit_column():
+    result = CliRunner().invoke(cli, ["targets", "--hw", "kpu_t64"])
+    assert result.exit_code == 0, result.output
+    assert "FIT" not in _row(result.output, "FIELD").split()
+    data = json.loads(CliRunner().invoke(cli, ["targets", "--hw", "kpu_t64", "--json"]).output)
+    assert data["calibration_fit"] == {}
