@@ -63,6 +63,11 @@ def _sourced(text: str, constant: str | None) -> _Provenance:
     return out
 
 
+def _calibrated(provenance: Any) -> bool:
+    """Whether a field's provenance says a calibration set it."""
+    return getattr(provenance, "kind", None) == "calibrated"
+
+
 def _unset(label: str) -> str:
     """The DATASHEET cell of a row the datasheet spec does not have: what the
     model uses when the field is unset (a product's bandwidth share, a tier's
@@ -113,14 +118,17 @@ def _detail_rows(registry: Registry, target: TargetSpec) -> list[list[str]]:
         ],
         ["clock", fmt_si(target.clock_hz, "Hz"), src("clock_hz")],
     ]
+    # a fitted fraction above 1 raises the peak (and the fraction reads 1): the fit's
+    # figures then go with the peak's row, which shows the fitted rate
+    folded = {d for d in target.peak_ops_per_s if _calibrated(prov.get(f"peak_ops_per_s.{d}"))}
     for dtype, peak in target.peak_ops_per_s.items():
-        rows.append(
-            [f"peak {dtype}", fmt_si(peak, _ops_unit(dtype)), src(f"peak_ops_per_s.{dtype}")]
-        )
+        fitted = f"compute_fraction.{dtype}" if dtype in folded else None
+        text = str(prov.get(f"peak_ops_per_s.{dtype}", "-"))
+        rows.append([f"peak {dtype}", fmt_si(peak, _ops_unit(dtype)), _sourced(text, fitted)])
     for dtype, fraction in target.compute_fraction.items():
-        rows.append(
-            [f"achievable {dtype}", f"{fraction:g} of peak", src(f"compute_fraction.{dtype}")]
-        )
+        name = f"compute_fraction.{dtype}"
+        text = src(name) if dtype not in folded else _sourced(str(prov.get(name, "-")), None)
+        rows.append([f"achievable {dtype}", f"{fraction:g} of peak", text])
     for dtype, energy in target.energy_per_op_j.items():
         rows.append([f"energy/op {dtype}", fmt_joules(energy), src(f"energy_per_op_j.{dtype}")])
     rows += [
@@ -254,8 +262,11 @@ def _detail_rows(registry: Registry, target: TargetSpec) -> list[list[str]]:
     for tier in registry.memory_hierarchy(target):
         provenance = tier.provenance
 
-        def tsrc(field: str, tier: MemoryTier = tier, prov: Any = provenance) -> str:
-            return _sourced(str(prov[field]), f"tiers.{tier.name}.{field}")
+        def tsrc(
+            field: str, fitted: str | None = None, tier: MemoryTier = tier, prov: Any = provenance
+        ) -> str:
+            """The tier field's provenance, for the constant ``fitted`` (else its own)."""
+            return _sourced(str(prov[field]), f"tiers.{tier.name}.{fitted or field}")
 
         label = f" ({tier.label})" if tier.label else ""
         per = (
@@ -280,18 +291,21 @@ def _detail_rows(registry: Registry, target: TargetSpec) -> list[list[str]]:
                     tsrc("usable_capacity_bytes"),
                 ]
             )
+        # as for the peak: a fitted fraction above 1 raises the tier's bandwidth
+        raised = _calibrated(provenance["peak_bandwidth_bps"])
+        fraction = _sourced(str(provenance["achievable_fraction"]), None)
         rows.append(
             [
                 f"{tier.name} bandwidth",
                 fmt_si(tier.peak_bandwidth_bps, "B/s"),
-                tsrc("peak_bandwidth_bps"),
+                tsrc("peak_bandwidth_bps", "achievable_fraction" if raised else None),
             ]
         )
         rows.append(
             [
                 f"{tier.name} achievable",
                 f"{tier.achievable_fraction:g}",
-                tsrc("achievable_fraction"),
+                fraction if raised else tsrc("achievable_fraction"),
             ]
         )
         if "product_fraction" in provenance:

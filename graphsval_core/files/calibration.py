@@ -7,7 +7,6 @@ every start-up without importing either.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from graphsval_core.datamodel.errors import UserInputError
@@ -31,33 +30,37 @@ class CalibrationError(UserInputError):
 #: the relative figure (of a log, large for a share near 0) overstates.
 SHARES = ("product_overlap.", "in_place_fraction.")
 
+#: The widest relative uncertainty ``fit_notes`` writes out (10 = 1000%):
+#: beyond it the value means nothing, and the figure says so.
+WIDEST = 10.0
+
 #: How a calibration file names the bound a constant sits at.
 _BOUNDS = {"lower": "at its lower bound", "upper": "at its upper bound", "floor": "at its floor"}
 
 
 def fit_notes(data: dict[str, Any]) -> dict[str, str]:
-    """Per constant of a (checked) calibration file, how well its fit pins it:
-    ``+- 4%`` (its relative uncertainty; a share's own spread, ``+- 0.41``),
-    ``at its floor`` or ``at its lower bound`` where it sits at a bound of its
-    range, and ``not identified`` where the fit's diagnostics say the rows do
-    not pin it. Constants with none of these are left out."""
+    """Per constant of a calibration file (checked first:
+    :func:`check_calibration`), how well its fit pins it: ``+- 4%`` (its
+    relative uncertainty, one standard deviation; a share's own spread,
+    ``+- 0.41``; beyond :data:`WIDEST` of the value, or a share's whole range,
+    ``+- over 1000%`` or ``+- over 1``), ``at its floor`` or ``at its lower
+    bound`` where it sits at a bound of its range, and ``not identified``
+    where the fit's diagnostics say the rows do not pin it. Constants with none
+    of these are left out."""
     fit = data.get("fit") or {}
     uncertain = {
-        d.get("subject")
-        for d in fit.get("diagnostics") or ()
-        if isinstance(d, dict) and d.get("kind") == "uncertain"
+        d.get("subject") for d in fit.get("diagnostics") or () if d.get("kind") == "uncertain"
     }
     out: dict[str, str] = {}
     for name, entry in data["constants"].items():
         parts = []
         sigma = entry.get("relative_uncertainty")
-        if isinstance(sigma, (int, float)) and not isinstance(sigma, bool):
-            if not math.isfinite(sigma):
-                parts.append("+- unbounded")
-            elif name.startswith(SHARES):
-                parts.append(f"+- {sigma * entry['value']:.2g}")
+        if sigma is not None:
+            if name.startswith(SHARES):
+                spread = sigma * entry["value"]
+                parts.append("+- over 1" if spread > 1 else f"+- {spread:.2g}")
             else:
-                parts.append(f"+- {sigma:.0%}")
+                parts.append(f"+- over {WIDEST:.0%}" if sigma > WIDEST else f"+- {sigma:.0%}")
         bound = _BOUNDS.get(str(entry.get("at_bound")))
         if bound:
             parts.append(bound)

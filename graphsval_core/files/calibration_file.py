@@ -8,8 +8,11 @@ positive where the value divides or scales), ``provenance`` with its
 constant's name must be one applying uses on this target (a misspelt one is
 an error, never ignored): a scalar such as ``launch_overhead_s``, a per-dtype
 constant such as ``compute_fraction.fp32`` of one of the target's dtypes, or
-a tier's ``tiers.<tier>.<field>`` of one of its tiers. The rest of the file
-(the fit, its residuals) is a record for people and is not read.
+a tier's ``tiers.<tier>.<field>`` of one of its tiers. Of the fit's record,
+``graphsval targets`` reads the diagnostics (which constants the rows do not
+identify): ``fit`` must be an object and its ``diagnostics`` a list of
+objects whose ``kind`` and ``subject`` are strings. The rest (the fit's
+figures, the residuals) is a record for people and is not read.
 """
 
 from __future__ import annotations
@@ -205,7 +208,25 @@ def check_calibration(data: Any, where: str, spec: TargetSpec) -> dict[str, Any]
                 f"(the rate the products take fresh pages at): {spec.key} gives none, "
                 "so this file must"
             )
+    if "fit" in top:
+        _check_diagnostics(schema.obj(top["fit"], f"{where}: fit", err), f"{where}: fit")
     return top
+
+
+def _check_diagnostics(fit: dict[str, Any], at: str) -> None:
+    """The fit's ``diagnostics`` (read by ``graphsval targets``): a list of
+    objects whose ``kind`` and ``subject`` are strings where given."""
+    err = CalibrationFileError
+    diagnostics = fit.get("diagnostics")
+    if diagnostics is None:
+        return
+    if not isinstance(diagnostics, list):
+        raise err(f"{at}.diagnostics: expected a list, got {schema.kind(diagnostics)}")
+    for i, item in enumerate(diagnostics):
+        entry = schema.obj(item, f"{at}.diagnostics[{i}]", err)
+        for key in ("kind", "subject"):
+            if key in entry:
+                schema.string(entry[key], f"{at}.diagnostics[{i}].{key}", err)
 
 
 #: What a constant's entry may hold besides its ``value`` (what calibrate writes).

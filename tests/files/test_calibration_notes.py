@@ -4,12 +4,13 @@
 from __future__ import annotations
 
 import json
-import math
 
+import pytest
 from click.testing import CliRunner
 
 from graphsval_core.cli.main import cli
 from graphsval_core.files.calibration import fit_notes
+from graphsval_core.files.calibration_file import CalibrationFileError, check_calibration
 from graphsval_core.plugins.loader import build_registry
 
 
@@ -35,7 +36,13 @@ def test_fit_notes_give_the_uncertainty_a_bound_and_what_the_rows_do_not_pin():
                 "at_bound": "upper",
             },
             "energy_per_op_j.fp16": {"value": 1e-13, "datasheet": 1e-12, "at_bound": "floor"},
-            "page_walk_s": {"value": 1e-8, "datasheet": 1e-8, "relative_uncertainty": math.inf},
+            # beyond ten times the value (a share: its whole range) the figure says so
+            "page_walk_s": {"value": 1e-8, "datasheet": 1e-8, "relative_uncertainty": 1e300},
+            "product_overlap.fp32": {
+                "value": 0.5,
+                "datasheet": 1.0,
+                "relative_uncertainty": 3.0,
+            },
             "idle_power_w": {"value": 8.6, "datasheet": 5.0},
         },
         [
@@ -50,7 +57,8 @@ def test_fit_notes_give_the_uncertainty_a_bound_and_what_the_rows_do_not_pin():
         "pack_bps.fp32": "+- 399%, not identified",
         "tiers.l2.achievable_fraction": "+- 10%, at its upper bound",
         "energy_per_op_j.fp16": "at its floor",
-        "page_walk_s": "+- unbounded",
+        "page_walk_s": "+- over 1000%",
+        "product_overlap.fp32": "+- over 1",
     }
     assert fit_notes({"constants": {}}) == {}  # an older file without a fit section
 
@@ -87,3 +95,48 @@ def test_an_uncalibrated_target_has_no_fit_column():
     assert "FIT" not in _row(result.output, "FIELD").split()
     data = json.loads(CliRunner().invoke(cli, ["targets", "--hw", "kpu_t64", "--json"]).output)
     assert data["calibration_fit"] == {}
+
+
+def _i7_file() -> dict:
+    from importlib.resources import files
+
+    text = (files("graphsval_cpu") / "calibration" / "i7_12700k.calibration.json").read_text()
+    return json.loads(text)
+
+
+@pytest.mark.parametrize(
+    ("fit", "message"),
+    [
+        ("x", r"fit: expected an object, got a string"),
+        ({"diagnostics": 5}, r"fit\.diagnostics: expected a list, got a number"),
+        ({"diagnostics": [1]}, r"fit\.diagnostics\[0\]: expected an object"),
+        (
+            {"diagnostics": [{"kind": "uncertain", "subject": ["x"]}]},
+            r"fit\.diagnostics\[0\]\.subject: expected a string",
+        ),
+        ({"diagnostics": [{"kind": 3}]}, r"fit\.diagnostics\[0\]\.kind: expected a string"),
+    ],
+)
+def test_the_fit_diagnostics_targets_reads_are_checked(fit, message):
+    spec = build_registry().datasheet_target("i7_12700k")
+    data = _i7_file()
+    check_calibration(data, "i7.json", spec)  # the shipped file passes
+    data["fit"] = fit
+    with pytest.raises(CalibrationFileError, match=message):
+        check_calibration(data, "i7.json", spec)
+
+
+def test_a_fraction_fitted_above_1_takes_its_figures_to_the_rate_it_raises():
+    # the Zen 4's fitted fractions exceed 1: its peaks and bandwidths show the fitted
+    # rate (the fraction reads 1), so the fit's figures go with those rows
+    registry = build_registry()
+    key = "host_amd_epyc_zen4_2c_1t"
+    notes = registry.calibration_notes[key]
+    spec = registry.target(key)
+    assert spec.provenance["peak_ops_per_s.fp32"].kind == "calibrated"
+    result = CliRunner().invoke(cli, ["targets", "--hw", key])
+    assert result.exit_code == 0, result.output
+    assert notes["compute_fraction.fp32"] in _row(result.output, "peak fp32")
+    assert "+-" not in _row(result.output, "achievable fp32")
+    assert notes["tiers.dram.achievable_fraction"] in _row(result.output, "dram bandwidth")
+    assert "+-" not in _row(result.output, "dram achievable")
