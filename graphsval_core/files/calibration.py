@@ -60,7 +60,7 @@ def fit_notes(data: dict[str, Any]) -> dict[str, str]:
                 spread = sigma * entry["value"]
                 parts.append("+- over 1" if spread > 1 else f"+- {spread:.2g}")
             else:
-                parts.append(f"+- over {WIDEST:.0%}" if sigma > WIDEST else f"+- {sigma:.0%}")
+                parts.append(_relative(sigma))
         bound = _BOUNDS.get(str(entry.get("at_bound")))
         if bound:
             parts.append(bound)
@@ -69,6 +69,14 @@ def fit_notes(data: dict[str, Any]) -> dict[str, str]:
         if parts:
             out[name] = ", ".join(parts)
     return out
+
+
+def _relative(sigma: float) -> str:
+    """``+- 16%``; below 1% to one significant figure (``+- 0.4%``), beyond
+    :data:`WIDEST` ``+- over 1000%``."""
+    if sigma > WIDEST:
+        return f"+- over {WIDEST:.0%}"
+    return f"+- {sigma:.0%}" if sigma >= 0.01 or sigma == 0 else f"+- {sigma * 100:.1g}%"
 
 
 def _prov(source: str) -> Provenance:

@@ -22,6 +22,7 @@ def test_fit_notes_give_the_uncertainty_a_bound_and_what_the_rows_do_not_pin():
     data = _data(
         {
             "launch_overhead_s": {"value": 2e-6, "datasheet": 2e-6, "relative_uncertainty": 0.046},
+            "fork_join_s": {"value": 2e-6, "datasheet": 2e-6, "relative_uncertainty": 0.004},
             # a share: its own spread, value x relative uncertainty (0.57 x 0.72)
             "in_place_fraction.bf16": {
                 "value": 0.57,
@@ -53,6 +54,7 @@ def test_fit_notes_give_the_uncertainty_a_bound_and_what_the_rows_do_not_pin():
     )
     assert fit_notes(data) == {
         "launch_overhead_s": "+- 5%",
+        "fork_join_s": "+- 0.4%",
         "in_place_fraction.bf16": "+- 0.41, not identified",
         "pack_bps.fp32": "+- 399%, not identified",
         "tiers.l2.achievable_fraction": "+- 10%, at its upper bound",
@@ -140,3 +142,11 @@ def test_a_fraction_fitted_above_1_takes_its_figures_to_the_rate_it_raises():
     assert "+-" not in _row(result.output, "achievable fp32")
     assert notes["tiers.dram.achievable_fraction"] in _row(result.output, "dram bandwidth")
     assert "+-" not in _row(result.output, "dram achievable")
+
+
+def test_the_intel_host_s_in_place_share_reads_as_not_identified():
+    # the newcomer's finding of session 44: a bare 0.567 where the rows do not pin it
+    result = CliRunner().invoke(cli, ["targets", "--hw", "host_intel_xeon_2c_1t"])
+    assert result.exit_code == 0, result.output
+    row = _row(result.output, "B in place bf16, stream")
+    assert "+- 0.41, not identified" in row  # its spread 0.567 x 0.72, and the diagnostic

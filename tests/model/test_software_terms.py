@@ -945,3 +945,34 @@ def test_a_b_read_in_place_s_own_share_is_checked(make_target, reads_in_place, s
         fields["in_place_max_rows"] = {"fp32": estimated(8, "t")}
     with pytest.raises(SpecError, match=message):
         make_target(**fields)
+
+
+def test_attribution_holds_a_tier_at_its_achievable_rate_and_a_product_at_its_peak(
+    registry_of, make_tier
+):
+    # a DRAM at half its peak: a cell holds its rows against the 25 GB/s the model uses,
+    # never the 50 GB/s datasheet; and a product's alu cell against the product peak,
+    # never the dtype's vector rate (which only an op with no product runs at)
+    from graphsval_core.builtin.ops import MATMUL
+    from graphsval_core.validate.harness import _terms
+
+    dram = make_tier(
+        "dram",
+        16 * 1024**3,
+        is_per_unit=False,
+        num_units=1,
+        peak_bandwidth_bps=datasheet(5e10, "test"),
+        achievable_fraction=estimated(0.5, "fitted"),
+    )
+    registry = registry_of(
+        tiers=[make_tier("l1", 32 * 1024), make_tier("l2", 1024 * 1024), dram],
+        vector_ops_per_s={"fp32": estimated(1e9, "loop")},
+    )
+    spec = registry.target("t")
+    shape = [[1, 8192, 8192]]  # a GEMV whose 268 MB matrix streams from DRAM
+    p = predict_batch(registry, "t", "matmul", shape, "fp32")
+    assert p.binding_tier[0] == "dram"
+    terms = _terms(p.columns(), spec, "fp32", MATMUL, shapes=np.array(shape))
+    assert terms.tier_bandwidth_bps[0] == pytest.approx(2.5e10)
+    assert terms.achievable_ops_per_s[0] == pytest.approx(spec.achievable_ops("fp32", True))
+    assert spec.achievable_ops("fp32", True) != spec.achievable_ops("fp32", False)
