@@ -50,7 +50,7 @@ from graphsval_core.calibrate.params import (
 from graphsval_core.datamodel.errors import UserInputError
 from graphsval_core.datamodel.target import TargetSpec
 from graphsval_core.files.baseline import BaselineRow
-from graphsval_core.files.calibration import apply_constants, is_fraction, resolved
+from graphsval_core.files.calibration import apply_constants, is_fraction, resolved, share_spread
 
 #: How close (in log terms: |log(value / bound)|) a fitted latency constant
 #: may come to a bound of its range before it counts as sitting at it (~1%).
@@ -282,10 +282,8 @@ def unidentified(fit: Fit) -> list[Diagnostic]:
         if p.name not in fit.values or p.name in fit.held:
             continue
         sigma = fit.uncertainty.get(p.name, 0.0)
-        if p.name.startswith(SHARES):
-            # a share of at most 1: judged by its own spread, which the relative figure
-            # (of a log, near 0 at a share near 0) overstates
-            spread = sigma * fit.values[p.name]
+        spread = share_spread(p.name, fit.values[p.name], sigma)
+        if spread is not None:  # a share of at most 1: judged by its own spread
             if spread > SHARE_SPREAD_LIMIT:
                 out.append(
                     Diagnostic(

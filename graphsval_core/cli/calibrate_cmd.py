@@ -123,7 +123,7 @@ def _workspace_out(app: Any, hw: str) -> Path | None:
 
 
 def _render(result: Any) -> None:
-    from graphsval_core.calibrate.params import SHARES
+    from graphsval_core.files.calibration import share_spread
 
     energy, data = result.energy, result.content
     fitted = len(result.fit.values)
@@ -153,9 +153,8 @@ def _render(result: Any) -> None:
 
     for name, entry in data["constants"].items():
         unc = entry.get("relative_uncertainty")
-        spread = "" if unc is None else f" +- {unc:.1%}"
-        if unc is not None and name.startswith(SHARES):  # a share: its own spread
-            spread = f" +- {unc * entry['value']:.2g}"
+        share = None if unc is None else share_spread(name, entry["value"], unc)
+        spread = "" if unc is None else f" +- {unc:.1%}" if share is None else f" +- {share:.2g}"
         click.echo(
             f"  {name}: {num(entry['value'])} (was {num(entry['datasheet'])}){spread}"
             f"  [{entry['from']}]"

@@ -56,11 +56,11 @@ def fit_notes(data: dict[str, Any]) -> dict[str, str]:
         parts = []
         sigma = entry.get("relative_uncertainty")
         if sigma is not None:
-            if name.startswith(SHARES):
-                spread = sigma * entry["value"]
-                parts.append("+- over 1" if spread > 1 else f"+- {spread:.2g}")
-            else:
+            spread = share_spread(name, entry["value"], sigma)
+            if spread is None:
                 parts.append(_relative(sigma))
+            else:
+                parts.append("+- over 1" if spread > 1 else f"+- {spread:.2g}")
         bound = _BOUNDS.get(str(entry.get("at_bound")))
         if bound:
             parts.append(bound)
@@ -69,6 +69,14 @@ def fit_notes(data: dict[str, Any]) -> dict[str, str]:
         if parts:
             out[name] = ", ".join(parts)
     return out
+
+
+def share_spread(name: str, value: float, sigma: float) -> float | None:
+    """A share's (:data:`SHARES`) own spread, ``value x sigma`` (``sigma`` its
+    relative uncertainty): the figure a share is judged and shown by, which
+    the relative one (of a log, large for a share near 0) overstates; None
+    for any other constant, judged and shown by ``sigma`` itself."""
+    return value * sigma if name.startswith(SHARES) else None
 
 
 def _relative(sigma: float) -> str:
