@@ -89,8 +89,10 @@ _REFERENCE_LABELS = (
 def _detail_rows(registry: Registry, target: TargetSpec) -> list[list[str]]:
     prov = target.provenance
 
-    def src(name: str) -> str:
-        return _sourced(str(prov.get(name, "-")), name)
+    def src(name: str, constant: str | None = "") -> str:
+        """The field's provenance, for the calibration constant ``constant``
+        (its own name unless given; None: no fit's figures beside it)."""
+        return _sourced(str(prov.get(name, "-")), name if constant == "" else constant)
 
     info = registry.target_plugin(target.key)
     origin = (
@@ -123,11 +125,10 @@ def _detail_rows(registry: Registry, target: TargetSpec) -> list[list[str]]:
     folded = {d for d in target.peak_ops_per_s if _calibrated(prov.get(f"peak_ops_per_s.{d}"))}
     for dtype, peak in target.peak_ops_per_s.items():
         fitted = f"compute_fraction.{dtype}" if dtype in folded else None
-        text = str(prov.get(f"peak_ops_per_s.{dtype}", "-"))
-        rows.append([f"peak {dtype}", fmt_si(peak, _ops_unit(dtype)), _sourced(text, fitted)])
+        text = src(f"peak_ops_per_s.{dtype}", fitted)
+        rows.append([f"peak {dtype}", fmt_si(peak, _ops_unit(dtype)), text])
     for dtype, fraction in target.compute_fraction.items():
-        name = f"compute_fraction.{dtype}"
-        text = src(name) if dtype not in folded else _sourced(str(prov.get(name, "-")), None)
+        text = src(f"compute_fraction.{dtype}", None if dtype in folded else "")
         rows.append([f"achievable {dtype}", f"{fraction:g} of peak", text])
     for dtype, energy in target.energy_per_op_j.items():
         rows.append([f"energy/op {dtype}", fmt_joules(energy), src(f"energy_per_op_j.{dtype}")])
@@ -263,10 +264,12 @@ def _detail_rows(registry: Registry, target: TargetSpec) -> list[list[str]]:
         provenance = tier.provenance
 
         def tsrc(
-            field: str, fitted: str | None = None, tier: MemoryTier = tier, prov: Any = provenance
+            field: str, fitted: str | None = "", tier: MemoryTier = tier, prov: Any = provenance
         ) -> str:
-            """The tier field's provenance, for the constant ``fitted`` (else its own)."""
-            return _sourced(str(prov[field]), f"tiers.{tier.name}.{fitted or field}")
+            """The tier field's provenance, for the tier's constant ``fitted`` (its
+            own field unless given; None: no fit's figures beside it)."""
+            own = field if fitted == "" else fitted
+            return _sourced(str(prov[field]), None if own is None else f"tiers.{tier.name}.{own}")
 
         label = f" ({tier.label})" if tier.label else ""
         per = (
@@ -293,19 +296,18 @@ def _detail_rows(registry: Registry, target: TargetSpec) -> list[list[str]]:
             )
         # as for the peak: a fitted fraction above 1 raises the tier's bandwidth
         raised = _calibrated(provenance["peak_bandwidth_bps"])
-        fraction = _sourced(str(provenance["achievable_fraction"]), None)
         rows.append(
             [
                 f"{tier.name} bandwidth",
                 fmt_si(tier.peak_bandwidth_bps, "B/s"),
-                tsrc("peak_bandwidth_bps", "achievable_fraction" if raised else None),
+                tsrc("peak_bandwidth_bps", "achievable_fraction" if raised else ""),
             ]
         )
         rows.append(
             [
                 f"{tier.name} achievable",
                 f"{tier.achievable_fraction:g}",
-                fraction if raised else tsrc("achievable_fraction"),
+                tsrc("achievable_fraction", None if raised else ""),
             ]
         )
         if "product_fraction" in provenance:
