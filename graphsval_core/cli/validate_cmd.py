@@ -277,14 +277,15 @@ def _echo_text(result: ValidateResult, verbose: int, quiet: bool) -> None:
     if quiet or verbose:
         top = verdict(summary, result.failed, len(consistency), result.floors, result.no_prediction)
         style = {"fg": "red" if result.failed else "green", "bold": True}
-        click.echo(screen.paint(top, **style), color=colour)
+        for line in screen.wrap(top, "", "  "):
+            click.echo(screen.paint(line, **style), color=colour)
         if quiet:
             return
         click.echo("")
         for line in consistency:
             click.echo(line)
         per_shape = "all" if verbose > 1 else "failing"
-        click.echo(render(summary, validation, per_shape=per_shape), nl=False)
+        click.echo(render(summary, validation, per_shape=per_shape, width=screen.width), nl=False)
         return
     lines = summary_lines(
         summary,

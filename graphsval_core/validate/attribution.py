@@ -235,8 +235,9 @@ def _compute_drifts(cell: Cell) -> list[Drift]:
     if not implied.size:
         return []
     dtype = cell.dtype or ""
-    unit = "OP/s" if dtype.startswith("int") else "FLOP/s"
     kind = cell.first.get("vector_rate", 0.0)
+    # an elementwise op's rate counts its ops (one an element), as `targets` shows it
+    unit = "OP/s" if dtype.startswith("int") or kind == 1.0 else "FLOP/s"
     rate = {1.0: "vector rate", 2.0: "own kernel rate"}.get(kind, "achievable peak")
     # the own kernel's rate differs from shape to shape: the cell's median
     model = _median(cell.column("achievable_ops_per_s")) if kind == 2.0 else cell.first["model"]

@@ -12,6 +12,7 @@ import csv
 import io
 import json
 import math
+import textwrap
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
@@ -203,12 +204,18 @@ def render(
     validation: Validation,
     markdown: bool = False,
     per_shape: str = "failing",
+    width: int | None = None,
 ) -> str:
-    """Text or Markdown: header, heatmap, attribution, per target/op, flagged, shapes."""
+    """Text or Markdown: header, heatmap, attribution, per target/op, flagged, shapes.
+
+    ``width`` (text only): the prose lines (the header, drift attribution, the
+    flagged records, warnings) wrap to it with a hanging indent, as ``-v``
+    prints them on a terminal; the tables keep their columns' width. None (a
+    report file) keeps one line per item."""
     h = summary.header
     bullet = "- " if markdown else "  "
     esc = md_text if markdown else str  # Markdown: the inputs' text shows as text, never markup
-    out: list[str] = []
+    out: _Lines = _Lines(None if markdown else width)
     title = "# graphsval validation report" if markdown else "graphsval validation report"
     out.append(title)
     out.append(
@@ -275,13 +282,15 @@ def render(
                 )
     if summary.suspect:
         out.append("")
-        out += _suspect_lines(summary, markdown)
+        for line in _suspect_lines(summary, markdown):
+            out.append(line)
     if summary.warnings:
         out.append("")
         out.append("## Warnings" if markdown else "Warnings:")
         if markdown:
             out.append("")
-        out += [f"{bullet}{esc(w)}" for w in summary.warnings]
+        for w in summary.warnings:
+            out.append(f"{bullet}{esc(w)}")
     explain = markdown or per_shape == "all"
     table = _shape_rows(validation, per_shape, explain)
     if table:
@@ -293,6 +302,32 @@ def render(
     out.append("")
     out.append(verdict_counts(summary))
     return "\n".join(out) + "\n"
+
+
+class _Lines(list[str]):
+    """The report's lines: a line appended wraps to ``width`` (when given)
+    with a hanging indent; a table, several lines in one, is kept as it is."""
+
+    def __init__(self, width: int | None) -> None:
+        super().__init__()
+        self.width = width
+
+    def append(self, line: str) -> None:
+        if self.width is None or "\n" in line or len(line) <= self.width:
+            super().append(line)
+            return
+        indent = line[: len(line) - len(line.lstrip(" "))]
+        self.extend(
+            textwrap.wrap(
+                line.lstrip(" "),
+                self.width,
+                initial_indent=indent,
+                subsequent_indent=indent + "  ",
+                break_on_hyphens=False,
+                break_long_words=False,
+            )
+            or [line]
+        )
 
 
 def verdict_counts(summary: Summary) -> str:

@@ -146,6 +146,9 @@ def test_an_adds_alu_cell_is_held_against_the_vector_rate_the_model_used():
     (alu,) = [d for d in drifts if d["regime"] == "alu_bound" and d.get("dtype") == "bf16"]
     assert alu["constant"] == "vector rate bf16"
     assert alu["model"] == pytest.approx(spec.vector_ops_per_s["bf16"])
+    # ops (one an element), in the unit `targets` gives the vector rate, not FLOP/s
+    assert alu["unit"] == "OP/s"
+    assert "GOP/s" in alu["text"] and "FLOP/s" not in alu["text"]
 
 
 def test_launch_overhead_drift_is_attributed(world):

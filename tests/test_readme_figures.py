@@ -1,0 +1,119 @@
+"""The README quotes fitted constants of the shipped calibrations in its prose
+(the i7's L2 at 115 GB/s, the Intel host's overlap 0.19 +- 0.38). Each quote
+is rendered here from the shipped calibration files, so a recalibration that
+moves a constant fails this test, naming the phrase to update, instead of
+leaving the README stale (sessions 44-45 found five such figures out of date).
+
+The notebook (docs/model-fidelity.md) is a record of what each session
+measured at the time and is not checked."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from graphsval_core.plugins.loader import build_registry
+
+ROOT = Path(__file__).resolve().parents[1]
+CALIBRATIONS = ROOT / "plugins" / "graphsval_cpu" / "graphsval_cpu" / "calibration"
+
+I7 = "i7_12700k"
+INTEL = "host_intel_xeon_2c_1t"
+ZEN3 = "host_amd_epyc_2c_1t"
+ZEN4 = "host_amd_epyc_zen4_2c_1t"
+
+
+def _constant(target: str, key: str) -> dict:
+    data = json.loads((CALIBRATIONS / f"{target}.calibration.json").read_text())
+    return data["constants"][key]
+
+
+def _v(target: str, key: str) -> float:
+    return float(_constant(target, key)["value"])
+
+
+def _spread(target: str, key: str) -> float:
+    """A share's own spread, as `targets --hw` prints it: value x relative uncertainty."""
+    c = _constant(target, key)
+    return float(c["value"]) * float(c["relative_uncertainty"])
+
+
+def _tier_gbps(target: str, tier: str) -> float:
+    spec = build_registry().target(target)
+    return next(t for t in spec.tiers if t.name == tier).effective_bandwidth_bps / 1e9
+
+
+def _us(target: str, key: str) -> float:
+    return _v(target, key) * 1e6
+
+
+def _gbps(target: str, key: str) -> float:
+    return _v(target, key) / 1e9
+
+
+# Each quote as the README words it, the figures filled in from the shipped files.
+QUOTES: list[Callable[[], str]] = [
+    lambda: (
+        f"i7's L2 fits at {_tier_gbps(I7, 'l2'):.0f} GB/s, "
+        f"{_v(I7, 'tiers.l2.achievable_fraction'):.3f} of nominal"
+    ),
+    lambda: (
+        f"Zen 4 fits {_v(ZEN4, 'product_overlap.fp32'):.2f} for fp32, "
+        f"{_v(ZEN4, 'product_overlap.int8'):.2f} for int8 and "
+        f"{_v(ZEN4, 'product_overlap.bf16'):.2f} for bf16"
+    ),
+    lambda: (
+        f"Intel host's fp32 {_v(INTEL, 'product_overlap.fp32'):.2f} +- "
+        f"{_spread(INTEL, 'product_overlap.fp32'):.2f} and the Zen 3's "
+        f"{_v(ZEN3, 'product_overlap.fp32'):.2f} +- "
+        f"{_spread(ZEN3, 'product_overlap.fp32'):.2f} are barely identified"
+    ),
+    lambda: (
+        f"costs the i7 {_us(I7, 'gemv_fork_join_s.fp32'):.1f} us against the GEMMs' "
+        f"{_us(I7, 'fork_join_s'):.1f}"
+    ),
+    lambda: (
+        f"MKL's fp32 at {_v(INTEL, 'product_bandwidth_fraction.fp32'):.2f}, "
+        f"oneDNN's bf16 at {_v(INTEL, 'product_bandwidth_fraction.bf16'):.2f} and "
+        f"int8 at {_v(INTEL, 'product_bandwidth_fraction.int8'):.2f}"
+    ),
+    lambda: (
+        f"on the host {_v(INTEL, 'tiers.l2.product_fraction'):.2f} of the L2's streaming "
+        f"rate, which the adds put at {_v(INTEL, 'tiers.l2.achievable_fraction'):.2f} of "
+        f"nominal, {_tier_gbps(INTEL, 'l2'):.0f} GB/s"
+    ),
+    lambda: (
+        f"fp32 add takes fresh pages at {_gbps(INTEL, 'vector_first_touch_bps.fp32'):.1f} "
+        f"GB/s, its bf16 add at {_gbps(INTEL, 'vector_first_touch_bps.bf16'):.1f}, the "
+        f"products at {_gbps(INTEL, 'first_touch_bps'):.1f}"
+    ),
+    lambda: (
+        f"share is not identified ({_v(INTEL, 'in_place_fraction.bf16'):.2f} +- "
+        f"{_spread(INTEL, 'in_place_fraction.bf16'):.2f}"
+    ),
+    lambda: f"the Zen 4 DRAM's {_tier_gbps(ZEN4, 'dram'):.0f} GB/s",
+]
+
+
+def _readme_text() -> str:
+    """The README with its line breaks folded, so a quote may wrap."""
+    return re.sub(r"\s+", " ", (ROOT / "README.md").read_text())
+
+
+@pytest.mark.parametrize("quote", QUOTES, ids=lambda q: q().split(" ")[0] + "...")
+def test_readme_quotes_the_shipped_calibration(quote: Callable[[], str]) -> None:
+    phrase = quote()
+    assert phrase in _readme_text(), (
+        f"README.md no longer quotes the shipped calibration; expected: {phrase!r}"
+    )
+
+
+def test_a_moved_constant_would_be_caught() -> None:
+    """The check fails on a figure that is not the shipped one."""
+    text = _readme_text()
+    stale = f"i7's L2 fits at {_tier_gbps(I7, 'l2') * 0.9:.0f} GB/s"
+    assert stale not in text
