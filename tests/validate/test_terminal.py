@@ -69,6 +69,7 @@ def test_verbose_lists_everything_with_relative_paths(monkeypatch):
     very = "\n".join(_validate(monkeypatch, 80, "-vv"))
     assert "Per shape:" in very and "output tile" in very
 
+
 @pytest.mark.parametrize("columns", [80, 60])
 def test_verbose_prose_wraps_to_the_width_and_only_tables_are_wider(monkeypatch, columns):
     lines = _validate(monkeypatch, columns, "-v", "--hw", "host_intel_xeon_2c_1t", "--op", "matmul")
@@ -90,7 +91,6 @@ def test_a_report_file_keeps_one_line_per_drift(tmp_path):
     text = (out / "report.md").read_text()
     drift = text.split("## Drift attribution\n\n")[1].split("\n\n")[0].splitlines()
     assert len(drift) > 3 and all(line.startswith("- host_intel_xeon_2c_1t ") for line in drift)
-
 
 
 def test_colour_only_on_a_terminal_and_never_with_no_color(monkeypatch):
