@@ -15,6 +15,15 @@ from graphsval_core.plugins.records import ProbeResult
 from graphsval_core.plugins.registry import Registry, UnknownNameError
 
 
+def _fit_note(notes: dict[str, str], constant: str) -> str:
+    """The fit of ``constant`` (``pack_bps.fp32``); a per-dtype packing rate
+    an older file gives bare (``pack_bps``, every dtype that packs) has its
+    figures under the bare name."""
+    if constant in notes:
+        return notes[constant]
+    return notes.get("pack_bps", "") if constant.startswith("pack_bps.") else ""
+
+
 def _ops_unit(dtype: str) -> str:
     return "OP/s" if dtype.startswith("int") else "FLOP/s"
 
@@ -361,15 +370,16 @@ def targets(app: AppContext, key: str | None, as_json: bool) -> None:
         table = []
         for r in rows:
             sheet_value = "" if sheet.get(r[0]) == r[1] else sheet.get(r[0], _unset(r[0]))
-            fit = [notes.get(getattr(r[2], "constant", None) or "", "")] if notes else []
+            fit = [_fit_note(notes, getattr(r[2], "constant", None) or "")] if notes else []
             table.append([r[0], r[1], sheet_value, *fit, r[2]])
         header = ["FIELD", "VALUE", "DATASHEET", *(["FIT"] if notes else []), "PROVENANCE"]
         click.echo(format_table(header, table))
         if notes:
             click.echo(
-                "FIT: the calibrated constant's uncertainty (a share's own spread), a bound "
-                "it sits at, and 'not identified' where the rows do not pin it "
-                f"({registry.calibration_files[target.key]})."
+                "FIT: how well the calibration pins the constant: +- one standard "
+                "deviation (relative; a share's own spread in its units), a bound it sits "
+                "at, 'not identified' where the rows do not pin it; blank where the file "
+                f"gives no figure ({registry.calibration_files[target.key]})."
             )
         return
     specs = sorted(registry.targets().values(), key=lambda t: (t.family, t.key))

@@ -80,6 +80,9 @@ def test_targets_puts_the_fit_beside_each_calibrated_constant():
     header = _row(result.output, "FIELD")
     assert "FIT" in header.split() and header.index("FIT") < header.index("PROVENANCE")
     assert f"({ref})" in result.output  # the legend names the file
+    legend = " ".join(result.output.split())
+    assert "+- one standard deviation" in legend
+    assert "blank where the file gives no figure" in legend
     # a tier's fitted fraction and a dtype's energy at its floor, from the file's figures
     assert notes["tiers.l2.achievable_fraction"] in _row(result.output, "l2 achievable")
     assert "at its floor" in _row(result.output, "energy/op fp16")
@@ -150,3 +153,16 @@ def test_the_intel_host_s_in_place_share_reads_as_not_identified():
     assert result.exit_code == 0, result.output
     row = _row(result.output, "B in place bf16, stream")
     assert "+- 0.41, not identified" in row  # its spread 0.567 x 0.72, and the diagnostic
+
+
+def test_an_older_files_bare_packing_rate_gives_every_dtypes_row_its_fit():
+    from graphsval_core.cli.targets_cmd import _fit_note
+
+    notes = fit_notes(
+        _data({"pack_bps": {"value": 2e10, "datasheet": 2e10, "relative_uncertainty": 0.6}})
+    )
+    assert _fit_note(notes, "pack_bps.fp32") == _fit_note(notes, "pack_bps.bf16") == "+- 60%"
+    # a per-dtype figure wins, and no other constant borrows the bare one
+    notes["pack_bps.bf16"] = "+- 5%"
+    assert _fit_note(notes, "pack_bps.bf16") == "+- 5%"
+    assert _fit_note(notes, "pack_a_bps.fp32") == ""
