@@ -107,6 +107,14 @@ def calibrate(
     except UnknownNameError as exc:  # the workflow's only unknown name is the target
         raise click.BadParameter(str(exc), param_hint="'--hw'") from None
     _render(result)
+    if out is None and into is None:
+        owner = app.registry.target_plugin(hw).name
+        click.echo(
+            f"note: {hw} is a target of plugin {owner!r}: commands apply the calibration "
+            "that plugin ships, not this file. To apply it, make the target a workspace "
+            f"one: its target file in the workspace's targets/{hw}.target.json, this file "
+            f"in its calibration/ (`graphsval workspace` shows where)."
+        )
 
 
 def _workspace_out(app: Any, hw: str) -> Path | None:

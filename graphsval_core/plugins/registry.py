@@ -549,6 +549,14 @@ class Registry:
                 if key not in self._targets or plugin in self.replaced.get(key, ()):
                     continue  # a replaced plugin's calibration no longer applies
                 if self._target_plugin.get(key) != plugin:
+                    owner = self._target_plugin.get(key)
+                    if plugin == WORKSPACE:  # say how to make it apply
+                        raise ValueError(
+                            f"calibrates {key!r}, a target of plugin {owner!r}, and a workspace "
+                            "calibration applies only to a workspace target: put its target "
+                            f"file in the workspace's targets/{key}.target.json (it then "
+                            "replaces the installed one)"
+                        )
                     raise ValueError(f"calibrates {key!r}, a target of another plugin")
                 self._datasheet[key] = self._targets[key]
                 self._targets[key] = apply_file(self._datasheet[key], data, name)

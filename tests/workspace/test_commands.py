@@ -87,6 +87,7 @@ def test_calibrate_writes_a_workspace_target_into_the_workspace(run, workspace, 
     assert result.exit_code == 0, result.output
     written = calibration_path(workspace, KEY)
     assert f"wrote {written}" in result.output
+    assert "note:" not in result.output  # it applies: nothing to say
     assert json.loads(written.read_text())["target"] == KEY
     # the next command applies it
     shown = run(workspace, "workspace", "--json")
@@ -108,6 +109,10 @@ def test_calibrate_an_installed_target_keeps_writing_here(run, workspace, tmp_pa
     assert result.exit_code == 0, result.output
     assert (tmp_path / "i7_12700k.calibration.json").is_file()
     assert not (workspace / "calibration").exists()
+    # and says that the file is not applied, and how to apply it
+    note = " ".join(result.output.split())
+    assert "note: i7_12700k is a target of plugin 'cpu'" in note
+    assert "targets/i7_12700k.target.json" in note
 
 
 def test_a_failed_calibration_leaves_no_folder_in_the_workspace(run, workspace):

@@ -163,5 +163,24 @@ def test_a_calibration_of_an_installed_target_is_not_the_workspaces(workspace):
     path.write_text((CPU / "calibration" / "i7_12700k.calibration.json").read_text())
     registry = build_registry(workspace=workspace)
     (problem,) = registry.problems
-    assert str(path) in str(problem) and "a target of another plugin" in str(problem)
+    assert str(path) in str(problem) and "a target of plugin 'cpu'" in str(problem)
+    # the line says how to make it apply
+    assert "targets/i7_12700k.target.json" in str(problem)
     assert registry.calibration_files["i7_12700k"] != str(path)
+
+
+def test_a_plugin_targets_calibration_applies_once_its_target_file_is_the_workspaces(
+    workspace,
+):
+    # what the refusal above tells the user to do: the target file in the workspace
+    key = "host_amd_epyc_2c_1t"
+    path = calibration_path(workspace, key)
+    path.parent.mkdir(parents=True)
+    path.write_text((CPU / "calibration" / f"{key}.calibration.json").read_text())
+    assert build_registry(workspace=workspace).problems
+    target = target_path(workspace, key)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text((CPU / "targets" / f"{key}.target.json").read_text())
+    registry = build_registry(workspace=workspace)
+    assert not registry.problems
+    assert registry.calibration_files[key] == str(path)
