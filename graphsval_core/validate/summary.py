@@ -41,7 +41,11 @@ __all__ = [
     "summary_dict",
 ]
 
-SCHEMA_VERSION = 1
+#: The version of report.json's layout and meanings: 2 since a memory tier's
+#: drift cell (``drift[].model``, ``.implied``) holds the tier's effective
+#: bandwidth, one figure for every dtype, where 1 held the first record's
+#: dtype share of it.
+SCHEMA_VERSION = 2
 
 
 @frozen
