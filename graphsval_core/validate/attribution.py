@@ -110,6 +110,10 @@ class Drift:
     #: the drift times some of the cell's calls only (a launch cell's GEMVs, its
     #: library's calls, its products too small for the library): the spread is theirs
     part: bool = False
+    #: a cell pooling dtypes (a memory tier's): per dtype, the median value its
+    #: records imply and how many imply one, so a drift of one dtype's share of
+    #: the tier shows apart from a drift of the tier
+    by_dtype: tuple[tuple[str, float, int], ...] = ()
 
     @property
     def change(self) -> float:
@@ -130,6 +134,14 @@ class Drift:
         the cell's error does not come from this constant."""
         return bool(abs(self.change) < HOLDS_CHANGE)
 
+    def _by_dtype_text(self, head: str = "; ", tail: str = " by dtype") -> str:
+        """``; fp32 -9%, bf16 -15% by dtype``: each dtype's implied change,
+        for a cell that pools two or more ("" for any other)."""
+        if len(self.by_dtype) < 2 or not self.model:
+            return ""
+        each = ", ".join(f"{d} {v / self.model - 1:+.0%}" for d, v, _ in self.by_dtype)
+        return f"{head}{each}{tail}"
+
     def text(self) -> str:
         if not self.constant:
             return self._unnamed_text()
@@ -145,7 +157,8 @@ class Drift:
         if self.holds:
             return (
                 f"{self.constant} (model {self._fmt(self.model)}) holds: the measurements "
-                f"imply {self._fmt(self.implied)} ({self.change:+.1%}) over {self.shapes} "
+                f"imply {self._fmt(self.implied)} ({self.change:+.1%}{self._by_dtype_text()}) "
+                f"over {self.shapes} "
                 f"shape{'s' if self.shapes != 1 else ''}, yet the model {direction}-predicts "
                 f"{self.error_kind} by {abs(self.median_error):.0%} (median): the error comes "
                 "from another term (for energy, most often the latency the model predicts), "
@@ -154,8 +167,8 @@ class Drift:
         direction = "over" if self.median_error > 0 else "under"
         return (
             f"{self.constant}: model {self._fmt(self.model)}, measurements imply "
-            f"{self._fmt(self.implied)} ({self.change:+.0%}) over {self.shapes} "
-            f"shape{'s' if self.shapes != 1 else ''}; the model {direction}-predicts "
+            f"{self._fmt(self.implied)} ({self.change:+.0%}{self._by_dtype_text()}) over "
+            f"{self.shapes} shape{'s' if self.shapes != 1 else ''}; the model {direction}-predicts "
             f"{self.error_kind} by {abs(self.median_error):.0%} (median)"
         )
 
@@ -185,7 +198,8 @@ class Drift:
         else:
             tail = f"every row is within the band ({spread}): the cell fails on its regime verdict"
         return (
-            f"{self.constant} (model {self._fmt(self.model)}) holds on average: median "
+            f"{self.constant} (model {self._fmt(self.model)}) holds on average"
+            f"{self._by_dtype_text(' (by dtype the rows imply ', ')')}: median "
             f"{self.error_kind} error {self.median_error:+.0%}, centred (within a quarter of "
             f"the {self.band:.0%} band); {tail}"
         )
@@ -300,7 +314,9 @@ def _launch_drifts(cell: Cell) -> list[Drift]:
 
 
 def _tier_drifts(cell: Cell) -> list[Drift]:
-    """The binding tier's effective bandwidth."""
+    """The binding tier's effective bandwidth; every dtype's share of it
+    scales with it, so the cell pools dtypes, and each dtype's median error
+    goes beside it (one dtype's share that drifted alone shows there)."""
     tier = regime_tier(cell.regime) or cell.regime
     implied = cell.implied()
     if not implied.size:
@@ -313,8 +329,21 @@ def _tier_drifts(cell: Cell) -> list[Drift]:
             _median(implied),
             int(implied.size),
             **_latency_spread(cell),
+            by_dtype=_by_dtype(cell),
         )
     ]
+
+
+def _by_dtype(cell: Cell) -> tuple[tuple[str, float, int], ...]:
+    """Per dtype of the cell (in the usual dtype order), the median value its
+    records imply and how many imply one."""
+    implied, dtypes = cell.implied(), cell.implied_dtypes()
+    if len(dtypes) != len(implied):
+        return ()
+    return tuple(
+        (d, _median(implied[dtypes == d]), int(np.sum(dtypes == d)))
+        for d in sorted(set(dtypes.tolist()), key=dtype_order)
+    )
 
 
 def _energy_drifts(cell: Cell) -> list[Drift]:

@@ -85,14 +85,20 @@ class Rows:
         return Rows(self._records, self._index[mask])
 
 
-def implied_rate(records: Any, rate: np.ndarray, term: np.ndarray) -> np.ndarray:
-    """``rate x term / (measured - fixed)`` where the measured time exceeds the
-    fixed time and the term is known: the rate that would make the term the
-    measured time less launch."""
+def implies(records: Any, rate: np.ndarray, term: np.ndarray) -> np.ndarray:
+    """Which records imply a rate (:func:`implied_rate`): the measured time
+    exceeds the fixed time and the term and the rate are known."""
     measured = records.latency_measured_s
-    fixed = records.terms.fixed_s
-    usable = (measured > fixed) & np.isfinite(term) & np.isfinite(rate) & (rate != 0)
-    return rate[usable] * term[usable] / (measured[usable] - fixed[usable])
+    return (measured > records.terms.fixed_s) & np.isfinite(term) & np.isfinite(rate) & (rate != 0)
+
+
+def implied_rate(records: Any, rate: np.ndarray, term: np.ndarray) -> np.ndarray:
+    """``rate x term / (measured - fixed)`` of the records that imply one
+    (:func:`implies`): the rate that would make the term the measured time
+    less launch."""
+    usable = implies(records, rate, term)
+    measured, fixed = records.latency_measured_s[usable], records.terms.fixed_s[usable]
+    return rate[usable] * term[usable] / (measured - fixed)
 
 
 def _flags(values: np.ndarray) -> tuple[int, int]:
@@ -120,6 +126,7 @@ class Cell:
     _columns: dict[str, list[np.ndarray]] = field(factory=dict)
     _energy: dict[str, list[np.ndarray]] = field(factory=dict)
     _implied: list[np.ndarray] = field(factory=list)
+    _implied_dtype: list[np.ndarray] = field(factory=list)
 
     @property
     def key(self) -> CellKey:
@@ -174,7 +181,10 @@ class Cell:
             )
         else:
             self.first.setdefault("model", float(terms.tier_bandwidth_bps[0]))
-            self._implied.append(implied_rate(records, terms.tier_bandwidth_bps, terms.memory_s))
+            rate, term = terms.tier_bandwidth_bps, terms.memory_s
+            self._implied.append(implied_rate(records, rate, term))
+            # a tier's cell pools dtypes: the dtype of each rate implied
+            self._implied_dtype.append(np.asarray(records.dtype)[implies(records, rate, term)])
         if judged.any():
             mine = records.take(judged)
             energy = mine.terms
@@ -219,6 +229,14 @@ class Cell:
         if len(self._implied) != 1:
             self._implied = [np.concatenate(self._implied) if self._implied else np.empty(0)]
         return self._implied[0]
+
+    def implied_dtypes(self) -> np.ndarray:
+        """The dtype of each of :meth:`implied`'s records (a tier's cell; empty
+        for the others)."""
+        if len(self._implied_dtype) != 1:
+            joined = np.concatenate(self._implied_dtype) if self._implied_dtype else np.empty(0)
+            self._implied_dtype = [joined.astype(str)]
+        return self._implied_dtype[0]
 
 
 def _joined(parts: dict[str, list[np.ndarray]], name: str) -> np.ndarray:

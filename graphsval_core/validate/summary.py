@@ -133,6 +133,10 @@ class DriftEntry:
     rows: int
     centred: bool
     text: str
+    #: a cell pooling dtypes (a memory tier's): per dtype, the median value its
+    #: records imply and how many imply one, ``{"fp32": {"implied": 1.2e11,
+    #: "shapes": 40}}``
+    by_dtype: dict[str, dict[str, float]] = field(factory=dict)
 
     @classmethod
     def of(cls, cell: Cell, drift: Drift) -> DriftEntry:
@@ -146,8 +150,9 @@ class DriftEntry:
             change=drift.change,
             centred=drift.centred,
             text=drift.text(),
+            by_dtype={d: {"implied": v, "shapes": n} for d, v, n in drift.by_dtype},
             # which calls the drift times is in its sentence
-            **attrs.asdict(drift, filter=lambda a, _v: a.name != "part"),
+            **attrs.asdict(drift, filter=lambda a, _v: a.name not in ("part", "by_dtype")),
         )
 
 

@@ -233,6 +233,39 @@ def test_a_failing_cell_off_centre_still_names_the_moved_constant():
     assert not drift.centred
 
 
+def test_a_pooled_tier_cell_gives_each_dtypes_implied_change_beside_the_tiers():
+    # fp32's rows are 30% too slow in the model, bf16's right: the tier's one figure
+    # would blame the tier; the dtypes show that fp32's share of it moved
+    rows = [
+        {"dtype": d, "regime": "l2_bound", "measured": 1e-3, "predicted": 1e-3 * (1 + e)}
+        for d, e in (("fp32", 0.3), ("fp32", 0.3), ("fp32", 0.3), ("bf16", 0.0), ("bf16", 0.0))
+    ]
+    (cell,) = build_cells(_records(rows)).values()
+    (drift,) = attribute(cell)
+    assert [(d, n) for d, _, n in drift.by_dtype] == [("fp32", 3), ("bf16", 2)]
+    assert [v for _, v, _ in drift.by_dtype] == pytest.approx([1.3e11, 1e11], rel=1e-3)
+    assert "measurements imply 130 GB/s (+30%; fp32 +30%, bf16 +0% by dtype)" in drift.text()
+    summary, text = _report(_records(rows))
+    (entry,) = summary.drift
+    assert entry.by_dtype["fp32"]["shapes"] == 3
+    assert entry.by_dtype["bf16"]["implied"] == pytest.approx(1e11, rel=1e-3)
+    assert "fp32 +30%, bf16 +0% by dtype" in " ".join(text.split())
+    # centred: the sentence says the tier holds, and what each dtype implies
+    mixed = [dict(r, predicted=1e-3 * (0.7 if r["dtype"] == "bf16" else 1.3)) for r in rows]
+    mixed += [
+        {"dtype": d, "regime": "l2_bound", "measured": 1e-3, "predicted": 1e-3}
+        for d in ("bf16", "bf16")
+    ]  # errors -30%, -30%, 0, 0, +30% x3: median 0
+    (cell,) = build_cells(_records(mixed)).values()
+    (drift,) = attribute(cell)
+    assert drift.centred
+    assert "holds on average (by dtype the rows imply fp32 +30%, bf16 -" in drift.text()
+    # one dtype: nothing to split
+    (cell,) = build_cells(_records(rows[:3])).values()
+    (drift,) = attribute(cell)
+    assert len(drift.by_dtype) == 1 and "by dtype" not in drift.text()
+
+
 @pytest.mark.parametrize(("median", "centred"), [(0.049, True), (-0.049, True), (0.051, False)])
 def test_centred_means_within_a_quarter_of_the_band(median, centred):
     drift = Drift("L2 bandwidth", "B/s", 1e11, 1e11, 3, median, band=0.20, rows=3, over=1)
