@@ -67,7 +67,8 @@ class Prediction:
     tier_bandwidth_bps: tuple[float, ...] = ()
     #: ``(n, T)``, where some rows stream at other rates than
     #: ``tier_bandwidth_bps`` (a product reading B in place, part of it at
-    #: its ``in_place_fraction``); None: none do
+    #: its ``in_place_fraction``; one whose A is too short to pack, at the
+    #: library's share without a tier's ``product_fraction``); None: none do
     row_bandwidth_bps: np.ndarray | None = None
     bytes_per_tier: np.ndarray | None = None
     time_per_tier_s: np.ndarray | None = None
@@ -102,6 +103,9 @@ class Prediction:
     #: per row: the library reads the share of B beyond the caches where it lies
     #: instead of packing it (``TargetSpec.in_place_max_rows``)
     b_in_place: np.ndarray | None = None
+    #: per row: A has fewer rows than the library packs from (``pack_min_rows``),
+    #: so B streams as it lies, at the library's share of each tier's rate
+    b_unpacked: np.ndarray | None = None
     #: per row: the product runs in the framework's own kernel (no GEMM library),
     #: timed per output and per multiply-add (its ``compute_s``)
     reference_kernel: np.ndarray | None = None
@@ -236,6 +240,8 @@ class Prediction:
             d["b_in_place"] = True
             if self.in_place_fraction is not None:
                 d["in_place_fraction"] = float(self.in_place_fraction)
+        if self.b_unpacked is not None and self.b_unpacked[i]:
+            d["b_unpacked"] = True
         if self.team_s is not None and self.team_s[i] > 0:
             d["team_s"] = float(self.team_s[i])
             gemv = self.gemv_team is not None and bool(self.gemv_team[i])
@@ -278,9 +284,13 @@ class Prediction:
             parts.append("no reuse;")
         moved = self.bytes_per_tier[i, k] if self.bytes_per_tier is not None else 0.0
         bw = self.bandwidth_of(i)[k] if self.tier_bandwidth_bps else float("nan")
+        unpacked = ""
+        if self.b_unpacked is not None and self.b_unpacked[i]:
+            unpacked = " (A too short to pack: B streams as it lies)"
         parts.append(
             f"it streams {fmt_bytes(moved)} from {self.binding_tier[i]} at "
-            f"{fmt_si(bw, 'B/s')} effective ({fmt_seconds(self.memory_s[i])} memory time),"
+            f"{fmt_si(bw, 'B/s')} effective{unpacked} ({fmt_seconds(self.memory_s[i])} "
+            "memory time),"
         )
         unit = "OP/s" if self.dtype.startswith("int") else "FLOP/s"
         compute = f"compute needs {fmt_seconds(self.compute_s[i])}"

@@ -40,7 +40,11 @@ latency and energy of one call on warm data, term by term
   product that reads B in place (below, "Packing") reads the share of B
   it packs as panels at the products' share and streams the rest as it lies
   at the dtype's ``in_place_fraction`` of each tier's bandwidth, where the
-  spec gives one (the two times add up). The memory time
+  spec gives one (the two times add up). A product whose A has fewer rows
+  than its library packs from (``pack_min_rows``: MKL's fp32 path for one or
+  two rows, which packs nothing) streams B as it lies, at the library's
+  share of each tier's bandwidth but not the tier's ``product_fraction``,
+  which times a micro-kernel's bursts from packed panels. The memory time
   is the largest; that tier is the **binding tier**, the level inside it the
   **residency tier**.
 - **Compute time** (:mod:`.terms.compute`): an op with no product runs at
@@ -170,6 +174,8 @@ from graphsval_core.model.terms.overheads import (
     packed_share,
     reads_b_in_place,
     team_cost,
+    unpacked_bandwidth,
+    unpacked_rows,
 )
 from graphsval_core.model.terms.reference_kernel import reference_rows, reference_time
 from graphsval_core.model.terms.residency import (
@@ -290,6 +296,13 @@ def predict(
     # a product reading B in place streams what it does not pack at its own share of each tier
     packed = np.ones(len(shapes)) if gemm is None else packed_share(in_place, gemm, bpe, kept)
     row_bandwidth = in_place_bandwidth(target, dtype, in_place, packed, effective, bandwidth)
+    # an A too short to pack streams B as it lies: no micro-kernel share of a tier
+    unpacked = np.zeros(len(shapes), dtype=bool)
+    if gemm is not None:
+        unpacked = unpacked_rows(target, dtype, gemm, library)
+    row_bandwidth = unpacked_bandwidth(
+        unpacked, effective * target.bandwidth_share(dtype), bandwidth, row_bandwidth
+    )
     memory = memory_time(
         bytes_per_tier, bandwidth if row_bandwidth is None else row_bandwidth, access_latency
     )
@@ -416,6 +429,7 @@ def predict(
         pack_s=pack,
         pack_a_s=pack_a,
         b_in_place=in_place,
+        b_unpacked=unpacked,
         hidden_s=exposed.hidden_s,
         utilisation=compute.utilisation,
         waves=compute.waves,

@@ -506,6 +506,42 @@ def test_a_product_draws_its_own_share_of_a_private_l2(registry_of, l2_share):
     assert spec.tier_share(spec.tier("l2"), "fp32", product=False) == 1.0
 
 
+def test_an_a_too_short_to_pack_streams_b_without_the_tiers_product_share(registry_of, l2_share):
+    # MKL's fp32 path for one or two rows of A packs nothing: B streams as it lies,
+    # at the library's share of each tier but not the share a micro-kernel's bursts
+    # from packed panels get of the L2 (the Intel host's GEMVs with B in its L2
+    # ran at about 100 GB/s where the products' 0.38 x 0.79 of 144 gave 43)
+    kw = {
+        "tiers": l2_share(0.4),
+        "product_bandwidth_fraction": {"fp32": estimated(0.5, "library")},
+    }
+    plain = registry_of()
+    packing = registry_of(**kw, pack_bps=estimated(10e9, "t"), pack_min_rows=estimated(3, "t"))
+    shapes = [[1, 512, 1024], [2, 512, 1024], [3, 512, 1024]]  # B in the L2
+    base = predict_batch(plain, "t", "matmul", shapes, "fp32")
+    p = predict_batch(packing, "t", "matmul", shapes, "fp32")
+    assert p.b_unpacked.tolist() == [True, True, False]
+    assert p.pack_s.tolist()[:2] == [0.0, 0.0] and p.pack_s[2] > 0  # the rows that pack
+    l2 = base.tier_bandwidth_bps[1]
+    assert [p.bandwidth_of(i)[1] for i in range(3)] == pytest.approx([l2 / 2, l2 / 2, l2 * 0.2])
+    # the other tiers at the library's share for every row: only the tier's own share goes
+    assert [p.bandwidth_of(i)[2] for i in range(3)] == pytest.approx(
+        [base.tier_bandwidth_bps[2] / 2] * 3
+    )
+    assert p.time_per_tier_s[0, 1] == pytest.approx(p.bytes_per_tier[0, 1] / (l2 / 2))
+    assert "A too short to pack" in p.sentence(0) and "too short" not in p.sentence(2)
+    assert p.details(0)["b_unpacked"] is True and "b_unpacked" not in p.details(2)
+    # a spec with no packing threshold packs every product: each at the tier's share
+    no_threshold = predict_batch(registry_of(**kw), "t", "matmul", shapes, "fp32")
+    assert not no_threshold.b_unpacked.any()
+    assert [no_threshold.bandwidth_of(i)[1] for i in range(3)] == pytest.approx([l2 * 0.2] * 3)
+    # an add is a stream already: unchanged
+    add = [[1 << 16]]
+    assert predict_batch(packing, "t", "vector_add", add, "fp32").memory_s == pytest.approx(
+        predict_batch(plain, "t", "vector_add", add, "fp32").memory_s
+    )
+
+
 @pytest.mark.parametrize(
     ("value", "message"),
     [

@@ -214,6 +214,40 @@ def in_place_bandwidth(
     return np.where(in_place[:, None], own, bandwidth[None, :])
 
 
+def unpacked_rows(
+    target: TargetSpec, dtype: str, gemm: np.ndarray, library: np.ndarray
+) -> np.ndarray:
+    """Per row: the dtype's GEMM library runs the product (``library``:
+    :func:`library_rows`) with fewer rows of A than it packs from (the
+    dtype's ``pack_min_rows``): it packs nothing (:func:`pack_time`) and
+    streams B as it lies. None of them where the spec gives no such count."""
+    least = target.pack_min_rows.get(dtype)
+    if least is None:
+        return np.zeros(gemm.shape[0], dtype=bool)
+    return library & (gemm[:, 0] < least)
+
+
+def unpacked_bandwidth(
+    unpacked: np.ndarray,
+    streams: np.ndarray,
+    bandwidth: np.ndarray,
+    row_bandwidth: np.ndarray | None,
+) -> np.ndarray | None:
+    """Per row, each tier's bandwidth ``(n, T)`` with the ``unpacked`` rows
+    (:func:`unpacked_rows`) at ``streams``: the library's share of each
+    tier's effective bandwidth, without the tier's ``product_fraction``,
+    which times a micro-kernel's short bursts from packed panels in a
+    private L2 (an unpacked B streams through the prefetcher as an add's
+    operands do). The other rows keep ``row_bandwidth`` (None: every row at
+    ``bandwidth``). None where no row is unpacked and none had its own."""
+    if not unpacked.any():
+        return row_bandwidth
+    rows = np.broadcast_to(
+        bandwidth if row_bandwidth is None else row_bandwidth, (len(unpacked), len(bandwidth))
+    )
+    return np.where(unpacked[:, None], streams[None, :], rows)
+
+
 def b_bytes(gemm: np.ndarray, bpe: float) -> np.ndarray:
     """Bytes of each row's B, ``K*N*bpe``."""
     return gemm[:, 1] * gemm[:, 2] * bpe
