@@ -35,6 +35,8 @@ def is_file_ref(item: object) -> bool:
 def read_file_ref(item: FileRef) -> str:
     """The text of a shipped file (a path or a Traversable)."""
     if isinstance(item, str | os.PathLike):
+        if os.path.isdir(item):  # a folder of a file's name: say so, not "[Errno 21]"
+            raise ValueError(f"{os.fspath(item)}: is a folder, not a file")
         with open(item, encoding="utf-8") as handle:
             return handle.read()
     return str(item.read_text(encoding="utf-8"))

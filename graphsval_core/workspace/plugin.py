@@ -34,11 +34,13 @@ PLUGIN_NAME = "workspace"
 
 
 def files_in(folder: Path, suffix: str) -> list[Path]:
-    """The files of ``folder`` ending in ``suffix``, sorted by name; none when
-    the folder does not exist."""
+    """The entries of ``folder`` ending in ``suffix``, sorted by name; none
+    when the folder does not exist. A folder or a dangling link of such a
+    name is kept: whatever reads it says what it is (one line naming it),
+    rather than the workspace passing it over in silence."""
     if not folder.is_dir():
         return []
-    return sorted(p for p in folder.iterdir() if p.name.endswith(suffix) and p.is_file())
+    return sorted(p for p in folder.iterdir() if p.name.endswith(suffix))
 
 
 def name_mismatch(path: Path, key: str) -> str | None:

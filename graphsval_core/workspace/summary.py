@@ -139,7 +139,13 @@ def _calibrations(registry: Registry, folder: Path) -> list[CalibrationFile]:
             out.append(CalibrationFile(name, None, False, _error(exc, path)))
             continue
         applied = registry.calibration_files.get(target) == str(path)
-        out.append(CalibrationFile(name, target, applied))
+        # why the registry refused it (another plugin's target, a bad value), if it did
+        why = "" if applied else registry.workspace_errors.get(str(target), "")
+        out.append(
+            CalibrationFile(
+                name, target, applied, why.removeprefix(f"workspace calibration {path}: ")
+            )
+        )
     return out
 
 

@@ -111,7 +111,7 @@ def test_calibrate_an_installed_target_keeps_writing_here(run, workspace, tmp_pa
     assert not (workspace / "calibration").exists()
     # and says that the file is not applied, and how to apply it
     note = " ".join(result.output.split())
-    assert "note: i7_12700k is a target of plugin 'cpu'" in note
+    assert "note: i7_12700k is a target of plugin 'cpu': commands use the calibration" in note
     assert "targets/i7_12700k.target.json" in note
 
 
@@ -254,3 +254,34 @@ def test_a_broken_target_file_stops_validate_of_its_rows(run, workspace):
     assert line.startswith(f"Error: workspace target file {path}: not valid JSON")
     other = run(workspace, "validate", "--hw", "i7_12700k", "--purpose", "calibration", "-q")
     assert other.exit_code in (0, 1), other.output
+
+
+def test_a_folder_named_as_a_calibration_or_baseline_is_an_error_not_skipped(run, workspace):
+    # it was passed over in silence: validate ran on the uncalibrated spec
+    folder = calibration_path(workspace, KEY)
+    folder.mkdir(parents=True)
+    result = run(workspace, "validate", "--hw", KEY, "-q")
+    assert result.exit_code == 2, result.output
+    (line,) = [x for x in result.output.splitlines() if x.strip()]
+    assert str(folder) in line and "is a folder, not a file" in line
+    assert "Traceback" not in result.output and "Errno" not in line
+    folder.rmdir()
+    csv = workspace / "baselines" / "extra.csv"
+    csv.mkdir()
+    result = run(workspace, "validate", "-q")
+    assert result.exit_code == 2 and str(csv) in result.output, result.output
+
+
+def test_the_workspace_command_says_why_a_calibration_is_not_applied(run, workspace):
+    # a calibration of an installed plugin's target: refused, and the listing says why
+    path = calibration_path(workspace, "i7_12700k")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    shipped = Path(__file__).resolve().parents[2] / "plugins" / "graphsval_cpu"
+    path.write_text(
+        (shipped / "graphsval_cpu" / "calibration" / "i7_12700k.calibration.json").read_text()
+    )
+    shown = json.loads(run(workspace, "workspace", "--json").stdout)["calibrations"]
+    (entry,) = [c for c in shown if c["target"] == "i7_12700k"]
+    assert entry["applied"] is False
+    assert "a target of plugin 'cpu'" in entry["error"]
+    assert "targets/i7_12700k.target.json" in entry["error"]
