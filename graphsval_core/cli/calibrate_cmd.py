@@ -108,12 +108,19 @@ def calibrate(
         raise click.BadParameter(str(exc), param_hint="'--hw'") from None
     _render(result)
     if out is None and into is None:
-        owner = app.registry.target_plugin(hw).name
+        registry = app.registry
+        owner = registry.target_plugin(hw).name
+        used = (
+            "the calibration that plugin ships"
+            if hw in registry.calibration_files
+            else "its datasheet spec"
+        )
         click.echo(
-            f"note: {hw} is a target of plugin {owner!r}: commands apply the calibration "
-            "that plugin ships, not this file. To apply it, make the target a workspace "
-            f"one: its target file in the workspace's targets/{hw}.target.json, this file "
-            f"in its calibration/ (`graphsval workspace` shows where)."
+            f"note: {hw} is a target of plugin {owner!r}: commands use {used}, not this "
+            "file. To apply it, make the target a workspace one: its target file (a "
+            "snapshot target's ships in its plugin's targets/ folder) in the workspace's "
+            f"targets/{hw}.target.json, this file in its calibration/ (`graphsval "
+            "workspace` shows where)."
         )
 
 

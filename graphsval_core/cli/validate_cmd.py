@@ -277,10 +277,11 @@ def _echo_text(result: ValidateResult, verbose: int, quiet: bool) -> None:
     if quiet or verbose:
         top = verdict(summary, result.failed, len(consistency), result.floors, result.no_prediction)
         style = {"fg": "red" if result.failed else "green", "bold": True}
+        if quiet:  # one line, for a script's `head -1`
+            click.echo(screen.paint(top, **style), color=colour)
+            return
         for line in screen.wrap(top, "", "  "):
             click.echo(screen.paint(line, **style), color=colour)
-        if quiet:
-            return
         click.echo("")
         for line in consistency:
             click.echo(line)

@@ -12,7 +12,8 @@ def fmt_bytes(value: float) -> str:
     """``49152`` -> ``48 KiB`` (binary prefixes, up to 3 significant digits)."""
     value = float(value)
     i = 0
-    while abs(value) >= 1024 and i < len(_BINARY) - 1:
+    # 1000-1023 of a prefix would print as 1e+03 at three digits: the next prefix
+    while abs(value) >= 1000 and i < len(_BINARY) - 1:
         value /= 1024
         i += 1
     return f"{value:.3g} {_BINARY[i]}"

@@ -286,10 +286,10 @@ class Prediction:
         bw = self.bandwidth_of(i)[k] if self.tier_bandwidth_bps else float("nan")
         unpacked = ""
         if self.b_unpacked is not None and self.b_unpacked[i]:
-            unpacked = " (A too short to pack: B streams as it lies)"
+            unpacked = "B unpacked, A too short to pack it: B streams as it lies; "
         parts.append(
             f"it streams {fmt_bytes(moved)} from {self.binding_tier[i]} at "
-            f"{fmt_si(bw, 'B/s')} effective{unpacked} ({fmt_seconds(self.memory_s[i])} "
+            f"{fmt_si(bw, 'B/s')} effective ({unpacked}{fmt_seconds(self.memory_s[i])} "
             "memory time),"
         )
         unit = "OP/s" if self.dtype.startswith("int") else "FLOP/s"
@@ -303,8 +303,8 @@ class Prediction:
             )
             compute = ""
         elif self.vector_rate and self.achievable_ops_per_s:
-            compute += (
-                f" at the vector units' {fmt_si(self.achievable_ops_per_s, unit)} {self.dtype}"
+            compute += (  # ops, one an element, as `targets` gives the vector rate
+                f" at the vector units' {fmt_si(self.achievable_ops_per_s, 'OP/s')} {self.dtype}"
             )
         elif self.achievable_ops_per_s and self.peak_ops_per_s and self.flops is not None:
             frac = self.achievable_ops_per_s / self.peak_ops_per_s

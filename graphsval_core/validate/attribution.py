@@ -134,9 +134,10 @@ class Drift:
         the cell's error does not come from this constant."""
         return bool(abs(self.change) < HOLDS_CHANGE)
 
-    def _by_dtype_text(self, head: str = "; ", tail: str = " by dtype") -> str:
-        """``; fp32 -9%, bf16 -15% by dtype``: each dtype's implied change,
-        for a cell that pools two or more ("" for any other)."""
+    def _by_dtype_text(self, head: str = "; by dtype ", tail: str = "") -> str:
+        """``; by dtype fp32 -9%, bf16 -15%``: each dtype's implied value
+        against the model's (+: its rows imply a faster rate), for a cell
+        that pools two or more ("" for any other)."""
         if len(self.by_dtype) < 2 or not self.model:
             return ""
         each = ", ".join(f"{d} {v / self.model - 1:+.0%}" for d, v, _ in self.by_dtype)
@@ -315,8 +316,9 @@ def _launch_drifts(cell: Cell) -> list[Drift]:
 
 def _tier_drifts(cell: Cell) -> list[Drift]:
     """The binding tier's effective bandwidth; every dtype's share of it
-    scales with it, so the cell pools dtypes, and each dtype's median error
-    goes beside it (one dtype's share that drifted alone shows there)."""
+    scales with it, so the cell pools dtypes, and the median bandwidth each
+    dtype's rows imply goes beside it (one dtype's share that drifted alone
+    shows there)."""
     tier = regime_tier(cell.regime) or cell.regime
     implied = cell.implied()
     if not implied.size:
@@ -338,8 +340,7 @@ def _by_dtype(cell: Cell) -> tuple[tuple[str, float, int], ...]:
     """Per dtype of the cell (in the usual dtype order), the median value its
     records imply and how many imply one."""
     implied, dtypes = cell.implied(), cell.implied_dtypes()
-    if len(dtypes) != len(implied):
-        return ()
+    assert len(dtypes) == len(implied), "a tier's cell keeps the dtype of each implied rate"
     return tuple(
         (d, _median(implied[dtypes == d]), int(np.sum(dtypes == d)))
         for d in sorted(set(dtypes.tolist()), key=dtype_order)

@@ -13,7 +13,7 @@ import io
 import json
 import math
 import textwrap
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from graphsval_core.datamodel.exports import csv_cell, md_text
@@ -312,12 +312,20 @@ class _Lines(list[str]):
         super().__init__()
         self.width = width
 
+    def extend(self, lines: Iterable[str]) -> None:  # type: ignore[override]
+        for line in lines:
+            self.append(line)
+
+    def __iadd__(self, lines: Iterable[str]) -> _Lines:  # type: ignore[override,misc]
+        self.extend(lines)
+        return self
+
     def append(self, line: str) -> None:
         if self.width is None or "\n" in line or len(line) <= self.width:
             super().append(line)
             return
         indent = line[: len(line) - len(line.lstrip(" "))]
-        self.extend(
+        super().extend(
             textwrap.wrap(
                 line.lstrip(" "),
                 self.width,

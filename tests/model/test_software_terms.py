@@ -394,7 +394,7 @@ def test_an_op_with_no_product_runs_at_the_vector_rate_where_given(registry_of):
     add = predict_batch(registry, "t", "vector_add", [[1 << 20]], "bf16")
     assert add.compute_s[0] == pytest.approx((1 << 20) / 1e9, rel=0.01)
     assert add.achievable_ops_per_s == 1e9
-    assert "at the vector units' 1 GFLOP/s bf16" in add.sentence(0)
+    assert "at the vector units' 1 GOP/s bf16" in add.sentence(0)  # ops, as targets says
     mm = predict_batch(registry, "t", "matmul", [[256, 256, 256]], "bf16")
     assert mm.achievable_ops_per_s == 1e12  # a product keeps the matrix units' peak
     fp32 = predict_batch(registry, "t", "vector_add", [[1 << 20]], "fp32")
@@ -529,7 +529,8 @@ def test_an_a_too_short_to_pack_streams_b_without_the_tiers_product_share(regist
         [base.tier_bandwidth_bps[2] / 2] * 3
     )
     assert p.time_per_tier_s[0, 1] == pytest.approx(p.bytes_per_tier[0, 1] / (l2 / 2))
-    assert "A too short to pack" in p.sentence(0) and "too short" not in p.sentence(2)
+    assert "B unpacked, A too short to pack it" in p.sentence(0)
+    assert "too short" not in p.sentence(2)
     assert p.details(0)["b_unpacked"] is True and "b_unpacked" not in p.details(2)
     # a spec with no packing threshold packs every product: each at the tier's share
     no_threshold = predict_batch(registry_of(**kw), "t", "matmul", shapes, "fp32")

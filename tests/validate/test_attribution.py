@@ -238,18 +238,19 @@ def test_a_pooled_tier_cell_gives_each_dtypes_implied_change_beside_the_tiers():
     # would blame the tier; the dtypes show that fp32's share of it moved
     rows = [
         {"dtype": d, "regime": "l2_bound", "measured": 1e-3, "predicted": 1e-3 * (1 + e)}
-        for d, e in (("fp32", 0.3), ("fp32", 0.3), ("fp32", 0.3), ("bf16", 0.0), ("bf16", 0.0))
+        # fp32's median +30% (its mean would be +40%)
+        for d, e in (("fp32", 0.2), ("fp32", 0.3), ("fp32", 0.7), ("bf16", 0.0), ("bf16", 0.0))
     ]
     (cell,) = build_cells(_records(rows)).values()
     (drift,) = attribute(cell)
     assert [(d, n) for d, _, n in drift.by_dtype] == [("fp32", 3), ("bf16", 2)]
     assert [v for _, v, _ in drift.by_dtype] == pytest.approx([1.3e11, 1e11], rel=1e-3)
-    assert "measurements imply 130 GB/s (+30%; fp32 +30%, bf16 +0% by dtype)" in drift.text()
+    assert "measurements imply 120 GB/s (+20%; by dtype fp32 +30%, bf16 +0%)" in drift.text()
     summary, text = _report(_records(rows))
     (entry,) = summary.drift
     assert entry.by_dtype["fp32"]["shapes"] == 3
     assert entry.by_dtype["bf16"]["implied"] == pytest.approx(1e11, rel=1e-3)
-    assert "fp32 +30%, bf16 +0% by dtype" in " ".join(text.split())
+    assert "by dtype fp32 +30%, bf16 +0%" in " ".join(text.split())
     # centred: the sentence says the tier holds, and what each dtype implies
     mixed = [dict(r, predicted=1e-3 * (0.7 if r["dtype"] == "bf16" else 1.3)) for r in rows]
     mixed += [
@@ -260,6 +261,19 @@ def test_a_pooled_tier_cell_gives_each_dtypes_implied_change_beside_the_tiers():
     (drift,) = attribute(cell)
     assert drift.centred
     assert "holds on average (by dtype the rows imply fp32 +30%, bf16 -" in drift.text()
+    # a tier that holds while the cell is off centre: the dtypes still show
+    still = Drift(
+        "L2 bandwidth",
+        "B/s",
+        1e11,
+        1e11,
+        4,
+        0.12,
+        band=0.2,
+        by_dtype=(("fp32", 1.3e11, 2), ("bf16", 0.7e11, 2)),
+    )
+    assert not still.centred and still.holds
+    assert "(+0.0%; by dtype fp32 +30%, bf16 -30%)" in still.text()
     # one dtype: nothing to split
     (cell,) = build_cells(_records(rows[:3])).values()
     (drift,) = attribute(cell)
