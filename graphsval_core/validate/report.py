@@ -13,7 +13,7 @@ import io
 import json
 import math
 import textwrap
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
 from graphsval_core.datamodel.exports import csv_cell, md_text
@@ -215,7 +215,7 @@ def render(
     h = summary.header
     bullet = "- " if markdown else "  "
     esc = md_text if markdown else str  # Markdown: the inputs' text shows as text, never markup
-    out: _Lines = _Lines(None if markdown else width)
+    out: list[str] = []
     title = "# graphsval validation report" if markdown else "graphsval validation report"
     out.append(title)
     out.append(
@@ -282,15 +282,13 @@ def render(
                 )
     if summary.suspect:
         out.append("")
-        for line in _suspect_lines(summary, markdown):
-            out.append(line)
+        out += _suspect_lines(summary, markdown)
     if summary.warnings:
         out.append("")
         out.append("## Warnings" if markdown else "Warnings:")
         if markdown:
             out.append("")
-        for w in summary.warnings:
-            out.append(f"{bullet}{esc(w)}")
+        out += [f"{bullet}{esc(w)}" for w in summary.warnings]
     explain = markdown or per_shape == "all"
     table = _shape_rows(validation, per_shape, explain)
     if table:
@@ -301,41 +299,25 @@ def render(
         out.append(_table(columns, table, markdown))
     out.append("")
     out.append(verdict_counts(summary))
+    if width is not None and not markdown:
+        out = [wrapped for line in out for wrapped in _wrap(line, width)]
     return "\n".join(out) + "\n"
 
 
-class _Lines(list[str]):
-    """The report's lines: a line appended wraps to ``width`` (when given)
-    with a hanging indent; a table, several lines in one, is kept as it is."""
-
-    def __init__(self, width: int | None) -> None:
-        super().__init__()
-        self.width = width
-
-    def extend(self, lines: Iterable[str]) -> None:  # type: ignore[override]
-        for line in lines:
-            self.append(line)
-
-    def __iadd__(self, lines: Iterable[str]) -> _Lines:  # type: ignore[override,misc]
-        self.extend(lines)
-        return self
-
-    def append(self, line: str) -> None:
-        if self.width is None or "\n" in line or len(line) <= self.width:
-            super().append(line)
-            return
-        indent = line[: len(line) - len(line.lstrip(" "))]
-        super().extend(
-            textwrap.wrap(
-                line.lstrip(" "),
-                self.width,
-                initial_indent=indent,
-                subsequent_indent=indent + "  ",
-                break_on_hyphens=False,
-                break_long_words=False,
-            )
-            or [line]
-        )
+def _wrap(line: str, width: int) -> list[str]:
+    """``line`` wrapped to ``width`` with a hanging indent; a table (several
+    lines in one) or a line that fits is kept as it is."""
+    if "\n" in line or len(line) <= width:
+        return [line]
+    indent = line[: len(line) - len(line.lstrip(" "))]
+    return textwrap.wrap(
+        line.lstrip(" "),
+        width,
+        initial_indent=indent,
+        subsequent_indent=indent + "  ",
+        break_on_hyphens=False,
+        break_long_words=False,
+    ) or [line]
 
 
 def verdict_counts(summary: Summary) -> str:
