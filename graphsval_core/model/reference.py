@@ -290,16 +290,16 @@ def predict(
     kept = float(capacities[-1])
     library = np.zeros(len(shapes), dtype=bool)
     in_place = np.zeros(len(shapes), dtype=bool)
-    if gemm is not None:  # the rows the dtype's GEMM library runs; which read B in place
+    unpacked = np.zeros(len(shapes), dtype=bool)
+    if gemm is not None:  # the rows the dtype's GEMM library runs; which read B in place;
+        # which have an A too short to pack (B streams as it lies)
         library = library_rows(target, dtype, gemm, len(shapes))
         in_place = reads_b_in_place(target, dtype, gemm, bpe, op.b_transposed, kept)
-    # a product reading B in place streams what it does not pack at its own share of each tier
+        unpacked = unpacked_rows(target, dtype, gemm, library)
+    # a product reading B in place streams what it does not pack at its own share of each
+    # tier; one with an A too short to pack, B at no micro-kernel share of a tier
     packed = np.ones(len(shapes)) if gemm is None else packed_share(in_place, gemm, bpe, kept)
     row_bandwidth = in_place_bandwidth(target, dtype, in_place, packed, effective, bandwidth)
-    # an A too short to pack streams B as it lies: no micro-kernel share of a tier
-    unpacked = np.zeros(len(shapes), dtype=bool)
-    if gemm is not None:
-        unpacked = unpacked_rows(target, dtype, gemm, library)
     row_bandwidth = unpacked_bandwidth(
         unpacked, effective * target.bandwidth_share(dtype), bandwidth, row_bandwidth
     )

@@ -92,11 +92,14 @@ def implies(records: Any, rate: np.ndarray, term: np.ndarray) -> np.ndarray:
     return (measured > records.terms.fixed_s) & np.isfinite(term) & np.isfinite(rate) & (rate != 0)
 
 
-def implied_rate(records: Any, rate: np.ndarray, term: np.ndarray) -> np.ndarray:
+def implied_rate(
+    records: Any, rate: np.ndarray, term: np.ndarray, usable: np.ndarray | None = None
+) -> np.ndarray:
     """``rate x term / (measured - fixed)`` of the records that imply one
-    (:func:`implies`): the rate that would make the term the measured time
-    less launch."""
-    usable = implies(records, rate, term)
+    (``usable``, :func:`implies` unless given): the rate that would make the
+    term the measured time less launch."""
+    if usable is None:
+        usable = implies(records, rate, term)
     measured, fixed = records.latency_measured_s[usable], records.terms.fixed_s[usable]
     return rate[usable] * term[usable] / (measured - fixed)
 
@@ -125,8 +128,8 @@ class Cell:
     # and the constant implied by each record that implies one
     _columns: dict[str, list[np.ndarray]] = field(factory=dict)
     _energy: dict[str, list[np.ndarray]] = field(factory=dict)
-    _implied: list[np.ndarray] = field(factory=list)
-    _implied_dtype: list[np.ndarray] = field(factory=list)
+    # the constant each record implies (``rate``), and in a tier's cell its dtype
+    _implied: dict[str, list[np.ndarray]] = field(factory=dict)
 
     @property
     def key(self) -> CellKey:
@@ -169,7 +172,8 @@ class Cell:
             self.first.setdefault("model", float(terms.achievable_ops_per_s[0]))
             self.first.setdefault("vector_rate", float(terms.vector_rate[0]))
             self._keep(self._columns, records, ("achievable_ops_per_s",))
-            self._implied.append(implied_rate(records, terms.achievable_ops_per_s, terms.compute_s))
+            rate = implied_rate(records, terms.achievable_ops_per_s, terms.compute_s)
+            self._keep(self._implied, records, (), rate=rate)
         elif self.regime == LAUNCH_BOUND:
             busy = np.maximum(terms.compute_s, terms.memory_s)
             self._keep(
@@ -181,10 +185,12 @@ class Cell:
             )
         else:
             self.first.setdefault("model", float(terms.tier_bandwidth_bps[0]))
-            rate, term = terms.tier_bandwidth_bps, terms.memory_s
-            self._implied.append(implied_rate(records, rate, term))
             # a tier's cell pools dtypes: the dtype of each rate implied
-            self._implied_dtype.append(np.asarray(records.dtype)[implies(records, rate, term)])
+            usable = implies(records, terms.tier_bandwidth_bps, terms.memory_s)
+            rate = implied_rate(records, terms.tier_bandwidth_bps, terms.memory_s, usable)
+            self._keep(
+                self._implied, records, (), rate=rate, dtype=np.asarray(records.dtype)[usable]
+            )
         if judged.any():
             mine = records.take(judged)
             energy = mine.terms
@@ -226,17 +232,12 @@ class Cell:
     def implied(self) -> np.ndarray:
         """The constant each record implies (those that imply one): the
         achievable peak of an alu-bound cell, the bandwidth of a tier's."""
-        if len(self._implied) != 1:
-            self._implied = [np.concatenate(self._implied) if self._implied else np.empty(0)]
-        return self._implied[0]
+        return _joined(self._implied, "rate")
 
     def implied_dtypes(self) -> np.ndarray:
         """The dtype of each of :meth:`implied`'s records (a tier's cell; empty
         for the others)."""
-        if len(self._implied_dtype) != 1:
-            joined = np.concatenate(self._implied_dtype) if self._implied_dtype else np.empty(0)
-            self._implied_dtype = [joined.astype(str)]
-        return self._implied_dtype[0]
+        return _joined(self._implied, "dtype").astype(str)
 
 
 def _joined(parts: dict[str, list[np.ndarray]], name: str) -> np.ndarray:
