@@ -67,8 +67,32 @@ def test_non_decreasing_in_each_dimension(registry, dims, axis, grow, op, data):
     bigger = list(dims)
     bigger[axis] += grow
     p = predict_batch(registry, target.key, op, [list(dims), bigger], dtype)
-    assert p.latency_s[1] >= p.latency_s[0] * (1 - 1e-12)
-    assert p.energy_j[1] >= p.energy_j[0] * (1 - 1e-12)
+    # The one step down the model allows: a GEMV (M or N of 1) that wakes the
+    # team pays its library's own team cost (gemv_fork_join_s), and growing its
+    # 1 leaves the GEMV path for the GEMM's cheaper fork_join_s. Measured so: the
+    # i7's fp32 linear 1x128x384 takes 8.7 us, its matmul 64x64x128 (ten times
+    # the multiply-adds) 6.9 us. Latency may drop by that difference, no more.
+    step = 0.0
+    if p.gemv_team is not None and p.gemv_team[0] and not p.gemv_team[1]:
+        step = max(0.0, p.team_s[0] - p.team_s[1])
+    assert p.latency_s[1] >= (p.latency_s[0] - step) * (1 - 1e-12)
+    if step == 0.0:
+        assert p.energy_j[1] >= p.energy_j[0] * (1 - 1e-12)
+    else:  # the static draw over the shorter time drops with it; the rest may not
+        dynamic = p.energy_j - p.energy_static_j
+        assert dynamic[1] >= dynamic[0] * (1 - 1e-12)
+
+
+def test_gemv_to_gemm_step_is_the_team_cost_difference(registry):
+    """The i7 draw that found the step: 1x118x139 is a GEMV that pays MKL's
+    sgemv team cost; 2x118x139 a GEMM that pays fork_join_s. Only the team
+    costs differ by more than the extra row's work."""
+    p = predict_batch(registry, "i7_12700k", "matmul", [[1, 118, 139], [2, 118, 139]], "fp32")
+    assert p.gemv_team is not None and bool(p.gemv_team[0]) and not bool(p.gemv_team[1])
+    step = p.team_s[0] - p.team_s[1]
+    assert step > 0
+    assert p.latency_s[1] < p.latency_s[0]
+    assert p.latency_s[1] - p.team_s[1] >= p.latency_s[0] - p.team_s[0]
 
 
 @SETTINGS
