@@ -117,8 +117,8 @@ def calibrate(
         )
         click.echo(
             f"note: {hw} is a target of plugin {owner!r}: commands use {used}, not this "
-            "file. To apply it, make the target a workspace one: its target file (a "
-            "snapshot target's ships in its plugin's targets/ folder) in the workspace's "
+            "file. To apply it, make the target a workspace one: its target file "
+            f"(`graphsval targets --hw {hw} --target-file` prints it) in the workspace's "
             f"targets/{hw}.target.json, this file in its calibration/ (`graphsval "
             "workspace` shows where)."
         )

@@ -11,6 +11,7 @@ from graphsval_core.cli.output import echo_json
 from graphsval_core.datamodel.tables import format_table
 from graphsval_core.datamodel.target import PACK_A_MIN_COLUMNS, MemoryTier, TargetSpec
 from graphsval_core.datamodel.units import fmt_bytes, fmt_joules, fmt_seconds, fmt_si
+from graphsval_core.files.target_spec import spec_to_json
 from graphsval_core.plugins.records import ProbeResult
 from graphsval_core.plugins.registry import Registry, UnknownNameError
 
@@ -346,16 +347,37 @@ def _detail_rows(registry: Registry, target: TargetSpec) -> list[list[str]]:
 @click.command()
 @click.option("--hw", "key", metavar="KEY", help="Print one target's full spec with provenance.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+@click.option(
+    "--target-file",
+    "as_file",
+    is_flag=True,
+    help="With --hw: print the target's own file, the JSON a plugin ships in its "
+    "targets/ folder, before calibration (the i7's too, which is defined in code). Saved "
+    "as a workspace's targets/KEY.target.json it replaces the installed target; its "
+    "plugin's calibration applies again once copied to the workspace's calibration/.",
+)
 @pass_app
-def targets(app: AppContext, key: str | None, as_json: bool) -> None:
+def targets(app: AppContext, key: str | None, as_json: bool, as_file: bool) -> None:
     """List installed targets: family, plugin, ground truth, dtypes, tiers and
     whether the target's measurer can run on this machine."""
     registry = app.registry
+    if as_file and key is None:
+        raise click.BadParameter(
+            "needs --hw KEY: the target whose file to print", param_hint="'--target-file'"
+        )
+    if as_file and as_json:
+        raise click.BadParameter(
+            "--json and --target-file are two formats of JSON; give one",
+            param_hint="'--target-file'",
+        )
     if key is not None:
         try:
             target = registry.target(key)
         except UnknownNameError as exc:
             raise click.BadParameter(str(exc), param_hint="'--hw'") from None
+        if as_file:
+            echo_json(spec_to_json(registry.datasheet_target(key)))
+            return
         if as_json:
             echo_json(_target_json(registry, target))
             return

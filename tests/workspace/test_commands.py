@@ -113,6 +113,7 @@ def test_calibrate_an_installed_target_keeps_writing_here(run, workspace, tmp_pa
     note = " ".join(result.output.split())
     assert "note: i7_12700k is a target of plugin 'cpu': commands use the calibration" in note
     assert "targets/i7_12700k.target.json" in note
+    assert "graphsval targets --hw i7_12700k --target-file" in note
 
 
 def test_a_failed_calibration_leaves_no_folder_in_the_workspace(run, workspace):
@@ -285,3 +286,51 @@ def test_the_workspace_command_says_why_a_calibration_is_not_applied(run, worksp
     assert entry["applied"] is False
     assert "a target of plugin 'cpu'" in entry["error"]
     assert "targets/i7_12700k.target.json" in entry["error"]
+
+
+def test_target_file_is_the_file_the_plugin_ships(run):
+    printed = run(None, "targets", "--hw", SHIPPED, "--target-file")
+    assert printed.exit_code == 0, printed.output
+    assert json.loads(printed.stdout) == shipped_spec()
+
+
+def test_target_file_of_a_target_in_code_replaces_it_as_its_plugin_ships_it(run, tmp_path):
+    # the i7 is defined in code and ships no target file: --target-file prints one
+    key = "i7_12700k"
+    printed = run(None, "targets", "--hw", key, "--target-file")
+    assert printed.exit_code == 0, printed.output
+    data = json.loads(printed.stdout)
+    assert data["key"] == key and "tiers" in data
+    ws = tmp_path / "ws"
+    shape = ("--hw", key, "--op", "matmul", "--shape", "64x512x1024", "--dtype", "fp32")
+
+    def predicted(where: Path | None) -> float:
+        out = run(where, "predict", *shape, "--format", "json")
+        assert out.exit_code == 0, out.output
+        return float(json.loads(out.stdout)[0]["latency_s"])
+
+    installed = predicted(None)
+    write_json(target_path(ws, key), data)
+    assert any("replaces the one of plugin 'cpu'" in n for n in notes(run(ws, "targets")))
+    # before calibration: the datasheet's prediction, not the calibrated one
+    assert predicted(ws) != installed
+    # with its plugin's calibration beside it, the installed target's prediction
+    shipped = CPU / "calibration" / f"{key}.calibration.json"
+    write_json(calibration_path(ws, key), json.loads(shipped.read_text()))
+    assert predicted(ws) == installed
+    # then an edit of a value the calibration leaves alone changes what it predicts
+    data["peak_ops_per_s"]["fp32"] /= 4
+    write_json(target_path(ws, key), data)
+    assert predicted(ws) > installed
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (("targets", "--target-file"), "needs --hw KEY"),
+        (("targets", "--hw", SHIPPED, "--target-file", "--json"), "give one"),
+    ],
+)
+def test_target_file_refuses_what_it_cannot_print(run, args, said):
+    result = run(None, *args)
+    assert result.exit_code == 2 and said in result.output and "Traceback" not in result.output
