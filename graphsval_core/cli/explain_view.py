@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from graphsval_core.datamodel.regimes import TIER_NAMES
+from graphsval_core.datamodel.tables import wrap_line
 from graphsval_core.datamodel.units import fmt_bytes, fmt_joules, fmt_seconds, fmt_si
 
 
@@ -63,9 +64,31 @@ def _pct(value: float | None) -> str:
     return "" if value is None else f"({value:+.1%})"
 
 
-def explain_lines(data: dict[str, Any], predictor: str) -> list[str]:
+def explain_lines(data: dict[str, Any], predictor: str, width: int | None = None) -> list[str]:
     """The text of ``explain`` (see module doc) from its JSON record; the
-    predictor as the user named it."""
+    predictor as the user named it. Its prose is wrapped to ``width`` (None:
+    not wrapped); the measured table keeps its lines."""
+    lines = _lines(data, predictor)
+    if width is None:
+        return lines
+    table = _measured_table_rows(lines)
+    return [
+        w
+        for i, line in enumerate(lines)
+        for w in ([line] if i in table else wrap_line(line, width))
+    ]
+
+
+def _measured_table_rows(lines: list[str]) -> set[int]:
+    """Indices of the predicted/measured table's lines (the three after its
+    header row, which starts with ``predicted``)."""
+    for i, line in enumerate(lines):
+        if line.lstrip().startswith("predicted  "):
+            return set(range(i, i + 4))
+    return set()
+
+
+def _lines(data: dict[str, Any], predictor: str) -> list[str]:
     out = [data["explanation"]]
     measured = data.get("measured")
     terms = data.get("terms") or {}

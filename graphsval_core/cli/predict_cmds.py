@@ -100,6 +100,7 @@ def explain(
     from graphsval_core.files.baseline import BaselineFileError
     from graphsval_core.model.predict import predict_shapes
     from graphsval_core.validate.measured import find_measured
+    from graphsval_core.validate.terminal import Screen
 
     target, op_spec = _resolve(app, hw, op)
     _check_dtype(target, dtype)
@@ -123,7 +124,8 @@ def explain(
         return
     where = ", ".join(baselines) if baselines else "no installed baseline has this shape"
     data["measured_looked_in"] = f"looked in {where}" if baselines else where
-    click.echo("\n".join(explain_lines(data, predictor)))
+    width = Screen.detect().width  # the terminal's, COLUMNS, else 80, as validate -v
+    click.echo("\n".join(explain_lines(data, predictor, width)))
 
 
 __all__ = ["CSV_COLUMNS", "explain", "predict"]

@@ -12,13 +12,12 @@ import csv
 import io
 import json
 import math
-import textwrap
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
 from graphsval_core.datamodel.exports import csv_cell, md_text
 from graphsval_core.datamodel.regimes import order, short
-from graphsval_core.datamodel.tables import format_table, markdown_table
+from graphsval_core.datamodel.tables import format_table, markdown_table, wrap_line
 from graphsval_core.datamodel.units import fmt_joules, fmt_seconds
 from graphsval_core.validate.attribution import PER_DTYPE, cell_label, split_label
 from graphsval_core.validate.harness import Validation
@@ -300,24 +299,8 @@ def render(
     out.append("")
     out.append(verdict_counts(summary))
     if width is not None and not markdown:
-        out = [wrapped for line in out for wrapped in _wrap(line, width)]
+        out = [wrapped for line in out for wrapped in wrap_line(line, width)]
     return "\n".join(out) + "\n"
-
-
-def _wrap(line: str, width: int) -> list[str]:
-    """``line`` wrapped to ``width`` with a hanging indent; a table (several
-    lines in one) or a line that fits is kept as it is."""
-    if "\n" in line or len(line) <= width:
-        return [line]
-    indent = line[: len(line) - len(line.lstrip(" "))]
-    return textwrap.wrap(
-        line.lstrip(" "),
-        width,
-        initial_indent=indent,
-        subsequent_indent=indent + "  ",
-        break_on_hyphens=False,
-        break_long_words=False,
-    ) or [line]
 
 
 def verdict_counts(summary: Summary) -> str:

@@ -54,8 +54,29 @@ def test_explain_sets_the_measured_row_beside_the_prediction():
     assert "graphsval_jetson/baselines/jetson_orin_nano_8gb_matmul.calibration.csv:" in text
     assert str(REPO) not in text  # paths relative to the plugin package, never absolute
     assert "latency" in text and "(inferred)" in text and "%)" in text
-    energy = next(line for line in text.splitlines() if line.startswith("Energy "))
+    energy = " ".join(text.split("\nEnergy ")[1].split("\n\n")[0].split())  # one paragraph
     assert "compute" in energy and "static" in energy and "%" in energy
+
+
+@pytest.mark.parametrize("columns", [60, 100])
+def test_explain_wraps_its_prose_to_the_width_and_keeps_the_table(monkeypatch, columns):
+    monkeypatch.setenv("COLUMNS", str(columns))
+    args = ["explain", "--hw", "host_intel_xeon_2c_1t", "--op", "matmul",
+            "--shape", "1x736x352", "--dtype", "fp32"]  # fmt: skip
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    wide = [line for line in lines if len(line) > columns]
+    # only the measured table's header, which names the baseline file, is wider
+    assert all("validation.csv:" in line for line in wide), wide
+    assert lines[0].startswith("matmul 1x736x352 fp32 on host_intel_xeon_2c_1t")
+    assert lines[1].startswith("  ")  # the explanation hangs under its first line
+    for line in filter(None, lines):  # a number keeps its unit: none ends a line
+        assert not line.split()[-1].replace(".", "").isdigit(), line
+    joined = " ".join(result.output.split())
+    assert "streams 982 KiB from l2 at 111 GB/s effective" in joined
+    latency = next(line for line in lines if line.startswith("  latency "))
+    assert "(+12.0%)" in latency  # a table row stays one line
     data = json.loads(CliRunner().invoke(cli, [*args, "--json"]).output)
     assert data["measured"]["latency_s"] > 0 and data["measured"]["line"] > 1
     assert data["measured"]["latency_error"] == pytest.approx(
