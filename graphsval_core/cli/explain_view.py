@@ -67,25 +67,10 @@ def _pct(value: float | None) -> str:
 def explain_lines(data: dict[str, Any], predictor: str, width: int | None = None) -> list[str]:
     """The text of ``explain`` (see module doc) from its JSON record; the
     predictor as the user named it. Its prose is wrapped to ``width`` (None:
-    not wrapped); the measured table keeps its lines."""
+    not wrapped); the measured table, one item of several lines, keeps
+    its lines."""
     lines = _lines(data, predictor)
-    if width is None:
-        return lines
-    table = _measured_table_rows(lines)
-    return [
-        w
-        for i, line in enumerate(lines)
-        for w in ([line] if i in table else wrap_line(line, width))
-    ]
-
-
-def _measured_table_rows(lines: list[str]) -> set[int]:
-    """Indices of the predicted/measured table's lines (the three after its
-    header row, which starts with ``predicted``)."""
-    for i, line in enumerate(lines):
-        if line.lstrip().startswith("predicted  "):
-            return set(range(i, i + 4))
-    return set()
+    return lines if width is None else [w for line in lines for w in wrap_line(line, width)]
 
 
 def _lines(data: dict[str, Any], predictor: str) -> list[str]:
@@ -112,7 +97,8 @@ def _lines(data: dict[str, Any], predictor: str) -> list[str]:
         ]
         widths = [max(len(r[k]) for r in rows) for k in range(2)]
         out.append("")
-        out += [f"  {a.ljust(widths[0])}  {b.ljust(widths[1])}  {c}".rstrip() for a, b, c in rows]
+        table = [f"  {a.ljust(widths[0])}  {b.ljust(widths[1])}  {c}".rstrip() for a, b, c in rows]
+        out.append("\n".join(table))  # one item: a wrap keeps a table's lines as they are
     else:
         out.append("")
         out.append(f"  measured: none ({data.get('measured_looked_in', 'no baseline has it')})")
