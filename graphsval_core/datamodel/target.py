@@ -285,6 +285,9 @@ FIRST_TOUCH_MIN_BYTES = 32 * 2**20
 #: The page a TLB entry maps (x86's and Arm's base page): a column walk of a
 #: B whose rows are this long or longer lands on a new page at every element.
 PAGE_BYTES = 4096
+#: The least share of a dtype's peak one compute unit may have (ops/s): a
+#: 1 MHz microcontroller does more.
+MIN_UNIT_OPS_PER_S = 1e6
 
 
 def first_touch_threshold() -> Sourced:
@@ -574,6 +577,7 @@ class TargetSpec:
                     f"peak_ops_per_s.{dtype}", "missing (the dtype has an energy per op)"
                 )
         _set(self, "peak_ops_per_s", peaks)
+        self._check_unit_peaks(peaks)
         _set(self, "energy_per_op_j", energies)
         _set(self, "compute_fraction", self._compute_fractions(peaks, prov))
         for name, strict in (
@@ -641,6 +645,22 @@ class TargetSpec:
         _require_provenance("", required, prov)
         _set(self, "provenance", MappingProxyType(prov))
         _set(self, "fingerprint", MappingProxyType(dict(self.fingerprint)))
+
+    def _check_unit_peaks(self, peaks: Mapping[str, float]) -> None:
+        """Each unit's share of every dtype's peak is at least
+        :data:`MIN_UNIT_OPS_PER_S`: a smaller share is a ``compute_units`` in
+        the wrong unit (a count of lanes or transistors), and the checks that
+        divide the peak by it would blame another field."""
+        for dtype, peak in peaks.items():
+            share = peak / self.compute_units
+            if share < MIN_UNIT_OPS_PER_S:
+                raise SpecError(
+                    "compute_units",
+                    f"{self.compute_units:g} {self.compute_unit_name}s share the {dtype} "
+                    f"peak of {peak:.6g} ops/s: {share:.6g} ops/s each, below "
+                    f"{MIN_UNIT_OPS_PER_S:.0e} (a 1 MHz part does more; compute_units counts "
+                    "the cores, SMs or tiles that run in parallel)",
+                )
 
     def _check_reference(self, peaks: Mapping[str, float]) -> None:
         """The reference kernel's four per-dtype times come for the same

@@ -135,3 +135,20 @@ def test_a_key_is_the_key_rule_and_nothing_after_it(make_target, key):
     assert not TargetSpec.valid_key(key)
     with pytest.raises(SpecError, match="key"):
         make_target(key)
+
+
+def test_compute_units_too_many_for_the_peak_is_named_not_a_field_that_divides_by_it(
+    make_target,
+):
+    # a count of lanes where cores belong leaves each unit a few ops/s of the peak;
+    # the reference kernel's check (a multiply-add no faster than one unit's peak)
+    # would otherwise be the one to fail
+    from graphsval_core.datamodel.target import MIN_UNIT_OPS_PER_S
+
+    spec = make_target()
+    units = int(spec.peak_ops_per_s["fp32"] / MIN_UNIT_OPS_PER_S)
+    with pytest.raises(SpecError) as err:
+        make_target(compute_units=datasheet(units * 2, "lanes, not cores"))
+    assert err.value.field == "compute_units"
+    assert "ops/s each, below 1e+06" in str(err.value)
+    assert make_target(compute_units=datasheet(units, "a million ops/s each")).compute_units
