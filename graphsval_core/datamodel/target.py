@@ -288,6 +288,9 @@ PAGE_BYTES = 4096
 #: The least share of a dtype's peak one compute unit may have (ops/s): a
 #: 1 MHz microcontroller does more.
 MIN_UNIT_OPS_PER_S = 1e6
+#: The most compute units a target file may give (past it no part exists);
+#: a target file with more is refused by that ceiling (``files.target_spec``).
+MAX_UNITS = 10**9
 
 
 def first_touch_threshold() -> Sourced:
@@ -648,12 +651,15 @@ class TargetSpec:
 
     def _check_unit_peaks(self, peaks: Mapping[str, float]) -> None:
         """Each unit's share of every dtype's peak is at least
-        :data:`MIN_UNIT_OPS_PER_S`: a smaller share is a ``compute_units`` in
-        the wrong unit (a count of lanes or transistors), and the checks that
-        divide the peak by it would blame another field."""
+        :data:`MIN_UNIT_OPS_PER_S`: a smaller share of a peak that is not
+        itself that small is a ``compute_units`` in the wrong unit (a count
+        of lanes or transistors), and the checks that divide the peak by it
+        would blame another field."""
         for dtype, peak in peaks.items():
             share = peak / self.compute_units
-            if share < MIN_UNIT_OPS_PER_S:
+            # a peak too small by itself is the peak's fault, named where rates are checked
+            # (more than MAX_UNITS units is refused by that ceiling, with its own words)
+            if share < MIN_UNIT_OPS_PER_S <= peak and self.compute_units <= MAX_UNITS:
                 raise SpecError(
                     "compute_units",
                     f"{self.compute_units:g} {self.compute_unit_name}s share the {dtype} "

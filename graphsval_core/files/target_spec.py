@@ -15,7 +15,13 @@ from typing import Any
 
 from graphsval_core.datamodel.errors import UserInputError
 from graphsval_core.datamodel.provenance import PROVENANCE_KINDS, Provenance, Sourced
-from graphsval_core.datamodel.target import NO_PROVENANCE, MemoryTier, SpecError, TargetSpec
+from graphsval_core.datamodel.target import (
+    MAX_UNITS,
+    NO_PROVENANCE,
+    MemoryTier,
+    SpecError,
+    TargetSpec,
+)
 from graphsval_core.files.calibration_file import MAX_LATENCY_S, MIN_RATE
 
 SCHEMA_VERSION = 1
@@ -410,7 +416,6 @@ MIN_CAPACITY_BYTES = 64
 
 #: The most a target file may give: past these no part exists, and the
 #: predictions overflow (a latency of 1e300 s, an energy of Infinity).
-MAX_UNITS = 10**9
 MAX_ENERGY_J = 1e-3  # per operation or byte: a millijoule, a billion times a real one
 MAX_POWER_W = 1e7
 
