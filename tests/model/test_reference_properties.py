@@ -3,6 +3,7 @@ and on every installed target with its own dtypes."""
 
 from __future__ import annotations
 
+import attrs
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
@@ -67,7 +68,17 @@ def test_non_decreasing_in_each_dimension(registry, dims, axis, grow, op, data):
     bigger = list(dims)
     bigger[axis] += grow
     p = predict_batch(registry, target.key, op, [list(dims), bigger], dtype)
-    # The one step down the model allows: a GEMV (M or N of 1) that wakes the
+    if _enters_the_library(target, dtype, dims, bigger):
+        # The framework's own kernel runs a product of at most library_min_macs
+        # multiply-adds, the library a larger one, faster: PyTorch keeps a bf16
+        # product of at most 16 x 16 x 16 out of oneDNN. Compared on one path: the
+        # smaller shape as the library would run it takes no longer.
+        library = attrs.evolve(target, library_min_macs={**target.library_min_macs, dtype: 0.0})
+        smaller = predict(registry, library, registry.op(op), [list(dims)], dtype)
+        assert p.latency_s[1] >= smaller.latency_s[0] * (1 - 1e-12)
+        assert p.energy_j[1] >= smaller.energy_j[0] * (1 - 1e-12)
+        return
+    # The other step down the model allows: a GEMV (M or N of 1) that wakes the
     # team pays its library's own team cost (gemv_fork_join_s), and growing its
     # 1 leaves the GEMV path for the GEMM's cheaper fork_join_s. Measured so: the
     # i7's fp32 linear 1x128x384 takes 8.7 us, its matmul 64x64x128 (ten times
@@ -81,6 +92,33 @@ def test_non_decreasing_in_each_dimension(registry, dims, axis, grow, op, data):
     else:  # the static draw over the shorter time drops with it; the rest may not
         dynamic = p.energy_j - p.energy_static_j
         assert dynamic[1] >= dynamic[0] * (1 - 1e-12)
+        static_drop = p.energy_static_j[0] * step / p.latency_s[0]
+        assert p.energy_j[1] >= (p.energy_j[0] - static_drop) * (1 - 1e-9)
+
+
+def _enters_the_library(target, dtype: str, dims, bigger) -> bool:
+    """Whether growing ``dims`` to ``bigger`` takes the product from the
+    framework's own kernel into the dtype's GEMM library (``library_min_macs``)."""
+    least = target.library_min_macs.get(dtype)
+    if least is None or dtype in target.no_gemm_library:
+        return False
+    return int(np.prod(dims)) <= least < int(np.prod(bigger))
+
+
+def test_entering_the_library_is_the_one_other_step_down(registry):
+    """The draw a reviewer's sweep found on an AVX512-bf16 host_cpu: a bf16
+    product of 21x9x21 runs in PyTorch's kernel, 21x10x21 (4410 > 4096
+    multiply-adds) in oneDNN's, a little faster (2.140 us against 2.125 us)."""
+    target = registry.target("host_cpu")
+    if "bf16" not in target.library_min_macs or "bf16" in target.no_gemm_library:
+        pytest.skip("this machine's host_cpu sends no bf16 product to a library")
+    dims, bigger = [21, 9, 21], [21, 10, 21]  # 3969 and 4410 multiply-adds
+    if not _enters_the_library(target, "bf16", dims, bigger):
+        pytest.skip("this machine's bf16 library_min_macs is not between 3969 and 4410")
+    p = predict_batch(registry, "host_cpu", "matmul", [dims, bigger], "bf16")
+    library = attrs.evolve(target, library_min_macs={**target.library_min_macs, "bf16": 0.0})
+    smaller = predict(registry, library, registry.op("matmul"), [dims], "bf16")
+    assert p.latency_s[1] >= smaller.latency_s[0]
 
 
 def test_gemv_to_gemm_step_is_the_team_cost_difference(registry):
