@@ -38,7 +38,10 @@ def workspace(app: AppContext, as_json: bool) -> None:
     A workspace target whose key an installed plugin registers too replaces
     it for every command, said in one `note:` line; that plugin's calibration,
     known findings, floors and prediction snapshot of the key then no longer
-    apply. `graphsval calibrate --hw KEY` of a workspace target writes its
+    apply, while its model hooks still shape the copy (the same device,
+    edited: a KPU's weight-stationary window). `graphsval targets --hw KEY
+    --target-file` prints an installed target's file to start from.
+    `graphsval calibrate --hw KEY` of a workspace target writes its
     calibration here unless --out names a file. A file that cannot be read
     is one warning naming it; the rest keep working. `-p no:workspace` leaves
     the workspace out (as `sweep generate` of the project's frozen sweeps

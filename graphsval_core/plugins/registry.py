@@ -519,10 +519,14 @@ class Registry:
     def _may_shape(self, plugin: str, key: str) -> bool:
         """Whether ``plugin`` may answer a model hook for target ``key``: the
         core's built-in plugins for every target, a plugin for those it
-        registers (a target nobody registers: anyone, e.g. a test's spec)."""
+        registers, and for those it registered that the workspace replaces
+        (an edited copy of the same device: the KPU's weight-stationary window
+        still shapes it); a target nobody registers: anyone, e.g. a test's spec."""
         info = self.infos.get(plugin)
         owner = self._target_plugin.get(key)
-        return bool(info is not None and info.builtin) or owner is None or owner == plugin
+        if bool(info is not None and info.builtin) or owner is None or owner == plugin:
+            return True
+        return plugin in self.replaced.get(key, ())
 
     def apply_calibrations(self) -> None:
         """Replace each calibrated target's spec by its calibrated copy."""

@@ -334,3 +334,21 @@ def test_target_file_of_a_target_in_code_replaces_it_as_its_plugin_ships_it(run,
 def test_target_file_refuses_what_it_cannot_print(run, args, said):
     result = run(None, *args)
     assert result.exit_code == 2 and said in result.output and "Traceback" not in result.output
+
+
+def test_a_workspace_copy_keeps_its_plugin_s_model_hooks(run, tmp_path):
+    # the KPU plugin shapes its targets' model through hooks (a weight-stationary
+    # window); its target's file copied into a workspace is the same device, edited
+    key = "kpu_t64"
+    printed = run(None, "targets", "--hw", key, "--target-file")
+    assert printed.exit_code == 0, printed.output
+    ws = tmp_path / "ws"
+    write_json(target_path(ws, key), json.loads(printed.stdout))
+    shape = ("--hw", key, "--op", "matmul", "--shape", "18799x3570x3570", "--dtype", "int8")
+    rows = []
+    for where in (None, ws):
+        out = run(where, "predict", *shape, "--format", "json")
+        assert out.exit_code == 0, out.output
+        assert "which another plugin registers" not in out.output
+        rows.append(json.loads(out.stdout)[0])
+    assert rows[1]["latency_s"] == rows[0]["latency_s"] and rows[1]["regime"] == "alu_bound"
