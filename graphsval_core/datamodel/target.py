@@ -288,8 +288,8 @@ PAGE_BYTES = 4096
 #: The least share of a dtype's peak one compute unit may have (ops/s): a
 #: 1 MHz microcontroller does more.
 MIN_UNIT_OPS_PER_S = 1e6
-#: The most compute units a target file may give (past it no part exists);
-#: a target file with more is refused by that ceiling (``files.target_spec``).
+#: The most compute units a target may have: past it no part exists, and the
+#: predictions overflow.
 MAX_UNITS = 10**9
 
 
@@ -650,20 +650,25 @@ class TargetSpec:
         _set(self, "fingerprint", MappingProxyType(dict(self.fingerprint)))
 
     def _check_unit_peaks(self, peaks: Mapping[str, float]) -> None:
-        """Each unit's share of every dtype's peak is at least
+        """At most :data:`MAX_UNITS` compute units (past it no part exists),
+        and each unit's share of every dtype's peak at least
         :data:`MIN_UNIT_OPS_PER_S`: a smaller share of a peak that is not
         itself that small is a ``compute_units`` in the wrong unit (a count
         of lanes or transistors), and the checks that divide the peak by it
-        would blame another field."""
+        would blame another field. A peak too small by itself is left to the
+        rate checks of a target file, which name the peak."""
+        units = self.compute_units
+        if units > MAX_UNITS:
+            raise SpecError(
+                "compute_units", f"{units:,} is above {MAX_UNITS:.0e} (a billion units)"
+            )
         for dtype, peak in peaks.items():
-            share = peak / self.compute_units
-            # a peak too small by itself is the peak's fault, named where rates are checked
-            # (more than MAX_UNITS units is refused by that ceiling, with its own words)
-            if share < MIN_UNIT_OPS_PER_S <= peak and self.compute_units <= MAX_UNITS:
+            share = peak / units
+            if share < MIN_UNIT_OPS_PER_S <= peak:
                 raise SpecError(
                     "compute_units",
-                    f"{self.compute_units:g} {self.compute_unit_name}s share the {dtype} "
-                    f"peak of {peak:.6g} ops/s: {share:.6g} ops/s each, below "
+                    f"{units:,} {self.compute_unit_name}s share the {dtype} peak of "
+                    f"{peak:.6g} ops/s: {share:.6g} ops/s each, below "
                     f"{MIN_UNIT_OPS_PER_S:.0e} (a 1 MHz part does more; compute_units counts "
                     "the cores, SMs or tiles that run in parallel)",
                 )

@@ -16,7 +16,6 @@ from typing import Any
 from graphsval_core.datamodel.errors import UserInputError
 from graphsval_core.datamodel.provenance import PROVENANCE_KINDS, Provenance, Sourced
 from graphsval_core.datamodel.target import (
-    MAX_UNITS,
     NO_PROVENANCE,
     MemoryTier,
     SpecError,
@@ -425,7 +424,6 @@ def _ceilings(spec: TargetSpec) -> list[tuple[str, float, float, str]]:
     value a target file could make absurdly large."""
     day = "a day, as in a calibration file"
     out: list[tuple[str, float, float, str]] = [
-        ("compute_units", spec.compute_units, MAX_UNITS, "a billion units"),
         ("idle_power_w", spec.idle_power_w, MAX_POWER_W, "ten megawatts"),
         ("tdp_w", spec.tdp_w, MAX_POWER_W, "ten megawatts"),
         ("launch_overhead_s", spec.launch_overhead_s, MAX_LATENCY_S, day),

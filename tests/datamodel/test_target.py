@@ -152,3 +152,16 @@ def test_compute_units_too_many_for_the_peak_is_named_not_a_field_that_divides_b
     assert err.value.field == "compute_units"
     assert "ops/s each, below 1e+06" in str(err.value)
     assert make_target(compute_units=datasheet(units, "a million ops/s each")).compute_units
+    # every dtype's peak is checked, not the first one only
+    peaks = {"fp32": datasheet(256e9, "t"), "bf16": datasheet(5e8, "t")}
+    energy = {"fp32": estimated(1e-12, "t"), "bf16": estimated(1e-12, "t")}
+    with pytest.raises(SpecError, match="share the bf16 peak of 5e"):
+        make_target(
+            compute_units=datasheet(1000, "t"), peak_ops_per_s=peaks, energy_per_op_j=energy
+        )
+    # past a billion units no part exists, whatever the peak
+    with pytest.raises(SpecError, match=r"2,000,000,000 is above 1e\+09"):
+        make_target(
+            compute_units=datasheet(2 * 10**9, "t"),
+            peak_ops_per_s={"fp32": datasheet(1e18, "t")},
+        )
