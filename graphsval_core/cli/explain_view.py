@@ -65,10 +65,10 @@ def _pct(value: float | None) -> str:
 
 
 def explain_lines(data: dict[str, Any], predictor: str, width: int | None = None) -> list[str]:
-    """The text of ``explain`` (see module doc) from its JSON record; the
-    predictor as the user named it. Its prose is wrapped to ``width`` (None:
-    not wrapped); the measured table, one item of several lines, keeps
-    its lines."""
+    """The text of ``explain`` (see module doc) from its JSON record, as
+    items to join with newlines; the predictor as the user named it. Its
+    prose is wrapped to ``width`` (None: not wrapped); the measured table is
+    one item of several lines, which the wrap keeps as they are."""
     lines = _lines(data, predictor)
     return lines if width is None else [w for line in lines for w in wrap_line(line, width)]
 

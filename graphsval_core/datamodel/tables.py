@@ -35,24 +35,32 @@ def _md_cell(value: Any) -> str:
 
 
 def wrap_line(line: str, width: int) -> list[str]:
-    """``line`` wrapped to ``width`` with a hanging indent (its own indent
-    and two more spaces); a table (several lines in one) or a line that fits
-    is kept as it is, and a word longer than the width (a path) is not cut."""
+    """``line`` wrapped to ``width`` with a hanging indent (its
+    own leading spaces and two more); a table (several lines in one) or a
+    line that fits is kept as it is. A line may still be wider than
+    ``width`` where its indent or one word (a path) is: no word is cut. A
+    number stays with its unit and a label with its number ("111 GB/s",
+    "l2 104 uJ"): wrapped, no line ends in a number."""
     if "\n" in line or len(line) <= width:
         return [line]
     indent = line[: len(line) - len(line.lstrip(" "))]
-    # a number keeps its unit on its line ("111 GB/s", not "111" then "GB/s")
-    glued = _NUMBER_UNIT.sub("\\1\u00a0", line.lstrip(" "))
+    glued = _LABEL_NUMBER.sub(r"\1" + _GLUE, line.lstrip(" "))
+    glued = _NUMBER_UNIT.sub(r"\1" + _GLUE, glued)
     wrapped = textwrap.wrap(
         glued,
-        width,
+        max(width, len(indent) + 3),
         initial_indent=indent,
         subsequent_indent=indent + "  ",
         break_on_hyphens=False,
         break_long_words=False,
     )
-    return [w.replace("\u00a0", " ") for w in wrapped] or [line]
+    return [w.replace(_GLUE, " ") for w in wrapped] or [line.rstrip()]
 
 
-#: A number and the word after it (a unit, or what it counts).
-_NUMBER_UNIT = re.compile(r"(\d) (?=[^\W\d_])")
+#: Joins two words the wrap must not part (a private-use character, never in
+#: the text itself, so a non-breaking space of the text stays one).
+_GLUE = "\ue000"
+#: A number and the word after it (its unit, or what it counts): "111 GB/s".
+_NUMBER_UNIT = re.compile(r"(?<![\w.])(\d[\d.,]*(?:e[+-]?\d+)?%?) (?=[^\W\d_])")
+#: A word and the number after it (a tier or a term and its figure): "l2 104".
+_LABEL_NUMBER = re.compile(r"(?<![\w.])([^\W\d_][\w/]*) (?=[+-]?\d)")

@@ -36,3 +36,22 @@ def test_wrap_line_hangs_keeps_numbers_with_units_and_never_cuts_a_path():
         assert not x.split()[-1].isdigit(), lines
     assert wrap_line("short", 40) == ["short"]
     assert wrap_line("a table\nrow " * 20, 10) == ["a table\nrow " * 20]
+
+
+def test_wrap_line_edges():
+    from graphsval_core.datamodel.tables import wrap_line
+
+    assert wrap_line("x" * 40, 40) == ["x" * 40]  # a line of exactly the width fits
+    assert wrap_line(" " * 50, 40) == [""]  # blank, not a blank wider than the width
+    # a hyphenated word is one word; a non-breaking space of the text stays one
+    lines = wrap_line("words " * 5 + "memory-bound shapes with\u00a0care " * 3, 30)
+    assert all("memory-" not in x.split()[-1] or "memory-bound" in x for x in lines)
+    assert "with\u00a0care" in " ".join(lines)
+    # a label keeps its figure, a figure its unit: "l2 104 uJ" is never parted
+    text = "Energy 5 mJ = compute 2.57 mJ (10%) + l1 25.5 uJ (0%) + l2 104 uJ (1%) + static 2 mJ"
+    for width in range(20, 60):
+        joined = " | ".join(wrap_line(text, width))
+        assert "l2 104 uJ" in joined and "static 2 mJ" in joined, (width, joined)
+    # a width below the indent still wraps, never to lines of nothing
+    assert all(x.strip() for x in wrap_line("        " + "word " * 10, 4))
+    assert wrap_line("a b c d", 0) == ["a", "b", "c", "d"]  # a word a line, never an error
