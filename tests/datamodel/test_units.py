@@ -54,4 +54,4 @@ def test_wrap_line_edges():
         assert "l2 104 uJ" in joined and "static 2 mJ" in joined, (width, joined)
     # a width below the indent still wraps, never to lines of nothing
     assert all(x.strip() for x in wrap_line("        " + "word " * 10, 4))
-    assert wrap_line("alpha beta gamma", 0) == ["alpha", "beta", "gamma"]  # never an error
+    assert wrap_line("alpha beta gamma", 0) == ["alpha", "  beta", "  gamma"]  # no error
