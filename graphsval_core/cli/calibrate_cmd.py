@@ -117,10 +117,10 @@ def calibrate(
         )
         click.echo(
             f"note: {hw} is a target of plugin {owner!r}: commands use {used}, not this "
-            "file. To apply it, make the target a workspace one: its target file "
-            f"(`graphsval targets --hw {hw} --target-file` prints it) in the workspace's "
-            f"targets/{hw}.target.json, this file in its calibration/ (`graphsval "
-            "workspace` shows where)."
+            "file. To apply it, make the target a workspace one: its target file in the "
+            f"workspace's targets/{hw}.target.json (`graphsval targets --hw {hw} "
+            "--target-file --out FILE` writes it), this file in its calibration/ "
+            "(`graphsval workspace` shows where)."
         )
 
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import click
 
-from graphsval_core.cli.context import AppContext, pass_app
+from graphsval_core.cli.context import AppContext, InputError, pass_app
 from graphsval_core.cli.output import echo_json
 from graphsval_core.datamodel.tables import format_table
 from graphsval_core.datamodel.target import PACK_A_MIN_COLUMNS, MemoryTier, TargetSpec
@@ -356,15 +357,26 @@ def _detail_rows(registry: Registry, target: TargetSpec) -> list[list[str]]:
     "as a workspace's targets/KEY.target.json it replaces the installed target; its "
     "plugin's calibration applies again once copied to the workspace's calibration/.",
 )
+@click.option(
+    "--out",
+    "out",
+    metavar="FILE",
+    help="With --target-file: write the file there (its folders created) instead of "
+    "printing it, e.g. WS/targets/KEY.target.json; an existing file is not written over.",
+)
 @pass_app
-def targets(app: AppContext, key: str | None, as_json: bool, as_file: bool) -> None:
+def targets(
+    app: AppContext, key: str | None, as_json: bool, as_file: bool, out: str | None
+) -> None:
     """List installed targets: family, plugin, ground truth, dtypes, tiers and
     whether the target's measurer can run on this machine."""
-    registry = app.registry
     if as_file and key is None:
         raise click.BadParameter(
             "needs --hw KEY: the target whose file to print", param_hint="'--target-file'"
         )
+    if out is not None and not as_file:
+        raise click.BadParameter("writes a target file: give --target-file", param_hint="'--out'")
+    registry = app.registry
     if as_file and as_json:
         raise click.BadParameter(
             "--json and --target-file are two formats of JSON; give one",
@@ -376,7 +388,11 @@ def targets(app: AppContext, key: str | None, as_json: bool, as_file: bool) -> N
         except UnknownNameError as exc:
             raise click.BadParameter(str(exc), param_hint="'--hw'") from None
         if as_file:
-            echo_json(spec_to_json(registry.datasheet_target(key)))
+            spec = registry.datasheet_target(key)
+            if out is None:
+                echo_json(spec_to_json(spec))
+            else:
+                _write_target_file(spec, out)
             return
         if as_json:
             echo_json(_target_json(registry, target))
@@ -433,6 +449,26 @@ def targets(app: AppContext, key: str | None, as_json: bool, as_file: bool) -> N
     )
     if registry.problems:
         click.echo(f"\n{len(registry.problems)} plugin problem(s); see `graphsval plugins`.")
+
+
+def _write_target_file(spec: TargetSpec, out: str) -> None:
+    """Write ``spec``'s target file to ``out`` (its folders created), never over
+    an existing file: a shell's ``> FILE`` would empty a workspace's target
+    before the command reads the workspace, and an edited file is the user's."""
+    from pathlib import Path
+
+    from graphsval_core.files.target_spec import TargetFileError, write_spec
+    from graphsval_core.workspace.location import creating_parent
+
+    path = Path(out)
+    if os.path.lexists(path):
+        raise InputError(f"{out}: exists; remove it or name another file (not written over)")
+    try:
+        with creating_parent(path):
+            write_spec(spec, path)
+    except (TargetFileError, OSError) as exc:
+        raise InputError(f"{out}: cannot be written ({exc})") from None
+    click.echo(f"wrote {out}: target {spec.key}'s file, before calibration")
 
 
 def _rows_of_a(rows: float) -> str:

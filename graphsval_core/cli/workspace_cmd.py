@@ -40,7 +40,7 @@ def workspace(app: AppContext, as_json: bool) -> None:
     known findings, floors and prediction snapshot of the key then no longer
     apply, while its model hooks still shape the copy (the same device,
     edited: a KPU's weight-stationary window). `graphsval targets --hw KEY
-    --target-file` prints an installed target's file to start from.
+    --target-file --out FILE` writes an installed target's file to start from.
     `graphsval calibrate --hw KEY` of a workspace target writes its
     calibration here unless --out names a file. A file that cannot be read
     is one warning naming it; the rest keep working. `-p no:workspace` leaves

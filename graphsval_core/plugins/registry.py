@@ -464,7 +464,8 @@ class Registry:
             self.replaced.setdefault(key, []).append(other)
             self.notes.append(
                 f"{what} {key} from {self.overriding[plugin]} replaces the one of plugin "
-                f"{other!r} (its calibration and known findings no longer apply)"
+                f"{other!r} (its calibration and known findings no longer apply; a "
+                "calibration in the workspace's calibration/ does)"
             )
         return mine
 

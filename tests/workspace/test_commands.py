@@ -113,7 +113,7 @@ def test_calibrate_an_installed_target_keeps_writing_here(run, workspace, tmp_pa
     note = " ".join(result.output.split())
     assert "note: i7_12700k is a target of plugin 'cpu': commands use the calibration" in note
     assert "targets/i7_12700k.target.json" in note
-    assert "graphsval targets --hw i7_12700k --target-file" in note
+    assert "graphsval targets --hw i7_12700k --target-file --out FILE" in note
 
 
 def test_a_failed_calibration_leaves_no_folder_in_the_workspace(run, workspace):
@@ -136,7 +136,8 @@ def test_an_override_replaces_the_installed_target_in_one_note(run, override):
     assert "My Xeon" in result.output
     assert notes(result) == [
         f"note: target {SHIPPED} from the workspace ({override}) replaces the one of plugin 'cpu' "
-        "(its calibration and known findings no longer apply)"
+        "(its calibration and known findings no longer apply; a calibration in the "
+        "workspace's calibration/ does)"
     ]
     assert warnings(result) == []
     shown = json.loads(run(override, "workspace", "--json").stdout)
@@ -352,3 +353,22 @@ def test_a_workspace_copy_keeps_its_plugin_s_model_hooks(run, tmp_path):
         assert "which another plugin registers" not in out.output
         rows.append(json.loads(out.stdout)[0])
     assert rows[1]["latency_s"] == rows[0]["latency_s"] and rows[1]["regime"] == "alu_bound"
+
+
+def test_target_file_out_writes_into_the_workspace_in_use_and_never_over_a_file(run, tmp_path):
+    # a shell's `> WS/targets/KEY.target.json` empties the workspace's copy before the
+    # command reads the workspace: --out writes it after, its folders created
+    ws = tmp_path / "ws"
+    dest = target_path(ws, "i7_12700k")
+    written = run(ws, "targets", "--hw", "i7_12700k", "--target-file", "--out", dest)
+    assert written.exit_code == 0, written.output
+    assert json.loads(dest.read_text())["key"] == "i7_12700k"
+    assert any("replaces the one of plugin 'cpu'" in n for n in notes(run(ws, "targets")))
+    edited = dest.read_text().replace('"name": "', '"name": "Mine: ', 1)
+    dest.write_text(edited)
+    again = run(ws, "targets", "--hw", "i7_12700k", "--target-file", "--out", dest)
+    assert again.exit_code == 2 and "exists; remove it or name another file" in again.output
+    assert dest.read_text() == edited  # the user's edit stays
+    alone = run(None, "targets", "--hw", "i7_12700k", "--out", tmp_path / "x.json")
+    assert alone.exit_code == 2 and "give --target-file" in alone.output
+    assert not (tmp_path / "x.json").exists()

@@ -68,7 +68,8 @@ def test_a_workspace_target_replaces_an_installed_one_in_one_note(override):
     assert SHIPPED not in registry.infos["cpu"].targets
     assert registry.notes == [
         f"target {SHIPPED} from the workspace ({override}) replaces the one of plugin 'cpu' "
-        "(its calibration and known findings no longer apply)"
+        "(its calibration and known findings no longer apply; a calibration in the "
+        "workspace's calibration/ does)"
     ]
     assert registry.replaced == {SHIPPED: ["cpu"]}
     # the cpu plugin's calibration of the key is skipped silently; the spec is the workspace's
