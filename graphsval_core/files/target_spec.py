@@ -259,11 +259,21 @@ def read_spec(path: str | Path, text: str | bytes | None = None) -> TargetSpec:
         name = at.removeprefix("provenance.") if top_level else at.split(".provenance.", 1)[1]
         fields = known if top_level else (*_TIER_FIELDS, "num_units")
         if name not in fields:
-            head = name.split(".", 1)[0]
+            head, _, item = name.partition(".")
             if top_level and head in _MAPS and head in top and top[head] is None:
                 raise TargetFileError(
-                    f"{where}: {at}: {head} is null, so it gives no {name.partition('.')[2]!r}: "
+                    f"{where}: {at}: {head} is null, so it gives no {item!r}: "
                     f"give {head} that value, or drop this provenance"
+                )
+            if top_level and head in _MAPS and item and head not in top:
+                raise TargetFileError(
+                    f"{where}: {head}: missing, though {at} gives its source: give {head} "
+                    "(an object, one value per dtype), or drop the provenance"
+                )
+            if top_level and head in _MAPS and isinstance(top.get(head), dict) and item:
+                raise TargetFileError(
+                    f"{where}: {at}: {head} gives no {item!r}: give {head}.{item}, "
+                    f"or drop this provenance{schema.suggest(name, fields)}"
                 )
             raise TargetFileError(
                 f"{where}: {at}: no figure of that name{schema.suggest(name, fields)}"

@@ -197,3 +197,26 @@ def test_a_fingerprint_value_that_is_not_a_line_of_text_is_named(tmp_path):
         assert str(path) in str(caught.value), value
     path.write_text(json.dumps(data))
     assert read_spec(path).fingerprint["microarchitecture"] == "zen4"
+
+
+def test_a_missing_figure_is_named_not_its_provenance(tmp_path):
+    # a newcomer removed peak_ops_per_s and was told its provenance had "no figure of
+    # that name (did you mean 'vector_ops_per_s.fp32'?)"
+    import json
+
+    import pytest
+
+    from graphsval_core.files.target_spec import TargetFileError
+
+    data = spec_to_json(build_registry().target("host_intel_xeon_2c_1t"))
+    path = tmp_path / "t.target.json"
+    whole = json.loads(json.dumps(data))
+    del whole["peak_ops_per_s"]
+    path.write_text(json.dumps(whole))
+    with pytest.raises(TargetFileError, match=r": peak_ops_per_s: missing, though provenance"):
+        read_spec(path)
+    one = json.loads(json.dumps(data))
+    del one["peak_ops_per_s"]["fp32"]
+    path.write_text(json.dumps(one))
+    with pytest.raises(TargetFileError, match=r"peak_ops_per_s gives no 'fp32': give"):
+        read_spec(path)
