@@ -15,12 +15,7 @@ from typing import Any
 
 from graphsval_core.datamodel.errors import UserInputError
 from graphsval_core.datamodel.provenance import PROVENANCE_KINDS, Provenance, Sourced
-from graphsval_core.datamodel.target import (
-    NO_PROVENANCE,
-    MemoryTier,
-    SpecError,
-    TargetSpec,
-)
+from graphsval_core.datamodel.target import NO_PROVENANCE, MemoryTier, SpecError, TargetSpec
 from graphsval_core.files.calibration_file import MAX_LATENCY_S, MIN_RATE
 
 SCHEMA_VERSION = 1
@@ -260,21 +255,23 @@ def read_spec(path: str | Path, text: str | bytes | None = None) -> TargetSpec:
         fields = known if top_level else (*_TIER_FIELDS, "num_units")
         if name not in fields:
             head, _, item = name.partition(".")
-            if top_level and head in _MAPS and head in top and top[head] is None:
-                raise TargetFileError(
-                    f"{where}: {at}: {head} is null, so it gives no {item!r}: "
-                    f"give {head} that value, or drop this provenance"
-                )
-            if top_level and head in _MAPS and item and head not in top:
-                raise TargetFileError(
-                    f"{where}: {head}: missing, though {at} gives its source: give {head} "
-                    "(an object, one value per dtype), or drop the provenance"
-                )
-            if top_level and head in _MAPS and isinstance(top.get(head), dict) and item:
-                raise TargetFileError(
-                    f"{where}: {at}: {head} gives no {item!r}: give {head}.{item}, "
-                    f"or drop this provenance{schema.suggest(name, fields)}"
-                )
+            if top_level and head in _MAPS:  # the source of a per-dtype figure the file lacks
+                given = top.get(head, ...)
+                if given is None:
+                    raise TargetFileError(
+                        f"{where}: {at}: {head} is null, so it gives no {item!r}: "
+                        f"give {head} that value, or drop this provenance"
+                    )
+                if item and given is ...:
+                    raise TargetFileError(
+                        f"{where}: {head}: missing, though {at} gives its source: give "
+                        f"{head} (an object, one value per dtype), or drop the provenance"
+                    )
+                if item and isinstance(given, dict):
+                    raise TargetFileError(
+                        f"{where}: {at}: {head} gives no {item!r}: give {head}.{item}, "
+                        f"or drop this provenance{schema.suggest(name, fields)}"
+                    )
             raise TargetFileError(
                 f"{where}: {at}: no figure of that name{schema.suggest(name, fields)}"
             )
