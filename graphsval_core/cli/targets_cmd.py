@@ -376,12 +376,12 @@ def targets(
         )
     if out is not None and not as_file:
         raise click.BadParameter("writes a target file: give --target-file", param_hint="'--out'")
-    registry = app.registry
     if as_file and as_json:
         raise click.BadParameter(
             "--json and --target-file are two formats of JSON; give one",
             param_hint="'--target-file'",
         )
+    registry = app.registry
     if key is not None:
         try:
             target = registry.target(key)
