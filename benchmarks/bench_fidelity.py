@@ -33,6 +33,7 @@ from graphsval_core.calibrate.evaluate import ErrorFigures, grouped_cv, judge, p
 from graphsval_core.calibrate.fit import fit_latency
 from graphsval_core.calibrate.inputs import read_rows
 from graphsval_core.calibrate.rows import canonical, predict_rows
+from graphsval_core.calibrate.validation import held_out_rows, judge_validation
 from graphsval_core.files.baseline import is_recapture, read_baseline_file
 from graphsval_core.files.calibration import apply_constants
 from graphsval_core.files.tolerances import load_tolerances
@@ -124,16 +125,10 @@ def main(argv: list[str]) -> None:
         errors, inside = judge(rows, latency, terms["regime"], tolerances)
         sample = per_op(rows, errors, inside)
         grouped = grouped_cv(registry, spec, fit, tolerances) if cv else None
-        val_paths = _baselines(registry, key, "validation")
-        val = _rows_of(val_paths, key)
-        valid: dict[str, ErrorFigures] = {}
-        within10: dict[str, ErrorFigures] = {}
-        if val:
-            vlat, vterms = predict_rows(registry, fitted, val)
-            verr, vin = judge(val, vlat, vterms["regime"], tolerances)
-            valid = per_op(val, verr, vin)
-            within10 = per_op(val, verr, np.abs(verr) <= 0.10)
-        agree = _agreement(val_paths, key)
+        held = judge_validation(registry, fitted, held_out_rows(registry, key), rows, tolerances)
+        valid = held.per_op if held else {}
+        within10 = held.within_per_op if held else {}
+        agree = _agreement(_baselines(registry, key, "validation"), key)
         took = time.perf_counter() - start
         print(f"{key}: {len(rows)} calibration rows, {len(fit.values)} constants ({took:.0f} s)")
         print(
@@ -145,7 +140,7 @@ def main(argv: list[str]) -> None:
             a = agree.get(op)
             again = f"{a[0]:.1%} {a[1]:.0%} within 10%" if a else "-"
             w10 = within10.get(op)
-            share = f"{w10.within_band:13.0%}" if w10 else f"{'-':>13}"
+            share = f"{w10:13.0%}" if w10 is not None else f"{'-':>13}"
             cells = f"{_cell(sample[op])} {_cell(g)} {_cell(valid.get(op))}"
             print(f"  {op:<11} {cells} {share}  {again}")
 

@@ -144,3 +144,74 @@ def test_a_stale_figure_is_caught():
     stale = _readme_text().replace(phrase, phrase.replace(shipped, "103 GB/s"))
     assert phrase not in stale
     assert all(q() in stale for q in QUOTES[1:])
+
+
+# a row of the README's fidelity table: target, op, grouped CV, validation set, within 10%
+TABLE_ROW = re.compile(
+    r"^\| `(?P<key>[a-z0-9_]+)` / (?P<op>[a-z_]+) \((?P<rows>[^)]*)\) "
+    r"\| (?P<gcv>[^|]+) \| (?P<val>[^|]+) \| (?P<w10>[^|]+) \|$",
+    re.MULTILINE,
+)
+
+
+def _fit_of(key: str) -> dict:
+    """The fit section of the calibration file a plugin of this repository ships for ``key``."""
+    (path,) = ROOT.glob(f"plugins/*/*/calibration/{key}.calibration.json")
+    return json.loads(path.read_text())["fit"]
+
+
+def _pct(x: float, digits: int) -> str:
+    return f"{100 * x:.{digits}f}%"
+
+
+def _table_problems(text: str) -> list[str]:
+    """What the fidelity table in README ``text`` says that the shipped calibration
+    files do not (one line per figure), or that it lacks a row."""
+    start = text.index("Out-of-sample fidelity of the shipped calibrations")
+    rows = list(TABLE_ROW.finditer(text, start))[:15]
+    if len(rows) != 15:
+        return [f"the fidelity table has {len(rows)} rows, not one per shipped target and op (15)"]
+    problems = []
+    for m in rows:
+        fit = _fit_of(m["key"])
+        gcv = fit["grouped_cv"]["per_op"][m["op"]]
+        val = fit.get("validation", {}).get("per_op", {}).get(m["op"])
+        want = {
+            "gcv": f"{_pct(gcv['median_abs_error'], 1)} / {_pct(gcv['within_band'], 0)}",
+            "rows": str(gcv["rows"]),
+            "val": "-",
+            "w10": "-",
+        }
+        got = {k: m[k].strip().removesuffix(" rows") for k in want}
+        if val is not None:
+            want["val"] = f"{_pct(val['median_abs_error'], 1)} / {_pct(val['within_band'], 0)}"
+            want["rows"] = f"{gcv['rows']} / {val['rows']}"
+            want["w10"] = _pct(val["within_10pct"], 0)
+            got["w10"] = got["w10"].split(" (")[0]  # the recapture's agreement follows
+        problems += [
+            f"README fidelity table, {m['key']} / {m['op']}: {name} reads {got[name]!r}, "
+            f"the shipped calibration says {want[name]!r}"
+            for name in want
+            if got[name] != want[name]
+        ]
+    return problems
+
+
+def test_readme_fidelity_table_is_the_shipped_calibrations():
+    """Each row of the fidelity table (grouped CV, validation set, validation
+    within 10%, row counts) is what the shipped calibration file of its target
+    stores (``fit.grouped_cv``, ``fit.validation``), so a recalibration that
+    moves a figure fails here, naming the row, instead of leaving the table stale."""
+    assert _table_problems((ROOT / "README.md").read_text()) == []
+
+
+def test_a_stale_fidelity_row_is_caught():
+    text = (ROOT / "README.md").read_text()
+    row = "| `i7_12700k` / linear (18) | "
+    assert row in text
+    stale = text.replace(
+        row + _pct(_fit_of(I7)["grouped_cv"]["per_op"]["linear"]["median_abs_error"], 1),
+        row + "99.9%",
+    )
+    problems = _table_problems(stale)
+    assert len(problems) == 1 and "i7_12700k / linear: gcv reads '99.9% /" in problems[0]

@@ -29,6 +29,7 @@ from graphsval_core.files.calibration import current_values, resolved
 
 if TYPE_CHECKING:
     from graphsval_core.calibrate.diagnostics import Diagnostic
+    from graphsval_core.calibrate.validation import ValidationFigures
 
 SCHEMA_VERSION = 1
 
@@ -88,6 +89,7 @@ def build_file(
     in_sample: dict[str, ErrorFigures] | None = None,
     warnings: Sequence[str] = (),
     diagnostics: Sequence[Diagnostic] = (),
+    validation: ValidationFigures | None = None,
 ) -> dict[str, Any]:
     """The calibration file's content for ``spec`` (the datasheet spec), from
     ``baselines`` (each with its SHA-256), the latency and energy fits, the
@@ -97,7 +99,8 @@ def build_file(
     each op, the warnings about the fit and its diagnostics (each a record
     in ``fit.diagnostics``; a latency constant at a bound of its range gets
     ``at_bound``: ``lower`` or ``upper``, an energy one at its floor
-    ``floor``)."""
+    ``floor``), and the figures on the validation set (``fit.validation``;
+    empty when there was none)."""
     constants: dict[str, Any] = {}
     bounds = {d.subject: d.bound for d in diagnostics if d.kind == "at_bound"}
     datasheet = current_values(spec)
@@ -171,6 +174,7 @@ def build_file(
             "in_sample_per_op": {op: _figures(f) for op, f in (in_sample or {}).items()},
             "leave_one_out": _out_of_sample(loo),
             "grouped_cv": _out_of_sample(grouped),
+            "validation": _validation(validation),
             "warnings": list(warnings),
             "diagnostics": [d.record() for d in diagnostics],
         },
@@ -186,6 +190,24 @@ def _figures(f: ErrorFigures) -> dict[str, Any]:
         "within_band": _sig(f.within_band),
         "p90_abs_error": _sig(f.p90_abs_error),
     }
+
+
+def _validation(v: ValidationFigures | None) -> dict[str, Any]:
+    """The validation set's figures as JSON (empty when there was none): its
+    files' names, the rows left out for being fitted too, and the figures with the
+    share within 10%, over all rows and per op."""
+    if v is None:
+        return {}
+    names = [f.replace("\\", "/").rsplit("/", 1)[-1] for f in v.files]  # as sources are: no folder
+    out = {"files": names, "left_out_as_fitted": v.left_out, "not_judged": v.unjudged}
+    if not v.rows:  # every row fitted too, or of an op or dtype the target does not run
+        return {**out, "rows": 0}
+    out.update(_figures(v.whole))
+    out["within_10pct"] = _sig(v.within)
+    out["per_op"] = {
+        op: {**_figures(f), "within_10pct": _sig(v.within_per_op[op])} for op, f in v.per_op.items()
+    }
+    return out
 
 
 def _out_of_sample(f: OutOfSample | None) -> dict[str, Any]:

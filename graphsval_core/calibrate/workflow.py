@@ -7,8 +7,10 @@ implausible takes part in neither fit, since the energy fit regresses on the
 measured time; a row whose energy is implausible only leaves the energy fit),
 refuses rows that cannot pin the latency constants (fewer distinct
 shapes than constants), fits the latency constants and then the energy
-ones, cross-validates (leave-one-out, and grouped by family: the
-out-of-sample figure), diagnoses the fit (constants at a bound, ones the
+ones, cross-validates (leave-one-out, and grouped by family: an
+out-of-sample figure), judges the fit on the target's validation set where
+there is one (rows held out, never fitted; see
+:mod:`~graphsval_core.calibrate.validation`), diagnoses the fit (constants at a bound, ones the
 rows cannot identify, a thread count other than the spec's; see
 :mod:`~graphsval_core.calibrate.diagnostics`), writes the file and, when
 asked, plots of the fit; its :class:`CalibrateResult` holds everything
@@ -44,6 +46,13 @@ from graphsval_core.calibrate.params import (
     product_share_gate,
 )
 from graphsval_core.calibrate.rows import canonical, predict_rows
+from graphsval_core.calibrate.validation import (
+    HeldOut,
+    ValidationFigures,
+    held_out_rows,
+    judge_validation,
+    validation_warning,
+)
 from graphsval_core.datamodel.errors import UserInputError
 from graphsval_core.datamodel.target import TargetSpec
 from graphsval_core.files.baseline import BaselineRow
@@ -64,8 +73,10 @@ class CalibrateOptions:
     calibration file to write (default ``<key>.calibration.json`` here), the
     reason to use validation rows anyway (None: refuse them), whether to run
     leave-one-out cross-validation (None: only up to :data:`LOO_MAX_ROWS`
-    rows, one refit each), a folder for plots (None: no plots), and
-    whether to run the grouped cross-validation (a family left out at a time)."""
+    rows, one refit each), a folder for plots (None: no plots),
+    whether to run the grouped cross-validation (a family left out at a time),
+    and the baselines holding the validation set to judge the fit on (empty:
+    the target's installed and workspace validation rows)."""
 
     target: str
     baselines: tuple[str, ...]
@@ -74,6 +85,7 @@ class CalibrateOptions:
     leave_one_out: bool | None = None
     report_dir: str | None = None
     grouped_cv: bool = True
+    validation_baselines: tuple[str, ...] = ()
 
 
 @frozen(eq=False)
@@ -87,7 +99,9 @@ class CalibrateResult:
     used (None when they were not), the folder of the plots (None when
     none were drawn), the grouped cross-validation (None when skipped), the
     in-sample figures of each op, the warnings about the fit, and the
-    diagnostics of its constants and rows (one ``warning:`` line each)."""
+    diagnostics of its constants and rows (one ``warning:`` line each), the
+    validation set it was judged on (no rows: none found) and its figures
+    (None: no row to judge)."""
 
     spec: TargetSpec
     rows: tuple[BaselineRow, ...]
@@ -108,6 +122,8 @@ class CalibrateResult:
     diagnostics: tuple[Diagnostic, ...] = ()
     #: why the leave-one-out was skipped when it was not asked to be
     loo_skipped: str | None = None
+    held_out: HeldOut = HeldOut((), ())
+    validation: ValidationFigures | None = None
 
 
 #: Above this many rows leave-one-out (one refit per row) is skipped unless
@@ -187,6 +203,7 @@ def calibrate(registry: Registry, options: CalibrateOptions) -> CalibrateResult:
             f"calibration needs at least {MIN_ROWS}"
         )
     require_distinct_rows(spec, rows, choose_params(registry, spec, canonical(rows)))
+    held = held_out_rows(registry, spec.key, options.validation_baselines)
     tolerances = load_tolerances()
     fit = fit_latency(registry, spec, rows)
     energy_rows = [r for r in found.rows if id(r) not in skip_energy]
@@ -204,8 +221,13 @@ def calibrate(registry: Registry, options: CalibrateOptions) -> CalibrateResult:
     errors, inside = judge(rows, predicted, terms["regime"], tolerances)
     in_band = float(np.mean(inside))
     in_sample = per_op(rows, errors, inside)
-    warned = grouped_warning(float(np.median(np.abs(errors))), grouped)
-    warnings = (warned,) if warned else ()
+    validation = judge_validation(registry, calibrated, held, rows, tolerances)
+    median = float(np.median(np.abs(errors)))
+    # the validation set against the fitted rows of the ops it holds
+    its_ops = [validation is not None and r.op in validation.per_op for r in rows]
+    same = float(np.median(np.abs(errors[its_ops]))) if any(its_ops) else median
+    warned = (grouped_warning(median, grouped), validation_warning(same, validation))
+    warnings = tuple(w for w in warned if w)
     used = {id(r) for r in rows}
     files = [(b.path, [r for r in b.rows if id(r) in used]) for b, _ in found.sources]
     gate = product_share_gate(registry, spec, fit.rows)
@@ -224,6 +246,7 @@ def calibrate(registry: Registry, options: CalibrateOptions) -> CalibrateResult:
         in_sample,
         warnings,
         diagnostics,
+        validation,
     )
     path = Path(options.out or f"{spec.key}.calibration.json")
     _refuse_unreadable(content, spec, rows)
@@ -259,4 +282,6 @@ def calibrate(registry: Registry, options: CalibrateOptions) -> CalibrateResult:
         warnings=warnings,
         diagnostics=diagnostics,
         loo_skipped=loo_skipped,
+        held_out=held,
+        validation=validation,
     )

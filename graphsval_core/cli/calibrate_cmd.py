@@ -49,6 +49,15 @@ from graphsval_core.cli.context import pass_app
     help="Skip the grouped cross-validation (each family of shapes left out in turn: "
     "the out-of-sample figure to trust).",
 )
+@click.option(
+    "--validation-baseline",
+    "validation",
+    multiple=True,
+    metavar="CSV",
+    help="Judge the fit on the validation rows of these baselines (repeatable; never "
+    "fitted). Default: the target's validation rows among the installed and workspace "
+    "baselines.",
+)
 @pass_app
 def calibrate(
     app: Any,
@@ -59,6 +68,7 @@ def calibrate(
     override: str | None,
     loo: bool | None,
     no_grouped_cv: bool,
+    validation: tuple[str, ...],
 ) -> None:
     """Fit launch overhead, compute and tier fractions, shared-tier capacity,
     first-touch cost and energy coefficients from calibration rows, and write
@@ -71,6 +81,12 @@ def calibrate(
     column, or above the spec's peak, fastest tier or TDP, or far beyond any
     plausible time; see `graphsval validate`). Refuses rows with fewer
     distinct (op, shape, dtype) than latency constants to fit.
+
+    Judges the fit per op in sample, by leave-one-out, by grouped
+    cross-validation and on the target's validation set (rows held out for
+    validation, never fitted: the installed and workspace ones, or those of
+    --validation-baseline), and records each in the file's fit section;
+    warns when grouped CV or the validation set is much worse than in sample.
 
     Under the constants, one `warning:` line each (also recorded in the
     file's fit.diagnostics) for a constant at a bound of its range or an
@@ -100,6 +116,7 @@ def calibrate(
         leave_one_out=loo,
         report_dir=report_dir,
         grouped_cv=not no_grouped_cv,
+        validation_baselines=validation,
     )
     try:
         with creating_parent(into) if into is not None else nullcontext():
@@ -188,6 +205,26 @@ def _figures(f: Any) -> str:
     return f"median |error| {f.median_abs_error:5.1%}, {f.within_band:4.0%} within the band"
 
 
+def _validation_source(result: Any) -> str:
+    """Where the validation set came from, or why there is none."""
+    held, figures = result.held_out, result.validation
+    where = "named" if held.named else "the installed and workspace baselines"
+    if not held.rows:
+        return (
+            f"no validation set of {result.spec.key} in {where}: grouped CV is the only "
+            "out-of-sample figure (--validation-baseline CSV judges the fit on one)"
+        )
+    files = ", ".join(held.files[:3]) + (
+        f" and {len(held.files) - 3} more" if len(held.files) > 3 else ""
+    )
+    line = f"validation set: {len(held.rows)} rows of {files} ({where}), never fitted"
+    if figures.left_out:
+        line += f"; {figures.left_out} left out, fitted too (--allow-validation-rows)"
+    if figures.unjudged:
+        line += f"; {figures.unjudged} of an op, shape or dtype the target does not run"
+    return line
+
+
 def _render_quality(result: Any) -> None:
     """The fit's quality per op: in sample (flattering), leave-one-out, and
     grouped cross-validation (a family of shapes left out at a time: the
@@ -201,13 +238,17 @@ def _render_quality(result: Any) -> None:
         for name, ran in (("leave-one-out", result.loo), ("grouped CV", result.grouped))
         if ran is None
     ]
-    head = "grouped CV is the out-of-sample figure" if result.grouped is not None else "in sample"
+    held = result.validation if result.validation and result.validation.rows else None
+    head = "in sample"
+    if result.grouped is not None or held is not None:
+        named = [n for n, f in (("the validation set", held), ("grouped CV", result.grouped)) if f]
+        head = "out of sample: " + " and ".join(named)
     click.echo(
         f"  fit quality (latency; {head})"
         + (f"; skipped: {' and '.join(skipped)}" if skipped else "")
         + ":"
     )
-    for op in result.in_sample:
+    for op in sorted({*result.in_sample, *(held.per_op if held else {})}):
         rows = [r for r in result.rows if r.op == op]
         n_families = len({family_of(r) for r in rows})
         click.echo(f"    {op} ({len(rows)} rows, {n_families} families):")
@@ -219,5 +260,12 @@ def _render_quality(result: Any) -> None:
         for label, per_op in kinds:
             if op in per_op:
                 click.echo(f"      {label:<14} {_figures(per_op[op])}")
+        if held is not None and op in held.per_op:
+            f = held.per_op[op]
+            click.echo(
+                f"      {'validation set':<14} {_figures(f)}, {held.within_per_op[op]:4.0%} "
+                f"within 10% ({f.rows} rows)"
+            )
+    click.echo(f"  {_validation_source(result)}")
     for line in result.warnings:
         click.echo(f"  {line}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import click
 from attrs import evolve
@@ -142,9 +143,22 @@ def capture_machine(
             leave_one_out=False,  # a refit per row: minutes; graphsval calibrate runs it
         ),
     )
-    loo = result.loo
-    click.echo(
-        f"calibrated {record_as.key} on {len(result.rows)} calibration rows: {result.path}"
-        + (f" (leave-one-out median |error| {loo.median_abs_error:.1%})" if loo is not None else "")
-    )
+    click.echo(calibrated_line(record_as.key, result))
     click.echo(f"next: graphsval validate --hw {record_as.key}")
+
+
+def calibrated_line(key: str, result: Any) -> str:
+    """What the calibration of a capture came to: its file, and its out-of-sample
+    figures (grouped CV, and the validation set just captured, never fitted)."""
+    figures = []
+    if result.grouped is not None:
+        figures.append(f"grouped CV median |error| {result.grouped.median_abs_error:.1%}")
+    held = result.validation
+    if held is not None and held.rows:
+        figures.append(
+            f"validation set median |error| {held.whole.median_abs_error:.1%}, "
+            f"{held.within:.0%} within 10% ({held.rows} rows never fitted)"
+        )
+    return f"calibrated {key} on {len(result.rows)} calibration rows: {result.path}" + (
+        f" ({'; '.join(figures)})" if figures else ""
+    )

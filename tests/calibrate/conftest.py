@@ -61,8 +61,9 @@ def _toy(make_target, make_tier, launch=2e-6, fp32=1.0, l2=1.0, dram=1.0):
 @pytest.fixture
 def setup(make_target, make_tier, make_plugin, fake_entry_points, make_entry_point, tmp_path):
     """Installs the toy plugin (``toy``, datasheet values) and returns a writer
-    of toy baselines (``write(name, purpose_column=None) -> path``) whose
-    latencies are the model's with the constants in ``TRUE``."""
+    of toy baselines (``write(name, purpose_column=None, shapes_of=None) ->
+    path``, ``shapes_of`` an op's shapes as :data:`SHAPES` gives them, by
+    default those) whose latencies are the model's with the constants in ``TRUE``."""
     model = _toy(make_target, make_tier)
     plugin = make_plugin("toy", lambda: [model])
     fake_entry_points(make_entry_point("toy", lambda: plugin, "graphsval-toy"))
@@ -79,12 +80,12 @@ def setup(make_target, make_tier, make_plugin, fake_entry_points, make_entry_poi
         plugin_args=["no:toy"],
     )
 
-    def write(name: str, purpose_column: str | None = None):
+    def write(name: str, purpose_column: str | None = None, shapes_of: dict | None = None):
         path = tmp_path / name
         with path.open("w", newline="") as handle:
             writer = csv.writer(handle)
             writer.writerow(HEADER + (["purpose"] if purpose_column else []))
-            for op, shapes in SHAPES.items():
+            for op, shapes in (shapes_of or SHAPES).items():
                 truth = predict_batch(reg, "silicon", op, np.array(shapes), "fp32")
                 for dims, lat in zip(shapes, truth.latency_s, strict=True):
                     row = ["toy", op, "x".join(map(str, dims)), "fp32", f"{lat:.9e}", "", 11, ""]

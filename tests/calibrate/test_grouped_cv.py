@@ -93,7 +93,7 @@ def test_calibrate_prints_each_ops_families_and_what_it_skipped(setup, tmp_path)
     args = ["calibrate", "--hw", "toy", "--baseline", str(base)]
     full = CliRunner().invoke(cli, [*args, "--out", str(tmp_path / "a.json")])
     assert full.exit_code == 0, full.output
-    assert "fit quality (latency; grouped CV is the out-of-sample figure):" in full.output
+    assert "fit quality (latency; out of sample: grouped CV):" in full.output
     assert "families):" in full.output and "grouped CV     median |error|" in full.output
     assert "skipped" not in full.output
     quick = CliRunner().invoke(
