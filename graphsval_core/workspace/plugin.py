@@ -43,6 +43,17 @@ def files_in(folder: Path, suffix: str) -> list[Path]:
     return sorted(p for p in folder.iterdir() if p.name.endswith(suffix))
 
 
+def special_file(path: Path) -> str | None:
+    """Why ``path`` is not read: it is a FIFO, a socket or a device (a
+    FIFO with no writer would hold every command that read it), or None.
+    Named on the command line a pipe is read (``<(...)``); found in the
+    workspace, it is one problem naming it, and left out."""
+    from graphsval_core.files.outputs import special_kind
+
+    kind = special_kind(path)
+    return None if kind is None else f"{path}: is {kind}, not a file; left out"
+
+
 def name_mismatch(path: Path, key: str) -> str | None:
     """Why target file ``path`` (``<name>.target.json``), which holds target
     ``key``, is not that target's file; None when its name is its key. The
@@ -108,6 +119,8 @@ class WorkspacePlugin:
         for path in entries:
             key = path.name.removesuffix(TARGET_SUFFIX)
             try:
+                if (special := special_file(path)) is not None:
+                    raise ValueError(special)
                 if not path.is_file():  # a folder, a link that leads nowhere or round
                     what = "is a folder" if path.is_dir() else "is no regular file (a link loop, "
                     raise ValueError(
@@ -149,6 +162,9 @@ class WorkspacePlugin:
         known = self._known_targets() if self._known_targets is not None else None
         out = []
         for path in found:
+            if (special := special_file(path)) is not None:
+                self.problem(f"baseline {special}")
+                continue
             try:
                 baseline = read_baseline_file(path)[0]
             except Exception:  # its reader names the problem, as an error
@@ -169,4 +185,10 @@ class WorkspacePlugin:
     def graphsval_calibrations(self) -> Iterable[str]:
         """``calibration/*.calibration.json``, as full paths (a problem names the
         file); the registry applies each to the workspace's target of its key."""
-        return [str(p) for p in files_in(self.folder / CALIBRATION_DIR, CALIBRATION_SUFFIX)]
+        out = []
+        for path in files_in(self.folder / CALIBRATION_DIR, CALIBRATION_SUFFIX):
+            if (special := special_file(path)) is not None:
+                self.problem(f"calibration {special}")
+                continue
+            out.append(str(path))
+        return out

@@ -22,7 +22,7 @@ from graphsval_core.workspace.location import (
     TARGETS_DIR,
     WorkspaceLocation,
 )
-from graphsval_core.workspace.plugin import PLUGIN_NAME, files_in, name_mismatch
+from graphsval_core.workspace.plugin import PLUGIN_NAME, files_in, name_mismatch, special_file
 
 
 @frozen
@@ -88,6 +88,11 @@ def _error(exc: Exception, path: Path) -> str:
     return input_error(exc).removeprefix(f"{path}: ")
 
 
+def _special(message: str, path: Path) -> str:
+    """What a special file in the workspace is (:func:`special_file`), without its path."""
+    return message.removeprefix(f"{path}: ")
+
+
 def _targets(registry: Registry, folder: Path) -> list[TargetFile]:
     from graphsval_core.files.target_spec import read_spec
 
@@ -95,6 +100,9 @@ def _targets(registry: Registry, folder: Path) -> list[TargetFile]:
     out = []
     for path in files_in(folder / TARGETS_DIR, TARGET_SUFFIX):
         name = str(path.relative_to(folder))
+        if (special := special_file(path)) is not None:
+            out.append(TargetFile(name, None, False, error=_special(special, path)))
+            continue
         try:
             key = read_spec(path).key
         except Exception as exc:
@@ -118,6 +126,9 @@ def _baselines(folder: Path) -> list[BaselineFile]:
     for recapture, where in ((False, base), (True, base / RECAPTURE_DIR)):
         for path in files_in(where, BASELINE_SUFFIX):
             name = str(path.relative_to(folder))
+            if (special := special_file(path)) is not None:
+                out.append(BaselineFile(name, None, None, recapture, _special(special, path)))
+                continue
             try:
                 baseline = read_baseline_file(path)[0]
             except Exception as exc:
@@ -133,6 +144,9 @@ def _calibrations(registry: Registry, folder: Path) -> list[CalibrationFile]:
     out = []
     for path in files_in(folder / CALIBRATION_DIR, CALIBRATION_SUFFIX):
         name = str(path.relative_to(folder))
+        if (special := special_file(path)) is not None:
+            out.append(CalibrationFile(name, None, False, _special(special, path)))
+            continue
         try:
             target = json.loads(path.read_text(encoding="utf-8")).get("target")
         except Exception as exc:

@@ -201,3 +201,36 @@ def test_a_workspace_calibration_of_no_target_is_an_error(workspace, run):
     assert f"workspace calibration {path}" in line
     assert "calibrates 'ghost', a target no plugin or workspace has" in line
     assert run(workspace, *EXPLAIN).exit_code == 0  # the workspace's own target still answers
+
+
+def test_a_fifo_in_the_workspace_is_named_and_left_out_never_waited_on(workspace):
+    """A FIFO with no writer would hold any command that opened it: in the
+    workspace (baselines, recaptures, calibrations, targets) it is one problem
+    naming it, and the other files keep working. Run as a process with a
+    timeout, so that a regression fails instead of holding the suite."""
+    import subprocess
+    import sys
+
+    fifos = [
+        workspace / "baselines" / "f.validation.csv",
+        workspace / "baselines" / "recapture" / "g.validation.csv",
+        workspace / "calibration" / "h.calibration.json",
+        workspace / "targets" / "i.target.json",
+    ]
+    for fifo in fifos:
+        fifo.parent.mkdir(parents=True, exist_ok=True)
+        os.mkfifo(fifo)
+    named = {"workspace": fifos, "validate": fifos[:3], "targets": fifos[2:3]}  # what each reads
+    for args in (["workspace"], ["validate", "-q", "--hw", KEY], ["targets", "--hw", KEY]):
+        done = subprocess.run(
+            [sys.executable, "-m", "graphsval_core", "--workspace", str(workspace), *args],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        said = done.stdout + done.stderr
+        assert "Traceback" not in said, said
+        for fifo in named[args[0]]:
+            assert f"{fifo.name}: is a FIFO (named pipe)" in said or (
+                args[0] == "workspace" and f"{fifo.name}" in said and "FIFO" in said
+            ), (args, said)
