@@ -167,10 +167,12 @@ def _pct(x: float, digits: int) -> str:
 def _table_problems(text: str) -> list[str]:
     """What the fidelity table in README ``text`` says that the shipped calibration
     files do not (one line per figure), or that it lacks a row."""
-    start = text.index("Out-of-sample fidelity of the shipped calibrations")
-    rows = list(TABLE_ROW.finditer(text, start))[:15]
-    if len(rows) != 15:
-        return [f"the fidelity table has {len(rows)} rows, not one per shipped target and op (15)"]
+    start = text.index("| target / op | grouped CV |", text.index("Out-of-sample fidelity"))
+    block = text[start : text.index("\n\n", start)].splitlines()[2:]  # past head and rule
+    rows = [TABLE_ROW.match(line) for line in block]
+    unread = [line for line, m in zip(block, rows, strict=True) if m is None]
+    if unread or len(rows) != 15:
+        return [f"the fidelity table: {len(rows)} rows, not 15 (one per target and op); {unread}"]
     problems = []
     for m in rows:
         fit = _fit_of(m["key"])

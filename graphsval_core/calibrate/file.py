@@ -23,13 +23,13 @@ from graphsval_core import __version__
 from graphsval_core.calibrate.energy import ALL_TIERS_PER_BYTE, ENERGY_FLOOR, EnergyFit
 from graphsval_core.calibrate.evaluate import ErrorFigures, OutOfSample
 from graphsval_core.calibrate.fit import Fit
+from graphsval_core.calibrate.validation import ValidationFigures, file_name
 from graphsval_core.datamodel.target import TargetSpec
 from graphsval_core.files.baseline import Baseline
 from graphsval_core.files.calibration import current_values, resolved
 
 if TYPE_CHECKING:
     from graphsval_core.calibrate.diagnostics import Diagnostic
-    from graphsval_core.calibrate.validation import ValidationFigures
 
 SCHEMA_VERSION = 1
 
@@ -194,15 +194,26 @@ def _figures(f: ErrorFigures) -> dict[str, Any]:
 
 def _validation(v: ValidationFigures | None) -> dict[str, Any]:
     """The validation set's figures as JSON (empty when there was none): its
-    files' names, the rows left out for being fitted too, and the figures with the
-    share within 10%, over all rows and per op."""
+    files (name and SHA-256, no folder but ``recapture/``), where they came
+    from, every row and those left out (by why), and the figures of the rows
+    judged with the share within 10%, over all rows and per op."""
     if v is None:
         return {}
-    names = [f.replace("\\", "/").rsplit("/", 1)[-1] for f in v.files]  # as sources are: no folder
-    out = {"files": names, "left_out_as_fitted": v.left_out, "not_judged": v.unjudged}
-    if not v.rows:  # every row fitted too, or of an op or dtype the target does not run
-        return {**out, "rows": 0}
+    held = v.held
+    out: dict[str, Any] = {
+        "files": [{"file": file_name(name), "sha256": digest} for name, digest in held.files],
+        "from": list(held.origins),
+        "validation_rows": held.total,
+        "left_out": {
+            "suspect_latency": held.suspect,
+            "unusable": held.unusable,
+            "op_not_calibrated": v.uncalibrated,
+            "fitted_too": v.fitted_too,
+        },
+    }
     out.update(_figures(v.whole))
+    if not v.rows:
+        return out
     out["within_10pct"] = _sig(v.within)
     out["per_op"] = {
         op: {**_figures(f), "within_10pct": _sig(v.within_per_op[op])} for op, f in v.per_op.items()

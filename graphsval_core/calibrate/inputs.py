@@ -14,6 +14,7 @@ cannot trust.
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
@@ -100,9 +101,11 @@ def _name_other_targets(key: str, others: dict[str, Counter[str]], any_mine: boo
 def read_rows(registry: Any, spec: TargetSpec, paths: Sequence[str]) -> CalibrationRows:
     """The rows of ``spec``'s target in the baselines at ``paths``.
 
-    Raises :class:`BaselineFileError` for a file that cannot be read or
-    parsed, and for a row of an unknown op or with the wrong number of dims
-    (naming file and line)."""
+    A file named twice (or through a link) is read once, and a measurement
+    copied into another file (other line ends, a BOM) counts once, each with
+    a warning. Raises :class:`BaselineFileError` for a file that cannot be
+    read or parsed, and for a row of an unknown op or with the wrong number
+    of dims (naming file and line)."""
     held_out = validation_shapes()
     rows: list[BaselineRow] = []
     sources: list[tuple[Baseline, str]] = []
@@ -110,7 +113,14 @@ def read_rows(registry: Any, spec: TargetSpec, paths: Sequence[str]) -> Calibrat
     suspect: list[SuspectRow] = []
     others: dict[str, Counter[str]] = {}
     seen: dict[tuple[Any, ...], str] = {}  # each measurement, and the file it came from
+    files: dict[str, str] = {}  # each file read (its real path), as first named
     for path in paths:
+        if isinstance(path, str | os.PathLike):  # a file named twice (or a link to it): once
+            real = os.path.realpath(path)
+            if real in files:
+                warn_input(f"{path}: the file {files[real]} again; read once")
+                continue
+            files[real] = str(path)
         baseline, digest = read_baseline_file(path)  # one line for unreadable or non-UTF-8
         idents, name = [row_identity(r) for r in baseline.rows], str(path)
         again = [seen.get(i, name) != name for i in idents]

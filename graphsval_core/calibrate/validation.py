@@ -6,21 +6,28 @@ cannot leave out a family the calibration rows never held, so it does not
 predict the error on unseen shapes to better than a few points; a validation
 set captured with shapes of its own does. :func:`held_out_rows` finds the
 target's validation rows (the installed and workspace baselines, or the
-files a user names), :func:`judge_validation` gives the fitted model's
-figures on them: per op the median |error|, the share within each row's
-regime band and the share within 10%. A validation row whose (op, shape,
-dtype) was also fitted (calibrate told to use validation rows anyway) is
-left out and counted: it is no longer held out.
+files a user names) and reads them as calibrate reads its own rows;
+:func:`judge_validation` gives the fitted model's figures on them: per op
+the median |error|, the share within each row's regime band and the share
+within 10%.
+
+Left out, and counted: a row with a suspect latency, or one that failed its
+correctness check or is of a dtype the target does not run (as ``validate``
+leaves them out); a row of an op the calibration fitted no row of (the fit
+says nothing about it); a row whose (op, shape, dtype) was also fitted
+(calibrate told to use validation rows anyway: it is no longer held out).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from attrs import field, frozen
 
 from graphsval_core.calibrate.evaluate import ErrorFigures, figures, judge, per_op
+from graphsval_core.calibrate.inputs import read_rows
 from graphsval_core.calibrate.rows import predict_rows
 from graphsval_core.datamodel.errors import UserInputError
 from graphsval_core.datamodel.target import TargetSpec
@@ -36,32 +43,48 @@ from graphsval_core.plugins.registry import WORKSPACE, Registry
 WITHIN = 0.10
 #: A validation median this many times the in-sample one is warned about ...
 VALIDATION_WARN_RATIO = 1.5
-#: ... but never below this median |error|, whatever the ratio.
+#: ... but never below this median |error|, whatever the ratio ...
 VALIDATION_WARN_FLOOR = 0.05
+#: ... nor on fewer rows than this (a few rows' median says little).
+VALIDATION_WARN_MIN_ROWS = 10
 
 
 @frozen
 class HeldOut:
-    """A target's validation rows and the files they came from (names as
-    given, or as their plugin ships them); ``named`` when the user named them."""
+    """A target's validation set: its usable rows (each measurement once),
+    its files (``(name, sha256)``: the name as given, or as its plugin ships
+    it (:func:`file_name`)), where they came from
+    ("named", "installed by <plugin>", "the workspace"), whether the user
+    named them, and the rows left out: ``suspect`` (a physically implausible
+    latency) and ``unusable`` (a failed correctness check, or a dtype the
+    target does not run)."""
 
     rows: tuple[BaselineRow, ...]
-    files: tuple[str, ...]
+    files: tuple[tuple[str, str], ...]
+    origins: tuple[str, ...] = ()
     named: bool = False
+    suspect: int = 0
+    unusable: int = 0
+
+    @property
+    def total(self) -> int:
+        """Every validation row of the target with a latency, left out or not."""
+        return len(self.rows) + self.suspect + self.unusable
 
 
 @frozen
 class ValidationFigures:
-    """The fitted model on the validation set: the files, the rows judged,
-    the rows left out for being fitted too, those it cannot judge, the figures over all rows and
-    per op (:class:`ErrorFigures`), and the share within :data:`WITHIN`
-    over all rows and per op."""
+    """The fitted model on the validation set ``held``: the rows judged, those
+    left out for an op the calibration fitted no row of (``uncalibrated``)
+    or for being fitted too (``fitted_too``), the figures over all rows and
+    per op (:class:`ErrorFigures`), and the share within :data:`WITHIN` over
+    all rows and per op."""
 
-    files: tuple[str, ...]
+    held: HeldOut
     rows: int
-    left_out: int
     whole: ErrorFigures
-    unjudged: int = 0
+    uncalibrated: int = 0
+    fitted_too: int = 0
     per_op: dict[str, ErrorFigures] = field(factory=dict)
     within: float = float("nan")
     within_per_op: dict[str, float] = field(factory=dict)
@@ -71,50 +94,93 @@ def _validation_rows(rows: Sequence[BaselineRow], key: str) -> list[BaselineRow]
     return [r for r in rows if r.hardware == key and r.purpose == "validation" and r.latency_s]
 
 
-def held_out_rows(registry: Registry, key: str, named: Sequence[str] = ()) -> HeldOut:
-    """The validation rows of target ``key`` with a measured latency: from the
-    files ``named`` (each must hold some, else :class:`UserInputError` naming
-    it), or else from every installed and workspace baseline (recaptures
-    excepted: they measure the same shapes again). A shipped file that does not
-    parse is its plugin's problem and is skipped; a workspace one is an error."""
-    if named:
-        rows: list[BaselineRow] = []
-        for path in named:
-            try:
-                baseline = read_baseline_file(path)[0]
-            except BaselineFileError as exc:
-                raise UserInputError(f"--validation-baseline {exc}") from None
-            mine = _validation_rows(baseline.rows, key)
-            if not mine:
-                raise UserInputError(
-                    f"--validation-baseline {path}: no validation row of {key} with a "
-                    "latency (its rows' target and purpose columns say whose and what they are)"
-                )
-            rows += mine
-        return HeldOut(tuple(rows), tuple(str(p) for p in named), named=True)
-    rows, files = [], []
+def file_name(item: object) -> str:
+    """A file's name as a calibration file records it: no folder (none of
+    this machine's), but ``recapture/`` before a recapture's."""
+    name = str(item).replace("\\", "/").rsplit("/", 1)[-1]
+    return f"recapture/{name}" if is_recapture(str(item)) else name
+
+
+def _name(item: object, named: bool) -> str:
+    """A file's name as calibrate tells it: as given when named, else :func:`file_name`."""
+    return str(item) if named else file_name(item)
+
+
+def _named_paths(key: str, named: Sequence[str]) -> list[Any]:
+    """The files named, each holding a validation row of ``key``, else one line naming it."""
+    for path in named:
+        try:
+            baseline = read_baseline_file(path)[0]
+        except BaselineFileError as exc:
+            raise UserInputError(f"--validation-baseline {exc}") from None
+        if not _validation_rows(baseline.rows, key):
+            kinds = sorted({f"{r.hardware} {r.purpose or '(no purpose)'}" for r in baseline.rows})
+            raise UserInputError(
+                f"--validation-baseline {path}: no validation row of {key} with a latency "
+                f"(its rows are {', '.join(kinds) or 'none'}: their hardware and purpose "
+                "columns say whose and what they are)"
+            )
+    return list(named)
+
+
+def _installed_paths(registry: Registry, key: str) -> tuple[list[Any], set[str]]:
+    """The installed and workspace baselines holding a validation row of
+    ``key`` (recaptures excepted), and where each came from."""
+    paths: list[Any] = []
+    origins: set[str] = set()
     for plugin, item in registry.baseline_files():
         if is_recapture(str(item)):
             continue
         try:
             baseline = read_baseline_file(item)[0]
         except BaselineFileError as exc:
-            if plugin == WORKSPACE:  # the user's own capture: as strict as a file named
-                raise UserInputError(str(exc)) from None
-            continue
-        mine = _validation_rows(baseline.rows, key)
-        if mine:
-            rows += mine
-            files.append(str(baseline.path).replace("\\", "/").rsplit("/", 1)[-1])
-    return HeldOut(tuple(rows), tuple(files))
+            if plugin != WORKSPACE:  # a shipped file that does not parse: its plugin's problem
+                continue
+            raise UserInputError(  # the user's own capture: as strict as a file named
+                f"{exc} (a workspace baseline, read for the validation set of {key}: fix or "
+                "remove it, or name the set with --validation-baseline)"
+            ) from None
+        if _validation_rows(baseline.rows, key):
+            paths.append(item)
+            origins.add("the workspace" if plugin == WORKSPACE else f"installed by {plugin}")
+    return paths, origins
 
 
-def _predictable(registry: Registry, spec: TargetSpec, row: BaselineRow) -> bool:
+def held_out_rows(registry: Registry, spec: TargetSpec, named: Sequence[str] = ()) -> HeldOut:
+    """The validation set of ``spec``'s target (the datasheet spec, against
+    which a latency is judged suspect, as calibrate judges its own rows): the
+    validation rows with a latency in the files ``named`` (each must hold
+    some, else :class:`UserInputError` naming it), or, when none is named,
+    in every installed and workspace baseline (recaptures excepted: they
+    measure the same shapes again). The files are read as calibrate reads
+    its own: a measurement in two files (a copy, a file named twice) counts
+    once, with a warning; a row of an unknown op or of the wrong number of
+    dims is an error naming file and line; rows of other targets are left
+    out with a warning. A shipped file that does not parse is its plugin's
+    problem and is skipped; a workspace one is an error."""
+    key = spec.key
+    if named:
+        paths, origins = _named_paths(key, named), {"named"}
+    else:
+        paths, origins = _installed_paths(registry, key)
+    if not paths:
+        return HeldOut((), (), named=bool(named))
     try:
-        op = registry.op(row.op)
-    except LookupError:
-        return False
-    return len(row.dims) == len(op.dims) and row.dtype in spec.peak_ops_per_s
+        found = read_rows(registry, spec, paths)
+    except BaselineFileError as exc:
+        raise UserInputError(f"--validation-baseline {exc}" if named else str(exc)) from None
+    every = [r for b, _ in found.sources for r in _validation_rows(b.rows, key)]
+    usable = [r for r in found.rows if r.purpose == "validation"]
+    suspect = {id(s.row) for s in found.suspect if s.latency}
+    rows = [r for r in usable if id(r) not in suspect]
+    return HeldOut(
+        tuple(rows),
+        tuple((_name(b.path, bool(named)), digest) for b, digest in found.sources),
+        tuple(sorted(origins)),
+        named=bool(named),
+        suspect=len(usable) - len(rows),
+        unusable=len(every) - len(usable),
+    )
 
 
 def judge_validation(
@@ -124,42 +190,40 @@ def judge_validation(
     fitted_rows: Sequence[BaselineRow],
     tolerances: dict[str, dict[str, float]],
 ) -> ValidationFigures | None:
-    """The ``fitted`` spec's figures on ``held`` (see module doc); None
-    when it holds no row (``rows`` 0 when none is left to judge). A row of
-    an op nobody registers, of another number of dims than its op takes, or
-    of a dtype the target does not run is not judged (counted in
-    ``unjudged``), as ``validate`` excludes it."""
-    seen = {(r.op, r.shape, r.dtype) for r in fitted_rows}
-    fresh = [r for r in held.rows if (r.op, r.shape, r.dtype) not in seen]
-    left_out = len(held.rows) - len(fresh)
-    rows = [r for r in fresh if _predictable(registry, fitted, r)]
-    if not held.rows:
+    """The ``fitted`` spec's figures on ``held`` (see module doc), judging
+    the rows of the ops ``fitted_rows`` hold that are not among them; None
+    when the set holds no row (``rows`` 0 when none is left to judge)."""
+    if not held.total:
         return None
+    ops = {r.op for r in fitted_rows}
+    seen = {(r.op, r.dims, r.dtype) for r in fitted_rows}
+    calibrated = [r for r in held.rows if r.op in ops]
+    rows = [r for r in calibrated if (r.op, r.dims, r.dtype) not in seen]
     errors, inside = np.zeros(0), np.zeros(0, dtype=bool)
     if rows:
         predicted, terms = predict_rows(registry, fitted, rows)
         errors, inside = judge(rows, predicted, terms["regime"], tolerances)
     close = np.abs(errors) <= WITHIN
-    ops = per_op(rows, errors, inside)
-    within_per_op = {
-        op: float(np.mean(close[[i for i, r in enumerate(rows) if r.op == op]])) for op in ops
-    }
+    by_op = per_op(rows, errors, inside)
     return ValidationFigures(
-        files=held.files,
+        held=held,
         rows=len(rows),
-        left_out=left_out,
-        unjudged=len(fresh) - len(rows),
         whole=figures(errors, inside),
-        per_op=ops,
+        uncalibrated=len(held.rows) - len(calibrated),
+        fitted_too=len(calibrated) - len(rows),
+        per_op=by_op,
         within=float(np.mean(close)) if rows else float("nan"),
-        within_per_op=within_per_op,
+        within_per_op={
+            op: float(np.mean(close[[i for i, r in enumerate(rows) if r.op == op]])) for op in by_op
+        },
     )
 
 
 def validation_warning(in_sample_median: float, figures: ValidationFigures | None) -> str | None:
     """A line when the validation set is much worse than in sample (the
-    median |error| of the fitted rows of the ops it holds; None otherwise)."""
-    if figures is None or not figures.rows:
+    median |error| of the fitted rows of the ops it judges; None otherwise,
+    and on fewer than :data:`VALIDATION_WARN_MIN_ROWS` rows)."""
+    if figures is None or figures.rows < VALIDATION_WARN_MIN_ROWS:
         return None
     limit = max(VALIDATION_WARN_RATIO * in_sample_median, VALIDATION_WARN_FLOOR)
     if figures.whole.median_abs_error <= limit:

@@ -152,8 +152,11 @@ def _refuse_unreadable(content: dict[str, Any], spec: TargetSpec, rows: list[Bas
 def _refuse_foreign(path: Path, key: str) -> None:
     """Refuse to overwrite a file that is not a calibration of ``key``: one
     that is not a regular file is refused before it is read (a device would
-    never end), a regular one is read through the bounded reader."""
+    never end), a regular one is read through the bounded reader; and a
+    path in no folder."""
     check_output_file(path, CalibrationError, f"--out {path}")
+    if not path.parent.is_dir():  # said before the fit, not after its minutes
+        raise CalibrationError(f"--out {path}: no folder {path.parent} to write it in")
     if not path.exists():
         return
     try:
@@ -203,7 +206,7 @@ def calibrate(registry: Registry, options: CalibrateOptions) -> CalibrateResult:
             f"calibration needs at least {MIN_ROWS}"
         )
     require_distinct_rows(spec, rows, choose_params(registry, spec, canonical(rows)))
-    held = held_out_rows(registry, spec.key, options.validation_baselines)
+    held = held_out_rows(registry, spec, options.validation_baselines)
     tolerances = load_tolerances()
     fit = fit_latency(registry, spec, rows)
     energy_rows = [r for r in found.rows if id(r) not in skip_energy]

@@ -54,9 +54,9 @@ from graphsval_core.cli.context import pass_app
     "validation",
     multiple=True,
     metavar="CSV",
-    help="Judge the fit on the validation rows of these baselines (repeatable; never "
-    "fitted). Default: the target's validation rows among the installed and workspace "
-    "baselines.",
+    help="Judge the fit on the validation rows of these baselines instead (repeatable; "
+    "never fitted). Default: the target's validation rows among the installed and "
+    "workspace baselines.",
 )
 @pass_app
 def calibrate(
@@ -104,6 +104,8 @@ def calibrate(
     from graphsval_core.workspace.location import creating_parent
 
     require("calibrate", "graphsval calibrate")  # before any work: nothing is written
+    if override is not None and not override.strip():  # recorded loudly: it must say something
+        raise click.BadParameter("give the reason in words", param_hint="'--allow-validation-rows'")
     if report_dir:
         require("report", "calibrate --report (its plots)")
 
@@ -205,24 +207,42 @@ def _figures(f: Any) -> str:
     return f"median |error| {f.median_abs_error:5.1%}, {f.within_band:4.0%} within the band"
 
 
+def _rows(n: int) -> str:
+    return f"{n} row" + ("" if n == 1 else "s")
+
+
 def _validation_source(result: Any) -> str:
-    """Where the validation set came from, or why there is none."""
-    held, figures = result.held_out, result.validation
-    where = "named" if held.named else "the installed and workspace baselines"
-    if not held.rows:
-        return (
-            f"no validation set of {result.spec.key} in {where}: grouped CV is the only "
-            "out-of-sample figure (--validation-baseline CSV judges the fit on one)"
+    """Where the validation set came from, how many of its rows were judged
+    and why the others were left out; or why there is none."""
+    figures = result.validation
+    if figures is None:
+        where = (
+            "the files named" if result.held_out.named else "the installed and workspace baselines"
         )
-    files = ", ".join(held.files[:3]) + (
-        f" and {len(held.files) - 3} more" if len(held.files) > 3 else ""
+        instead = (
+            "grouped CV is the only out-of-sample figure"
+            if result.grouped is not None
+            else "nothing judged the fit out of sample (grouped CV skipped)"
+        )
+        return (
+            f"no validation set of {result.spec.key} in {where}: {instead} "
+            "(--validation-baseline CSV names one)"
+        )
+    held = figures.held
+    names = [name for name, _ in held.files]
+    files = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+    line = (
+        f"validation set: {figures.rows} of its {_rows(held.total)} judged, never fitted "
+        f"({files}; {' and '.join(held.origins)})"
     )
-    line = f"validation set: {len(held.rows)} rows of {files} ({where}), never fitted"
-    if figures.left_out:
-        line += f"; {figures.left_out} left out, fitted too (--allow-validation-rows)"
-    if figures.unjudged:
-        line += f"; {figures.unjudged} of an op, shape or dtype the target does not run"
-    return line
+    why = [
+        (held.suspect, "with a suspect latency"),
+        (held.unusable, "that failed their correctness check or are of a dtype it does not run"),
+        (figures.uncalibrated, "of an op no calibration row is of"),
+        (figures.fitted_too, "whose shapes were fitted too"),
+    ]
+    left = [f"{n} {text}" for n, text in why if n]
+    return line + (f"; left out: {', '.join(left)}" if left else "")
 
 
 def _render_quality(result: Any) -> None:
@@ -264,8 +284,10 @@ def _render_quality(result: Any) -> None:
             f = held.per_op[op]
             click.echo(
                 f"      {'validation set':<14} {_figures(f)}, {held.within_per_op[op]:4.0%} "
-                f"within 10% ({f.rows} rows)"
+                f"within 10% ({_rows(f.rows)})"
             )
+        elif held is not None:
+            click.echo(f"      {'validation set':<14} none of the rows it judges is of {op}")
     click.echo(f"  {_validation_source(result)}")
     for line in result.warnings:
         click.echo(f"  {line}")

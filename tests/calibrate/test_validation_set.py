@@ -1,10 +1,11 @@
 """A calibration judged on its target's validation set: rows held out for
-validation (installed, in the workspace, or named), never fitted, predicted
-by the fitted constants; printed per op beside in sample and grouped CV,
-stored in the file's fit section."""
+validation (installed, in the workspace, or named), never fitted, read as
+calibrate reads its own rows, predicted by the fitted constants; printed per
+op beside in sample and grouped CV, stored in the file's fit section."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -17,14 +18,14 @@ from graphsval_core.calibrate.evaluate import ErrorFigures
 from graphsval_core.calibrate.validation import (
     HeldOut,
     ValidationFigures,
+    file_name,
     held_out_rows,
     judge_validation,
     validation_warning,
 )
 from graphsval_core.calibrate.workflow import CalibrateOptions, calibrate
 from graphsval_core.cli.main import cli
-from graphsval_core.datamodel.errors import UserInputError
-from graphsval_core.files.baseline import read_baseline_file
+from graphsval_core.datamodel.errors import InputWarning, UserInputError
 from graphsval_core.files.calibration import apply_constants
 from graphsval_core.files.tolerances import load_tolerances
 from graphsval_core.plugins.loader import build_registry
@@ -41,50 +42,134 @@ CPU_BASELINES = (
 )
 
 
+def _toy(registry=None):
+    registry = registry or build_registry()
+    return registry, registry.datasheet_target("toy")
+
+
+def _edit(src: Path, dst: Path, change) -> Path:
+    """``src`` with each data row's fields passed through ``change(fields) -> fields``."""
+    head, *rows = src.read_text().splitlines()
+    dst.write_text("\n".join([head, *(",".join(change(r.split(","))) for r in rows)]) + "\n")
+    return dst
+
+
 def test_the_installed_validation_rows_of_a_target_and_no_recapture():
-    held = held_out_rows(build_registry(), ZEN3)
+    registry = build_registry()
+    held = held_out_rows(registry, registry.datasheet_target(ZEN3))
     ops = ("linear", "matmul", "vector_add")
-    assert sorted(held.files) == [f"{ZEN3}_{op}.validation.csv" for op in ops]
-    expected = sum(
-        1
-        for op in ops
-        for r in read_baseline_file(str(CPU_BASELINES / f"{ZEN3}_{op}.validation.csv"))[0].rows
-        if r.latency_s
-    )
-    assert len(held.rows) == expected == 48  # the recapture's 48 are the same shapes again
+    assert sorted(name for name, _ in held.files) == [f"{ZEN3}_{op}.validation.csv" for op in ops]
+    for name, digest in held.files:
+        assert digest == hashlib.sha256((CPU_BASELINES / name).read_bytes()).hexdigest()
+    assert held.origins == ("installed by cpu",) and not held.named
+    # the recapture's 48 rows are the same shapes again: not read
+    assert held.total == 48 and held.unusable == 0
+    # rows with a latency faster than the spec allows are left out, as validate leaves them
+    assert held.suspect > 0 and len(held.rows) == 48 - held.suspect
     assert {(r.hardware, r.purpose) for r in held.rows} == {(ZEN3, "validation")}
-    assert not held.named
 
 
-def test_a_fitted_row_is_left_out_and_a_dtype_the_target_lacks_is_not_judged(setup, tmp_path):
+def test_what_the_fit_saw_is_left_out_and_the_rest_judged(setup, tmp_path):
     cal = setup("toy.calibration.csv")
     val = setup("toy.validation.csv", purpose_column="validation", shapes_of=UNSEEN)
-    again = setup("again.validation.csv", purpose_column="validation")  # the calibration shapes
-    registry = build_registry()
+    # the calibration shapes again, written another way (X): fitted, so no longer held out
+    again = _edit(
+        setup("again.validation.csv", purpose_column="validation"),
+        tmp_path / "again2.validation.csv",
+        lambda f: [f[0], f[1], f[2].replace("x", "X"), *f[3:]],
+    )
+    registry, spec = _toy()
     fitted = calibrate(
         registry, CalibrateOptions("toy", (str(cal),), str(tmp_path / "t.json"), grouped_cv=False)
     )
-    spec = apply_constants(fitted.spec, fitted.fit.values, "fit")
-    held = held_out_rows(registry, "toy", (str(val), str(again)))
-    assert held.named and len(held.rows) == 6 + 14
-    out = judge_validation(registry, spec, held, fitted.rows, load_tolerances())
-    assert out is not None and out.rows == 6 and out.left_out == 14 and out.unjudged == 0
+    assert fitted.validation is None  # the toy ships no validation set
+    held = held_out_rows(registry, spec, (str(val), str(again)))
+    assert held.named and held.total == len(held.rows) == 6 + 14
+    calibrated = apply_constants(fitted.spec, fitted.fit.values, "fit")
+    out = judge_validation(registry, calibrated, held, fitted.rows, load_tolerances())
+    assert out is not None and out.rows == 6 and out.fitted_too == 14 and out.uncalibrated == 0
     assert set(out.per_op) == {"matmul", "vector_add"}
+    assert out.per_op["matmul"].rows == 2 and out.per_op["vector_add"].rows == 4
     # the toy's rows are its own model's with other constants: the fit carries to new shapes,
     # the datasheet's constants do not
     assert out.whole.median_abs_error < 0.05 and out.within == 1.0
-    assert fitted.validation is None  # calibrate found none of its own: the toy ships none
-    datasheet = judge_validation(registry, fitted.spec, held, fitted.rows, load_tolerances())
+    assert out.within_per_op == {"matmul": 1.0, "vector_add": 1.0}
+    datasheet = judge_validation(registry, spec, held, fitted.rows, load_tolerances())
     assert datasheet is not None and datasheet.whole.median_abs_error > 0.2
 
-    bf16 = tmp_path / "bf16.validation.csv"
-    text = val.read_text().splitlines()
-    bf16.write_text("\n".join([text[0], *(line.replace(",fp32,", ",bf16,") for line in text[1:])]))
-    none = judge_validation(
-        registry, spec, held_out_rows(registry, "toy", (str(bf16),)), fitted.rows, {}
+    # each op's share within 10% is its own: products three times slower than the toy's own
+    slow = _edit(
+        val,
+        tmp_path / "slow.validation.csv",
+        lambda f: [*f[:4], f"{3 * float(f[4]):.9e}", *f[5:]] if f[1] == "matmul" else f,
     )
-    assert none is not None and none.rows == 0 and none.unjudged == 6
-    assert validation_warning(0.01, none) is None
+    mixed = held_out_rows(registry, spec, (str(slow),))
+    out = judge_validation(registry, calibrated, mixed, fitted.rows, load_tolerances())
+    assert out is not None and out.within_per_op == {"matmul": 0.0, "vector_add": 1.0}
+    assert out.within == pytest.approx(4 / 6)
+
+    # an op no calibration row is of is left out: the fit says nothing of it
+    adds = [r for r in fitted.rows if r.op == "vector_add"]
+    only = judge_validation(registry, calibrated, held, adds, load_tolerances())
+    assert only is not None and set(only.per_op) == {"vector_add"}
+    assert only.uncalibrated == 2 + 4 and only.fitted_too == 10 and only.rows == 4
+
+
+def test_rows_validate_leaves_out_are_left_out_and_counted(setup, tmp_path):
+    setup("toy.calibration.csv")
+    val = setup("toy.validation.csv", purpose_column="validation", shapes_of=UNSEEN)
+    registry, spec = _toy()
+    bf16 = _edit(val, tmp_path / "bf16.validation.csv", lambda f: [*f[:3], "bf16", *f[4:]])
+    held = held_out_rows(registry, spec, (str(bf16),))
+    assert held.total == 6 and held.unusable == 6 and not held.rows
+    none = judge_validation(registry, spec, held, [], {})
+    assert none is not None and none.rows == 0 and validation_warning(0.01, none) is None
+
+    first = {"n": 0}
+
+    def too_fast(fields):  # the first row a million times faster than its own model
+        first["n"] += 1
+        return (
+            [*fields[:4], f"{float(fields[4]) * 1e-6:.9e}", *fields[5:]]
+            if first["n"] == 1
+            else fields
+        )
+
+    fast = _edit(val, tmp_path / "fast.validation.csv", too_fast)
+    held = held_out_rows(registry, spec, (str(fast),))
+    assert held.suspect == 1 and len(held.rows) == 5 and held.total == 6
+
+
+def test_a_measurement_named_twice_or_copied_counts_once(setup, tmp_path):
+    setup("toy.calibration.csv")
+    val = setup("toy.validation.csv", purpose_column="validation", shapes_of=UNSEEN)
+    copy = tmp_path / "copy.validation.csv"
+    copy.write_text(val.read_text().replace("\n", "\r\n"))
+    link = tmp_path / "link.validation.csv"
+    link.symlink_to(val)
+    registry, spec = _toy()
+    with pytest.warns(InputWarning) as caught:
+        held = held_out_rows(registry, spec, (str(val), str(link), str(copy)))
+    assert len(held.rows) == held.total == 6
+    said = [str(w.message) for w in caught]
+    assert f"{link}: the file {val} again; read once" in said
+    assert any("measurements again; read once" in m for m in said)
+
+
+def test_calibrate_reads_a_baseline_named_twice_once(setup, tmp_path):
+    cal = setup("toy.calibration.csv")
+    once = calibrate(
+        build_registry(),
+        CalibrateOptions("toy", (str(cal),), str(tmp_path / "a.json"), grouped_cv=False),
+    )
+    with pytest.warns(InputWarning, match="read once"):
+        twice = calibrate(
+            build_registry(),
+            CalibrateOptions(
+                "toy", (str(cal), str(cal)), str(tmp_path / "b.json"), grouped_cv=False
+            ),
+        )
+    assert len(twice.rows) == len(once.rows) == 14
 
 
 def test_calibrate_prints_and_stores_the_validation_set(setup, tmp_path):
@@ -96,18 +181,36 @@ def test_calibrate_prints_and_stores_the_validation_set(setup, tmp_path):
     assert run.exit_code == 0, run.output
     assert "out of sample: the validation set and grouped CV" in run.output
     assert "validation set median |error|" in run.output and "within 10% (4 rows)" in run.output
-    assert f"validation set: 6 rows of {val} (named), never fitted" in run.output
+    assert f"validation set: 6 of its 6 rows judged, never fitted ({val}; named)" in run.output
     stored = json.loads(out.read_text())["fit"]["validation"]
-    assert stored["files"] == [val.name] and stored["rows"] == 6  # no folder of this machine
-    assert stored["left_out_as_fitted"] == 0 and stored["not_judged"] == 0
+    digest = hashlib.sha256(val.read_bytes()).hexdigest()
+    assert stored["files"] == [{"file": val.name, "sha256": digest}]  # no folder of this machine
+    assert stored["from"] == ["named"] and stored["rows"] == stored["validation_rows"] == 6
+    assert set(stored["left_out"].values()) == {0}
     assert set(stored["per_op"]) == {"matmul", "vector_add"}
     assert stored["per_op"]["matmul"]["rows"] == 2 and stored["within_10pct"] == 1.0
 
     plain = CliRunner().invoke(cli, [*args[:-1], "--no-grouped-cv", "--no-loo"])
     assert plain.exit_code == 0, plain.output
     assert "no validation set of toy in the installed and workspace baselines" in plain.output
+    assert "nothing judged the fit out of sample (grouped CV skipped)" in plain.output
     assert "fit quality (latency; in sample)" in plain.output
     assert json.loads(out.read_text())["fit"]["validation"] == {}
+
+
+def test_calibrate_says_why_rows_and_ops_are_left_out(setup, tmp_path):
+    cal = setup("toy.calibration.csv")
+    val = setup("toy.validation.csv", purpose_column="validation", shapes_of=UNSEEN)
+    adds = _edit(cal, tmp_path / "adds.calibration.csv", lambda f: f)
+    adds.write_text(
+        "\n".join(line for line in adds.read_text().splitlines() if "matmul" not in line)
+    )
+    args = ["calibrate", "--hw", "toy", "--baseline", str(adds), "--out", str(tmp_path / "t.json")]
+    run = CliRunner().invoke(cli, [*args, "--no-loo", "--validation-baseline", str(val)])
+    assert run.exit_code == 0, run.output
+    assert "validation set: 4 of its 6 rows judged" in run.output
+    assert "left out: 2 of an op no calibration row is of" in run.output
+    assert "matmul" not in run.output.split("fit quality")[1].split("validation set:")[0]
 
 
 def test_a_workspace_capture_is_the_default_validation_set(setup, tmp_path):
@@ -116,19 +219,21 @@ def test_a_workspace_capture_is_the_default_validation_set(setup, tmp_path):
     baselines.mkdir(parents=True)
     val = setup("toy_matmul.validation.csv", purpose_column="validation", shapes_of=UNSEEN)
     (baselines / val.name).write_text(val.read_text())
-    result = calibrate(
-        build_registry(workspace=baselines.parent),
-        CalibrateOptions("toy", (str(cal),), str(tmp_path / "t.json"), grouped_cv=False),
-    )
-    assert result.held_out.files == ("toy_matmul.validation.csv",)
+    options = CalibrateOptions("toy", (str(cal),), str(tmp_path / "t.json"), grouped_cv=False)
+    result = calibrate(build_registry(workspace=baselines.parent), options)
+    assert [name for name, _ in result.held_out.files] == ["toy_matmul.validation.csv"]
+    assert result.held_out.origins == ("the workspace",)
     assert result.validation is not None and result.validation.rows == 6
     (baselines / "toy_linear.validation.csv").write_text("hardware,op\n")  # a broken capture
-    with pytest.raises(UserInputError, match="toy_linear.validation.csv"):
+    with pytest.raises(UserInputError, match="toy_linear.validation.csv.*--validation-baseline"):
         calibrate(
             build_registry(workspace=baselines.parent),
-            CalibrateOptions("toy", (str(cal),), str(tmp_path / "u.json"), grouped_cv=False),
+            evolve(options, out=str(tmp_path / "u.json")),
         )
     assert not (tmp_path / "u.json").exists()
+    # a set named instead is read, the broken one left alone
+    named = evolve(options, out=str(tmp_path / "v.json"), validation_baselines=(str(val),))
+    assert calibrate(build_registry(workspace=baselines.parent), named).validation.rows == 6
 
 
 @pytest.mark.parametrize(
@@ -138,9 +243,19 @@ def test_a_workspace_capture_is_the_default_validation_set(setup, tmp_path):
         (
             "hardware,op,shape,dtype,latency_s,energy_j,trial_count,notes,purpose\n"
             "toy,matmul,8x8x8,fp32,1e-5,,3,,calibration\n",
-            "no validation row of toy",
+            "no validation row of toy with a latency (its rows are toy calibration",
         ),
         ("hardware,op,shape\n", "toy.validation.csv"),
+        (
+            "hardware,op,shape,dtype,latency_s,energy_j,trial_count,notes,purpose\n"
+            "toy,conv9d,8x8x8,fp32,1e-5,,3,,validation\n",
+            "toy.validation.csv:2:",
+        ),
+        (
+            "hardware,op,shape,dtype,latency_s,energy_j,trial_count,notes,purpose\n"
+            "toy,matmul,8x8,fp32,1e-5,,3,,validation\n",
+            "toy.validation.csv:2:",
+        ),
     ],
 )
 def test_a_bad_validation_baseline_is_one_line_and_exit_2(setup, tmp_path, content, says):
@@ -157,22 +272,33 @@ def test_a_bad_validation_baseline_is_one_line_and_exit_2(setup, tmp_path, conte
 
 
 def test_warning_only_when_the_validation_set_is_much_worse():
-    def figures(median: float) -> ValidationFigures:
-        return ValidationFigures(("v.csv",), 10, 0, ErrorFigures(10, median, 0.5, 0.6))
+    def figures(median: float, rows: int = 10) -> ValidationFigures:
+        return ValidationFigures(HeldOut((), ()), rows, ErrorFigures(rows, median, 0.5, 0.6))
 
     assert validation_warning(0.05, figures(0.07)) is None
     assert validation_warning(0.01, figures(0.04)) is None  # under the 5% floor: no alarm
+    assert validation_warning(0.05, figures(0.5, rows=9)) is None  # too few rows to say
     line = validation_warning(0.05, figures(0.2))
     assert line is not None and "20.0%" in line and "10 rows never fitted" in line
     assert validation_warning(0.05, None) is None
 
 
-def test_held_out_rows_refuses_a_named_file_of_another_target(setup, tmp_path):
-    setup("toy.calibration.csv")
-    val = setup("toy.validation.csv", purpose_column="validation", shapes_of=UNSEEN)
-    with pytest.raises(UserInputError, match="no validation row of other"):
-        held_out_rows(build_registry(), "other", (str(val),))
-    assert HeldOut((), ()).rows == ()
+def test_calibrate_warns_of_a_validation_set_far_worse_than_its_ops_in_sample(setup, tmp_path):
+    cal = setup("toy.calibration.csv")
+    shapes = {"vector_add": [[450 * k] for k in range(1, 13)]}
+    val = setup("toy.validation.csv", purpose_column="validation", shapes_of=shapes)
+    slow = _edit(  # three times the toy's own latencies
+        val,
+        tmp_path / "slow.validation.csv",
+        lambda f: [*f[:4], f"{3 * float(f[4]):.9e}", *f[5:]],
+    )
+    options = CalibrateOptions("toy", (str(cal),), str(tmp_path / "t.json"), grouped_cv=False)
+    fine = calibrate(build_registry(), evolve(options, validation_baselines=(str(val),)))
+    assert not any("validation set" in w for w in fine.warnings)
+    far = calibrate(build_registry(), evolve(options, validation_baselines=(str(slow),)))
+    (line,) = [w for w in far.warnings if "validation set" in w]
+    assert "12 rows never fitted" in line and "66.7%" in line
+    assert line in json.loads((tmp_path / "t.json").read_text())["fit"]["warnings"]
 
 
 def test_capture_machine_tells_the_out_of_sample_figures_of_its_calibration(setup, tmp_path):
@@ -190,19 +316,22 @@ def test_capture_machine_tells_the_out_of_sample_figures_of_its_calibration(setu
     assert calibrated_line("toy", bare).endswith("t.json")  # nothing out of sample to tell
 
 
-def test_calibrate_warns_of_a_validation_set_far_worse_than_its_ops_in_sample(setup, tmp_path):
+def test_file_names_keep_no_folder_but_a_recapture_s():
+    assert file_name("/some/where/a.validation.csv") == "a.validation.csv"
+    assert file_name("x/recapture/a.validation.csv") == "recapture/a.validation.csv"
+
+
+def test_an_out_in_no_folder_is_refused_before_the_fit(setup, tmp_path):
     cal = setup("toy.calibration.csv")
-    val = setup("toy.validation.csv", purpose_column="validation", shapes_of=UNSEEN)
-    lines = val.read_text().splitlines()
-    slow = tmp_path / "slow.validation.csv"  # three times the toy's own latencies
-    rows = [line.split(",") for line in lines[1:]]
-    slow.write_text(
-        "\n".join([lines[0], *(",".join([*r[:4], f"{3 * float(r[4]):.9e}", *r[5:]]) for r in rows)])
-    )
-    options = CalibrateOptions("toy", (str(cal),), str(tmp_path / "t.json"), grouped_cv=False)
-    fine = calibrate(build_registry(), evolve(options, validation_baselines=(str(val),)))
-    assert not any("validation set" in w for w in fine.warnings)
-    far = calibrate(build_registry(), evolve(options, validation_baselines=(str(slow),)))
-    (line,) = [w for w in far.warnings if "validation set" in w]
-    assert "6 rows never fitted" in line and "66.7%" in line
-    assert line in json.loads((tmp_path / "t.json").read_text())["fit"]["warnings"]
+    out = tmp_path / "nowhere" / "t.json"
+    with pytest.raises(UserInputError, match=f"--out {out}: no folder {out.parent} to write it in"):
+        calibrate(build_registry(), CalibrateOptions("toy", (str(cal),), str(out)))
+
+
+@pytest.mark.parametrize("reason", ["", "   "])
+def test_a_blank_reason_for_validation_rows_is_refused(setup, tmp_path, reason):
+    cal = setup("toy.calibration.csv")
+    args = ["calibrate", "--hw", "toy", "--baseline", str(cal), "--out", str(tmp_path / "t.json")]
+    run = CliRunner().invoke(cli, [*args, "--allow-validation-rows", reason])
+    assert run.exit_code == 2 and "--allow-validation-rows" in run.output
+    assert "give the reason in words" in run.output and not (tmp_path / "t.json").exists()
