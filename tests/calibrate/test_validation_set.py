@@ -107,6 +107,17 @@ def test_what_the_fit_saw_is_left_out_and_the_rest_judged(setup, tmp_path):
     out = judge_validation(registry, calibrated, mixed, fitted.rows, load_tolerances())
     assert out is not None and out.within_per_op == {"matmul": 0.0, "vector_add": 1.0}
     assert out.within == pytest.approx(4 / 6)
+    # within 10% is 10%: products 15% slower than the toy's own are outside it
+    tolerances = load_tolerances()
+    slower = _edit(
+        val,
+        tmp_path / "slower.validation.csv",
+        lambda f: [*f[:4], f"{1.15 * float(f[4]):.9e}", *f[5:]] if f[1] == "matmul" else f,
+    )
+    out = judge_validation(
+        registry, calibrated, held_out_rows(registry, spec, (str(slower),)), fitted.rows, tolerances
+    )
+    assert out is not None and out.within_per_op["matmul"] == 0.0
 
     # an op no calibration row is of is left out: the fit says nothing of it
     adds = [r for r in fitted.rows if r.op == "vector_add"]
@@ -210,6 +221,14 @@ def test_calibrate_says_why_rows_and_ops_are_left_out(setup, tmp_path):
     assert run.exit_code == 0, run.output
     assert "validation set: 4 of its 6 rows judged" in run.output
     assert "left out: 2 of an op no calibration row is of" in run.output
+    stored = json.loads((tmp_path / "t.json").read_text())["fit"]["validation"]
+    assert stored["left_out"] == {
+        "suspect_latency": 0,
+        "unusable": 0,
+        "op_not_calibrated": 2,
+        "fitted_too": 0,
+    }
+    assert stored["rows"] == 4 and stored["validation_rows"] == 6
     assert "matmul" not in run.output.split("fit quality")[1].split("validation set:")[0]
 
 
@@ -278,6 +297,7 @@ def test_warning_only_when_the_validation_set_is_much_worse():
     assert validation_warning(0.05, figures(0.07)) is None
     assert validation_warning(0.01, figures(0.04)) is None  # under the 5% floor: no alarm
     assert validation_warning(0.05, figures(0.5, rows=9)) is None  # too few rows to say
+    assert validation_warning(0.1, figures(0.16)) is not None  # 1.6 times in sample: warned
     line = validation_warning(0.05, figures(0.2))
     assert line is not None and "20.0%" in line and "10 rows never fitted" in line
     assert validation_warning(0.05, None) is None
