@@ -57,7 +57,40 @@ def _target_json(registry: Registry, target: TargetSpec) -> dict[str, Any]:
     data["tiers"] = [t.to_dict() for t in registry.memory_hierarchy(target)]
     data["measurer"] = _probe_dict(registry.measurer_probe(target))
     data["calibration_fit"] = dict(registry.calibration_notes.get(target.key, {}))
+    data["calibration_out_of_sample"] = registry.calibration_out_of_sample.get(target.key, {})
     return data
+
+
+def _out_of_sample_lines(registry: Registry, key: str) -> list[str]:
+    """How the calibration of ``key`` did on rows it never fitted, as its file
+    records it: a table of grouped CV and the validation set per op, as the
+    README's fidelity table has them (none for a target with no calibration,
+    or whose file holds neither)."""
+    found = registry.calibration_out_of_sample.get(key) or {}
+    if not found:
+        return []
+    grouped, held = found.get("grouped_cv", {}), found.get("validation", {})
+
+    def cell(f: dict[str, float] | None) -> str:
+        if f is None:
+            return "-"
+        return f"{f['median_abs_error']:.1%} / {f['within_band']:.0%} ({int(f['rows'])} rows)"
+
+    table = [
+        [
+            op,
+            cell(grouped.get(op)),
+            cell(held.get(op)),
+            f"{held[op]['within_10pct']:.0%}" if "within_10pct" in held.get(op, {}) else "-",
+        ]
+        for op in sorted({*grouped, *held})
+    ]
+    head = ["OP", "GROUPED CV", "VALIDATION SET", "VALIDATION WITHIN 10%"]
+    return [
+        f"Out of sample, as {registry.calibration_files[key]} records its fit (median |error| "
+        "/ share in the regime's band; the validation set's rows were never fitted):",
+        format_table(head, table),
+    ]
 
 
 class _Provenance(str):
@@ -419,6 +452,8 @@ def targets(
                 "at, 'not identified' where the rows do not pin it; blank where the file "
                 f"gives no figure ({registry.calibration_files[target.key]})."
             )
+        for line in _out_of_sample_lines(registry, target.key):
+            click.echo(line)
         return
     specs = sorted(registry.targets().values(), key=lambda t: (t.family, t.key))
     if as_json:

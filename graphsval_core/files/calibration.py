@@ -71,6 +71,39 @@ def fit_notes(data: dict[str, Any]) -> dict[str, str]:
     return out
 
 
+#: The out-of-sample figures a calibration file's fit section may hold, as
+#: ``targets`` names them.
+OUT_OF_SAMPLE = {"grouped_cv": "grouped CV", "validation": "validation set"}
+
+
+def out_of_sample(data: dict[str, Any]) -> dict[str, dict[str, dict[str, float]]]:
+    """The out-of-sample figures of a calibration file (grouped CV and the
+    validation set, as calibrate stores them in ``fit``): per figure
+    (:data:`OUT_OF_SAMPLE`), per op, ``rows``, ``median_abs_error`` and
+    ``within_band`` (and ``within_10pct`` where given). Written for people:
+    a figure or op that is missing or not a number is left out, never an
+    error (no command judges by them)."""
+    fit = data.get("fit")
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    for name in OUT_OF_SAMPLE:
+        section = fit.get(name) if isinstance(fit, dict) else None
+        per_op = section.get("per_op") if isinstance(section, dict) else None
+        for op, figures in (per_op if isinstance(per_op, dict) else {}).items():
+            if not isinstance(figures, dict):
+                continue
+            kept = {
+                k: float(v)
+                for k, v in figures.items()
+                if k in ("rows", "median_abs_error", "within_band", "within_10pct")
+                and isinstance(v, int | float)
+                and not isinstance(v, bool)
+                and v == v
+            }
+            if {"rows", "median_abs_error", "within_band"} <= kept.keys():
+                out.setdefault(name, {})[str(op)] = kept
+    return out
+
+
 def share_spread(name: str, value: float, sigma: float) -> float | None:
     """A share's (:data:`SHARES`) own spread, ``value x sigma`` (``sigma`` its
     relative uncertainty): the figure a share is judged and shown by, which

@@ -257,6 +257,9 @@ class Registry:
         #: per calibrated target, how well its fit pins each constant (``+- 4%``, ``at its
         #: floor``, ``not identified``: :func:`graphsval_core.files.calibration.fit_notes`)
         self.calibration_notes: dict[str, dict[str, str]] = {}
+        #: key -> the out-of-sample figures its calibration file holds (grouped CV,
+        #: the validation set; :func:`~graphsval_core.files.calibration.out_of_sample`)
+        self.calibration_out_of_sample: dict[str, dict[str, dict[str, dict[str, float]]]] = {}
         #: ``plugin -> how notes name it``: plugins whose registrations replace
         #: any other plugin's of the same key (the workspace)
         self.overriding: dict[str, str] = {}
@@ -531,7 +534,7 @@ class Registry:
 
     def apply_calibrations(self) -> None:
         """Replace each calibrated target's spec by its calibrated copy."""
-        from graphsval_core.files.calibration import apply_file, fit_notes
+        from graphsval_core.files.calibration import apply_file, fit_notes, out_of_sample
         from graphsval_core.files.jsonfile import parse_json
 
         results = self.pm.hook.graphsval_calibrations()
@@ -568,6 +571,7 @@ class Registry:
                 self.calibration_files[key] = name
                 self.calibration_sources[key] = _fitted_hashes(data)
                 self.calibration_notes[key] = fit_notes(data)
+                self.calibration_out_of_sample[key] = out_of_sample(data)
                 override = (data.get("provenance") or {}).get("validation_rows_override")
                 if isinstance(override, str) and override:
                     self.calibration_overrides[key] = f"{name}: {override}"

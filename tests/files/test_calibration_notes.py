@@ -4,12 +4,13 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from graphsval_core.cli.main import cli
-from graphsval_core.files.calibration import fit_notes
+from graphsval_core.files.calibration import fit_notes, out_of_sample
 from graphsval_core.files.calibration_file import CalibrationFileError, check_calibration
 from graphsval_core.plugins.loader import build_registry
 
@@ -178,3 +179,50 @@ def test_an_older_files_bare_packing_rate_gives_every_dtypes_row_its_fit():
     notes["pack_bps.bf16"] = "+- 5%"
     assert _fit_note(notes, "pack_bps.bf16") == "+- 5%"
     assert _fit_note(notes, "pack_a_bps.fp32") == ""
+
+
+def test_targets_tells_the_calibrations_out_of_sample_figures_as_its_file_records_them():
+    key = "host_amd_epyc_zen4_2c_1t"
+    fit = json.loads(
+        (
+            Path(__file__).resolve().parents[2]
+            / f"plugins/graphsval_cpu/graphsval_cpu/calibration/{key}.calibration.json"
+        ).read_text()
+    )["fit"]
+    result = CliRunner().invoke(cli, ["targets", "--hw", key])
+    assert result.exit_code == 0, result.output
+    assert f"Out of sample, as {key}.calibration.json records its fit" in result.output
+    for op in ("linear", "matmul", "vector_add"):
+        g, v = fit["grouped_cv"]["per_op"][op], fit["validation"]["per_op"][op]
+        row = _row(result.output, op)
+        assert f"{g['median_abs_error']:.1%} / {g['within_band']:.0%} ({g['rows']} rows)" in row
+        assert f"{v['median_abs_error']:.1%} / {v['within_band']:.0%} ({v['rows']} rows)" in row
+        assert row.split()[-1] == f"{v['within_10pct']:.0%}"
+    data = json.loads(CliRunner().invoke(cli, ["targets", "--hw", key, "--json"]).output)
+    assert data["calibration_out_of_sample"]["validation"]["matmul"]["rows"] == 240
+    # none for a target with no calibration, nor a validation column for one with no set
+    assert "Out of sample" not in CliRunner().invoke(cli, ["targets", "--hw", "kpu_t64"]).output
+    i7 = CliRunner().invoke(cli, ["targets", "--hw", "i7_12700k"]).output
+    assert _row(i7, "matmul").split()[-2:] == ["-", "-"]
+
+
+def test_out_of_sample_figures_written_for_people_never_break_a_file():
+    junk = {
+        "constants": {},
+        "fit": {
+            "grouped_cv": {
+                "per_op": {
+                    "linear": {"rows": 3, "median_abs_error": 0.1, "within_band": 0.5},
+                    "matmul": {"rows": 3, "median_abs_error": "x", "within_band": 0.5},
+                    "vector_add": [1, 2],
+                }
+            },
+            "validation": {"per_op": "junk"},
+        },
+    }
+    assert out_of_sample(junk) == {
+        "grouped_cv": {"linear": {"rows": 3.0, "median_abs_error": 0.1, "within_band": 0.5}}
+    }
+    assert out_of_sample({"fit": "x"}) == {} and out_of_sample({}) == {}
+    nan = {"fit": {"validation": {"per_op": {"linear": {"rows": True, "median_abs_error": None}}}}}
+    assert out_of_sample(nan) == {}
