@@ -207,6 +207,7 @@ def _validation(v: ValidationFigures | None) -> dict[str, Any]:
         "left_out": {
             "suspect_latency": held.suspect,
             "unusable": held.unusable,
+            "shape_measured_again": held.repeated,
             "op_not_calibrated": v.uncalibrated,
             "fitted_too": v.fitted_too,
         },

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from attrs import evolve, frozen
@@ -98,14 +98,20 @@ def _name_other_targets(key: str, others: dict[str, Counter[str]], any_mine: boo
         )
 
 
-def read_rows(registry: Any, spec: TargetSpec, paths: Sequence[str]) -> CalibrationRows:
+def read_rows(
+    registry: Any,
+    spec: TargetSpec,
+    paths: Sequence[Any],
+    read: Callable[[Any], tuple[Baseline, str]] = read_baseline_file,
+) -> CalibrationRows:
     """The rows of ``spec``'s target in the baselines at ``paths``.
 
     A file named twice (or through a link) is read once, and a measurement
     copied into another file (other line ends, a BOM) counts once, each with
     a warning. Raises :class:`BaselineFileError` for a file that cannot be
     read or parsed, and for a row of an unknown op or with the wrong number
-    of dims (naming file and line)."""
+    of dims (naming file and line). ``read`` parses a file (a caller that has
+    read a pipe already hands its parse on: a pipe is read once)."""
     held_out = validation_shapes()
     rows: list[BaselineRow] = []
     sources: list[tuple[Baseline, str]] = []
@@ -121,7 +127,7 @@ def read_rows(registry: Any, spec: TargetSpec, paths: Sequence[str]) -> Calibrat
                 warn_input(f"{path}: the file {files[real]} again; read once")
                 continue
             files[real] = str(path)
-        baseline, digest = read_baseline_file(path)  # one line for unreadable or non-UTF-8
+        baseline, digest = read(path)  # one line for unreadable or non-UTF-8
         idents, name = [row_identity(r) for r in baseline.rows], str(path)
         again = [seen.get(i, name) != name for i in idents]
         if any(again):  # a copy of another file's rows (other line ends, a BOM): fitted once

@@ -13,14 +13,17 @@ within 10%.
 
 Left out, and counted: a row with a suspect latency, or one that failed its
 correctness check or is of a dtype the target does not run (as ``validate``
-leaves them out); a row of an op the calibration fitted no row of (the fit
-says nothing about it); a row whose (op, shape, dtype) was also fitted
-(calibrate told to use validation rows anyway: it is no longer held out).
+leaves them out); a shape another file measured too (each shape is judged
+once, as first read: a recapture or an edited copy named beside it); a row
+of an op the calibration fitted no row of (the fit says nothing about it);
+a row whose (op, shape, dtype) was also fitted (calibrate told to use
+validation rows anyway: it is no longer held out).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -29,9 +32,10 @@ from attrs import field, frozen
 from graphsval_core.calibrate.evaluate import ErrorFigures, figures, judge, per_op
 from graphsval_core.calibrate.inputs import read_rows
 from graphsval_core.calibrate.rows import predict_rows
-from graphsval_core.datamodel.errors import UserInputError
+from graphsval_core.datamodel.errors import UserInputError, warn_input
 from graphsval_core.datamodel.target import TargetSpec
 from graphsval_core.files.baseline import (
+    Baseline,
     BaselineFileError,
     BaselineRow,
     is_recapture,
@@ -56,8 +60,9 @@ class HeldOut:
     it (:func:`file_name`)), where they came from
     ("named", "installed by <plugin>", "the workspace"), whether the user
     named them, and the rows left out: ``suspect`` (a physically implausible
-    latency) and ``unusable`` (a failed correctness check, or a dtype the
-    target does not run)."""
+    latency), ``unusable`` (a failed correctness check, or a dtype the
+    target does not run) and ``repeated`` (a shape another file measured
+    too: each shape is judged once, as first read)."""
 
     rows: tuple[BaselineRow, ...]
     files: tuple[tuple[str, str], ...]
@@ -65,11 +70,12 @@ class HeldOut:
     named: bool = False
     suspect: int = 0
     unusable: int = 0
+    repeated: int = 0
 
     @property
     def total(self) -> int:
         """Every validation row of the target with a latency, left out or not."""
-        return len(self.rows) + self.suspect + self.unusable
+        return len(self.rows) + self.suspect + self.unusable + self.repeated
 
 
 @frozen
@@ -106,21 +112,32 @@ def _name(item: object, named: bool) -> str:
     return str(item) if named else file_name(item)
 
 
-def _named_paths(key: str, named: Sequence[str]) -> list[Any]:
-    """The files named, each holding a validation row of ``key``, else one line naming it."""
+def _read_named(key: str, named: Sequence[str]) -> dict[str, tuple[Baseline, str]]:
+    """Each file named, parsed once (a pipe can be read only once), by its
+    real path: each must hold a validation row of ``key``, else one line
+    naming it; its rows of ``key`` that are not validation rows are left out
+    with a warning."""
+    parsed: dict[str, tuple[Baseline, str]] = {}
     for path in named:
+        real = os.path.realpath(path)
+        if real in parsed:  # named twice: read_rows says so
+            continue
         try:
-            baseline = read_baseline_file(path)[0]
+            parsed[real] = read_baseline_file(path)
         except BaselineFileError as exc:
             raise UserInputError(f"--validation-baseline {exc}") from None
-        if not _validation_rows(baseline.rows, key):
-            kinds = sorted({f"{r.hardware} {r.purpose or '(no purpose)'}" for r in baseline.rows})
+        rows = parsed[real][0].rows
+        if not _validation_rows(rows, key):
+            kinds = sorted({f"{r.hardware} {r.purpose or '(no purpose)'}" for r in rows})
             raise UserInputError(
                 f"--validation-baseline {path}: no validation row of {key} with a latency "
                 f"(its rows are {', '.join(kinds) or 'none'}: their hardware and purpose "
                 "columns say whose and what they are)"
             )
-    return list(named)
+        other = sum(1 for r in rows if r.hardware == key and r.purpose != "validation")
+        if other:
+            warn_input(f"{path}: {other} row(s) of {key} that are not validation rows left out")
+    return parsed
 
 
 def _installed_paths(registry: Registry, key: str) -> tuple[list[Any], set[str]]:
@@ -159,27 +176,41 @@ def held_out_rows(registry: Registry, spec: TargetSpec, named: Sequence[str] = (
     out with a warning. A shipped file that does not parse is its plugin's
     problem and is skipped; a workspace one is an error."""
     key = spec.key
+    read: Callable[[Any], tuple[Baseline, str]] = read_baseline_file
     if named:
-        paths, origins = _named_paths(key, named), {"named"}
+        parsed = _read_named(key, named)
+        paths, origins = list(named), {"named"}
+        read = lambda path: parsed[os.path.realpath(path)]  # noqa: E731 (read once)
     else:
         paths, origins = _installed_paths(registry, key)
     if not paths:
         return HeldOut((), (), named=bool(named))
     try:
-        found = read_rows(registry, spec, paths)
+        found = read_rows(registry, spec, paths, read)
     except BaselineFileError as exc:
         raise UserInputError(f"--validation-baseline {exc}" if named else str(exc)) from None
     every = [r for b, _ in found.sources for r in _validation_rows(b.rows, key)]
     usable = [r for r in found.rows if r.purpose == "validation"]
     suspect = {id(s.row) for s in found.suspect if s.latency}
-    rows = [r for r in usable if id(r) not in suspect]
+    rows, shapes = [], set()
+    for r in usable:  # a shape measured in two files (a recapture, an edited copy): once
+        if id(r) not in suspect and (r.op, r.dims, r.dtype) not in shapes:
+            shapes.add((r.op, r.dims, r.dtype))
+            rows.append(r)
+    repeated = len(usable) - len(suspect & {id(r) for r in usable}) - len(rows)
+    if repeated:
+        warn_input(
+            f"the validation set of {key}: {repeated} shape(s) measured in more than one "
+            "file; each judged once, as first read"
+        )
     return HeldOut(
         tuple(rows),
         tuple((_name(b.path, bool(named)), digest) for b, digest in found.sources),
         tuple(sorted(origins)),
         named=bool(named),
-        suspect=len(usable) - len(rows),
+        suspect=len(suspect & {id(r) for r in usable}),
         unusable=len(every) - len(usable),
+        repeated=repeated,
     )
 
 

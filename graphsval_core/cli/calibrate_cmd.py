@@ -238,6 +238,7 @@ def _validation_source(result: Any) -> str:
     why = [
         (held.suspect, "with a suspect latency"),
         (held.unusable, "that failed their correctness check or are of a dtype it does not run"),
+        (held.repeated, "whose shapes another file measured too"),
         (figures.uncalibrated, "of an op no calibration row is of"),
         (figures.fitted_too, "whose shapes were fitted too"),
     ]

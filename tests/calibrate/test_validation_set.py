@@ -26,6 +26,7 @@ from graphsval_core.calibrate.validation import (
 from graphsval_core.calibrate.workflow import CalibrateOptions, calibrate
 from graphsval_core.cli.main import cli
 from graphsval_core.datamodel.errors import InputWarning, UserInputError
+from graphsval_core.files.baseline import read_baseline_file
 from graphsval_core.files.calibration import apply_constants
 from graphsval_core.files.tolerances import load_tolerances
 from graphsval_core.plugins.loader import build_registry
@@ -225,6 +226,7 @@ def test_calibrate_says_why_rows_and_ops_are_left_out(setup, tmp_path):
     assert stored["left_out"] == {
         "suspect_latency": 0,
         "unusable": 0,
+        "shape_measured_again": 0,
         "op_not_calibrated": 2,
         "fitted_too": 0,
     }
@@ -355,3 +357,41 @@ def test_a_blank_reason_for_validation_rows_is_refused(setup, tmp_path, reason):
     run = CliRunner().invoke(cli, [*args, "--allow-validation-rows", reason])
     assert run.exit_code == 2 and "--allow-validation-rows" in run.output
     assert "give the reason in words" in run.output and not (tmp_path / "t.json").exists()
+
+
+def test_a_pipe_is_read_once_and_a_shape_measured_twice_is_judged_once(setup, tmp_path):
+    import threading
+
+    setup("toy.calibration.csv")
+    val = setup("toy.validation.csv", purpose_column="validation", shapes_of=UNSEEN)
+    registry, spec = _toy()
+    fifo = tmp_path / "pipe.validation.csv"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=lambda: fifo.write_text(val.read_text()), daemon=True)
+    writer.start()
+    held = held_out_rows(registry, spec, (str(fifo),))
+    writer.join(timeout=10)
+    assert len(held.rows) == 6 and held.repeated == 0
+
+    # the same shapes measured again (another note, another latency): each judged once
+    again = _edit(
+        val,
+        tmp_path / "again.validation.csv",
+        lambda f: [*f[:4], f"{1.01 * float(f[4]):.9e}", f[5], f[6], "again", *f[8:]],
+    )
+    with pytest.warns(InputWarning, match=r"6 shape\(s\) measured in more than one file"):
+        held = held_out_rows(registry, spec, (str(val), str(again)))
+    assert len(held.rows) == 6 and held.repeated == 6 and held.total == 12
+    first = {r.shape: r.latency_s for r in read_baseline_file(str(val))[0].rows}
+    assert {r.shape: r.latency_s for r in held.rows} == first  # as first read
+
+
+def test_a_named_files_rows_that_are_not_validation_rows_are_warned_of(setup, tmp_path):
+    cal = setup("toy.calibration.csv", purpose_column="calibration")
+    val = setup("toy.validation.csv", purpose_column="validation", shapes_of=UNSEEN)
+    mixed = tmp_path / "mixed.csv"
+    mixed.write_text(val.read_text() + "".join(cal.read_text().splitlines(True)[1:]))
+    registry, spec = _toy()
+    with pytest.warns(InputWarning, match=r"14 row\(s\) of toy that are not validation rows"):
+        held = held_out_rows(registry, spec, (str(mixed),))
+    assert len(held.rows) == 6
