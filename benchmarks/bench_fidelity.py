@@ -9,9 +9,10 @@ calibration rows only (as ``graphsval calibrate`` does), then per op:
 - grouped CV: each family (op, dtype, sorted floor(log2 d)) left out whole and
   predicted by a fit without it (the figure the fidelity goals use);
 - validation: the shipped validation rows of the target, never fitted
-  (where there are any), the share of them the model puts within 10%, and
-  the recapture agreement beside them (median difference, share within 10%;
-  the first capture, before any re-measure, as ``graphsval validate`` counts it).
+  (where there are any; read and left out as ``graphsval calibrate`` does),
+  the share of them the model puts within 10%, and the recapture agreement
+  beside them (median difference, share within 10%; the first capture,
+  before any re-measure, as ``graphsval validate`` counts it).
 
 Each figure is the median |error| and the share within the regime's band.
 
@@ -125,7 +126,7 @@ def main(argv: list[str]) -> None:
         errors, inside = judge(rows, latency, terms["regime"], tolerances)
         sample = per_op(rows, errors, inside)
         grouped = grouped_cv(registry, spec, fit, tolerances) if cv else None
-        held = judge_validation(registry, fitted, held_out_rows(registry, key), rows, tolerances)
+        held = judge_validation(registry, fitted, held_out_rows(registry, spec), rows, tolerances)
         valid = held.per_op if held else {}
         within10 = held.within_per_op if held else {}
         agree = _agreement(_baselines(registry, key, "validation"), key)
