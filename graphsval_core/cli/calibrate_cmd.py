@@ -47,7 +47,7 @@ from graphsval_core.cli.context import pass_app
     "--no-grouped-cv",
     is_flag=True,
     help="Skip the grouped cross-validation (each family of shapes left out in turn: "
-    "the out-of-sample figure to trust).",
+    "an out-of-sample figure, beside the validation set's).",
 )
 @click.option(
     "--validation-baseline",
@@ -247,10 +247,11 @@ def _validation_source(result: Any) -> str:
 
 
 def _render_quality(result: Any) -> None:
-    """The fit's quality per op: in sample (flattering), leave-one-out, and
-    grouped cross-validation (a family of shapes left out at a time: the
-    figure to trust), each op with its own count of families, then any
-    warning; says which cross-validations were skipped."""
+    """The fit's quality per op: in sample (flattering), leave-one-out,
+    grouped cross-validation (a family of shapes left out at a time) and the
+    validation set (rows never fitted: the figure to trust where there is
+    one), each op with its own count of families, then where the validation
+    set came from and any warning; says which cross-validations were skipped."""
     from graphsval_core.calibrate.evaluate import family_of
 
     why = {"leave-one-out": f" ({result.loo_skipped})" if result.loo_skipped else ""}
