@@ -34,7 +34,8 @@ from graphsval_core.files.baseline import BaselineRow
 from graphsval_core.files.calibration import apply_constants
 from graphsval_core.files.tolerances import band
 
-#: Grouped CV this many times worse than in sample (median |error|) is warned about.
+#: Grouped CV (or a validation set) this many times worse than in sample (median
+#: |error|) is warned about.
 GROUPED_WARN_RATIO = 1.5
 #: ... but never below this median |error|, whatever the ratio.
 GROUPED_WARN_FLOOR = 0.05
@@ -177,12 +178,19 @@ def grouped_cv(
     return cross_validate(registry, spec, fit.rows, fit.params, tolerances, groups, fit.x)
 
 
+def much_worse(out_of_sample_median: float, in_sample_median: float) -> bool:
+    """Whether an out-of-sample median |error| (grouped CV's, a validation
+    set's) is much worse than in sample: above :data:`GROUPED_WARN_RATIO`
+    times it, and above :data:`GROUPED_WARN_FLOOR`."""
+    limit = max(GROUPED_WARN_RATIO * in_sample_median, GROUPED_WARN_FLOOR)
+    return out_of_sample_median > limit
+
+
 def grouped_warning(in_sample_median: float, grouped: OutOfSample | None) -> str | None:
     """A line when grouped CV is much worse than in sample (None otherwise)."""
     if grouped is None or not grouped.rows:
         return None
-    limit = max(GROUPED_WARN_RATIO * in_sample_median, GROUPED_WARN_FLOOR)
-    if grouped.median_abs_error <= limit:
+    if not much_worse(grouped.median_abs_error, in_sample_median):
         return None
     return (
         f"warning: grouped cross-validation (median |error| {grouped.median_abs_error:.1%}) "

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 from attrs import field, frozen
 
-from graphsval_core.calibrate.evaluate import ErrorFigures, figures, judge, per_op
+from graphsval_core.calibrate.evaluate import ErrorFigures, figures, judge, much_worse, per_op
 from graphsval_core.calibrate.inputs import read_rows
 from graphsval_core.calibrate.rows import predict_rows
 from graphsval_core.datamodel.errors import UserInputError, warn_input
@@ -45,11 +45,9 @@ from graphsval_core.plugins.registry import WORKSPACE, Registry
 
 #: The validation figures also give the share of rows within this |error|.
 WITHIN = 0.10
-#: A validation median this many times the in-sample one is warned about ...
-VALIDATION_WARN_RATIO = 1.5
-#: ... but never below this median |error|, whatever the ratio ...
-VALIDATION_WARN_FLOOR = 0.05
-#: ... nor on fewer rows than this (a few rows' median says little).
+#: A validation set much worse than in sample (:func:`much_worse`, as grouped
+#: CV is judged) is warned about, but not on fewer rows than this (a few
+#: rows' median says little).
 VALIDATION_WARN_MIN_ROWS = 10
 
 
@@ -256,8 +254,7 @@ def validation_warning(in_sample_median: float, figures: ValidationFigures | Non
     and on fewer than :data:`VALIDATION_WARN_MIN_ROWS` rows)."""
     if figures is None or figures.rows < VALIDATION_WARN_MIN_ROWS:
         return None
-    limit = max(VALIDATION_WARN_RATIO * in_sample_median, VALIDATION_WARN_FLOOR)
-    if figures.whole.median_abs_error <= limit:
+    if not much_worse(figures.whole.median_abs_error, in_sample_median):
         return None
     return (
         f"warning: the validation set (median |error| {figures.whole.median_abs_error:.1%}, "
