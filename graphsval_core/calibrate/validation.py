@@ -23,7 +23,7 @@ validation rows anyway: it is no longer held out).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -110,21 +110,28 @@ def _name(item: object, named: bool) -> str:
     return str(item) if named else file_name(item)
 
 
-def _read_named(key: str, named: Sequence[str]) -> dict[str, tuple[Baseline, str]]:
-    """Each file named, parsed once (a pipe can be read only once), by its
-    real path: each must hold a validation row of ``key``, else one line
-    naming it; its rows of ``key`` that are not validation rows are left out
-    with a warning."""
-    parsed: dict[str, tuple[Baseline, str]] = {}
+def _file_key(item: object) -> str:
+    """A file's key among those parsed: its real path (a file named twice, or
+    through a link, is one), or a plugin's resource as it names itself."""
+    return os.path.realpath(item) if isinstance(item, str | os.PathLike) else str(item)
+
+
+Parsed = dict[str, tuple[Baseline, str]]
+
+
+def _read_named(key: str, named: Sequence[str], parsed: Parsed) -> None:
+    """Each file named, parsed once into ``parsed`` (a pipe can be read only
+    once): each must hold a validation row of ``key``, else one line naming
+    it; its rows of ``key`` that are not validation rows are left out with a
+    warning."""
     for path in named:
-        real = os.path.realpath(path)
-        if real in parsed:  # named twice: read_rows says so
+        if _file_key(path) in parsed:  # named twice: read_rows says so
             continue
         try:
-            parsed[real] = read_baseline_file(path)
+            parsed[_file_key(path)] = read_baseline_file(path)
         except BaselineFileError as exc:
             raise UserInputError(f"--validation-baseline {exc}") from None
-        rows = parsed[real][0].rows
+        rows = parsed[_file_key(path)][0].rows
         if not _validation_rows(rows, key):
             kinds = sorted({f"{r.hardware} {r.purpose or '(no purpose)'}" for r in rows})
             raise UserInputError(
@@ -135,19 +142,20 @@ def _read_named(key: str, named: Sequence[str]) -> dict[str, tuple[Baseline, str
         other = sum(1 for r in rows if r.hardware == key and r.purpose != "validation")
         if other:
             warn_input(f"{path}: {other} row(s) of {key} that are not validation rows left out")
-    return parsed
 
 
-def _installed_paths(registry: Registry, key: str) -> tuple[list[Any], set[str]]:
+def _installed_paths(registry: Registry, key: str, parsed: Parsed) -> tuple[list[Any], set[str]]:
     """The installed and workspace baselines holding a validation row of
-    ``key`` (recaptures excepted), and where each came from."""
+    ``key`` (recaptures excepted), each parsed into ``parsed``, and where each
+    came from."""
     paths: list[Any] = []
     origins: set[str] = set()
     for plugin, item in registry.baseline_files():
         if is_recapture(str(item)):
             continue
         try:
-            baseline = read_baseline_file(item)[0]
+            parsed[_file_key(item)] = read_baseline_file(item)
+            baseline = parsed[_file_key(item)][0]
         except BaselineFileError as exc:
             if plugin != WORKSPACE:  # a shipped file that does not parse: its plugin's problem
                 continue
@@ -174,28 +182,26 @@ def held_out_rows(registry: Registry, spec: TargetSpec, named: Sequence[str] = (
     out with a warning. A shipped file that does not parse is its plugin's
     problem and is skipped; a workspace one is an error."""
     key = spec.key
-    read: Callable[[Any], tuple[Baseline, str]] = read_baseline_file
+    parsed: Parsed = {}  # each file parsed once, here, and handed on to read_rows
     if named:
-        parsed = _read_named(key, named)
+        _read_named(key, named, parsed)
         paths, origins = list(named), {"named"}
-        read = lambda path: parsed[os.path.realpath(path)]  # noqa: E731 (read once)
     else:
-        paths, origins = _installed_paths(registry, key)
+        paths, origins = _installed_paths(registry, key, parsed)
     if not paths:
         return HeldOut((), (), named=bool(named))
     try:
-        found = read_rows(registry, spec, paths, read)
+        found = read_rows(registry, spec, paths, lambda item: parsed[_file_key(item)])
     except BaselineFileError as exc:
         raise UserInputError(f"--validation-baseline {exc}" if named else str(exc)) from None
     every = [r for b, _ in found.sources for r in _validation_rows(b.rows, key)]
     usable = [r for r in found.rows if r.purpose == "validation"]
     suspect = {id(s.row) for s in found.suspect if s.latency}
-    rows, shapes = [], set()
-    for r in usable:  # a shape measured in two files (a recapture, an edited copy): once
-        if id(r) not in suspect and (r.op, r.dims, r.dtype) not in shapes:
-            shapes.add((r.op, r.dims, r.dtype))
-            rows.append(r)
-    repeated = len(usable) - len(suspect & {id(r) for r in usable}) - len(rows)
+    trusted = [r for r in usable if id(r) not in suspect]
+    # a shape measured in two files (a recapture, an edited copy): once, as first read
+    first = {(r.op, r.dims, r.dtype): r for r in reversed(trusted)}
+    rows = [r for r in trusted if first[(r.op, r.dims, r.dtype)] is r]
+    repeated = len(trusted) - len(rows)
     if repeated:
         warn_input(
             f"the validation set of {key}: {repeated} shape(s) measured in more than one "
@@ -206,7 +212,7 @@ def held_out_rows(registry: Registry, spec: TargetSpec, named: Sequence[str] = (
         tuple((_name(b.path, bool(named)), digest) for b, digest in found.sources),
         tuple(sorted(origins)),
         named=bool(named),
-        suspect=len(suspect & {id(r) for r in usable}),
+        suspect=len(usable) - len(trusted),
         unusable=len(every) - len(usable),
         repeated=repeated,
     )
@@ -232,19 +238,16 @@ def judge_validation(
     if rows:
         predicted, terms = predict_rows(registry, fitted, rows)
         errors, inside = judge(rows, predicted, terms["regime"], tolerances)
-    close = np.abs(errors) <= WITHIN
-    by_op = per_op(rows, errors, inside)
+    close = np.abs(errors) <= WITHIN  # the share within 10%, as a band of its own
     return ValidationFigures(
         held=held,
         rows=len(rows),
         whole=figures(errors, inside),
         uncalibrated=len(held.rows) - len(calibrated),
         fitted_too=len(calibrated) - len(rows),
-        per_op=by_op,
-        within=float(np.mean(close)) if rows else float("nan"),
-        within_per_op={
-            op: float(np.mean(close[[i for i, r in enumerate(rows) if r.op == op]])) for op in by_op
-        },
+        per_op=per_op(rows, errors, inside),
+        within=figures(errors, close).within_band,
+        within_per_op={op: f.within_band for op, f in per_op(rows, errors, close).items()},
     )
 
 

@@ -226,8 +226,8 @@ def calibrate(registry: Registry, options: CalibrateOptions) -> CalibrateResult:
     in_sample = per_op(rows, errors, inside)
     validation = judge_validation(registry, calibrated, held, rows, tolerances)
     median = float(np.median(np.abs(errors)))
-    # the validation set against the fitted rows of the ops it holds
-    its_ops = [validation is not None and r.op in validation.per_op for r in rows]
+    # the validation set against the fitted rows of the ops it judges
+    its_ops = [r.op in (validation.per_op if validation else {}) for r in rows]
     same = float(np.median(np.abs(errors[its_ops]))) if any(its_ops) else median
     warned = (grouped_warning(median, grouped), validation_warning(same, validation))
     warnings = tuple(w for w in warned if w)

@@ -270,7 +270,7 @@ def _render_quality(result: Any) -> None:
         + (f"; skipped: {' and '.join(skipped)}" if skipped else "")
         + ":"
     )
-    for op in sorted({*result.in_sample, *(held.per_op if held else {})}):
+    for op in result.in_sample:  # a validation set judges only the ops fitted
         rows = [r for r in result.rows if r.op == op]
         n_families = len({family_of(r) for r in rows})
         click.echo(f"    {op} ({len(rows)} rows, {n_families} families):")
