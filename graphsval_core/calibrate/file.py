@@ -205,6 +205,7 @@ def _validation(v: ValidationFigures | None) -> dict[str, Any]:
         "from": list(held.origins),
         "validation_rows": held.total,
         "left_out": {
+            "no_latency": held.unmeasured,
             "suspect_latency": held.suspect,
             "unusable": held.unusable,
             "shape_measured_again": held.repeated,

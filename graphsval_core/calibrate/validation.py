@@ -11,7 +11,8 @@ files a user names) and reads them as calibrate reads its own rows;
 the median |error|, the share within each row's regime band and the share
 within 10%.
 
-Left out, and counted: a row with a suspect latency, or one that failed its
+Left out, and counted: a row with no latency (never measured), one with a
+suspect latency, or one that failed its
 correctness check or is of a dtype the target does not run (as ``validate``
 leaves them out); a shape another file measured too (each shape is judged
 once, as first read: a recapture or an edited copy named beside it); a row
@@ -59,8 +60,9 @@ class HeldOut:
     ("named", "installed by <plugin>", "the workspace"), whether the user
     named them, and the rows left out: ``suspect`` (a physically implausible
     latency), ``unusable`` (a failed correctness check, or a dtype the
-    target does not run) and ``repeated`` (a shape another file measured
-    too: each shape is judged once, as first read)."""
+    target does not run), ``repeated`` (a shape another file measured
+    too: each shape is judged once, as first read) and ``unmeasured`` (no
+    latency: a row whose measurement never finished)."""
 
     rows: tuple[BaselineRow, ...]
     files: tuple[tuple[str, str], ...]
@@ -69,11 +71,12 @@ class HeldOut:
     suspect: int = 0
     unusable: int = 0
     repeated: int = 0
+    unmeasured: int = 0
 
     @property
     def total(self) -> int:
-        """Every validation row of the target with a latency, left out or not."""
-        return len(self.rows) + self.suspect + self.unusable + self.repeated
+        """Every validation row of the target, left out or not."""
+        return len(self.rows) + self.suspect + self.unusable + self.repeated + self.unmeasured
 
 
 @frozen
@@ -195,6 +198,12 @@ def held_out_rows(registry: Registry, spec: TargetSpec, named: Sequence[str] = (
     except BaselineFileError as exc:
         raise UserInputError(f"--validation-baseline {exc}" if named else str(exc)) from None
     every = [r for b, _ in found.sources for r in _validation_rows(b.rows, key)]
+    unmeasured = sum(
+        1
+        for b, _ in found.sources
+        for r in b.rows
+        if r.hardware == key and r.purpose == "validation" and not r.latency_s
+    )
     usable = [r for r in found.rows if r.purpose == "validation"]
     suspect = {id(s.row) for s in found.suspect if s.latency}
     trusted = [r for r in usable if id(r) not in suspect]
@@ -215,6 +224,7 @@ def held_out_rows(registry: Registry, spec: TargetSpec, named: Sequence[str] = (
         suspect=len(usable) - len(trusted),
         unusable=len(every) - len(usable),
         repeated=repeated,
+        unmeasured=unmeasured,
     )
 
 

@@ -59,7 +59,12 @@ from graphsval_core.files.baseline import BaselineRow
 from graphsval_core.files.calibration import CalibrationError, apply_constants
 from graphsval_core.files.inputs import read_input
 from graphsval_core.files.jsonfile import parse_json
-from graphsval_core.files.outputs import check_output_file, check_output_folder, write_text_atomic
+from graphsval_core.files.outputs import (
+    check_output_file,
+    check_output_folder,
+    check_writable_folder,
+    write_text_atomic,
+)
 from graphsval_core.files.tolerances import load_tolerances
 from graphsval_core.plugins.registry import Registry
 
@@ -96,7 +101,8 @@ class CalibrateResult:
     energy fits, the leave-one-out figures (None when skipped), the calibrated
     model's latency of each row and the share within its regime's band, the
     file's content, where it was written, the reason validation rows were
-    used (None when they were not), the folder of the plots (None when
+    used (None when they were not; ``override_unused`` when a reason was
+    given with no validation row to excuse), the folder of the plots (None when
     none were drawn), the grouped cross-validation (None when skipped), the
     in-sample figures of each op, the warnings about the fit, and the
     diagnostics of its constants and rows (one ``warning:`` line each), the
@@ -124,6 +130,9 @@ class CalibrateResult:
     loo_skipped: str | None = None
     held_out: HeldOut = HeldOut((), ())
     validation: ValidationFigures | None = None
+    #: --allow-validation-rows was given but no row was a validation row:
+    #: nothing was allowed and ``override`` (recorded in the file) is None
+    override_unused: bool = False
 
 
 #: Above this many rows leave-one-out (one refit per row) is skipped unless
@@ -157,6 +166,7 @@ def _refuse_foreign(path: Path, key: str) -> None:
     check_output_file(path, CalibrationError, f"--out {path}")
     if not path.parent.is_dir():  # said before the fit, not after its minutes
         raise CalibrationError(f"--out {path}: no folder {path.parent} to write it in")
+    check_writable_folder(path.parent, CalibrationError, f"--out {path}")
     if not path.exists():
         return
     try:
@@ -167,6 +177,25 @@ def _refuse_foreign(path: Path, key: str) -> None:
         raise CalibrationError(
             f"--out {path}: not a calibration file of {key}; refusing to overwrite it"
         )
+
+
+def _refuse_report(report_dir: str, out: Path) -> None:
+    """Refuse, before the fit, a ``--report`` folder its plots cannot go
+    in: one that is a file or a device, one naming the calibration file's
+    own path, or one under a folder no file can be made in (the nearest
+    folder that exists is probed; the plots create the rest)."""
+    label = f"--report {report_dir}"
+    check_output_folder(report_dir, CalibrationError, label)
+    folder = Path(report_dir).absolute()
+    if folder == out.absolute() or folder.resolve() == out.resolve():
+        raise CalibrationError(
+            f"{label}: the calibration file's own path (--out {out}); "
+            "--report names a folder for the plots"
+        )
+    existing = next(p for p in (folder, *folder.parents) if p.exists())
+    if not existing.is_dir():
+        raise CalibrationError(f"{label}: {existing} is not a folder")
+    check_writable_folder(existing, CalibrationError, label)
 
 
 def calibrate(registry: Registry, options: CalibrateOptions) -> CalibrateResult:
@@ -187,9 +216,12 @@ def calibrate(registry: Registry, options: CalibrateOptions) -> CalibrateResult:
         )
     _refuse_foreign(Path(options.out or f"{spec.key}.calibration.json"), spec.key)
     if options.report_dir:
-        check_output_folder(options.report_dir, CalibrationError, f"--report {options.report_dir}")
+        _refuse_report(options.report_dir, Path(options.out or f"{spec.key}.calibration.json"))
     found = read_rows(registry, spec, options.baselines)
-    refused, override = found.refused, options.allow_validation_rows
+    refused = found.refused
+    # a reason with nothing to excuse is not recorded: the file would say
+    # validation rows were fitted when none was
+    override = options.allow_validation_rows if refused else None
     if refused and not override:
         more = f" (and {len(refused) - 1} more)" if len(refused) > 1 else ""
         raise UserInputError(
@@ -255,7 +287,7 @@ def calibrate(registry: Registry, options: CalibrateOptions) -> CalibrateResult:
     _refuse_unreadable(content, spec, rows)
     _refuse_foreign(path, spec.key)
     if options.report_dir:
-        check_output_folder(options.report_dir, CalibrationError, f"--report {options.report_dir}")
+        _refuse_report(options.report_dir, path)
     write_text_atomic(path, dump(content), CalibrationError, f"--out {path}")
     if options.report_dir:
         from graphsval_core.calibrate.plots import plot_fit
@@ -279,6 +311,7 @@ def calibrate(registry: Registry, options: CalibrateOptions) -> CalibrateResult:
         content=content,
         path=path,
         override=override,
+        override_unused=bool(options.allow_validation_rows) and not refused,
         report_dir=options.report_dir or None,
         grouped=grouped,
         in_sample=in_sample,

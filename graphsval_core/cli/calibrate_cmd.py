@@ -28,13 +28,19 @@ from graphsval_core.cli.context import pass_app
     "for a workspace target, which every command then applies; else <hw>.calibration.json "
     "here).",
 )
-@click.option("--report", "report_dir", metavar="DIR", help="Write plots of the fit here.")
+@click.option(
+    "--report",
+    "report_dir",
+    metavar="DIR",
+    help="Write plots of the fit in this folder (made if missing; checked before the fit).",
+)
 @click.option(
     "--allow-validation-rows",
     "override",
     metavar="REASON",
     help="Use rows the project holds out for validation anyway; the reason is "
-    "recorded loudly in the calibration file.",
+    "recorded loudly in the calibration file (where some row is one: a reason with "
+    "nothing to excuse is not recorded).",
 )
 @click.option(
     "--loo/--no-loo",
@@ -80,7 +86,9 @@ def calibrate(
     Skips, and lists, physically implausible measurements (the row's suspect
     column, or above the spec's peak, fastest tier or TDP, or far beyond any
     plausible time; see `graphsval validate`). Refuses rows with fewer
-    distinct (op, shape, dtype) than latency constants to fit.
+    distinct (op, shape, dtype) than latency constants to fit. Checks
+    before the fit that --out and --report can be written (a folder a file
+    can be made in; --report not the calibration file's own path).
 
     Judges the fit per op in sample, by leave-one-out, by grouped
     cross-validation and on the target's validation set (rows held out for
@@ -198,6 +206,11 @@ def _render(result: Any) -> None:
     _render_quality(result)
     if result.override:
         click.echo(f"  WARNING: validation rows used ({len(result.refused)}): {result.override}")
+    elif result.override_unused:
+        click.echo(
+            "  note: --allow-validation-rows: none of these rows is a validation row, so "
+            "nothing was allowed and no override is recorded in the file"
+        )
     if result.report_dir:
         click.echo(f"  plots in {result.report_dir}/")
 
@@ -236,6 +249,7 @@ def _validation_source(result: Any) -> str:
         f"({files}; {' and '.join(held.origins)})"
     )
     why = [
+        (held.unmeasured, "with no latency (never measured)"),
         (held.suspect, "with a suspect latency"),
         (held.unusable, "that failed their correctness check or are of a dtype it does not run"),
         (held.repeated, "whose shapes another file measured too"),

@@ -84,6 +84,24 @@ def check_output_folder(
     raise error(f"{where}: is {kind}, not a folder; refusing to write there")
 
 
+def check_writable_folder(
+    folder: str | os.PathLike[str], error: type[UserInputError], label: str
+) -> None:
+    """Raise ``error`` (one line: ``label``, the folder and the system's
+    reason) unless a new file can be made in ``folder``, an existing folder:
+    a probe file is created and removed at once. Said before long work (a fit
+    of minutes), not when its result is written."""
+    import tempfile
+
+    try:
+        handle, probe = tempfile.mkstemp(dir=folder, prefix=".graphsval-probe-")
+    except (OSError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise error(f"{label}: cannot write in {folder}: {reason}") from None
+    os.close(handle)
+    os.unlink(probe)
+
+
 def write_text_atomic(
     path: str | os.PathLike[str],
     text: str,

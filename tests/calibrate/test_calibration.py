@@ -63,6 +63,22 @@ def test_refuses_validation_rows_unless_overridden(setup, tmp_path):
     assert data["provenance"]["validation_rows_override"] == "demo only: no calibration capture yet"
 
 
+def test_a_reason_with_no_validation_row_to_excuse_is_not_recorded(setup, tmp_path):
+    out = tmp_path / "plain.json"
+    run = _calibrate(
+        "--baseline",
+        str(setup("toy.calibration.csv")),
+        "--out",
+        str(out),
+        "--allow-validation-rows",
+        "just in case",
+    )
+    assert run.exit_code == 0, run.output
+    assert "validation rows used" not in run.output
+    assert "none of these rows is a validation row" in run.output
+    assert json.loads(out.read_text())["provenance"]["validation_rows_override"] is None
+
+
 def test_refuses_shapes_of_the_project_validation_sweeps(setup, tmp_path):
     from graphsval_core.sweep.labels import load_shipped
 

@@ -224,6 +224,7 @@ def test_calibrate_says_why_rows_and_ops_are_left_out(setup, tmp_path):
     assert "left out: 2 of an op no calibration row is of" in run.output
     stored = json.loads((tmp_path / "t.json").read_text())["fit"]["validation"]
     assert stored["left_out"] == {
+        "no_latency": 0,
         "suspect_latency": 0,
         "unusable": 0,
         "shape_measured_again": 0,
@@ -232,6 +233,28 @@ def test_calibrate_says_why_rows_and_ops_are_left_out(setup, tmp_path):
     }
     assert stored["rows"] == 4 and stored["validation_rows"] == 6
     assert "matmul" not in run.output.split("fit quality")[1].split("validation set:")[0]
+
+
+def test_validation_rows_with_no_latency_are_counted_not_judged(setup, tmp_path):
+    cal = setup("toy.calibration.csv")
+    val = setup("toy.validation.csv", purpose_column="validation", shapes_of=UNSEEN)
+    blanked = iter(range(2))
+
+    def blank(fields):  # the first two rows' measurement never finished
+        if next(blanked, None) is not None:
+            fields[4] = ""
+        return fields
+
+    partial = _edit(val, tmp_path / "partial.validation.csv", blank)
+    out = tmp_path / "t.json"
+    args = ["calibrate", "--hw", "toy", "--baseline", str(cal), "--out", str(out), "--no-loo"]
+    run = CliRunner().invoke(cli, [*args, "--validation-baseline", str(partial)])
+    assert run.exit_code == 0, run.output
+    assert "validation set: 4 of its 6 rows judged" in run.output
+    assert "left out: 2 with no latency (never measured)" in run.output
+    stored = json.loads(out.read_text())["fit"]["validation"]
+    assert stored["left_out"]["no_latency"] == 2
+    assert stored["validation_rows"] == 6 and stored["rows"] == 4
 
 
 def test_a_workspace_capture_is_the_default_validation_set(setup, tmp_path):

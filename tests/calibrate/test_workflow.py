@@ -159,3 +159,64 @@ def test_calibrate_never_writes_a_file_no_command_could_load(tmp_path):
     with pytest.raises(CalibrationError, match=r"compute_fraction\.bf16.* nothing written"):
         calibrate(build_registry(), options)
     assert not out.exists()
+
+
+@pytest.fixture
+def no_fit(monkeypatch):
+    """The fit, made to fail the test if it is reached: the refusals below
+    come before its minutes."""
+    import graphsval_core.calibrate.workflow as workflow
+
+    def reached(*_args, **_kw):
+        raise AssertionError("the fit ran before the refusal")
+
+    monkeypatch.setattr(workflow, "fit_latency", reached)
+
+
+def test_a_report_folder_on_the_calibration_file_s_path_is_refused_first(setup, tmp_path, no_fit):
+    base = setup("toy.calibration.csv")
+    options = _options(tmp_path, base, report_dir=str(tmp_path / "toy.json"))
+    with pytest.raises(UserInputError, match="the calibration file's own path") as refused:
+        calibrate(build_registry(), options)
+    assert str(refused.value).startswith(f"--report {tmp_path / 'toy.json'}: ")
+    assert not (tmp_path / "toy.json").exists()
+    # the same path written another way is the same path
+    other = str(tmp_path / "." / "toy.json")
+    with pytest.raises(UserInputError, match="the calibration file's own path"):
+        calibrate(build_registry(), evolve(options, report_dir=other))
+
+
+@pytest.mark.parametrize("which", ["--out", "--report"])
+def test_a_folder_no_file_can_be_made_in_is_refused_first(
+    setup, tmp_path, monkeypatch, no_fit, which
+):
+    import tempfile
+
+    base = setup("toy.calibration.csv")
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    real = tempfile.mkstemp
+
+    def mkstemp(*args, dir=None, **kw):  # as a read-only mount answers, whoever runs the test
+        if dir is not None and str(dir) == str(locked):
+            raise PermissionError(13, "Permission denied")
+        return real(*args, dir=dir, **kw)
+
+    monkeypatch.setattr(tempfile, "mkstemp", mkstemp)
+    if which == "--out":
+        options = evolve(_options(tmp_path, base), out=str(locked / "toy.json"))
+        where = locked / "toy.json"
+    else:  # a report folder still to be made, under the locked one
+        options = _options(tmp_path, base, report_dir=str(locked / "plots" / "fit"))
+        where = locked / "plots" / "fit"
+    with pytest.raises(UserInputError) as refused:
+        calibrate(build_registry(), options)
+    assert str(refused.value) == f"{which} {where}: cannot write in {locked}: Permission denied"
+    assert list(locked.iterdir()) == []  # no probe left behind, no plots folder made
+
+
+def test_the_probe_of_a_writable_folder_leaves_nothing(tmp_path):
+    from graphsval_core.files.outputs import check_writable_folder
+
+    check_writable_folder(tmp_path, UserInputError, "--out x")
+    assert list(tmp_path.iterdir()) == []
