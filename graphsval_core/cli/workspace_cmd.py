@@ -43,9 +43,10 @@ def workspace(app: AppContext, as_json: bool) -> None:
     --target-file --out FILE` writes an installed target's file to start from.
     `graphsval calibrate --hw KEY` of a workspace target writes its
     calibration here unless --out names a file. A file that cannot be read
-    is one warning naming it; the rest keep working. `-p no:workspace` leaves
-    the workspace out (as `sweep generate` of the project's frozen sweeps
-    should).
+    is one warning naming it, and so is a part of the workspace that is
+    there but is no folder (a file named `baselines`); the rest keep
+    working. `-p no:workspace` leaves the workspace out (as `sweep generate`
+    of the project's frozen sweeps should).
     """
     from graphsval_core.workspace.summary import summarise
 
@@ -53,8 +54,11 @@ def workspace(app: AppContext, as_json: bool) -> None:
     if as_json:
         echo_json(summary.to_dict())
         return
-    state = "" if summary.exists else "; it does not exist yet (created when something is written)"
+    there = summary.exists or summary.path.exists() or summary.path.is_symlink()
+    state = "" if there else "; it does not exist yet (created when something is written)"
     click.echo(f"workspace: {summary.path} ({_SOURCES.get(summary.source, summary.source)}){state}")
+    for problem in summary.problems:  # something there that is no folder: nothing in it is read
+        click.echo(f"  problem: {problem}")
     click.echo(f"targets ({len(summary.targets)}):")
     for t in summary.targets:
         if t.error:

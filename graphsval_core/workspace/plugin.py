@@ -43,6 +43,25 @@ def files_in(folder: Path, suffix: str) -> list[Path]:
     return sorted(p for p in folder.iterdir() if p.name.endswith(suffix))
 
 
+def folder_problem(folder: Path) -> str | None:
+    """Why the workspace folder ``folder`` (the workspace itself, or its
+    ``targets``, ``baselines``, ``baselines/recapture`` or ``calibration``)
+    holds nothing that is read though something is there: it is a file, a
+    FIFO, a device or a link that leads nowhere; None when it is a folder or
+    is absent (an empty part of the workspace)."""
+    from graphsval_core.files.outputs import special_kind
+
+    if folder.is_dir() or not (folder.exists() or folder.is_symlink()):
+        return None
+    if folder.is_file():
+        what = "a file"
+    elif folder.exists():
+        what = special_kind(folder) or "not a folder"
+    else:
+        what = "a link that leads nowhere"
+    return f"{folder}: is {what}, not a folder; nothing in it is read"
+
+
 def special_file(path: Path) -> str | None:
     """Why ``path`` is not read: it is a FIFO, a socket or a device (a
     FIFO with no writer would hold every command that read it), or None.
@@ -104,6 +123,13 @@ class WorkspacePlugin:
             self._reported.add(message)
             self._report(message)
 
+    def _folder_problem(self, folder: Path) -> None:
+        """One problem when ``folder`` is there but is no folder (the
+        workspace itself, when the part is directly in it, said once)."""
+        message = folder_problem(self.folder) or folder_problem(folder)
+        if message is not None:
+            self.problem(message)
+
     @hookimpl
     def graphsval_register_targets(self) -> Iterable[TargetSpec]:
         """Every ``targets/*.target.json``; a file that cannot be read, or whose
@@ -113,6 +139,7 @@ class WorkspacePlugin:
 
         out: dict[str, tuple[Path, TargetSpec]] = {}
         folder = self.folder / TARGETS_DIR
+        self._folder_problem(folder)
         entries = []
         if folder.is_dir():
             entries = sorted(p for p in folder.iterdir() if p.name.endswith(TARGET_SUFFIX))
@@ -155,6 +182,8 @@ class WorkspacePlugin:
         from graphsval_core.files.baseline import read_baseline_file
 
         folder = self.folder / BASELINES_DIR
+        self._folder_problem(folder)
+        self._folder_problem(folder / RECAPTURE_DIR)
         found = [
             *files_in(folder, BASELINE_SUFFIX),
             *files_in(folder / RECAPTURE_DIR, BASELINE_SUFFIX),
@@ -186,6 +215,7 @@ class WorkspacePlugin:
         """``calibration/*.calibration.json``, as full paths (a problem names the
         file); the registry applies each to the workspace's target of its key."""
         out = []
+        self._folder_problem(self.folder / CALIBRATION_DIR)
         for path in files_in(self.folder / CALIBRATION_DIR, CALIBRATION_SUFFIX):
             if (special := special_file(path)) is not None:
                 self.problem(f"calibration {special}")

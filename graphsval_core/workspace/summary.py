@@ -22,7 +22,13 @@ from graphsval_core.workspace.location import (
     TARGETS_DIR,
     WorkspaceLocation,
 )
-from graphsval_core.workspace.plugin import PLUGIN_NAME, files_in, name_mismatch, special_file
+from graphsval_core.workspace.plugin import (
+    PLUGIN_NAME,
+    files_in,
+    folder_problem,
+    name_mismatch,
+    special_file,
+)
 
 
 @frozen
@@ -63,7 +69,9 @@ class CalibrationFile:
 
 @frozen
 class WorkspaceSummary:
-    """The workspace folder, where it came from, whether it exists, and its files."""
+    """The workspace folder, where it came from, whether it exists, its
+    files, and its folders that are there but are no folder (one line each:
+    a file named ``baselines``, a workspace path that is a file)."""
 
     path: Path
     source: str
@@ -71,6 +79,7 @@ class WorkspaceSummary:
     targets: tuple[TargetFile, ...]
     baselines: tuple[BaselineFile, ...]
     calibrations: tuple[CalibrationFile, ...]
+    problems: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -80,6 +89,7 @@ class WorkspaceSummary:
             "targets": [asdict(t) for t in self.targets],
             "baselines": [asdict(b) for b in self.baselines],
             "calibrations": [asdict(c) for c in self.calibrations],
+            "problems": list(self.problems),
         }
 
 
@@ -167,6 +177,10 @@ def summarise(location: WorkspaceLocation, registry: Registry) -> WorkspaceSumma
     """The files of the workspace at ``location``, and what ``registry`` (built
     with that workspace) made of each."""
     folder = location.path
+    parts = (TARGETS_DIR, BASELINES_DIR, f"{BASELINES_DIR}/{RECAPTURE_DIR}", CALIBRATION_DIR)
+    problems = [folder_problem(folder)] if folder_problem(folder) else []
+    if not problems:
+        problems = [p for part in parts if (p := folder_problem(folder / part))]
     return WorkspaceSummary(
         path=folder,
         source=location.source,
@@ -174,4 +188,5 @@ def summarise(location: WorkspaceLocation, registry: Registry) -> WorkspaceSumma
         targets=tuple(_targets(registry, folder)),
         baselines=tuple(_baselines(folder)),
         calibrations=tuple(_calibrations(registry, folder)),
+        problems=tuple(problems),
     )

@@ -234,3 +234,39 @@ def test_a_fifo_in_the_workspace_is_named_and_left_out_never_waited_on(workspace
             assert f"{fifo.name}: is a FIFO (named pipe)" in said or (
                 args[0] == "workspace" and f"{fifo.name}" in said and "FIFO" in said
             ), (args, said)
+
+
+@pytest.mark.parametrize("part", ["baselines", "baselines/recapture", "calibration", "targets"])
+def test_a_part_of_the_workspace_that_is_no_folder_is_said_not_passed_over(workspace, run, part):
+    """A file (or a FIFO) where a folder of the workspace belongs holds
+    nothing that is read: `workspace` says so, and so does every command, as
+    one warning naming it; the rest keeps working."""
+    import shutil
+
+    where = workspace / part
+    if where.is_dir():  # the filled workspace's own folder, made a file
+        shutil.rmtree(where)
+    where.parent.mkdir(parents=True, exist_ok=True)
+    if part == "targets":
+        os.mkfifo(where)  # never opened: only looked at
+        kind = "a FIFO (named pipe)"
+    else:
+        where.write_text("hardware,op\n")
+        kind = "a file"
+    said = f"{where}: is {kind}, not a folder; nothing in it is read"
+    shown = run(workspace, "workspace")
+    assert shown.exit_code == 0, shown.output
+    assert f"  problem: {said}" in shown.output
+    listed = run(workspace, "workspace", "--json")
+    assert json.loads(listed.stdout)["problems"] == [said]
+    answered = run(workspace, *EXPLAIN[:-1], "host_intel_xeon_2c_1t")
+    assert answered.exit_code == 0, answered.output
+    assert said in answered.output  # a warning, once
+    assert answered.output.count(said) == 1
+
+
+def test_a_workspace_of_folders_has_no_problem(workspace, run):
+    for part in ("baselines/recapture", "calibration", "targets"):
+        (workspace / part).mkdir(parents=True, exist_ok=True)
+    listed = run(workspace, "workspace", "--json")
+    assert json.loads(listed.stdout)["problems"] == []
