@@ -114,6 +114,11 @@ def calibrate(
     require("calibrate", "graphsval calibrate")  # before any work: nothing is written
     if override is not None and not override.strip():  # recorded loudly: it must say something
         raise click.BadParameter("give the reason in words", param_hint="'--allow-validation-rows'")
+    if override is not None and override.splitlines() != [override]:
+        # printed and recorded as one line: a line break would split the warning
+        raise click.BadParameter(
+            "give the reason on one line", param_hint="'--allow-validation-rows'"
+        )
     if report_dir:
         require("report", "calibrate --report (its plots)")
 

@@ -373,13 +373,22 @@ def test_an_out_in_no_folder_is_refused_before_the_fit(setup, tmp_path):
         calibrate(build_registry(), CalibrateOptions("toy", (str(cal),), str(out)))
 
 
-@pytest.mark.parametrize("reason", ["", "   "])
-def test_a_blank_reason_for_validation_rows_is_refused(setup, tmp_path, reason):
+@pytest.mark.parametrize(
+    ("reason", "said"),
+    [
+        ("", "give the reason in words"),
+        ("   ", "give the reason in words"),
+        ("first line\nsecond line", "give the reason on one line"),
+        ("a\u2028b", "give the reason on one line"),
+        ("ends in a break\n", "give the reason on one line"),
+    ],
+)
+def test_a_blank_or_broken_reason_for_validation_rows_is_refused(setup, tmp_path, reason, said):
     cal = setup("toy.calibration.csv")
     args = ["calibrate", "--hw", "toy", "--baseline", str(cal), "--out", str(tmp_path / "t.json")]
     run = CliRunner().invoke(cli, [*args, "--allow-validation-rows", reason])
     assert run.exit_code == 2 and "--allow-validation-rows" in run.output
-    assert "give the reason in words" in run.output and not (tmp_path / "t.json").exists()
+    assert said in run.output and not (tmp_path / "t.json").exists()
 
 
 def test_a_pipe_is_read_once_and_a_shape_measured_twice_is_judged_once(setup, tmp_path):
