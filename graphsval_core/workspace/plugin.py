@@ -73,6 +73,14 @@ def special_file(path: Path) -> str | None:
     return None if kind is None else f"{path}: is {kind}, not a file; left out"
 
 
+def dangling_link(path: Path) -> str | None:
+    """Why ``path`` is not read: it is a link that leads nowhere (or round
+    in a loop), or None."""
+    if path.is_symlink() and not path.exists():
+        return f"{path}: is a link that leads nowhere (or round in a loop), not a file; left out"
+    return None
+
+
 def name_mismatch(path: Path, key: str) -> str | None:
     """Why target file ``path`` (``<name>.target.json``), which holds target
     ``key``, is not that target's file; None when its name is its key. The
@@ -217,8 +225,18 @@ class WorkspacePlugin:
         out = []
         self._folder_problem(self.folder / CALIBRATION_DIR)
         for path in files_in(self.folder / CALIBRATION_DIR, CALIBRATION_SUFFIX):
-            if (special := special_file(path)) is not None:
-                self.problem(f"calibration {special}")
+            if (special := special_file(path) or dangling_link(path)) is not None:
+                if self._broken is None:
+                    self.problem(f"calibration {special}")
+                    continue
+                # never the datasheet's answers in its place: its target is unusable
+                key = path.name.removesuffix(CALIBRATION_SUFFIX)
+                what = special.removeprefix(f"{path}: ").removesuffix("; left out")
+                self.problem(
+                    f"calibration {path}: {what}; target {key!r} is unusable until "
+                    "it is fixed or removed"
+                )
+                self._broken(key, f"workspace calibration {path}: {what}; fix or remove it")
                 continue
             out.append(str(path))
         return out

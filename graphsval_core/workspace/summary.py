@@ -24,6 +24,7 @@ from graphsval_core.workspace.location import (
 )
 from graphsval_core.workspace.plugin import (
     PLUGIN_NAME,
+    dangling_link,
     files_in,
     folder_problem,
     name_mismatch,
@@ -122,6 +123,9 @@ def _targets(registry: Registry, folder: Path) -> list[TargetFile]:
         if mismatch is not None:  # ignored: the registry does not have it from this file
             out.append(TargetFile(name, key, False, error=mismatch))
             continue
+        if key in registry.workspace_errors:  # unusable: its file or its calibration is broken
+            out.append(TargetFile(name, key, False, error=registry.workspace_errors[key]))
+            continue
         mine = key in known and registry.target_plugin(key).name == PLUGIN_NAME
         replaces = tuple(registry.replaced.get(key, ())) if mine else ()
         out.append(TargetFile(name, key, mine, replaces))
@@ -154,7 +158,7 @@ def _calibrations(registry: Registry, folder: Path) -> list[CalibrationFile]:
     out = []
     for path in files_in(folder / CALIBRATION_DIR, CALIBRATION_SUFFIX):
         name = str(path.relative_to(folder))
-        if (special := special_file(path)) is not None:
+        if (special := special_file(path) or dangling_link(path)) is not None:
             out.append(CalibrationFile(name, None, False, _special(special, path)))
             continue
         try:

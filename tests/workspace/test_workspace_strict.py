@@ -270,3 +270,30 @@ def test_a_workspace_of_folders_has_no_problem(workspace, run):
         (workspace / part).mkdir(parents=True, exist_ok=True)
     listed = run(workspace, "workspace", "--json")
     assert json.loads(listed.stdout)["problems"] == []
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dangling link"])
+def test_a_calibration_that_is_no_file_makes_its_target_unusable_not_uncalibrated(
+    workspace, run, kind
+):
+    """A FIFO (never opened) or a link that leads nowhere where the workspace
+    target's calibration belongs is an error for every command that uses
+    the target (never its datasheet's answers with a warning), and
+    `graphsval workspace` shows it and exits 0."""
+    path = calibration_path(workspace, KEY)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if kind == "fifo":
+        os.mkfifo(path)
+        what = "is a FIFO (named pipe), not a file"
+    else:
+        path.symlink_to(workspace / "nowhere" / "x.json")
+        what = "is a link that leads nowhere (or round in a loop), not a file"
+    line = _one_error(run(workspace, *EXPLAIN))
+    assert line == f"Error: workspace calibration {path}: {what}; fix or remove it"
+    shown = run(workspace, "workspace")
+    assert shown.exit_code == 0, shown.output
+    assert f"NOT LOADED: workspace calibration {path}: {what}" in shown.output
+    assert f"calibration/{path.name}  NOT READ: {what}; left out" in shown.output
+    other = run(workspace, *EXPLAIN[:-1], "host_intel_xeon_2c_1t")  # other targets answer
+    assert other.exit_code == 0, other.output
+    assert f"target {KEY!r} is unusable until it is fixed or removed" in other.output
