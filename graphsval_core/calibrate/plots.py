@@ -12,6 +12,11 @@ from graphsval_core.files.calibration import CalibrationError
 from graphsval_core.files.outputs import check_output_file
 
 
+def plot_paths(folder: Path, key: str) -> tuple[Path, Path]:
+    """The two files :func:`plot_fit` writes into ``folder``."""
+    return folder / f"{key}_fit.png", folder / f"{key}_residuals.png"
+
+
 def plot_fit(
     folder: Path, key: str, rows: Sequence[BaselineRow], predicted: Sequence[float], fit: Fit
 ) -> list[Path]:
@@ -39,8 +44,7 @@ def plot_fit(
         title=f"calibration fit: {key}",
     )
     ax.legend(fontsize=7)
-    scatter = folder / f"{key}_fit.png"
-    bars = folder / f"{key}_residuals.png"
+    scatter, bars = plot_paths(folder, key)
     for path in (scatter, bars):
         check_output_file(path, CalibrationError, f"--report {path}")
     fig.savefig(scatter, dpi=110, bbox_inches="tight")

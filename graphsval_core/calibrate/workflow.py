@@ -19,6 +19,7 @@ there is to report.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -164,9 +165,10 @@ def _refuse_foreign(path: Path, key: str) -> None:
     never end), a regular one is read through the bounded reader; and a
     path in no folder."""
     check_output_file(path, CalibrationError, f"--out {path}")
-    if not path.parent.is_dir():  # said before the fit, not after its minutes
-        raise CalibrationError(f"--out {path}: no folder {path.parent} to write it in")
-    check_writable_folder(path.parent, CalibrationError, f"--out {path}")
+    folder = Path(os.path.realpath(path)).parent  # a link's file is written, the link kept
+    if not folder.is_dir():  # said before the fit, not after its minutes
+        raise CalibrationError(f"--out {path}: no folder {folder} to write it in")
+    check_writable_folder(folder, CalibrationError, f"--out {path}")
     if not path.exists():
         return
     try:
@@ -179,13 +181,18 @@ def _refuse_foreign(path: Path, key: str) -> None:
         )
 
 
-def _refuse_report(report_dir: str, out: Path) -> None:
+def _refuse_report(report_dir: str, out: Path, key: str) -> None:
     """Refuse, before the fit, a ``--report`` folder its plots cannot go
     in: one that is a file or a device, one naming the calibration file's
-    own path, or one under a folder no file can be made in (the nearest
+    own path, one whose plot files (:func:`plot_paths`) are there but are no
+    regular files, or one under a folder no file can be made in (the nearest
     folder that exists is probed; the plots create the rest)."""
+    from graphsval_core.calibrate.plots import plot_paths
+
     label = f"--report {report_dir}"
     check_output_folder(report_dir, CalibrationError, label)
+    for plot in plot_paths(Path(report_dir), key):
+        check_output_file(plot, CalibrationError, f"--report {plot}")
     folder = Path(report_dir).absolute()
     if folder == out.absolute() or folder.resolve() == out.resolve():
         raise CalibrationError(
@@ -216,7 +223,9 @@ def calibrate(registry: Registry, options: CalibrateOptions) -> CalibrateResult:
         )
     _refuse_foreign(Path(options.out or f"{spec.key}.calibration.json"), spec.key)
     if options.report_dir:
-        _refuse_report(options.report_dir, Path(options.out or f"{spec.key}.calibration.json"))
+        _refuse_report(
+            options.report_dir, Path(options.out or f"{spec.key}.calibration.json"), spec.key
+        )
     found = read_rows(registry, spec, options.baselines)
     refused = found.refused
     # a reason with nothing to excuse is not recorded: the file would say
@@ -287,7 +296,7 @@ def calibrate(registry: Registry, options: CalibrateOptions) -> CalibrateResult:
     _refuse_unreadable(content, spec, rows)
     _refuse_foreign(path, spec.key)
     if options.report_dir:
-        _refuse_report(options.report_dir, path)
+        _refuse_report(options.report_dir, path, spec.key)
     write_text_atomic(path, dump(content), CalibrationError, f"--out {path}")
     if options.report_dir:
         from graphsval_core.calibrate.plots import plot_fit

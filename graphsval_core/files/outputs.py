@@ -110,10 +110,14 @@ def write_text_atomic(
 ) -> None:
     """Write ``text`` (UTF-8) to ``path`` through a temp file renamed over it,
     after :func:`check_output_file`; a failure is ``error`` in one line and
-    leaves no temp file."""
+    leaves no temp file. A link is followed: the file it leads to is
+    written, the link kept (a rename over the link would replace it)."""
     import contextlib
 
-    target = check_output_file(path, error, label)
+    check_output_file(path, error, label)
+    target = Path(os.path.realpath(path))
+    if target != Path(path).absolute() and not target.parent.is_dir():
+        raise error(f"{label or path}: a link to {target}, in no folder; nothing written")
     tmp = target.with_name(target.name + ".tmp")
     check_output_file(tmp, error, f"{label or target} (its temp file {tmp})")
     try:

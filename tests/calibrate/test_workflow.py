@@ -220,3 +220,30 @@ def test_the_probe_of_a_writable_folder_leaves_nothing(tmp_path):
 
     check_writable_folder(tmp_path, UserInputError, "--out x")
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("plot", ["toy_fit.png", "toy_residuals.png"])
+def test_a_plot_file_that_is_no_file_is_refused_first(setup, tmp_path, no_fit, plot):
+    base = setup("toy.calibration.csv")
+    (tmp_path / "plots" / plot).mkdir(parents=True)  # a folder where a plot goes
+    options = _options(tmp_path, base, report_dir=str(tmp_path / "plots"))
+    with pytest.raises(UserInputError, match=f"--report {tmp_path / 'plots' / plot}: is a folder"):
+        calibrate(build_registry(), options)
+    assert not (tmp_path / "toy.json").exists()
+
+
+def test_an_out_through_a_link_writes_the_linked_file_and_keeps_the_link(setup, tmp_path):
+    base = setup("toy.calibration.csv")
+    (tmp_path / "real").mkdir()
+    link = tmp_path / "toy.json"
+    link.symlink_to(tmp_path / "real" / "toy.json")
+    calibrate(build_registry(), _options(tmp_path, base, leave_one_out=False, grouped_cv=False))
+    assert link.is_symlink()
+    assert json.loads((tmp_path / "real" / "toy.json").read_text())["target"] == "toy"
+
+
+def test_an_out_through_a_link_into_no_folder_is_refused_first(setup, tmp_path, no_fit):
+    base = setup("toy.calibration.csv")
+    (tmp_path / "toy.json").symlink_to(tmp_path / "nowhere" / "toy.json")
+    with pytest.raises(UserInputError, match="no folder .*nowhere to write it in"):
+        calibrate(build_registry(), _options(tmp_path, base))

@@ -138,3 +138,19 @@ def test_capture_files_and_workspace_specs_refuse_a_fifo(fifo, make_target):
     with pytest.raises(TargetFileError, match="FIFO"):
         write_spec(make_target(), fifo)
     _still_a_fifo(fifo)
+
+
+def test_an_atomic_write_through_a_link_writes_its_file_and_keeps_the_link(tmp_path):
+    from graphsval_core.files.outputs import write_text_atomic
+
+    (tmp_path / "real").mkdir()
+    link = tmp_path / "out.json"
+    link.symlink_to(tmp_path / "real" / "c.json")
+    write_text_atomic(link, "{}", UserInputError, "--out out.json")
+    assert link.is_symlink() and (tmp_path / "real" / "c.json").read_text() == "{}"
+    assert sorted(p.name for p in (tmp_path / "real").iterdir()) == ["c.json"]  # no temp left
+    dangling = tmp_path / "d.json"
+    dangling.symlink_to(tmp_path / "nowhere" / "c.json")
+    with pytest.raises(UserInputError, match="a link to .*nowhere/c.json, in no folder"):
+        write_text_atomic(dangling, "{}", UserInputError, "--out d.json")
+    assert dangling.is_symlink() and not (tmp_path / "nowhere").exists()
