@@ -123,6 +123,8 @@ def calibrate(
         require("report", "calibrate --report (its plots)")
 
     into = _workspace_out(app, hw) if out is None else None
+    if out is not None:
+        _refuse_foreign_workspace_out(app, hw, out)
     options = CalibrateOptions(
         target=hw,
         baselines=baselines,
@@ -154,6 +156,36 @@ def calibrate(
             "--target-file --out FILE` writes it), this file in its calibration/ "
             "(`graphsval workspace` shows where)."
         )
+
+
+def _refuse_foreign_workspace_out(app: Any, hw: str, out: str) -> None:
+    """Refuse, before the fit, an ``--out`` into the workspace's calibration
+    folder for a target that is not the workspace's: every command would
+    then refuse the workspace (a workspace calibration applies only to a
+    workspace target)."""
+    import os
+
+    from graphsval_core.plugins.registry import UnknownNameError
+    from graphsval_core.workspace.location import CALIBRATION_DIR
+
+    folder = os.path.realpath(Path(app.workspace.path) / CALIBRATION_DIR)
+    if os.path.dirname(os.path.realpath(out)) != folder:
+        return
+    try:
+        if _workspace_out(app, hw) is not None:
+            return  # the workspace's own target: its calibration belongs there
+        owner = app.registry.target_plugin(hw).name
+    except UnknownNameError:
+        return  # calibrate names the unknown target itself
+    raise click.BadParameter(
+        f"{out} is in the workspace's calibration/, which applies a calibration only to a "
+        f"workspace target, and {hw} is a target of plugin {owner!r}: every command would "
+        "refuse it. "
+        f"Make the target the workspace's first (`graphsval targets --hw {hw} --target-file "
+        f"--out {Path(app.workspace.path) / 'targets' / (hw + '.target.json')}`), or write "
+        "the file elsewhere",
+        param_hint="'--out'",
+    )
 
 
 def _workspace_out(app: Any, hw: str) -> Path | None:

@@ -30,6 +30,7 @@ from pathlib import Path
 
 from attrs import frozen
 
+from graphsval_core.datamodel.errors import UserInputError
 from graphsval_core.files.baseline import (
     RECAPTURE_DIR as RECAPTURE_DIR,  # the layout's
     recapture_path,
@@ -124,7 +125,15 @@ def creating_parent(path: Path) -> Iterator[Path]:
     when the block fails, remove those of them that it left empty (a failed
     command leaves no empty workspace behind)."""
     missing = [p for p in path.parents if not p.exists()]
-    path.parent.mkdir(parents=True, exist_ok=True)
+    blocker = next((p for p in path.parents if p.exists() or p.is_symlink()), None)
+    if blocker is not None and not blocker.is_dir():  # a file where a folder belongs
+        raise UserInputError(f"{path}: {blocker} is not a folder; nothing written")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserInputError(
+            f"{path}: cannot make the folder {path.parent}: {exc.strerror or exc}"
+        ) from None
     try:
         yield path
     except BaseException:

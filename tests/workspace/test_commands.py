@@ -116,6 +116,42 @@ def test_calibrate_an_installed_target_keeps_writing_here(run, workspace, tmp_pa
     assert "graphsval targets --hw i7_12700k --target-file --out FILE" in note
 
 
+def test_an_installed_target_s_calibration_into_the_workspace_is_refused_first(
+    run, workspace, monkeypatch
+):
+    import graphsval_core.calibrate.workflow as workflow
+
+    monkeypatch.setattr(workflow, "fit_latency", None)  # reached: a TypeError, not exit 2
+    source = CPU / "baselines" / "i7_12700k_matmul.calibration.csv"
+    out = workspace / "calibration" / "i7_12700k.calibration.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    result = run(workspace, "calibrate", "--hw", "i7_12700k", "--baseline", source, "--out", out)
+    assert result.exit_code == 2, result.output
+    said = " ".join(result.output.split())
+    assert "applies a calibration only to a workspace target" in said
+    assert "i7_12700k is a target of plugin 'cpu'" in said
+    assert "--target-file --out" in said and not out.exists()
+    # the workspace's own target's calibration may go there
+    own = calibration_path(workspace, KEY)
+    calibration = baseline_path(workspace, KEY, "matmul", "calibration")
+    monkeypatch.undo()
+    done = run(
+        workspace, "calibrate", "--hw", KEY, "--baseline", calibration, "--no-loo", "--out", own
+    )
+    assert done.exit_code == 0, done.output
+
+
+def test_a_calibration_folder_that_is_a_file_is_one_line(run, workspace):
+    (workspace / "calibration").write_text("")
+    calibration = baseline_path(workspace, KEY, "matmul", "calibration")
+    result = run(workspace, "calibrate", "--hw", KEY, "--baseline", calibration, "--no-loo")
+    assert result.exit_code == 2, result.output
+    written = calibration_path(workspace, KEY)
+    assert f"Error: {written}: {workspace / 'calibration'} is not a folder; nothing written" in (
+        result.output
+    )
+
+
 def test_a_failed_calibration_leaves_no_folder_in_the_workspace(run, workspace):
     result = run(workspace, "calibrate", "--hw", KEY, "--baseline", workspace / "none.csv")
     assert result.exit_code == 2, result.output
