@@ -20,7 +20,7 @@ A row is judged by the latency tolerance of the regime the model puts it in
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -33,6 +33,9 @@ from graphsval_core.datamodel.target import TargetSpec
 from graphsval_core.files.baseline import BaselineRow
 from graphsval_core.files.calibration import apply_constants
 from graphsval_core.files.tolerances import band
+
+#: A cross-validation's progress: ``(refits done, refits in all)``.
+Progress = Callable[[int, int], None]
 
 #: Grouped CV (or a validation set) this many times worse than in sample (median
 #: |error|) is warned about.
@@ -121,13 +124,18 @@ def cross_validate(
     tolerances: dict[str, dict[str, float]],
     groups: Sequence[Sequence[int]],
     x_start: np.ndarray | None = None,
+    progress: Progress | None = None,
 ) -> OutOfSample:
     """Refit without each group of ``rows`` (indices into them) and predict
     the group: out-of-sample errors. Each refit starts from ``x_start`` (the
-    fit of all the rows, when given). A row in no group is not judged."""
+    fit of all the rows, when given). A row in no group is not judged.
+    ``progress(done, total)``, when given, is called before the first refit
+    and after each."""
     errors = np.full(len(rows), np.nan)
     inside = np.zeros(len(rows), dtype=bool)
-    for group in groups:
+    if progress is not None:
+        progress(0, len(groups))
+    for done, group in enumerate(groups, 1):
         held = set(group)
         rest = [r for j, r in enumerate(rows) if j not in held]
         fit = fit_latency(registry, spec, rest, params, x_start=x_start)
@@ -137,6 +145,8 @@ def cross_validate(
         err, ok = judge(out, latency, terms["regime"], tolerances)
         errors[list(group)] = err
         inside[list(group)] = ok
+        if progress is not None:
+            progress(done, len(groups))
     judged = ~np.isnan(errors)
     kept = [r for r, j in zip(rows, judged, strict=True) if j]
     whole = figures(errors[judged], inside[judged])
@@ -151,12 +161,16 @@ def cross_validate(
 
 
 def leave_one_out(
-    registry: Any, spec: TargetSpec, fit: Fit, tolerances: dict[str, dict[str, float]]
+    registry: Any,
+    spec: TargetSpec,
+    fit: Fit,
+    tolerances: dict[str, dict[str, float]],
+    progress: Progress | None = None,
 ) -> OutOfSample:
     """Refit ``fit``'s rows without each row and predict it (see module doc);
     each refit starts from ``fit``."""
     groups = [[i] for i in range(len(fit.rows))]
-    return cross_validate(registry, spec, fit.rows, fit.params, tolerances, groups, fit.x)
+    return cross_validate(registry, spec, fit.rows, fit.params, tolerances, groups, fit.x, progress)
 
 
 def families(rows: Sequence[BaselineRow]) -> list[list[int]]:
@@ -168,14 +182,18 @@ def families(rows: Sequence[BaselineRow]) -> list[list[int]]:
 
 
 def grouped_cv(
-    registry: Any, spec: TargetSpec, fit: Fit, tolerances: dict[str, dict[str, float]]
+    registry: Any,
+    spec: TargetSpec,
+    fit: Fit,
+    tolerances: dict[str, dict[str, float]],
+    progress: Progress | None = None,
 ) -> OutOfSample:
     """Refit ``fit``'s rows without each family and predict it (see module
     doc); each refit starts from ``fit``. A family that holds every row of
     its (op, dtype) is still left out: the fit then has to predict a dtype
     from the others, as it would for a new one."""
     groups = families(fit.rows)
-    return cross_validate(registry, spec, fit.rows, fit.params, tolerances, groups, fit.x)
+    return cross_validate(registry, spec, fit.rows, fit.params, tolerances, groups, fit.x, progress)
 
 
 def much_worse(out_of_sample_median: float, in_sample_median: float) -> bool:

@@ -20,6 +20,7 @@ there is to report.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -92,6 +93,9 @@ class CalibrateOptions:
     report_dir: str | None = None
     grouped_cv: bool = True
     validation_baselines: tuple[str, ...] = ()
+    #: told ``(what, refits done, refits in all)`` as each cross-validation
+    #: runs ("leave-one-out", "grouped CV"): minutes on a rich host's rows
+    progress: Callable[[str, int, int], None] | None = field(default=None, eq=False)
 
 
 @frozen(eq=False)
@@ -258,8 +262,17 @@ def calibrate(registry: Registry, options: CalibrateOptions) -> CalibrateResult:
         run_loo = len(rows) <= LOO_MAX_ROWS
         if not run_loo:
             loo_skipped = f"{len(rows)} rows, one refit each; --loo runs it"
-    loo = leave_one_out(registry, spec, fit, tolerances) if run_loo else None
-    grouped = grouped_cv(registry, spec, fit, tolerances) if options.grouped_cv else None
+
+    def told(what: str) -> Callable[[int, int], None] | None:
+        tell = options.progress
+        return None if tell is None else lambda done, total: tell(what, done, total)
+
+    loo = leave_one_out(registry, spec, fit, tolerances, told("leave-one-out")) if run_loo else None
+    grouped = (
+        grouped_cv(registry, spec, fit, tolerances, told("grouped CV"))
+        if options.grouped_cv
+        else None
+    )
     calibrated = apply_constants(spec, {**fit.values, **energy.values}, "fit")
     predicted, terms = predict_rows(registry, calibrated, rows)
     errors, inside = judge(rows, predicted, terms["regime"], tolerances)

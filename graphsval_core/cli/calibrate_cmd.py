@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
@@ -95,6 +96,8 @@ def calibrate(
     validation, never fitted: the installed and workspace ones, or those of
     --validation-baseline), and records each in the file's fit section;
     warns when grouped CV or the validation set is much worse than in sample.
+    On a terminal, a progress bar on stderr follows each cross-validation's
+    refits (minutes on a rich host's rows).
 
     Under the constants, one `warning:` line each (also recorded in the
     file's fit.diagnostics) for a constant at a bound of its range or an
@@ -134,6 +137,7 @@ def calibrate(
         report_dir=report_dir,
         grouped_cv=not no_grouped_cv,
         validation_baselines=validation,
+        progress=RefitProgress() if sys.stderr.isatty() else None,
     )
     try:
         with creating_parent(into) if into is not None else nullcontext():
@@ -156,6 +160,29 @@ def calibrate(
             "--target-file --out FILE` writes it), this file in its calibration/ "
             "(`graphsval workspace` shows where)."
         )
+
+
+class RefitProgress:
+    """A progress bar on a terminal's stderr for each cross-validation of a
+    calibration (its refits take minutes on a rich host's rows); called
+    ``(what, refits done, refits in all)``."""
+
+    def __init__(self) -> None:
+        self._bar: Any = None
+
+    def __call__(self, what: str, done: int, total: int) -> None:
+        if done == 0:
+            self._bar = click.progressbar(
+                length=total, label=f"  {what} ({total} refits)", show_eta=True, file=sys.stderr
+            )
+            self._bar.render_progress()
+            return
+        if self._bar is None:
+            return
+        self._bar.update(1)
+        if done >= total:
+            self._bar.render_finish()
+            self._bar = None
 
 
 def _refuse_foreign_workspace_out(app: Any, hw: str, out: str) -> None:

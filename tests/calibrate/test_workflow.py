@@ -247,3 +247,25 @@ def test_an_out_through_a_link_into_no_folder_is_refused_first(setup, tmp_path, 
     (tmp_path / "toy.json").symlink_to(tmp_path / "nowhere" / "toy.json")
     with pytest.raises(UserInputError, match="no folder .*nowhere to write it in"):
         calibrate(build_registry(), _options(tmp_path, base))
+
+
+def test_each_cross_validation_tells_its_progress(setup, tmp_path):
+    base = setup("toy.calibration.csv")
+    told: list[tuple[str, int, int]] = []
+    options = _options(tmp_path, base, progress=lambda *a: told.append(a))
+    result = calibrate(build_registry(), options)
+    for what, total in (("leave-one-out", result.loo.rows), ("grouped CV", result.grouped.groups)):
+        seen = [(d, t) for w, d, t in told if w == what]
+        assert seen == [(d, total) for d in range(total + 1)], what
+    assert [w for w, _, _ in told] == sorted((w for w, _, _ in told), key=lambda w: w[0] != "l")
+
+
+def test_the_refit_bar_draws_on_stderr(capsys):
+    from graphsval_core.cli.calibrate_cmd import RefitProgress
+
+    bar = RefitProgress()
+    for done in range(4):
+        bar("grouped CV", done, 3)
+    bar("grouped CV", 5, 3)  # after the end: nothing to draw on
+    out = capsys.readouterr()
+    assert out.out == "" and "grouped CV (3 refits)" in out.err
