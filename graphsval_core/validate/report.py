@@ -322,7 +322,12 @@ def _suspect_lines(summary: Summary, markdown: bool) -> list[str]:
     bullet = "- " if markdown else "  "
     esc = md_text if markdown else str
     n = len(summary.suspect)
-    out = [f"## {SUSPECT_HEADING} ({n})" if markdown else f"{SUSPECT_HEADING} ({n}):"]
+    records = sum(t.suspect for t in summary.targets)  # as the verdict counts them
+    # a record may be suspect for two reasons (rounds apart, and capture and
+    # recapture apart): each is listed, the count says so
+    plural = "" if records == 1 else "s"
+    count = f"{n} findings on {records} record{plural}" if n > records else f"{n}"
+    out = [f"## {SUSPECT_HEADING} ({count})" if markdown else f"{SUSPECT_HEADING} ({count}):"]
     if markdown:
         out.append("")
     for item in summary.suspect:

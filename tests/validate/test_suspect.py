@@ -208,3 +208,32 @@ def test_the_validate_help_states_the_thresholds_in_force():
     assert f"({p.SLOW_OVERHEAD_S * 1e3:g} ms," in text
     assert f"its ops at {p.SLOW_COMPUTE_FRACTION:.0%} of peak" in text
     assert f"energy above {p.POWER_MARGIN:g}x the TDP" in text
+
+
+def test_a_record_suspect_twice_is_counted_as_one_record():
+    from types import SimpleNamespace
+
+    from graphsval_core.validate.report import _suspect_lines
+
+    def finding(reason: str) -> SimpleNamespace:
+        return SimpleNamespace(
+            hardware="toy",
+            op="linear",
+            shape="512x7088x2",
+            dtype="fp32",
+            quantity="latency",
+            reason=reason,
+            excluded="the record",
+            file="b.csv",
+            line=7,
+        )
+
+    summary = SimpleNamespace(
+        suspect=[finding("rounds apart"), finding("capture and recapture apart")],
+        targets=[SimpleNamespace(suspect=1)],
+    )
+    text = _suspect_lines(summary, markdown=False)
+    assert text[0] == f"{SUSPECT_HEADING} (2 findings on 1 record):"
+    assert len(text) == 3
+    summary.targets = [SimpleNamespace(suspect=2)]  # two records, a finding each
+    assert _suspect_lines(summary, markdown=True)[0] == f"## {SUSPECT_HEADING} (2)"
