@@ -165,10 +165,8 @@ def validate(
     except UserInputError as exc:
         raise click.UsageError(str(exc)) from None
     if out_dir:  # before any work: nothing is written when a part is missing
-        from graphsval_core.files.outputs import check_output_folder
-
-        check_output_folder(out_dir, InputError, f"--out {out_dir}")
         require("report", "validate --out (report.html's pictures)")
+        _refuse_out(Path(out_dir))
     registry = app.registry
     if not registry.strict:  # (strict: every plugin was checked before the command)
         from graphsval_core.authoring.health import exercise, third_party
@@ -298,6 +296,27 @@ def _echo_text(result: ValidateResult, verbose: int, quiet: bool) -> None:
         reason=result.no_prediction,
     )
     click.echo("\n".join(lines), color=colour)
+
+
+def _refuse_out(folder: Path) -> None:
+    """Refuse, before validating, an ``--out`` its reports cannot go in: one
+    that is a file or a device, one whose report files are there but are no
+    regular files, or one under a folder no file can be made in (the nearest
+    folder that exists is probed; the reports create the rest)."""
+    from graphsval_core.files.outputs import (
+        check_output_file,
+        check_output_folder,
+        check_writable_folder,
+    )
+    from graphsval_core.validate.workflow import REPORT_FILES
+
+    check_output_folder(folder, InputError, f"--out {folder}")
+    for name in REPORT_FILES:
+        check_output_file(folder / name, InputError, f"--out {folder / name}")
+    existing = next(p for p in (folder.absolute(), *folder.absolute().parents) if p.exists())
+    if not existing.is_dir():
+        raise InputError(f"--out {folder}: {existing} is not a folder")
+    check_writable_folder(existing, InputError, f"--out {folder}")
 
 
 def _write_reports(folder: Path, files: dict[str, str]) -> None:

@@ -97,7 +97,7 @@ def check_writable_folder(
         handle, probe = tempfile.mkstemp(dir=folder, prefix=".graphsval-probe-")
     except (OSError, ValueError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise error(f"{label}: cannot write in {folder}: {reason}") from None
+        raise error(f"{label}: cannot make a file in {folder} ({reason})") from None
     os.close(handle)
     os.unlink(probe)
 

@@ -382,9 +382,13 @@ def _check_named_floors(
         )
 
 
+#: The files :func:`reports` gives, by name.
+REPORT_FILES = ("report.json", "report.md", "records.csv", "report.html")
+
+
 def reports(result: ValidateResult, registry: Registry) -> dict[str, str]:
     """The report files of a validation, ``name -> text``: report.json,
-    report.md, records.csv and report.html."""
+    report.md, records.csv and report.html (:data:`REPORT_FILES`)."""
     from graphsval_core.validate.html import render_html
     from graphsval_core.validate.report import records_csv, render, report_json
 

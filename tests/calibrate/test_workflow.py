@@ -211,7 +211,9 @@ def test_a_folder_no_file_can_be_made_in_is_refused_first(
         where = locked / "plots" / "fit"
     with pytest.raises(UserInputError) as refused:
         calibrate(build_registry(), options)
-    assert str(refused.value) == f"{which} {where}: cannot write in {locked}: Permission denied"
+    assert (
+        str(refused.value) == f"{which} {where}: cannot make a file in {locked} (Permission denied)"
+    )
     assert list(locked.iterdir()) == []  # no probe left behind, no plots folder made
 
 

@@ -154,3 +154,31 @@ def test_an_atomic_write_through_a_link_writes_its_file_and_keeps_the_link(tmp_p
     with pytest.raises(UserInputError, match="a link to .*nowhere/c.json, in no folder"):
         write_text_atomic(dangling, "{}", UserInputError, "--out d.json")
     assert dangling.is_symlink() and not (tmp_path / "nowhere").exists()
+
+
+def test_validate_out_is_refused_before_validating(tmp_path, monkeypatch, fifo):
+    """A report file that is a FIFO, or a folder no file can be made in, is
+    one line before any record is validated (it took seconds, then failed)."""
+    import graphsval_core.validate.workflow as workflow
+
+    monkeypatch.setattr(workflow, "validate", None)  # reached: a TypeError, not exit 2
+    out = tmp_path / "reports"
+    out.mkdir()
+    os.mkfifo(out / "report.md")
+    _refused(["validate", "--out", str(out)], f"--out {out / 'report.md'}: is a FIFO")
+    import tempfile
+
+    real = tempfile.mkstemp
+    locked = tmp_path / "locked"
+    locked.mkdir()
+
+    def mkstemp(*args, dir=None, **kw):  # as a read-only mount answers, whoever runs the test
+        if dir is not None and str(dir) == str(locked):
+            raise PermissionError(13, "Permission denied")
+        return real(*args, dir=dir, **kw)
+
+    monkeypatch.setattr(tempfile, "mkstemp", mkstemp)
+    _refused(
+        ["validate", "--out", str(locked / "new")],
+        f"--out {locked / 'new'}: cannot make a file in {locked} (Permission denied)",
+    )
