@@ -51,8 +51,11 @@ class AppContext:
 
             found = locate_workspace(self.workspace_option)
             if found.path.exists() and not found.path.is_dir():
+                from graphsval_core.files.outputs import special_kind
+
+                what = special_kind(found.path) or "a file"
                 raise InputError(
-                    f"workspace {found.path} ({found.source}) is a file, not a folder; "
+                    f"workspace {found.path} ({found.source}) is {what}, not a folder; "
                     "name a folder with --workspace or GRAPHSVAL_WORKSPACE"
                 )
             self._workspace = found

@@ -409,3 +409,8 @@ def test_a_workspace_that_is_a_file_is_one_line(tmp_path):
         assert f"workspace {not_a_folder} (--workspace) is a file, not a folder" in run.output
         assert "Traceback" not in run.output
     assert not_a_folder.read_text() == "mine"
+    fifo = tmp_path / "ws.fifo"
+    os.mkfifo(fifo)  # only looked at, never opened
+    run = CliRunner().invoke(cli, ["--workspace", str(fifo), "workspace"])
+    assert run.exit_code == 2, run.output
+    assert f"workspace {fifo} (--workspace) is a FIFO (named pipe), not a folder" in run.output
