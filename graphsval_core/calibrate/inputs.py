@@ -1,10 +1,11 @@
 """The rows a calibration reads: every row of the target in the given
 baselines, checked against the registry's ops, and the rows it must refuse.
 
-A row is refused when its file says it is validation data (purpose column or
-file-name suffix), or when its (op, shape, dtype) is in one of the project's
-validation sweeps. Usable rows have a latency, did not fail their
-correctness check and are of a dtype the target has.
+Usable rows have a latency, did not fail their correctness check and are of
+a dtype the target has. A usable row is refused when its file says it is
+validation data (purpose column or file-name suffix), or when its (op,
+shape, dtype) is in one of the project's validation sweeps (a row no fit
+would use is not: it excuses no --allow-validation-rows).
 
 A usable row with a physically implausible quantity (its ``suspect`` column,
 or :func:`~graphsval_core.model.plausibility.row_flags` against the
@@ -153,7 +154,12 @@ def read_rows(
                 raise BaselineFileError(
                     f"{path}:{r.line}: {op_spec.dims_mismatch(r.shape, len(r.dims))}"
                 )
-        for r in mine:
+        usable = [
+            r
+            for r in mine
+            if r.latency_s and r.extras.get("verdict", "") != "FAIL" and r.dtype in spec.dtypes
+        ]
+        for r in usable:  # a row no fit would use (no latency, failed) excuses nothing
             if r.purpose == "validation":
                 refused.append(f"{path}:{r.line}: a validation row ({baseline.purpose_source})")
             elif (r.op, r.dims, r.dtype) in held_out:
@@ -161,11 +167,6 @@ def read_rows(
                     f"{path}:{r.line}: {r.op} {r.shape} {r.dtype} is in a validation "
                     "sweep of the project"
                 )
-        usable = [
-            r
-            for r in mine
-            if r.latency_s and r.extras.get("verdict", "") != "FAIL" and r.dtype in spec.dtypes
-        ]
         flags = row_flags(spec, registry.op, usable, str(path))
         suspect += [SuspectRow(r, str(path), f) for r, f in zip(usable, flags, strict=True) if f]
         rows += usable

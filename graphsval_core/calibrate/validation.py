@@ -198,12 +198,8 @@ def held_out_rows(registry: Registry, spec: TargetSpec, named: Sequence[str] = (
     except BaselineFileError as exc:
         raise UserInputError(f"--validation-baseline {exc}" if named else str(exc)) from None
     every = [r for b, _ in found.sources for r in _validation_rows(b.rows, key)]
-    unmeasured = sum(
-        1
-        for b, _ in found.sources
-        for r in b.rows
-        if r.hardware == key and r.purpose == "validation" and not r.latency_s
-    )
+    mine = [r for b, _ in found.sources for r in b.rows if r.hardware == key]
+    unmeasured = sum(1 for r in mine if r.purpose == "validation" and not r.latency_s)
     usable = [r for r in found.rows if r.purpose == "validation"]
     suspect = {id(s.row) for s in found.suspect if s.latency}
     trusted = [r for r in usable if id(r) not in suspect]

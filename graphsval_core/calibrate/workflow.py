@@ -166,9 +166,12 @@ def _refuse_unreadable(content: dict[str, Any], spec: TargetSpec, rows: list[Bas
 def _refuse_foreign(path: Path, key: str) -> None:
     """Refuse to overwrite a file that is not a calibration of ``key``: one
     that is not a regular file is refused before it is read (a device would
-    never end), a regular one is read through the bounded reader; and a
-    path in no folder."""
+    never end), a regular one is read through the bounded reader; a path in
+    no folder, or in one no file can be made in (probed), and a temp file's
+    place (``<path>.tmp``) taken by something else than a file."""
     check_output_file(path, CalibrationError, f"--out {path}")
+    tmp = Path(os.path.realpath(path) + ".tmp")
+    check_output_file(tmp, CalibrationError, f"--out {path} (its temp file {tmp})")
     folder = Path(os.path.realpath(path)).parent  # a link's file is written, the link kept
     if not folder.is_dir():  # said before the fit, not after its minutes
         raise CalibrationError(f"--out {path}: no folder {folder} to write it in")
@@ -197,14 +200,15 @@ def _refuse_report(report_dir: str, out: Path, key: str) -> None:
     check_output_folder(report_dir, CalibrationError, label)
     for plot in plot_paths(Path(report_dir), key):
         check_output_file(plot, CalibrationError, f"--report {plot}")
-    folder = Path(report_dir).absolute()
-    if folder == out.absolute() or folder.resolve() == out.resolve():
+    folder = Path(report_dir).resolve()
+    if out.resolve() in (folder, *folder.parents):
         raise CalibrationError(
-            f"{label}: the calibration file's own path (--out {out}); "
+            f"{label}: the calibration file's own path, or under it (--out {out}); "
             "--report names a folder for the plots"
         )
-    existing = next(p for p in (folder, *folder.parents) if p.exists())
-    if not existing.is_dir():
+    absolute = Path(report_dir).absolute()
+    existing = next(p for p in (absolute, *absolute.parents) if p.exists() or p.is_symlink())
+    if not existing.is_dir():  # a link that leads nowhere, on the way to the folder
         raise CalibrationError(f"{label}: {existing} is not a folder")
     check_writable_folder(existing, CalibrationError, label)
 
@@ -217,19 +221,19 @@ def calibrate(registry: Registry, options: CalibrateOptions) -> CalibrateResult:
     :class:`~graphsval_core.datamodel.errors.UserInputError` for any other bad
     input (a baseline that cannot be read or names an unknown op, validation
     rows without a reason, fewer than ``MIN_ROWS`` usable rows, fewer
-    distinct (op, shape, dtype) than free latency constants), each in one
-    line naming the file and line where there is one."""
+    distinct (op, shape, dtype) than free latency constants, an ``--out`` or
+    ``--report`` that could not be written: each refused before the fit), each
+    in one line naming the file and line where there is one."""
     spec = registry.datasheet_target(registry.target(options.target).key)
     if spec.ground_truth == "consistency_only":  # no silicon: no measured row to fit on
         raise CalibrationError(
             f"--hw {spec.key}: a consistency-only target (no silicon to measure) has no "
             "measured rows to calibrate on; `graphsval check` judges it"
         )
-    _refuse_foreign(Path(options.out or f"{spec.key}.calibration.json"), spec.key)
+    path = Path(options.out or f"{spec.key}.calibration.json")
+    _refuse_foreign(path, spec.key)
     if options.report_dir:
-        _refuse_report(
-            options.report_dir, Path(options.out or f"{spec.key}.calibration.json"), spec.key
-        )
+        _refuse_report(options.report_dir, path, spec.key)
     found = read_rows(registry, spec, options.baselines)
     refused = found.refused
     # a reason with nothing to excuse is not recorded: the file would say
@@ -305,7 +309,6 @@ def calibrate(registry: Registry, options: CalibrateOptions) -> CalibrateResult:
         diagnostics,
         validation,
     )
-    path = Path(options.out or f"{spec.key}.calibration.json")
     _refuse_unreadable(content, spec, rows)
     _refuse_foreign(path, spec.key)
     if options.report_dir:

@@ -182,9 +182,8 @@ def summarise(location: WorkspaceLocation, registry: Registry) -> WorkspaceSumma
     with that workspace) made of each."""
     folder = location.path
     parts = (TARGETS_DIR, BASELINES_DIR, f"{BASELINES_DIR}/{RECAPTURE_DIR}", CALIBRATION_DIR)
-    problems = [folder_problem(folder)] if folder_problem(folder) else []
-    if not problems:
-        problems = [p for part in parts if (p := folder_problem(folder / part))]
+    whole = folder_problem(folder)
+    problems = [whole] if whole else [p for part in parts if (p := folder_problem(folder / part))]
     return WorkspaceSummary(
         path=folder,
         source=location.source,

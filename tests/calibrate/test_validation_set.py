@@ -246,6 +246,13 @@ def test_validation_rows_with_no_latency_are_counted_not_judged(setup, tmp_path)
         return fields
 
     partial = _edit(val, tmp_path / "partial.validation.csv", blank)
+    head, first, *_ = partial.read_text().splitlines()
+    others = []
+    for hardware, purpose in (("toy", "calibration"), ("silicon", "validation")):
+        fields = first.split(",")
+        fields[0], fields[-1] = hardware, purpose  # not a validation row of toy: not counted
+        others.append(",".join(fields))
+    partial.write_text(partial.read_text() + "\n".join(others) + "\n")
     out = tmp_path / "t.json"
     args = ["calibrate", "--hw", "toy", "--baseline", str(cal), "--out", str(out), "--no-loo"]
     run = CliRunner().invoke(cli, [*args, "--validation-baseline", str(partial)])

@@ -88,7 +88,30 @@ def test_calibrate_refuses_validation_rows_unless_given_a_reason(setup, tmp_path
     options = _options(tmp_path, base, leave_one_out=False, allow_validation_rows="demo only")
     result = calibrate(build_registry(), options)
     assert result.override == "demo only" and len(result.refused) == 14
+    assert not result.override_unused
     assert result.content["provenance"]["validation_rows_override"] == "demo only"
+
+
+def test_a_validation_row_no_fit_would_use_excuses_no_reason(setup, tmp_path):
+    base = setup("toy.calibration.csv")
+    lines = base.read_text().splitlines()
+    fields = lines[1].split(",")
+    fields[4] = ""  # never measured
+    mixed = tmp_path / "mixed.csv"
+    mixed.write_text(
+        "\n".join(
+            [
+                lines[0] + ",purpose",
+                *(line + ",calibration" for line in lines[1:]),
+                ",".join(fields) + ",validation",
+            ]
+        )
+        + "\n"
+    )
+    options = _options(tmp_path, mixed, leave_one_out=False, allow_validation_rows="x")
+    result = calibrate(build_registry(), options)
+    assert result.refused == () and result.override is None and result.override_unused
+    assert result.content["provenance"]["validation_rows_override"] is None
 
 
 def test_calibrate_names_the_bad_input(setup, tmp_path):
@@ -180,10 +203,29 @@ def test_a_report_folder_on_the_calibration_file_s_path_is_refused_first(setup, 
         calibrate(build_registry(), options)
     assert str(refused.value).startswith(f"--report {tmp_path / 'toy.json'}: ")
     assert not (tmp_path / "toy.json").exists()
-    # the same path written another way is the same path
-    other = str(tmp_path / "." / "toy.json")
-    with pytest.raises(UserInputError, match="the calibration file's own path"):
-        calibrate(build_registry(), evolve(options, report_dir=other))
+    # the same path written another way is the same path, and a folder under it no folder
+    (tmp_path / "sub").mkdir()
+    for other in (tmp_path / "sub" / ".." / "toy.json", tmp_path / "toy.json" / "plots"):
+        with pytest.raises(UserInputError, match="the calibration file's own path, or under it"):
+            calibrate(build_registry(), evolve(options, report_dir=str(other)))
+
+
+@pytest.mark.parametrize("where", ["dl", "dl/plots"])
+def test_a_report_through_a_link_that_leads_nowhere_is_refused_first(
+    setup, tmp_path, no_fit, where
+):
+    base = setup("toy.calibration.csv")
+    (tmp_path / "dl").symlink_to(tmp_path / "nowhere")
+    options = _options(tmp_path, base, report_dir=str(tmp_path / where))
+    with pytest.raises(UserInputError, match=f"{tmp_path / 'dl'} is not a folder"):
+        calibrate(build_registry(), options)
+
+
+def test_a_temp_file_place_taken_by_a_folder_is_refused_first(setup, tmp_path, no_fit):
+    base = setup("toy.calibration.csv")
+    (tmp_path / "toy.json.tmp").mkdir()
+    with pytest.raises(UserInputError, match=r"\(its temp file .*toy.json.tmp\): is a folder"):
+        calibrate(build_registry(), _options(tmp_path, base))
 
 
 @pytest.mark.parametrize("which", ["--out", "--report"])

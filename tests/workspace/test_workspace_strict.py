@@ -297,3 +297,15 @@ def test_a_calibration_that_is_no_file_makes_its_target_unusable_not_uncalibrate
     other = run(workspace, *EXPLAIN[:-1], "host_intel_xeon_2c_1t")  # other targets answer
     assert other.exit_code == 0, other.output
     assert f"target {KEY!r} is unusable until it is fixed or removed" in other.output
+
+
+def test_a_workspace_that_is_a_link_leading_nowhere_is_said(tmp_path, run):
+    ws = tmp_path / "ws"
+    ws.symlink_to(tmp_path / "nowhere")
+    said = f"{ws}: is a link that leads nowhere, not a folder; nothing in it is read"
+    shown = run(ws, "workspace")
+    assert shown.exit_code == 0, shown.output
+    assert f"  problem: {said}" in shown.output
+    assert "does not exist yet" not in shown.output  # it is there: a link
+    answered = run(ws, "targets")
+    assert answered.exit_code == 0 and said in answered.output
