@@ -64,6 +64,7 @@ from graphsval_core.files.jsonfile import parse_json
 from graphsval_core.files.outputs import (
     check_output_file,
     check_output_folder,
+    check_output_place,
     check_writable_folder,
     write_text_atomic,
 )
@@ -198,7 +199,8 @@ def _refuse_report(report_dir: str, out: Path, key: str) -> None:
 
     label = f"--report {report_dir}"
     check_output_folder(report_dir, CalibrationError, label)
-    for plot in plot_paths(Path(report_dir), key):
+    plots = plot_paths(Path(report_dir), key)
+    for plot in plots:
         check_output_file(plot, CalibrationError, f"--report {plot}")
     folder = Path(report_dir).resolve()
     if out.resolve() in (folder, *folder.parents):
@@ -206,11 +208,9 @@ def _refuse_report(report_dir: str, out: Path, key: str) -> None:
             f"{label}: the calibration file's own path, or under it (--out {out}); "
             "--report names a folder for the plots"
         )
-    absolute = Path(report_dir).absolute()
-    existing = next(p for p in (absolute, *absolute.parents) if p.exists() or p.is_symlink())
-    if not existing.is_dir():  # a link that leads nowhere, on the way to the folder
-        raise CalibrationError(f"{label}: {existing} is not a folder")
-    check_writable_folder(existing, CalibrationError, label)
+    if out.resolve() in {plot.resolve() for plot in plots}:  # the plot would overwrite it
+        raise CalibrationError(f"{label}: a plot would be written over --out {out}")
+    check_output_place(report_dir, CalibrationError, label)
 
 
 def calibrate(registry: Registry, options: CalibrateOptions) -> CalibrateResult:

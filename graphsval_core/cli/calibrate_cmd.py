@@ -126,6 +126,7 @@ def calibrate(
         require("report", "calibrate --report (its plots)")
 
     into = _workspace_out(app, hw) if out is None else None
+    progress = RefitProgress() if sys.stderr.isatty() else None  # a terminal's, not a log's
     if out is not None:
         _refuse_foreign_workspace_out(app, hw, out)
     options = CalibrateOptions(
@@ -137,11 +138,15 @@ def calibrate(
         report_dir=report_dir,
         grouped_cv=not no_grouped_cv,
         validation_baselines=validation,
-        progress=RefitProgress() if sys.stderr.isatty() else None,
+        progress=progress,
     )
     try:
         with creating_parent(into) if into is not None else nullcontext():
-            result = run(app.registry, options)
+            try:
+                result = run(app.registry, options)
+            finally:  # a bar left open (Ctrl-C) would leave the terminal's cursor hidden
+                if progress is not None:
+                    progress.close()
     except UnknownNameError as exc:  # the workflow's only unknown name is the target
         raise click.BadParameter(str(exc), param_hint="'--hw'") from None
     _render(result)
@@ -181,6 +186,11 @@ class RefitProgress:
             return
         self._bar.update(1)
         if done >= total:
+            self.close()
+
+    def close(self) -> None:
+        """Finish the bar that is drawing, if one is (its cursor shown again)."""
+        if self._bar is not None:
             self._bar.render_finish()
             self._bar = None
 

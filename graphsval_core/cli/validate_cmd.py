@@ -306,17 +306,14 @@ def _refuse_out(folder: Path) -> None:
     from graphsval_core.files.outputs import (
         check_output_file,
         check_output_folder,
-        check_writable_folder,
+        check_output_place,
     )
     from graphsval_core.validate.workflow import REPORT_FILES
 
     check_output_folder(folder, InputError, f"--out {folder}")
     for name in REPORT_FILES:
         check_output_file(folder / name, InputError, f"--out {folder / name}")
-    existing = next(p for p in (folder.absolute(), *folder.absolute().parents) if p.exists())
-    if not existing.is_dir():
-        raise InputError(f"--out {folder}: {existing} is not a folder")
-    check_writable_folder(existing, InputError, f"--out {folder}")
+    check_output_place(folder, InputError, f"--out {folder}")
 
 
 def _write_reports(folder: Path, files: dict[str, str]) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
 from typing import IO
 
 from graphsval_core.datamodel.errors import UserInputError
@@ -31,6 +32,11 @@ def open_input(
             raise error(f"{path}: not a regular file; expected {what}")
         if info.st_size > MAX_INPUT_BYTES:
             raise error(f"{path}: {info.st_size} bytes, more than {MAX_INPUT_BYTES}; not {what}")
+        if stat.S_ISFIFO(info.st_mode) and sys.stderr.isatty():  # opening waits for a writer
+            print(
+                f"reading {path}, a pipe: waiting for what writes it (Ctrl-C stops)",
+                file=sys.stderr,
+            )
         return open(path, "rb"), info  # noqa: SIM115 (the caller closes it)
     except OSError as exc:
         raise error(f"{path}: cannot read: {exc.strerror or exc}") from None

@@ -60,6 +60,9 @@ def check_output_file(
     where = label or str(path)
     mode = _mode(path, error, where)
     if mode is None:
+        leads = Path(os.path.realpath(path))
+        if Path(path).is_symlink() and not leads.parent.is_dir():
+            raise error(f"{where}: a link to {leads}, in no folder; nothing written")
         return Path(path)
     if stat.S_ISDIR(mode):
         raise error(f"{where}: is a folder, not a file; name a file to write")
@@ -100,6 +103,22 @@ def check_writable_folder(
         raise error(f"{label}: cannot make a file in {folder} ({reason})") from None
     os.close(handle)
     os.unlink(probe)
+
+
+def check_output_place(
+    folder: str | os.PathLike[str], error: type[UserInputError], label: str
+) -> None:
+    """Raise ``error`` (one line: ``label`` and why) unless files can be made
+    in ``folder`` once the missing folders above it are: the nearest of it
+    and its parents that is there must be a folder (not a file, nor a link
+    that leads nowhere) in which a file can be made
+    (:func:`check_writable_folder`)."""
+    absolute = Path(folder).absolute()
+    there = next(p for p in (absolute, *absolute.parents) if p.exists() or p.is_symlink())
+    if not there.is_dir():
+        what = "a link that leads nowhere" if not there.exists() else "not a folder"
+        raise error(f"{label}: {there} is {what}")
+    check_writable_folder(there, error, label)
 
 
 def write_text_atomic(

@@ -217,7 +217,7 @@ def test_a_report_through_a_link_that_leads_nowhere_is_refused_first(
     base = setup("toy.calibration.csv")
     (tmp_path / "dl").symlink_to(tmp_path / "nowhere")
     options = _options(tmp_path, base, report_dir=str(tmp_path / where))
-    with pytest.raises(UserInputError, match=f"{tmp_path / 'dl'} is not a folder"):
+    with pytest.raises(UserInputError, match=f"{tmp_path / 'dl'} is a link that leads nowhere"):
         calibrate(build_registry(), options)
 
 
@@ -289,7 +289,7 @@ def test_an_out_through_a_link_writes_the_linked_file_and_keeps_the_link(setup, 
 def test_an_out_through_a_link_into_no_folder_is_refused_first(setup, tmp_path, no_fit):
     base = setup("toy.calibration.csv")
     (tmp_path / "toy.json").symlink_to(tmp_path / "nowhere" / "toy.json")
-    with pytest.raises(UserInputError, match="no folder .*nowhere to write it in"):
+    with pytest.raises(UserInputError, match="a link to .*nowhere/toy.json, in no folder"):
         calibrate(build_registry(), _options(tmp_path, base))
 
 
@@ -313,3 +313,55 @@ def test_the_refit_bar_draws_on_stderr(capsys):
     bar("grouped CV", 5, 3)  # after the end: nothing to draw on
     out = capsys.readouterr()
     assert out.out == "" and "grouped CV (3 refits)" in out.err
+
+
+def test_a_report_that_would_overwrite_the_calibration_or_lead_nowhere_is_refused_first(
+    setup, tmp_path, no_fit
+):
+    base = setup("toy.calibration.csv")
+    (tmp_path / "plots").mkdir()
+    over = _options(tmp_path, base, report_dir=str(tmp_path / "plots"))
+    over = evolve(over, out=str(tmp_path / "plots" / "toy_fit.png"))
+    with pytest.raises(UserInputError, match="a plot would be written over --out"):
+        calibrate(build_registry(), over)
+    (tmp_path / "plots" / "toy_residuals.png").symlink_to(tmp_path / "none" / "r.png")
+    nowhere = _options(tmp_path, base, report_dir=str(tmp_path / "plots"))
+    with pytest.raises(UserInputError, match=r"toy_residuals.png: a link to .*none/r.png, in no"):
+        calibrate(build_registry(), nowhere)
+
+
+def test_the_refit_bar_is_closed_when_the_fit_is_interrupted(setup, tmp_path, monkeypatch):
+    """Ctrl-C in a cross-validation: the bar is finished (a click bar hides
+    the terminal's cursor until then)."""
+    import io
+    from types import SimpleNamespace
+
+    from click.testing import CliRunner
+
+    import graphsval_core.calibrate.evaluate as evaluate
+    from graphsval_core.cli import calibrate_cmd
+    from graphsval_core.cli.main import cli
+
+    closed: list[bool] = []
+
+    class Bar(calibrate_cmd.RefitProgress):
+        def close(self) -> None:
+            closed.append(self._bar is not None)
+            super().close()
+
+    def interrupted(*args):  # cross_validate(..., x_start, progress)
+        args[-1](0, 5)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(calibrate_cmd, "RefitProgress", Bar)
+    monkeypatch.setattr(evaluate, "cross_validate", interrupted)
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setattr(calibrate_cmd, "sys", SimpleNamespace(stderr=Terminal()))
+    base = setup("toy.calibration.csv")
+    args = ["calibrate", "--hw", "toy", "--baseline", str(base), "--out", str(tmp_path / "t.json")]
+    CliRunner().invoke(cli, args)
+    assert closed == [True]

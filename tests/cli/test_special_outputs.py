@@ -182,3 +182,30 @@ def test_validate_out_is_refused_before_validating(tmp_path, monkeypatch, fifo):
         ["validate", "--out", str(locked / "new")],
         f"--out {locked / 'new'}: cannot make a file in {locked} (Permission denied)",
     )
+
+
+def test_validate_out_that_is_a_link_leading_nowhere_is_refused_first(tmp_path, monkeypatch):
+    import graphsval_core.validate.workflow as workflow
+
+    monkeypatch.setattr(workflow, "validate", None)  # reached: a TypeError, not exit 2
+    (tmp_path / "dang").symlink_to(tmp_path / "nope")
+    _refused(
+        ["validate", "--out", str(tmp_path / "dang")],
+        f"--out {tmp_path / 'dang'}: {tmp_path / 'dang'} is a link that leads nowhere",
+    )
+
+
+def test_a_pipe_opened_on_a_terminal_says_it_waits(tmp_path, monkeypatch, capsys):
+    import sys
+    import threading
+
+    from graphsval_core.files.inputs import read_input
+
+    fifo = tmp_path / "in.csv"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=lambda: fifo.write_text("a,b\n"), daemon=True)
+    writer.start()
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
+    assert read_input(fifo, UserInputError) == b"a,b\n"
+    writer.join(timeout=10)
+    assert f"reading {fifo}, a pipe: waiting for what writes it" in capsys.readouterr().err
