@@ -126,6 +126,14 @@ def input_warnings() -> Iterator[None]:
         yield
 
 
+def _workspace_own(problem: Any) -> bool:
+    """Whether ``problem`` is the workspace plugin's own (a file or folder of
+    the workspace that is not read), which `graphsval workspace` lists."""
+    from graphsval_core.workspace.plugin import PLUGIN_NAME
+
+    return getattr(problem, "plugin", None) == PLUGIN_NAME
+
+
 #: Exit code of a command stopped by the user's Ctrl-C (128 + SIGINT).
 EXIT_INTERRUPTED = 130
 
@@ -142,8 +150,9 @@ class Group(click.Group):
     of the run (a plugin that did not load, or a hook implementation that
     raised or answered garbage and so gave no answer) is one ``warning:``
     line on stderr; ``graphsval plugins``, which lists them itself, prints
-    none. A Ctrl-C that reaches it (the user's: a plugin's own
-    KeyboardInterrupt is caught where the plugin is called) ends the command
+    none, and ``graphsval workspace`` none of the workspace's own. A Ctrl-C
+    that reaches it (the user's: a plugin's own KeyboardInterrupt is caught
+    where the plugin is called) ends the command
     with one line and exit code 130, never the 1 of a failed validation."""
 
     def invoke(self, ctx: click.Context) -> Any:
@@ -175,4 +184,6 @@ class Group(click.Group):
             listed = ctx.invoked_subcommand == "plugins"
             if not failed_in_hook and not listed and app is not None:
                 for problem in app.problems():
+                    if ctx.invoked_subcommand == "workspace" and _workspace_own(problem):
+                        continue  # `graphsval workspace` shows it beside its file
                     click.echo(f"warning: {problem}", err=True)

@@ -257,6 +257,7 @@ def test_a_part_of_the_workspace_that_is_no_folder_is_said_not_passed_over(works
     shown = run(workspace, "workspace")
     assert shown.exit_code == 0, shown.output
     assert f"  problem: {said}" in shown.output
+    assert shown.output.count(said) == 1  # not again as a warning
     listed = run(workspace, "workspace", "--json")
     assert json.loads(listed.stdout)["problems"] == [said]
     answered = run(workspace, *EXPLAIN[:-1], "host_intel_xeon_2c_1t")
