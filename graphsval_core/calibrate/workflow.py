@@ -32,6 +32,7 @@ from graphsval_core.calibrate.energy import EnergyFit, fit_energy
 from graphsval_core.calibrate.evaluate import (
     ErrorFigures,
     OutOfSample,
+    Progress,
     grouped_cv,
     grouped_warning,
     judge,
@@ -63,8 +64,7 @@ from graphsval_core.files.inputs import read_input
 from graphsval_core.files.jsonfile import parse_json
 from graphsval_core.files.outputs import (
     check_output_file,
-    check_output_folder,
-    check_output_place,
+    check_output_files,
     check_writable_folder,
     write_text_atomic,
 )
@@ -171,9 +171,10 @@ def _refuse_foreign(path: Path, key: str) -> None:
     no folder, or in one no file can be made in (probed), and a temp file's
     place (``<path>.tmp``) taken by something else than a file."""
     check_output_file(path, CalibrationError, f"--out {path}")
-    tmp = Path(os.path.realpath(path) + ".tmp")
+    real = Path(os.path.realpath(path))  # a link's file is written, the link kept
+    tmp = real.with_name(real.name + ".tmp")
     check_output_file(tmp, CalibrationError, f"--out {path} (its temp file {tmp})")
-    folder = Path(os.path.realpath(path)).parent  # a link's file is written, the link kept
+    folder = real.parent
     if not folder.is_dir():  # said before the fit, not after its minutes
         raise CalibrationError(f"--out {path}: no folder {folder} to write it in")
     check_writable_folder(folder, CalibrationError, f"--out {path}")
@@ -198,10 +199,8 @@ def _refuse_report(report_dir: str, out: Path, key: str) -> None:
     from graphsval_core.calibrate.plots import plot_paths
 
     label = f"--report {report_dir}"
-    check_output_folder(report_dir, CalibrationError, label)
     plots = plot_paths(Path(report_dir), key)
-    for plot in plots:
-        check_output_file(plot, CalibrationError, f"--report {plot}")
+    check_output_files(report_dir, [plot.name for plot in plots], CalibrationError, "--report")
     folder = Path(report_dir).resolve()
     if out.resolve() in (folder, *folder.parents):
         raise CalibrationError(
@@ -210,7 +209,6 @@ def _refuse_report(report_dir: str, out: Path, key: str) -> None:
         )
     if out.resolve() in {plot.resolve() for plot in plots}:  # the plot would overwrite it
         raise CalibrationError(f"{label}: a plot would be written over --out {out}")
-    check_output_place(report_dir, CalibrationError, label)
 
 
 def calibrate(registry: Registry, options: CalibrateOptions) -> CalibrateResult:
@@ -267,7 +265,7 @@ def calibrate(registry: Registry, options: CalibrateOptions) -> CalibrateResult:
         if not run_loo:
             loo_skipped = f"{len(rows)} rows, one refit each; --loo runs it"
 
-    def told(what: str) -> Callable[[int, int], None] | None:
+    def told(what: str) -> Progress | None:
         tell = options.progress
         return None if tell is None else lambda done, total: tell(what, done, total)
 

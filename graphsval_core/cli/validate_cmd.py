@@ -303,25 +303,16 @@ def _refuse_out(folder: Path) -> None:
     that is a file or a device, one whose report files are there but are no
     regular files, or one under a folder no file can be made in (the nearest
     folder that exists is probed; the reports create the rest)."""
-    from graphsval_core.files.outputs import (
-        check_output_file,
-        check_output_folder,
-        check_output_place,
-    )
+    from graphsval_core.files.outputs import check_output_files
     from graphsval_core.validate.workflow import REPORT_FILES
 
-    check_output_folder(folder, InputError, f"--out {folder}")
-    for name in REPORT_FILES:
-        check_output_file(folder / name, InputError, f"--out {folder / name}")
-    check_output_place(folder, InputError, f"--out {folder}")
+    check_output_files(folder, REPORT_FILES, InputError, "--out")
 
 
 def _write_reports(folder: Path, files: dict[str, str]) -> None:
-    from graphsval_core.files.outputs import check_output_file, check_output_folder
+    from graphsval_core.files.outputs import check_output_files
 
-    check_output_folder(folder, InputError, f"--out {folder}")
-    for name in files:
-        check_output_file(folder / name, InputError, f"--out {folder / name}")
+    check_output_files(folder, files, InputError, "--out")
     try:
         folder.mkdir(parents=True, exist_ok=True)
         for name, text in files.items():

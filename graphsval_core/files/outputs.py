@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterable
 from pathlib import Path
 
 from graphsval_core.datamodel.errors import UserInputError
@@ -105,6 +106,14 @@ def check_writable_folder(
     os.unlink(probe)
 
 
+def nearest_there(path: str | os.PathLike[str]) -> Path:
+    """The nearest of ``path`` and its parents that is there: something, or
+    a link, even one that leads nowhere (a relative path's last parent, the
+    current folder, always is)."""
+    given = Path(path)
+    return next(p for p in (given, *given.parents) if p.exists() or p.is_symlink())
+
+
 def check_output_place(
     folder: str | os.PathLike[str], error: type[UserInputError], label: str
 ) -> None:
@@ -113,12 +122,28 @@ def check_output_place(
     and its parents that is there must be a folder (not a file, nor a link
     that leads nowhere) in which a file can be made
     (:func:`check_writable_folder`)."""
-    absolute = Path(folder).absolute()
-    there = next(p for p in (absolute, *absolute.parents) if p.exists() or p.is_symlink())
+    there = nearest_there(Path(folder).absolute())
     if not there.is_dir():
         what = "a link that leads nowhere" if not there.exists() else "not a folder"
         raise error(f"{label}: {there} is {what}")
     check_writable_folder(there, error, label)
+
+
+def check_output_files(
+    folder: str | os.PathLike[str],
+    names: Iterable[str],
+    error: type[UserInputError],
+    flag: str,
+) -> None:
+    """Raise ``error`` (one line naming ``flag`` and the path) unless the
+    files ``names`` can be written into ``folder``: it is a folder or is not
+    there yet (:func:`check_output_folder`), each file is a regular one or is
+    not there yet (:func:`check_output_file`), and files can be made where
+    the folder goes (:func:`check_output_place`)."""
+    check_output_folder(folder, error, f"{flag} {folder}")
+    for name in names:
+        check_output_file(Path(folder) / name, error, f"{flag} {Path(folder) / name}")
+    check_output_place(folder, error, f"{flag} {folder}")
 
 
 def write_text_atomic(
@@ -133,10 +158,8 @@ def write_text_atomic(
     written, the link kept (a rename over the link would replace it)."""
     import contextlib
 
-    check_output_file(path, error, label)
+    check_output_file(path, error, label)  # a link into no folder is refused there
     target = Path(os.path.realpath(path))
-    if target != Path(path).absolute() and not target.parent.is_dir():
-        raise error(f"{label or path}: a link to {target}, in no folder; nothing written")
     tmp = target.with_name(target.name + ".tmp")
     check_output_file(tmp, error, f"{label or target} (its temp file {tmp})")
     try:

@@ -35,6 +35,7 @@ from graphsval_core.files.baseline import (
     RECAPTURE_DIR as RECAPTURE_DIR,  # the layout's
     recapture_path,
 )
+from graphsval_core.files.outputs import nearest_there
 
 #: The environment variable naming the workspace folder.
 ENV_WORKSPACE = "GRAPHSVAL_WORKSPACE"
@@ -125,8 +126,8 @@ def creating_parent(path: Path) -> Iterator[Path]:
     when the block fails, remove those of them that it left empty (a failed
     command leaves no empty workspace behind)."""
     missing = [p for p in path.parents if not p.exists()]
-    blocker = next((p for p in path.parents if p.exists() or p.is_symlink()), None)
-    if blocker is not None and not blocker.is_dir():  # a file where a folder belongs
+    blocker = nearest_there(path.parent)
+    if not blocker.is_dir():  # a file where a folder belongs
         raise UserInputError(f"{path}: {blocker} is not a folder; nothing written")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
