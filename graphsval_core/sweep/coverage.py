@@ -1,4 +1,4 @@
-"""Coverage shapes of the matrix products: the calibration rows a GEMM library model needs.
+"""Coverage shapes: the calibration rows a GEMM library model needs, and an add's sizes.
 
 The stratified draw (:mod:`.generator`) fills every (target, regime) cell,
 but it leaves whole families of a GEMM library's behaviour out of the
@@ -18,6 +18,13 @@ matrix product's calibration sweep also holds this fixed, structured grid:
   8 MiB (in a host's last level) and 64 and 96 MiB (beyond it, fp32): the
   library streams a large A once for a modest N, the shape of a batch of
   tokens through a narrow layer.
+
+An elementwise op (``vector_add``) has its own grid, ``stream``
+(:func:`stream_shapes`): two sizes per octave from about a thousand to 33
+million elements, so that the inside of every tier, not just its edges, has
+calibration rows on every host. The stratified draw fills regimes, and on a
+host whose adds are bound by the same loop in the L2 and in the L3 it left
+the L2 of the AMD EPYC Zen 4 (130-760 KB of fp32 operands) without a row.
 
 A coverage entry carries ``"coverage": KIND``. It is appended after the
 validation set is drawn and never holds a validation shape (nor a shape the
@@ -42,6 +49,11 @@ SQUARE = (24, 48, 96, 192, 384, 768, 1536)
 #: N of a tall product, and its (M, K): A of 8 MiB, 64 MiB and 96 MiB (fp32).
 TALL_N = (32, 64, 128, 256)
 TALL_A = ((8192, 256), (16384, 1024), (65536, 384))
+#: Elements of an elementwise op: about 1000 x 2^(j/2), a multiple of 16 (never a
+#: power of two, which the drawn sets hold), 992 (12 KB of fp32 operands, the L1)
+#: to 32.8 M (393 MB, main memory on every host).
+STREAM_HALF_OCTAVES = 31
+STREAM_BASE = 1000
 
 
 def _permutations(dims: tuple[int, int, int]) -> list[tuple[int, int, int]]:
@@ -65,3 +77,14 @@ def coverage_shapes() -> list[tuple[tuple[int, int, int], str]]:
     add(((s, s, s) for s in SQUARE), "square")
     add(((m, k, n) for n in TALL_N for m, k in TALL_A), "tall")
     return sorted(out.items())
+
+
+def stream_shapes() -> list[tuple[tuple[int], str]]:
+    """The elementwise grid: ``(elements,)`` two per octave, and its kind."""
+    sizes = {16 * round(STREAM_BASE * 2 ** (j / 2) / 16) for j in range(STREAM_HALF_OCTAVES)}
+    return [((n,), "stream") for n in sorted(sizes)]
+
+
+def grid_for(is_product: bool) -> list[tuple[tuple[int, ...], str]]:
+    """The coverage grid of an op: the matrix products' or the elementwise one."""
+    return list(coverage_shapes()) if is_product else list(stream_shapes())

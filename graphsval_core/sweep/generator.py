@@ -7,9 +7,10 @@ and op count caps), classifies each on every first-party target, and picks
 shapes greedily so that every (measured target, regime) cell reachable at that
 dtype gets its quota: a regime is never left with a handful of shapes. Shapes
 of the shipped real-hardware calibration baselines are put in the calibration
-set first; the validation set never contains a calibration shape. A matrix
-product's calibration set then gets the structured coverage grid of
-:mod:`.coverage` (less any validation shape), which moves no drawn entry.
+set first; the validation set never contains a calibration shape. Each
+calibration set then gets the structured coverage grid of :mod:`.coverage`
+(a matrix product's, or an elementwise op's sizes across every tier; less any
+drawn shape), which moves no drawn entry.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from graphsval_core.plugins.first_party import (
     FIRST_PARTY_DISTRIBUTIONS,
     is_first_party,
 )
-from graphsval_core.sweep.coverage import coverage_shapes
+from graphsval_core.sweep.coverage import grid_for
 
 if TYPE_CHECKING:
     from graphsval_core.datamodel.op import OpSpec
@@ -171,12 +172,12 @@ def ground_truth_shapes(registry: Registry) -> dict[tuple[str, str], set[tuple[i
     coverage grid (appended on its own after the draw, so that capturing it moves
     no drawn entry)."""
     out: dict[tuple[str, str], set[tuple[int, ...]]] = {}
-    grid = {shape for shape, _kind in coverage_shapes()}
+    grids = {product: {shape for shape, _kind in grid_for(product)} for product in (True, False)}
     for baseline in read_many(path for _, path in registry.baseline_files()):
         for row in baseline.select("calibration"):
             if baseline.purpose_source == "none":
                 continue
-            if registry.op(row.op).gemm_dims is not None and row.dims in grid:
+            if row.dims in grids[registry.op(row.op).gemm_dims is not None]:
                 continue
             out.setdefault((row.op, row.dtype), set()).add(row.dims)
     return out
@@ -189,12 +190,11 @@ def coverage_entries(
     dtype: str,
     taken: set[tuple[int, ...]],
 ) -> list[SweepEntry]:
-    """The coverage grid of a matrix product at ``dtype`` (:mod:`.coverage`),
-    labelled on every target, less the shapes in ``taken`` (the drawn
-    calibration and validation entries) and those too large to capture."""
-    if op.gemm_dims is None:
-        return []
-    grid = [(s, kind) for s, kind in coverage_shapes() if s not in taken]
+    """The coverage grid of ``op`` at ``dtype`` (:mod:`.coverage`: a matrix
+    product's, or an elementwise op's sizes), labelled on every target, less
+    the shapes in ``taken`` (the drawn calibration and validation entries) and
+    those too large to capture."""
+    grid = [(s, kind) for s, kind in grid_for(op.gemm_dims is not None) if s not in taken]
     if not grid:
         return []
     shapes = np.array([s for s, _ in grid], dtype=np.int64)

@@ -1,15 +1,17 @@
-"""The coverage grid of the matrix products (issue 15 item 4): every kind it
-promises is in the shipped calibration sweeps, labelled, never a validation
-shape, and appending it moves no drawn entry."""
+"""The coverage grids (issue 15 item 4): the matrix products' and the
+elementwise op's. Every kind each promises is in the shipped calibration
+sweeps, labelled, never a validation shape, and appending it moves no drawn
+entry."""
 
 from __future__ import annotations
 
 from collections import Counter
 
+import numpy as np
 import pytest
 
 from graphsval_core.plugins.loader import build_registry
-from graphsval_core.sweep.coverage import coverage_shapes
+from graphsval_core.sweep.coverage import coverage_shapes, grid_for, stream_shapes
 from graphsval_core.sweep.generator import (
     DTYPES,
     coverage_entries,
@@ -69,12 +71,47 @@ def test_coverage_entries_skip_taken_shapes_and_ops_without_a_product(registry):
     entries = coverage_entries(registry, targets, matmul, "fp32", {first})
     assert entries and first not in {e.shape for e in entries}
     assert all(e.op == "matmul" and e.dtype == "fp32" for e in entries)
-    assert coverage_entries(registry, targets, registry.op("vector_add"), "fp32", set()) == []
+    add = registry.op("vector_add")
+    (smallest, _), *_ = stream_shapes()
+    streams = coverage_entries(registry, targets, add, "bf16", {smallest})
+    assert {e.shape for e in streams} == {s for s, _ in stream_shapes()} - {smallest}
+    assert all(e.op == "vector_add" and e.extra == {"coverage": "stream"} for e in streams)
 
 
 def test_captured_coverage_rows_are_not_ground_truth_of_the_draw(registry):
     """Capturing the grid must not change what the stratified draw preselects."""
-    grid = {s for s, _ in coverage_shapes()}
     for (op, _dtype), shapes in ground_truth_shapes(registry).items():
-        if registry.op(op).gemm_dims is not None:
-            assert not (shapes & grid)
+        grid = {s for s, _ in grid_for(registry.op(op).gemm_dims is not None)}
+        assert not (shapes & grid)
+
+
+def test_the_stream_grid_has_two_sizes_per_octave_across_every_tier():
+    sizes = np.array([s[0] for s, _ in stream_shapes()])
+    assert len(sizes) == len(set(sizes)) == 31
+    assert all(kind == "stream" for _, kind in stream_shapes())
+    assert np.all(sizes % 16 == 0)
+    assert not np.any((sizes & (sizes - 1)) == 0)  # no power of two, which the draw holds
+    ratio = sizes[1:] / sizes[:-1]
+    assert np.allclose(ratio, np.sqrt(2), rtol=0.02)
+    # fp32 operands (three of four bytes) from inside any L1 to beyond any host's L3 share
+    assert sizes[0] * 12 < 32 * 1024 and sizes[-1] * 12 > 256 * 1024**2
+
+
+def test_no_stream_size_is_a_drawn_vector_add_shape(shipped):
+    """ground_truth_shapes drops grid shapes: one that were also drawn would move the draw."""
+    grid = {s for s, _ in stream_shapes()}
+    for purpose in ("calibration", "validation"):
+        entries = shipped[f"vector_add_{purpose}.json"].entries
+        drawn = {e.shape for e in entries if "coverage" not in e.extra}
+        assert not (drawn & grid)
+
+
+def test_shipped_vector_add_calibration_sweep_holds_the_stream_grid(shipped):
+    cal = shipped["vector_add_calibration.json"]
+    val = {(e.shape, e.dtype) for e in shipped["vector_add_validation.json"].entries}
+    grid = {s for s, _ in stream_shapes()}
+    for dtype in DTYPES["vector_add"]:
+        covered = [e for e in cal.entries if e.dtype == dtype and "coverage" in e.extra]
+        assert {e.shape for e in covered} == grid
+        assert all(e.extra["coverage"] == "stream" and e.regime_per_hw for e in covered)
+        assert not {(e.shape, dtype) for e in covered} & val
