@@ -67,9 +67,22 @@ def sweep() -> None:
     help="Generator seed (default: the project's).",
 )
 @click.option("--out-dir", metavar="DIR", help="Where to write (default: the shipped sweeps).")
+@click.option(
+    "--redraw",
+    is_flag=True,
+    help="Replace frozen sweeps in the folder whose shapes the draw would change.",
+)
 @pass_app
-def generate(app: AppContext, ops: tuple[str, ...], seed: int | None, out_dir: str | None) -> None:
-    """Generate <op>_calibration.json and <op>_validation.json deterministically."""
+def generate(
+    app: AppContext, ops: tuple[str, ...], seed: int | None, out_dir: str | None, redraw: bool
+) -> None:
+    """Generate <op>_calibration.json and <op>_validation.json deterministically.
+
+    Frozen sweeps already in the folder are kept when the draw would change
+    their shapes (it stratifies by regime labels, which follow the
+    calibrations, so it does not reproduce them once those moved): name
+    another folder, or pass --redraw to replace them."""
+    from graphsval_core.sweep.frozen import redraw_changes
     from graphsval_core.sweep.generator import (
         DEFAULT_SEED,
         OPS,
@@ -93,6 +106,13 @@ def generate(app: AppContext, ops: tuple[str, ...], seed: int | None, out_dir: s
         raise InputError(f"--out-dir {folder}: is a file, not a folder") from None
     except OSError as exc:
         raise InputError(f"--out-dir {folder}: cannot create it: {exc.strerror or exc}") from None
+    changes = [] if redraw else redraw_changes(folder, sweeps)
+    if changes:
+        raise InputError(
+            f"{folder} holds frozen sweeps this draw would change ({'; '.join(changes)}); "
+            "the draw follows the calibrations' regime labels, so it is not the frozen set: "
+            "write elsewhere (--out-dir DIR) or replace them (--redraw)"
+        )
     write_all(sweeps, folder)
     for name, s in sweeps.items():
         dtypes = Counter(e.dtype for e in s.entries)
