@@ -257,6 +257,19 @@ def judge_validation(
     )
 
 
+def unjudged_warning(figures: ValidationFigures | None) -> str | None:
+    """A line when a validation set was found but judged none of its rows
+    (each left out for a reason the source line counts): the fit then has no
+    validation figure, which a figure-less report would leave unsaid."""
+    if figures is None or figures.rows:
+        return None
+    return (
+        f"warning: the validation set judged none of its {figures.held.total} row(s) "
+        "(the 'left out' counts say why): this fit has no validation figure; name a "
+        "validation set of the ops and dtypes it fits (--validation-baseline CSV)"
+    )
+
+
 def validation_warning(in_sample_median: float, figures: ValidationFigures | None) -> str | None:
     """A line when the validation set is much worse than in sample (the
     median |error| of the fitted rows of the ops it judges; None otherwise,

@@ -54,6 +54,7 @@ from graphsval_core.calibrate.validation import (
     ValidationFigures,
     held_out_rows,
     judge_validation,
+    unjudged_warning,
     validation_warning,
 )
 from graphsval_core.datamodel.errors import UserInputError
@@ -285,7 +286,11 @@ def calibrate(registry: Registry, options: CalibrateOptions) -> CalibrateResult:
     # the validation set against the fitted rows of the ops it judges
     its_ops = [r.op in (validation.per_op if validation else {}) for r in rows]
     same = float(np.median(np.abs(errors[its_ops]))) if any(its_ops) else median
-    warned = (grouped_warning(median, grouped), validation_warning(same, validation))
+    warned = (
+        grouped_warning(median, grouped),
+        validation_warning(same, validation),
+        unjudged_warning(validation),
+    )
     warnings = tuple(w for w in warned if w)
     used = {id(r) for r in rows}
     files = [(b.path, [r for r in b.rows if id(r) in used]) for b, _ in found.sources]

@@ -95,9 +95,10 @@ def calibrate(
     cross-validation and on the target's validation set (rows held out for
     validation, never fitted: the installed and workspace ones, or those of
     --validation-baseline), and records each in the file's fit section;
-    warns when grouped CV or the validation set is much worse than in sample.
-    On a terminal, a progress bar on stderr follows each cross-validation's
-    refits (minutes on a rich host's rows).
+    warns when grouped CV or the validation set is much worse than in sample,
+    or when the validation set judged none of its rows. On a terminal, a
+    progress bar on stderr follows each cross-validation's refits (minutes on
+    a rich host's rows).
 
     Under the constants, one `warning:` line each (also recorded in the
     file's fit.diagnostics) for a constant at a bound of its range or an

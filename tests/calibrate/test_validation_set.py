@@ -21,6 +21,7 @@ from graphsval_core.calibrate.validation import (
     file_name,
     held_out_rows,
     judge_validation,
+    unjudged_warning,
     validation_warning,
 )
 from graphsval_core.calibrate.workflow import CalibrateOptions, calibrate
@@ -125,6 +126,7 @@ def test_what_the_fit_saw_is_left_out_and_the_rest_judged(setup, tmp_path):
     only = judge_validation(registry, calibrated, held, adds, load_tolerances())
     assert only is not None and set(only.per_op) == {"vector_add"}
     assert only.uncalibrated == 2 + 4 and only.fitted_too == 10 and only.rows == 4
+    assert unjudged_warning(only) is None  # four rows judged: a figure, no warning
 
 
 def test_rows_validate_leaves_out_are_left_out_and_counted(setup, tmp_path):
@@ -136,6 +138,9 @@ def test_rows_validate_leaves_out_are_left_out_and_counted(setup, tmp_path):
     assert held.total == 6 and held.unusable == 6 and not held.rows
     none = judge_validation(registry, spec, held, [], {})
     assert none is not None and none.rows == 0 and validation_warning(0.01, none) is None
+    line = unjudged_warning(none)
+    assert line is not None and "judged none of its 6 row(s)" in line and "\n" not in line
+    assert unjudged_warning(None) is None  # no set at all: the source line says so
 
     first = {"n": 0}
 
@@ -233,6 +238,20 @@ def test_calibrate_says_why_rows_and_ops_are_left_out(setup, tmp_path):
     }
     assert stored["rows"] == 4 and stored["validation_rows"] == 6
     assert "matmul" not in run.output.split("fit quality")[1].split("validation set:")[0]
+    assert "judged none" not in run.output
+
+    # a validation set of products only judges none of an adds-only fit: warned, recorded
+    products = tmp_path / "products.validation.csv"
+    products.write_text(
+        "\n".join(line for line in val.read_text().splitlines() if "vector_add" not in line)
+    )
+    none = CliRunner().invoke(cli, [*args, "--no-loo", "--validation-baseline", str(products)])
+    assert none.exit_code == 0, none.output
+    warning = "warning: the validation set judged none of its 2 row(s)"
+    assert warning in none.output
+    assert any(
+        warning in w for w in json.loads((tmp_path / "t.json").read_text())["fit"]["warnings"]
+    )
 
 
 def test_validation_rows_with_no_latency_are_counted_not_judged(setup, tmp_path):
