@@ -11,7 +11,7 @@ from graphsval_core.cli.context import AppContext, InputError, pass_app
 from graphsval_core.cli.output import echo_json
 from graphsval_core.datamodel.errors import warn_input
 from graphsval_core.datamodel.tables import format_table
-from graphsval_core.files.outputs import check_output_file, check_output_folder
+from graphsval_core.files.outputs import check_output_file, check_output_files
 
 #: The most tokens ``sweep from-config --tokens`` takes (a context of 2^24).
 MAX_TOKENS = 2**24
@@ -79,9 +79,9 @@ def generate(
     """Generate <op>_calibration.json and <op>_validation.json deterministically.
 
     Frozen sweeps already in the folder are kept when the draw would change
-    their shapes (it stratifies by regime labels, which follow the
-    calibrations, so it does not reproduce them once those moved): name
-    another folder, or pass --redraw to replace them."""
+    their shapes (another seed, or the same one once the calibrations, whose
+    regime labels it stratifies by, or the real-hardware rows it starts from
+    moved): name another folder, or pass --redraw to replace them."""
     from graphsval_core.sweep.frozen import redraw_changes
     from graphsval_core.sweep.generator import (
         DEFAULT_SEED,
@@ -99,7 +99,9 @@ def generate(
     except SweepGenerationError as exc:
         raise InputError(str(exc)) from None
     folder = _writable(Path(out_dir) if out_dir else _shipped_dir(None), "--out-dir DIR")
-    check_output_folder(folder, InputError, f"--out-dir {folder}")
+    # every file's place first: a refusal halfway would leave a new calibration
+    # sweep beside an old validation one
+    check_output_files(folder, sweeps, InputError, "--out-dir")
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except FileExistsError:
@@ -110,13 +112,13 @@ def generate(
     if changes:
         raise InputError(
             f"{folder} holds frozen sweeps this draw would change ({'; '.join(changes)}); "
-            "the draw follows the calibrations' regime labels, so it is not the frozen set: "
-            "write elsewhere (--out-dir DIR) or replace them (--redraw)"
+            "they are kept: write elsewhere (--out-dir DIR) or replace them (--redraw)"
         )
     write_all(sweeps, folder)
     for name, s in sweeps.items():
         dtypes = Counter(e.dtype for e in s.entries)
-        click.echo(f"wrote {folder / name}: {len(s.entries)} shapes ({dict(dtypes)})")
+        counts = ", ".join(f"{dtype} {n}" for dtype, n in dtypes.items())
+        click.echo(f"wrote {folder / name}: {len(s.entries)} shapes ({counts})")
 
 
 @sweep.command()
@@ -177,7 +179,7 @@ def label(
             )
         hws = tuple(labelled)
     new, changes = label_inline(app.registry, sweeps, hws, update_only=update)
-    write_all(new, folder)
+    write_all({name: s for name, s in new.items() if s != sweeps.get(name)}, folder)
     for change in changes:
         click.echo(str(change))
     click.echo(f"{len(changes)} label(s) moved")
@@ -190,7 +192,18 @@ def label(
 @pass_app
 def show(app: AppContext, hws: tuple[str, ...], sweeps_dir: str | None, as_json: bool) -> None:
     """Counts per regime per target in every sweep (ambiguous and unsupported too)."""
+    from graphsval_core.plugins.registry import UnknownNameError
+
+    for hw in hws:  # a typo would print an empty table
+        try:
+            app.registry.target(hw)
+        except UnknownNameError as exc:
+            raise click.BadParameter(str(exc), param_hint="'--hw'") from None
     sweeps = _load(app, sweeps_dir, overlays=True)
+    labelled = {hw for s in sweeps.values() for e in s.entries for hw in e.regime_per_hw}
+    for hw in hws:
+        if hw not in labelled:
+            warn_input(f"--hw {hw}: no sweep labels it (`graphsval sweep label --hw {hw}`)")
     counts: dict[tuple[str, str], Counter[str]] = {}
     for name, s in sorted(sweeps.items()):
         for e in s.entries:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from graphsval_core.datamodel.errors import UserInputError
@@ -156,16 +156,44 @@ def write_text_atomic(
     after :func:`check_output_file`; a failure is ``error`` in one line and
     leaves no temp file. A link is followed: the file it leads to is
     written, the link kept (a rename over the link would replace it)."""
+    write_texts_atomic([(path, text, label)], error)
+
+
+def write_texts_atomic(
+    files: Sequence[tuple[str | os.PathLike[str], str, str | None]],
+    error: type[UserInputError],
+) -> None:
+    """Write each ``(path, text, label)`` as :func:`write_text_atomic` does,
+    all or none as far as a folder allows: every place is checked and every
+    temp file written before the first is renamed over its file, so a failure
+    to write (one line, ``error``) leaves every file as it was and no temp
+    file behind. A rename that fails (a file mounted read-only) leaves the
+    ones before it replaced, and the line names them."""
     import contextlib
 
-    check_output_file(path, error, label)  # a link into no folder is refused there
-    target = Path(os.path.realpath(path))
-    tmp = target.with_name(target.name + ".tmp")
-    check_output_file(tmp, error, f"{label or target} (its temp file {tmp})")
+    places = []
+    for path, text, label in files:
+        check_output_file(path, error, label)  # a link into no folder is refused there
+        target = Path(os.path.realpath(path))
+        tmp = target.with_name(target.name + ".tmp")
+        check_output_file(tmp, error, f"{label or target} (its temp file {tmp})")
+        places.append((target, tmp, text, label or str(target)))
+    written: list[Path] = []
+    replaced: list[str] = []
+    where = ""
     try:
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(target)
+        for _target, tmp, text, label in places:
+            where = label
+            tmp.write_text(text, encoding="utf-8")
+            written.append(tmp)
+        for target, tmp, _text, label in places:
+            where = label
+            tmp.replace(target)
+            written.remove(tmp)
+            replaced.append(label)
     except OSError as exc:
-        with contextlib.suppress(OSError):
-            tmp.unlink(missing_ok=True)
-        raise error(f"{label or target}: cannot write: {exc.strerror or exc}") from None
+        for tmp in written:
+            with contextlib.suppress(OSError):
+                tmp.unlink(missing_ok=True)
+        done = f" ({', '.join(replaced)} already written)" if replaced else ""
+        raise error(f"{where}: cannot write: {exc.strerror or exc}{done}") from None

@@ -194,6 +194,8 @@ def coverage_entries(
     product's, or an elementwise op's sizes), labelled on every target, less
     the shapes in ``taken`` (the drawn calibration and validation entries) and
     those too large to capture."""
+    if op.gemm_dims is None and len(op.dims) != 1:
+        return []  # the stream grid is of one dimension
     grid = [(s, kind) for s, kind in grid_for(op.gemm_dims is not None) if s not in taken]
     if not grid:
         return []

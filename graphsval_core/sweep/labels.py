@@ -23,14 +23,15 @@ import numpy as np
 from attrs import evolve, frozen
 
 from graphsval_core.datamodel.regimes import LABELS
+from graphsval_core.files.outputs import special_kind, write_texts_atomic
 from graphsval_core.files.overlay import OVERLAY_KIND, overlay_from, read_overlay
 from graphsval_core.files.sweep import (
     SCHEMA_VERSION,
     Sweep,
     SweepEntry,
     SweepFileError,
+    dump_sweep,
     load_sweep,
-    write_sweep,
 )
 from graphsval_core.model.classifier import classify
 from graphsval_core.plugins.resources import sweep_files
@@ -60,6 +61,9 @@ def load_shipped(
     sweeps: dict[str, Sweep] = {}
     if folder is not None:
         for path in sorted(Path(folder).glob("*.json")):
+            kind = special_kind(path)
+            if kind:  # never opened: a FIFO with no writer would hold the command
+                raise SweepFileError(f"{path}: is {kind}, not a sweep file; move it out")
             sweeps[path.name] = load_sweep(path)
     else:
         for item in sweep_files():
@@ -237,5 +241,9 @@ def write_overlay(overlay: dict[str, Any], path: str | Path) -> None:
 
 
 def write_all(sweeps: dict[str, Sweep], folder: str | Path) -> None:
-    for name, sweep in sweeps.items():
-        write_sweep(sweep, Path(folder) / name)
+    """Write every sweep into ``folder``, all or none (a calibration sweep of
+    a new draw never lands beside the validation sweep of an old one)."""
+    write_texts_atomic(
+        [(Path(folder) / name, dump_sweep(sweep), None) for name, sweep in sweeps.items()],
+        SweepFileError,
+    )

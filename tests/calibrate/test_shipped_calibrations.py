@@ -92,9 +92,11 @@ def test_the_shipped_calibrations_are_found():
     assert {"i7_12700k.calibration.json", "jetson_orin_nano_8gb.calibration.json"} <= names
 
 
-def test_a_cache_resident_fp32_add_waits_on_its_loop_not_the_cache() -> None:
-    # the Zen 4 host's calibrated model: an add whose three operands sit in the L2 or
-    # the L3 is timed at the fp32 add's own rate, and one in main memory by the memory
+def test_an_fp32_add_waits_on_its_loop_in_the_l2_and_on_the_cache_beyond() -> None:
+    # the Zen 4 host's calibrated model: an add whose three operands sit in the L2 is
+    # timed at the fp32 add's own rate (its loop of two loads and a store); one in the
+    # L3, which feeds it more slowly (the stream grid's adds: 7.5 G elements/s there
+    # against 9.3 in the lower L2), by the L3, and one in main memory by the memory
     registry = build_registry()
     if "host_amd_epyc_zen4_2c_1t" not in registry.targets():
         pytest.skip("graphsval-cpu is not installed")
@@ -102,8 +104,8 @@ def test_a_cache_resident_fp32_add_waits_on_its_loop_not_the_cache() -> None:
     rate = spec.vector_ops_per_s["fp32"]
     assert spec.provenance["vector_ops_per_s.fp32"].kind == "calibrated"
     assert 4e9 < rate < 16e9  # a core's loop of two loads and a store per vector
-    sizes = [65536, 262144, 16777216]  # 0.8 MB (the L2), 3 MB (the L3), 201 MB
+    sizes = [32000, 262144, 16777216]  # 384 KB (the L2), 3 MB (the L3), 201 MB
     p = predict(registry, spec, registry.op("vector_add"), [[n] for n in sizes], "fp32")
-    assert list(p.regime[:2]) == ["alu_bound", "alu_bound"]
-    assert p.compute_s[:2] == pytest.approx([n / rate for n in sizes[:2]], rel=1e-2)
-    assert p.regime[2] == "dram_bound"
+    assert list(p.regime) == ["alu_bound", "l3_bound", "dram_bound"]
+    assert p.compute_s[0] == pytest.approx(sizes[0] / rate, rel=1e-2)
+    assert sizes[1] / p.latency_s[1] < rate  # the L3 is slower than the loop

@@ -209,3 +209,40 @@ def test_a_pipe_opened_on_a_terminal_says_it_waits(tmp_path, monkeypatch, capsys
     assert read_input(fifo, UserInputError) == b"a,b\n"
     writer.join(timeout=10)
     assert f"reading {fifo}, a pipe: waiting for what writes it" in capsys.readouterr().err
+
+
+def test_files_written_together_are_all_written_or_none(tmp_path, monkeypatch):
+    from graphsval_core.datamodel.errors import UserInputError
+    from graphsval_core.files.outputs import write_texts_atomic
+
+    first, second = tmp_path / "a.json", tmp_path / "b.json"
+    first.write_text("old a")
+    second.write_text("old b")
+    files = [(first, "new a", None), (second, "new b", "--out-dir b.json")]
+    real_write = Path.write_text
+
+    def full_disk(self, text, *args, **kwargs):  # the second temp file cannot be written
+        if self.name == "b.json.tmp":
+            raise OSError(28, "No space left on device")
+        return real_write(self, text, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "write_text", full_disk)
+    with pytest.raises(UserInputError, match=r"^--out-dir b.json: cannot write: No space left"):
+        write_texts_atomic(files, UserInputError)
+    assert first.read_text() == "old a" and second.read_text() == "old b"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.json", "b.json"]  # no temp left
+
+    monkeypatch.setattr(Path, "write_text", real_write)
+    real_replace = Path.replace
+
+    def busy(self, target):  # b.json is mounted read-only: its rename fails
+        if Path(target).name == "b.json":
+            raise OSError(16, "Device or resource busy")
+        return real_replace(self, target)
+
+    monkeypatch.setattr(Path, "replace", busy)
+    with pytest.raises(UserInputError, match=r"already written\)$") as caught:
+        write_texts_atomic(files, UserInputError)
+    assert f"({first} already written)" in str(caught.value)
+    assert first.read_text() == "new a" and second.read_text() == "old b"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.json", "b.json"]

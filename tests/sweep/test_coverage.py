@@ -64,13 +64,15 @@ def test_shipped_calibration_sweeps_hold_the_grid(shipped, op):
         assert set(grid) <= set(covered) | drawn
 
 
-def test_coverage_entries_skip_taken_shapes_and_ops_without_a_product(registry):
+def test_coverage_entries_skip_taken_shapes_for_products_and_adds(registry):
     targets = first_party_targets(registry)
     matmul = registry.op("matmul")
     (first, _), *_ = coverage_shapes()
     entries = coverage_entries(registry, targets, matmul, "fp32", {first})
     assert entries and first not in {e.shape for e in entries}
     assert all(e.op == "matmul" and e.dtype == "fp32" for e in entries)
+    kinds = dict(coverage_shapes())
+    assert all(e.extra == {"coverage": kinds[e.shape]} for e in entries)
     add = registry.op("vector_add")
     (smallest, _), *_ = stream_shapes()
     streams = coverage_entries(registry, targets, add, "bf16", {smallest})
