@@ -172,11 +172,18 @@ def write_texts_atomic(
     import contextlib
 
     places = []
+    seen: dict[Path, str] = {}
     for path, text, label in files:
         check_output_file(path, error, label)  # a link into no folder is refused there
         target = Path(os.path.realpath(path))
+        where = label or str(path)
+        if target in seen:  # two outputs, one file: the second would overwrite the first
+            raise error(f"{where}: leads to the same file as {seen[target]} ({target})")
+        seen[target] = where
         tmp = target.with_name(target.name + ".tmp")
         check_output_file(tmp, error, f"{label or target} (its temp file {tmp})")
+        if tmp.is_symlink():  # a write through it would land wherever it leads
+            raise error(f"{label or target}: its temp file {tmp} is a link; remove it")
         places.append((target, tmp, text, label or str(target)))
     written: list[Path] = []
     replaced: list[str] = []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
@@ -44,5 +45,8 @@ def installed_paths() -> list[Path]:
 def in_installed_package(path: Path | str) -> bool:
     """Whether ``path`` lies inside an installed distribution (site-packages),
     not in a source tree: graphsval never writes there unasked."""
-    where = Path(path).resolve()
+    try:
+        where = Path(path).resolve()
+    except (OSError, RuntimeError):  # a link loop: no package lies there
+        where = Path(os.path.abspath(path))
     return any(where.is_relative_to(folder) for folder in installed_paths())

@@ -246,3 +246,32 @@ def test_files_written_together_are_all_written_or_none(tmp_path, monkeypatch):
     assert f"({first} already written)" in str(caught.value)
     assert first.read_text() == "new a" and second.read_text() == "old b"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.json", "b.json"]
+
+
+def test_two_outputs_leading_to_one_file_or_a_linked_temp_file_are_refused(tmp_path):
+    from graphsval_core.datamodel.errors import UserInputError
+    from graphsval_core.files.outputs import write_texts_atomic
+
+    first, second = tmp_path / "a.json", tmp_path / "b.json"
+    second.symlink_to(first)  # b.json leads to a.json, which is not there yet
+    with pytest.raises(UserInputError, match=r"b.json: leads to the same file as .*a.json"):
+        write_texts_atomic([(first, "a", None), (second, "b", None)], UserInputError)
+    assert not first.exists()
+
+    victim = tmp_path / "victim.txt"
+    victim.write_text("mine")
+    (tmp_path / "c.json.tmp").symlink_to(victim)
+    with pytest.raises(UserInputError, match=r"its temp file .*c.json.tmp is a link; remove it"):
+        write_texts_atomic([(tmp_path / "c.json", "c", None)], UserInputError)
+    assert victim.read_text() == "mine" and not (tmp_path / "c.json").exists()
+
+
+def test_an_out_dir_that_is_a_link_loop_is_one_line(tmp_path):
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)
+    result = CliRunner().invoke(
+        cli, ["sweep", "generate", "--op", "vector_add", "--out-dir", str(loop)]
+    )
+    assert result.exit_code == 2, result.output
+    assert "internal error" not in result.output and "Traceback" not in result.output
+    assert str(loop) in result.output
