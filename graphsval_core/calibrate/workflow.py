@@ -19,7 +19,6 @@ there is to report.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -66,6 +65,7 @@ from graphsval_core.files.jsonfile import parse_json
 from graphsval_core.files.outputs import (
     check_output_file,
     check_output_files,
+    check_output_temp,
     check_writable_folder,
     write_text_atomic,
 )
@@ -172,9 +172,7 @@ def _refuse_foreign(path: Path, key: str) -> None:
     no folder, or in one no file can be made in (probed), and a temp file's
     place (``<path>.tmp``) taken by something else than a file."""
     check_output_file(path, CalibrationError, f"--out {path}")
-    real = Path(os.path.realpath(path))  # a link's file is written, the link kept
-    tmp = real.with_name(real.name + ".tmp")
-    check_output_file(tmp, CalibrationError, f"--out {path} (its temp file {tmp})")
+    real, _tmp = check_output_temp(path, CalibrationError, f"--out {path}")
     folder = real.parent
     if not folder.is_dir():  # said before the fit, not after its minutes
         raise CalibrationError(f"--out {path}: no folder {folder} to write it in")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -28,6 +29,21 @@ def _shipped_dir(sweeps_dir: str | None) -> Path:
     from graphsval_core.plugins.resources import sweeps_dir as shipped
 
     return Path(str(shipped()))
+
+
+def _target(app: AppContext, hw: str) -> Any:
+    """The installed target ``hw``; an unknown one is a bad ``--hw``."""
+    from graphsval_core.plugins.registry import UnknownNameError
+
+    try:
+        return app.registry.target(hw)
+    except UnknownNameError as exc:
+        raise click.BadParameter(str(exc), param_hint="'--hw'") from None
+
+
+def _labelled(sweeps: dict[str, Any]) -> set[str]:
+    """The targets some entry of ``sweeps`` labels."""
+    return {hw for s in sweeps.values() for e in s.entries for hw in e.regime_per_hw}
 
 
 def _writable(folder: Path, flag: str) -> Path:
@@ -99,8 +115,7 @@ def generate(
     except SweepGenerationError as exc:
         raise InputError(str(exc)) from None
     folder = _writable(Path(out_dir) if out_dir else _shipped_dir(None), "--out-dir DIR")
-    # every file's place first: a refusal halfway would leave a new calibration
-    # sweep beside an old validation one
+    # every file's place, before the folder is made or its frozen sweeps judged
     check_output_files(folder, sweeps, InputError, "--out-dir")
     try:
         folder.mkdir(parents=True, exist_ok=True)
@@ -134,7 +149,6 @@ def label(
     (--out, for a plugin to ship), or refresh every label after a recalibration
     (--update)."""
     from graphsval_core.plugins.first_party import is_first_party
-    from graphsval_core.plugins.registry import UnknownNameError
     from graphsval_core.sweep.labels import label_inline, overlay_for, write_all, write_overlay
 
     if not hws and not update:
@@ -142,10 +156,7 @@ def label(
     if update and out:
         raise click.UsageError("--update rewrites the shipped labels; it takes no --out")
     for hw in hws:
-        try:
-            target = app.registry.target(hw)
-        except UnknownNameError as exc:
-            raise click.BadParameter(str(exc), param_hint="'--hw'") from None
+        target = _target(app, hw)
         note = app.registry.placeholder_note(target)
         if note:  # labels from placeholder figures: said, as predict says it
             warn_input(note)
@@ -168,9 +179,7 @@ def label(
         return
     folder = _writable(_shipped_dir(sweeps_dir), "--sweeps-dir DIR (a copy of them)")
     if update:
-        labelled = sorted(
-            {hw for s in sweeps.values() for e in s.entries for hw in e.regime_per_hw}
-        )
+        labelled = sorted(_labelled(sweeps))
         missing = [hw for hw in labelled if hw not in app.registry.targets()]
         if missing:
             raise InputError(
@@ -192,15 +201,10 @@ def label(
 @pass_app
 def show(app: AppContext, hws: tuple[str, ...], sweeps_dir: str | None, as_json: bool) -> None:
     """Counts per regime per target in every sweep (ambiguous and unsupported too)."""
-    from graphsval_core.plugins.registry import UnknownNameError
-
     for hw in hws:  # a typo would print an empty table
-        try:
-            app.registry.target(hw)
-        except UnknownNameError as exc:
-            raise click.BadParameter(str(exc), param_hint="'--hw'") from None
+        _target(app, hw)
     sweeps = _load(app, sweeps_dir, overlays=True)
-    labelled = {hw for s in sweeps.values() for e in s.entries for hw in e.regime_per_hw}
+    labelled = _labelled(sweeps)
     for hw in hws:
         if hw not in labelled:
             warn_input(f"--hw {hw}: no sweep labels it (`graphsval sweep label --hw {hw}`)")

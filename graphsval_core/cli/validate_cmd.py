@@ -310,15 +310,16 @@ def _refuse_out(folder: Path) -> None:
 
 
 def _write_reports(folder: Path, files: dict[str, str]) -> None:
-    from graphsval_core.files.outputs import check_output_files
+    """Write the reports into ``folder``, all or none."""
+    from graphsval_core.files.outputs import check_output_files, write_texts_atomic
 
     check_output_files(folder, files, InputError, "--out")
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        for name, text in files.items():
-            (folder / name).write_text(text, encoding="utf-8")
     except OSError as exc:
-        raise InputError(
-            f"--out {folder}: cannot write the reports: {exc.strerror or exc}"
-        ) from None
+        raise InputError(f"--out {folder}: cannot make it: {exc.strerror or exc}") from None
+    write_texts_atomic(
+        [(folder / name, text, f"--out {folder / name}") for name, text in files.items()],
+        InputError,
+    )
     click.echo(f"reports written to {folder}/ ({', '.join(files)})", err=True)

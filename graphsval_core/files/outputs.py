@@ -146,6 +146,22 @@ def check_output_files(
     check_output_place(folder, error, f"{flag} {folder}")
 
 
+def check_output_temp(
+    path: str | os.PathLike[str], error: type[UserInputError], label: str | None = None
+) -> tuple[Path, Path]:
+    """``(file, temp file)`` of an atomic write to ``path``: the file a link
+    leads to (it is written, the link kept) and ``<file>.tmp`` beside it.
+    Raises ``error`` (one line) unless the temp file's place is free or a
+    regular file, and not a link (a write through it would land wherever it
+    leads)."""
+    target = Path(os.path.realpath(path))
+    tmp = target.with_name(target.name + ".tmp")
+    check_output_file(tmp, error, f"{label or target} (its temp file {tmp})")
+    if tmp.is_symlink():
+        raise error(f"{label or target}: its temp file {tmp} is a link; remove it")
+    return target, tmp
+
+
 def write_text_atomic(
     path: str | os.PathLike[str],
     text: str,
@@ -175,15 +191,11 @@ def write_texts_atomic(
     seen: dict[Path, str] = {}
     for path, text, label in files:
         check_output_file(path, error, label)  # a link into no folder is refused there
-        target = Path(os.path.realpath(path))
+        target, tmp = check_output_temp(path, error, label)
         where = label or str(path)
         if target in seen:  # two outputs, one file: the second would overwrite the first
             raise error(f"{where}: leads to the same file as {seen[target]} ({target})")
         seen[target] = where
-        tmp = target.with_name(target.name + ".tmp")
-        check_output_file(tmp, error, f"{label or target} (its temp file {tmp})")
-        if tmp.is_symlink():  # a write through it would land wherever it leads
-            raise error(f"{label or target}: its temp file {tmp} is a link; remove it")
         places.append((target, tmp, text, label or str(target)))
     written: list[Path] = []
     replaced: list[str] = []

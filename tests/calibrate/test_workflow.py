@@ -226,6 +226,14 @@ def test_a_temp_file_place_taken_by_a_folder_is_refused_first(setup, tmp_path, n
     (tmp_path / "toy.json.tmp").mkdir()
     with pytest.raises(UserInputError, match=r"\(its temp file .*toy.json.tmp\): is a folder"):
         calibrate(build_registry(), _options(tmp_path, base))
+    # one that is a link would be written through: refused before the fit too
+    (tmp_path / "toy.json.tmp").rmdir()
+    victim = tmp_path / "victim.txt"
+    victim.write_text("mine")
+    (tmp_path / "toy.json.tmp").symlink_to(victim)
+    with pytest.raises(UserInputError, match=r"its temp file .*toy.json.tmp is a link; remove it"):
+        calibrate(build_registry(), _options(tmp_path, base))
+    assert victim.read_text() == "mine"
 
 
 @pytest.mark.parametrize("which", ["--out", "--report"])
