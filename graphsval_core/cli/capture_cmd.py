@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from graphsval_core.cli.context import AppContext, InputError, pass_app
-from graphsval_core.cli.params import Seconds
+from graphsval_core.cli.params import Seconds, Whole
 from graphsval_core.extras import require_plugin_extra
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -39,7 +39,7 @@ def machine_options(command: F) -> F:
         (
             click.option(
                 "--threads",
-                type=click.IntRange(1, MAX_THREADS),
+                type=Whole(1, MAX_THREADS),
                 default=DEFAULT_THREADS,
                 show_default=True,
                 help="CPU threads (part of the snapshot key; one thread is far steadier on a "
@@ -110,7 +110,7 @@ def _percent(value: str) -> float:
 )
 @click.option(
     "--limit",
-    type=click.IntRange(1, 10**9),
+    type=Whole(1, 10**9),
     help="Only N runnable entries, sampled across regimes and sizes.",
 )
 @click.option(
@@ -146,7 +146,7 @@ def _percent(value: str) -> float:
 @machine_options
 @click.option(
     "--rounds",
-    type=click.IntRange(1, 1000),
+    type=Whole(1, 1000),
     default=DEFAULT_ROUNDS,
     show_default=True,
     help="Interleaved rounds: every round visits every shape in a shuffled order; a row is "
@@ -154,7 +154,7 @@ def _percent(value: str) -> float:
 )
 @click.option(
     "--seed",
-    type=click.IntRange(0, 2**63 - 1),
+    type=Whole(0, 2**63 - 1),
     default=0,
     show_default=True,
     help="Seed of the round orders.",

@@ -16,6 +16,7 @@ from graphsval_core.cli.capture_cmd import (
     render_summary,
 )
 from graphsval_core.cli.context import AppContext, pass_app
+from graphsval_core.cli.params import Whole
 from graphsval_core.extras import require, require_plugin_extra
 
 
@@ -40,7 +41,7 @@ def _minutes(seconds: float) -> str:
 @machine_options
 @click.option(
     "--rounds",
-    type=click.IntRange(1, 1000),
+    type=Whole(1, 1000),
     help="Interleaved rounds per shape (default: 3 with --quick, else 5).",
 )
 @click.option("--no-calibrate", is_flag=True, help="Capture only; do not fit the target.")

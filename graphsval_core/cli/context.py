@@ -138,6 +138,27 @@ def _workspace_own(problem: Any) -> bool:
 EXIT_INTERRUPTED = 130
 
 
+def one_line_usage(exc: click.UsageError, ctx: click.Context | None = None) -> click.UsageError:
+    """``exc`` as one line on stderr: click prints a usage error of a command
+    as its usage, a hint and the message, four lines; this keeps the message
+    (it names the flag) and points at the help of the command it came from
+    (``ctx``'s subcommand where click's parser gave it no context). Help
+    asked for by running a group with no command (``NoArgsIsHelpError``)
+    stays help."""
+    if isinstance(exc, click.exceptions.NoArgsIsHelpError):
+        return exc
+    if exc.ctx is not None:
+        where = exc.ctx.command_path
+    elif ctx is not None:
+        where = " ".join(filter(None, (ctx.command_path, ctx.invoked_subcommand)))
+    else:
+        where = "graphsval"
+    # without a context, click prints "Error: <message>" alone
+    line = click.UsageError(f"{exc.format_message()} (see `{where} --help`)")
+    line.exit_code = exc.exit_code
+    return line
+
+
 class Group(click.Group):
     """Turns a plugin's hook failure, any bad input a workflow reports
     (:class:`~graphsval_core.datamodel.errors.UserInputError`) and any file
@@ -153,7 +174,15 @@ class Group(click.Group):
     none, and ``graphsval workspace`` none of the workspace's own. A Ctrl-C
     that reaches it (the user's: a plugin's own KeyboardInterrupt is caught
     where the plugin is called) ends the command
-    with one line and exit code 130, never the 1 of a failed validation."""
+    with one line and exit code 130, never the 1 of a failed validation.
+    A usage error (an unknown option, a bad value of a flag) is one line too
+    (:func:`one_line_usage`)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as exc:
+            raise one_line_usage(exc, ctx) from None
 
     def invoke(self, ctx: click.Context) -> Any:
         from graphsval_core.datamodel.errors import UserInputError
@@ -163,6 +192,8 @@ class Group(click.Group):
         try:
             with input_warnings():
                 return super().invoke(ctx)
+        except click.UsageError as exc:
+            raise one_line_usage(exc, ctx) from None
         except HookError as exc:
             failed_in_hook = True
             raise InputError(str(exc)) from exc

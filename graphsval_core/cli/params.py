@@ -2,12 +2,16 @@
 
 click's ``FloatRange`` lets ``nan`` and ``inf`` through (no comparison with
 NaN is false); :class:`Seconds` refuses both, so that a time limit is always
-a number of seconds.
+a number of seconds. Its ``IntRange`` takes whatever Python's ``int`` does,
+``1_000`` and digits of other scripts among them; :class:`Whole` takes ASCII
+digits alone, so that a seed or a count reads the same everywhere it is
+written down.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 import click
@@ -26,6 +30,22 @@ class Seconds(click.FloatRange):
         if not math.isfinite(number):
             self.fail(f"{value!r} is not a finite number of seconds", param, ctx)
         return number
+
+
+#: A whole number as graphsval writes one: ASCII digits, a sign at most.
+_WHOLE = re.compile(r"[+-]?[0-9]+")
+
+
+class Whole(click.IntRange):
+    """A whole number in ``[low, high]``, written in ASCII digits."""
+
+    def __init__(self, low: int, high: int) -> None:
+        super().__init__(min=low, max=high)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and not _WHOLE.fullmatch(value.strip()):
+            self.fail(f"{value!r} is not a whole number (digits 0-9 only)", param, ctx)
+        return super().convert(value, param, ctx)
 
 
 #: The metavars of options that name a file or a folder.

@@ -10,6 +10,7 @@ import click
 
 from graphsval_core.cli.context import AppContext, InputError, pass_app
 from graphsval_core.cli.output import echo_json
+from graphsval_core.cli.params import Whole
 from graphsval_core.datamodel.errors import warn_input
 from graphsval_core.datamodel.tables import format_table
 from graphsval_core.files.outputs import check_output_file, check_output_files
@@ -78,7 +79,7 @@ def sweep() -> None:
 @click.option("--op", "ops", multiple=True, metavar="OP", help="Only these ops (repeatable).")
 @click.option(
     "--seed",
-    type=click.IntRange(0, 2**63 - 1),
+    type=Whole(0, 2**63 - 1),
     default=None,
     help="Generator seed (default: the project's).",
 )
@@ -236,7 +237,7 @@ def show(app: AppContext, hws: tuple[str, ...], sweeps_dir: str | None, as_json:
     show_default=True,
     help="Comma-separated token counts: a prefill of T and a decode step at context T.",
 )
-@click.option("--batch", type=click.IntRange(1, 2**20), default=1, show_default=True)
+@click.option("--batch", type=Whole(1, 2**20), default=1, show_default=True)
 @click.option("--dtype", default="bf16", show_default=True)
 @click.option("--out", metavar="FILE", help="Output sweep file (default: <config>_sweep.json).")
 def from_config(config: str, tokens: str, batch: int, dtype: str, out: str | None) -> None:

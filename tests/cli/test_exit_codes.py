@@ -165,3 +165,58 @@ def test_a_usage_error_into_a_closed_pipe_keeps_its_exit_code(tmp_path):
             cwd=tmp_path,
         )
         assert closed.returncode == 2, (tail, closed.stderr)
+
+
+def test_a_usage_error_is_one_line_naming_the_flag_and_the_help_to_read():
+    runner = CliRunner()
+    cases = {
+        ("validate", "--foo"): ("'--foo'", "`graphsval validate --help`"),
+        ("validate", "--hw"): ("'--hw' requires an argument", "`graphsval validate --help`"),
+        ("--bogus",): ("'--bogus'", "`graphsval --help`"),
+        ("nocmd",): ("No such command 'nocmd'", "`graphsval --help`"),
+        ("sweep", "nope"): ("No such command 'nope'", "`graphsval sweep --help`"),
+        ("sweep", "generate", "--seed", "x"): ("'--seed'", "`graphsval sweep generate --help`"),
+        ("targets", "--hw", "nope"): ("unknown target 'nope'", "`graphsval targets --help`"),
+        ("predict", "--hw", HOST, "--op", "matmul", "--shape", "2x2x2"): (
+            "--dtype is required",
+            "`graphsval predict --help`",
+        ),
+    }
+    for argv, (what, where) in cases.items():
+        result = runner.invoke(cli, list(argv), prog_name="graphsval")
+        assert result.exit_code == 2, (argv, result.output)
+        assert "Usage:" not in result.output and "Try '" not in result.output, argv
+        (line,) = result.output.splitlines()  # one line, nothing else
+        assert line.startswith("Error: ") and what in line and line.endswith(f"(see {where})")
+
+
+def test_a_group_run_with_no_command_still_prints_its_help():
+    result = CliRunner().invoke(cli, ["sweep"], prog_name="graphsval")
+    assert "Usage: graphsval sweep" in result.output and "Commands:" in result.output
+
+
+def test_a_whole_number_option_takes_ascii_digits_alone():
+    runner = CliRunner()
+    for seed in ("1_000", "\uff11\uff12", "1e3", "0x10", "12.0", ""):
+        result = runner.invoke(cli, ["sweep", "generate", "--seed", seed], prog_name="graphsval")
+        assert result.exit_code == 2, (seed, result.output)
+        (line,) = result.output.splitlines()
+        assert "'--seed'" in line and "not a whole number (digits 0-9 only)" in line, line
+    for argv in (["capture", "--rounds", "1_0"], ["capture", "--threads", "\u0661"]):
+        line = _one_error(runner.invoke(cli, argv))
+        assert "not a whole number" in line and argv[1] in line, line
+    # the bounds still hold, and a plain number passes the type
+    line = _one_error(runner.invoke(cli, ["capture", "--rounds", "0"]))
+    assert "0 is not in the range 1<=x<=1000" in line
+
+
+def test_whole_converts_ascii_digits_with_a_sign(tmp_path):
+    from graphsval_core.cli.params import Whole
+
+    whole = Whole(-5, 10**9)
+    assert whole.convert("+12", None, None) == 12
+    assert whole.convert("-5", None, None) == -5
+    assert whole.convert(" 7 ", None, None) == 7
+    assert whole.convert(3, None, None) == 3  # a default given as a number
+    with pytest.raises(click.BadParameter, match="not a whole number"):
+        whole.convert("1_000", None, None)
