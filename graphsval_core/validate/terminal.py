@@ -14,7 +14,6 @@ verdict alone; ``-v`` and ``-vv`` the full report
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 import textwrap
 from collections.abc import Sequence
@@ -26,6 +25,7 @@ import numpy as np
 from attrs import frozen
 
 from graphsval_core.datamodel.regimes import AMBIGUOUS, short
+from graphsval_core.datamodel.tables import screen_width
 from graphsval_core.datamodel.units import fmt_seconds
 from graphsval_core.validate.attribution import cell_label
 from graphsval_core.validate.harness import Validation
@@ -56,9 +56,8 @@ class Screen:
         """The terminal's width (``COLUMNS``, else the terminal's, else 80) and
         colour when ``stream`` is a terminal and ``NO_COLOR`` is unset."""
         stream = stream if stream is not None else sys.stdout
-        width = shutil.get_terminal_size((80, 24)).columns
         tty = bool(getattr(stream, "isatty", lambda: False)())
-        return cls(max(40, width), tty and not os.environ.get("NO_COLOR"))
+        return cls(screen_width(), tty and not os.environ.get("NO_COLOR"))
 
     def paint(self, text: str, **style: Any) -> str:
         return click.style(text, **style) if self.colour else text
@@ -285,10 +284,14 @@ def _clip_styled(line: str, screen: Screen) -> str:
 
 def flagged_line(summary: Summary, screen: Screen) -> list[str]:
     """Counts of the records listed apart (``-v`` and ``--out`` list them)."""
-    suspect = summary.total("suspect")
+    findings = summary.total("suspect")  # one per suspect quantity (latency, energy)
+    records = sum(t.suspect for t in summary.targets)  # as the verdict line counts them
+    suspect = f"suspect record{'' if records == 1 else 's'}"
+    if findings > records:
+        suspect += f" ({findings} findings)"
     apart = [
         (summary.total("excluded"), "excluded (failed capture or check, unsupported dtype)"),
-        (suspect, "suspect " + ("quantity" if suspect == 1 else "quantities")),
+        (records, suspect),
     ]
     unjudged = [
         (summary.total("near_boundary"), "near a boundary"),

@@ -49,6 +49,12 @@ def test_default_summary_fits_the_first_screens(monkeypatch, columns):
 def test_long_lists_are_counted_not_listed(monkeypatch):
     text = re.sub(r"\s+", " ", " ".join(_validate(monkeypatch, 80)))
     assert "Listed apart (-v lists them)" in text
+    # suspect records counted as the verdict line counts them, the findings beside
+    (verdict,) = re.findall(r"(\d+) suspect\)", text)[-1:]
+    listed = re.search(r"(\d+) suspect records?( \((\d+) findings\))?", text)
+    assert listed is not None and listed.group(1) == verdict
+    if listed.group(3):  # a record suspect for two reasons: each is a finding
+        assert int(listed.group(3)) > int(verdict)
     assert "near a" in text and "Near a regime boundary" not in text
     assert text.count("\n  ") < 60
 
