@@ -16,6 +16,11 @@ Fixtures:
 - ``graphsval_cli(*args, plugins=(), env=None)``: run the ``graphsval`` command
   in-process (click's ``CliRunner``), optionally with in-process plugins.
 
+Helpers: ``make_registry`` (what ``graphsval_register_plugin`` returns) and
+``target_field(output, name)``, one field of ``graphsval targets --hw KEY``'s
+listing as its cells and where its value comes from, whatever the width
+wrapped.
+
 The conformance class, :class:`PluginConformance`, proves a plugin honours the
 contract of :mod:`graphsval_core.plugins.hookspecs`: every hook it implements
 is called as the tool calls it, and a predictor it registers validates a tiny
@@ -39,6 +44,7 @@ import importlib.abc
 import importlib.machinery
 import importlib.util
 import os
+import re
 import sys
 import time
 import types
@@ -72,6 +78,32 @@ def make_registry(*plugins: PluginArg, strict: bool = True, autoload: bool = Fal
     return build_registry(
         strict=strict, autoload=autoload, extra_plugins=[_plugin_pair(p) for p in plugins]
     )
+
+
+def target_field(output: str, name: str) -> tuple[list[str], str]:
+    """One field of ``graphsval targets --hw KEY``'s listing (``output``):
+    its cells after the name (VALUE, DATASHEET, and FIT where shown; a
+    cell the width wrapped joined into one line) and where its value comes
+    from (the indented lines beneath it, joined; empty where none)."""
+    lines = output.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith(name + "  ")), None)
+    assert start is not None, f"no field {name!r} in the listing"
+    rule = next(
+        line for line in reversed(lines[:start]) if line.strip() and set(line) <= {"-", " "}
+    )
+    spans = [[m.start(), m.end() + 2] for m in re.finditer(r"-+", rule)]
+    spans[-1][1] = None  # the last cell may run past its column (a path)
+    cells: list[list[str]] = [[] for _ in spans]
+    source: list[str] = []
+    for k, line in enumerate(lines[start:]):
+        if k and not line.startswith(" "):
+            break  # the next field, or what follows the table
+        if k and line[:4] == "    " and line[4:5].strip():
+            source.append(line.strip())  # where the value comes from
+            continue
+        for cell, (a, b) in zip(cells, spans, strict=True):
+            cell.append(line[a:b].strip())
+    return [" ".join(" ".join(c).split()) for c in cells[1:]], " ".join(source)
 
 
 # --- fixtures -----------------------------------------------------------------

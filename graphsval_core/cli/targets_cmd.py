@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import os
+import re
 from typing import Any
 
 import click
 
 from graphsval_core.cli.context import AppContext, InputError, pass_app
 from graphsval_core.cli.output import echo_json
-from graphsval_core.datamodel.tables import format_table
+from graphsval_core.datamodel.tables import (
+    format_noted_table,
+    format_table,
+    screen_width,
+    wrap_line,
+)
 from graphsval_core.datamodel.target import PACK_A_MIN_COLUMNS, MemoryTier, TargetSpec
 from graphsval_core.datamodel.units import fmt_bytes, fmt_joules, fmt_seconds, fmt_si
 from graphsval_core.files.target_spec import spec_to_json
@@ -105,6 +111,21 @@ def _sourced(text: str, constant: str | None) -> _Provenance:
     out = _Provenance(text)
     out.constant = constant
     return out
+
+
+def _short_source(provenance: Any) -> tuple[str, str]:
+    """A field's provenance as its note under the field, and the whole text
+    where it is a calibration's: every calibrated field names the same file
+    and rows, so the listing says them once, not under each field."""
+    text = str(provenance)
+    rows = _FITTED_ON.search(text) if text.startswith("calibrated: ") else None
+    if rows is None:
+        return text, ""
+    return text[: rows.start()] + text[rows.end() :], text[len("calibrated: ") : rows.end()]
+
+
+#: The rows and version a calibrated field's provenance names, in brackets.
+_FITTED_ON = re.compile(r" \(fitted on [^)]*\)")
 
 
 def _calibrated(provenance: Any) -> bool:
@@ -430,9 +451,10 @@ def targets(
         if as_json:
             echo_json(_target_json(registry, target))
             return
+        width = screen_width()
         click.echo(f"{target.key}: {target.name}")
         if target.description:
-            click.echo(target.description)
+            click.echo("\n".join(wrap_line(target.description, width)))
         rows = _detail_rows(registry, target)
         sheet = dict((r[0], r[1]) for r in _detail_rows(registry, registry.datasheet_target(key)))
         # the datasheet value beside every value calibration changed, and how well the
@@ -442,18 +464,25 @@ def targets(
         for r in rows:
             sheet_value = "" if sheet.get(r[0]) == r[1] else sheet.get(r[0], _unset(r[0]))
             fit = [_fit_note(notes, getattr(r[2], "constant", None) or "")] if notes else []
-            table.append([r[0], r[1], sheet_value, *fit, r[2]])
-        header = ["FIELD", "VALUE", "DATASHEET", *(["FIT"] if notes else []), "PROVENANCE"]
-        click.echo(format_table(header, table))
+            table.append([r[0], r[1], sheet_value, *fit])
+        header = ["FIELD", "VALUE", "DATASHEET", *(["FIT"] if notes else [])]
+        sources = [_short_source(r[2]) for r in rows]
+        click.echo(format_noted_table(header, table, [s for s, _ in sources], width))
+        fitted = next((full for _, full in sources if full), "")
+        legend = [
+            "Under each field, indented: where its value comes from. DATASHEET: the "
+            "datasheet's value, where a calibration changed it."
+            + (f" Calibrated: {fitted}." if fitted else "")
+        ]
         if notes:
-            click.echo(
+            legend.append(
                 "FIT: how well the calibration pins the constant: +- one standard "
                 "deviation (relative; a share's own spread in its units), a bound it sits "
                 "at, 'not identified' where the rows do not pin it; blank where the file "
                 f"gives no figure ({registry.calibration_files[target.key]})."
             )
-        for line in _out_of_sample_lines(registry, target.key):
-            click.echo(line)
+        for line in [*legend, *_out_of_sample_lines(registry, target.key)]:
+            click.echo("\n".join(wrap_line(line, width)))
         return
     specs = sorted(registry.targets().values(), key=lambda t: (t.family, t.key))
     if as_json:
@@ -464,7 +493,7 @@ def targets(
             "No targets: no plugin providing targets is installed (see `graphsval plugins`)."
         )
         return
-    rows = []
+    rows, notes = [], []
     for t in specs:
         rows.append(
             [
@@ -473,15 +502,12 @@ def targets(
                 registry.target_plugin(t.key).name,
                 t.ground_truth,
                 ",".join(t.dtypes),
-                "; ".join(_tier_summary(tier) for tier in registry.memory_hierarchy(t)),
-                _measurer_text(registry.measurer_probe(t)),
             ]
         )
-    click.echo(
-        format_table(
-            ["TARGET", "FAMILY", "PLUGIN", "GROUND TRUTH", "DTYPES", "TIERS", "MEASURER"], rows
-        )
-    )
+        tiers = "; ".join(_tier_summary(tier) for tier in registry.memory_hierarchy(t))
+        notes.append(f"tiers: {tiers}. measurer: {_measurer_text(registry.measurer_probe(t))}")
+    header = ["TARGET", "FAMILY", "PLUGIN", "GROUND TRUTH", "DTYPES"]
+    click.echo(format_noted_table(header, rows, notes, screen_width()))
     if registry.problems:
         click.echo(f"\n{len(registry.problems)} plugin problem(s); see `graphsval plugins`.")
 

@@ -20,6 +20,7 @@ from graphsval_core.files.calibration_file import CalibrationFileError
 from graphsval_core.model.predict import predict_batch
 from graphsval_core.model.reference import predict
 from graphsval_core.plugins.loader import build_registry
+from graphsval_core.testing import target_field
 
 HEADER = ["hardware", "op", "shape", "dtype", "latency_s", "energy_j", "trial_count", "notes"]
 # below and above the grain, one and two kernels, one row of A (streamed) and many (packed)
@@ -142,12 +143,16 @@ def test_targets_shows_datasheet_and_calibrated_values_side_by_side():
     result = CliRunner().invoke(cli, ["targets", "--hw", "i7_12700k"])
     assert result.exit_code == 0, result.output
     header = next(line for line in result.output.splitlines() if line.startswith("FIELD"))
-    assert header.split() == ["FIELD", "VALUE", "DATASHEET", "FIT", "PROVENANCE"]
-    fraction = next(line for line in result.output.splitlines() if "achievable fp32" in line)
-    assert "1 of peak" in fraction and "calibrated" in fraction  # datasheet 1, fitted below
-    assert "+- " in fraction  # the fit's uncertainty beside it
-    grain = next(line for line in result.output.splitlines() if "parallel grain" in line)
-    assert "32768 ops" in grain and "GRAIN_SIZE" in grain  # not calibrated: no datasheet column
+    assert header.split() == ["FIELD", "VALUE", "DATASHEET", "FIT"]
+    fraction, source = target_field(result.output, "achievable fp32")
+    assert fraction[1] == "1 of peak" and fraction[2].startswith("+- ")  # datasheet, fit
+    assert source == "calibrated: i7_12700k.calibration.json"  # where it comes from
+    grain, source = target_field(result.output, "parallel grain")
+    assert grain == ["32768 ops", "", ""] and "GRAIN_SIZE" in source  # not calibrated
+    assert max(len(line) for line in result.output.splitlines()[:-12]) <= 80  # the screen's width
+    # the rows a calibration was fitted on are named once, in the legend, not under each field
+    assert result.output.count("fitted on i7_12700k_matmul.calibration.csv") == 1
+    assert "Calibrated: i7_12700k.calibration.json (fitted on" in " ".join(result.output.split())
     assert "non-inclusive" in result.output and "packing B" in result.output
 
 

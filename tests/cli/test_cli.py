@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from graphsval_core import __version__
 from graphsval_core.cli.main import cli
+from graphsval_core.testing import target_field
 
 
 def test_version():
@@ -91,7 +92,9 @@ def toy_targets(fake_entry_points, make_entry_point, make_plugin, make_target):
 
 
 def _line(result, start: str) -> str:
-    return next(x for x in result.output.splitlines() if x.startswith(start))
+    """A field of `targets --hw`: its cells and where its value comes from, one line."""
+    cells, source = target_field(result.output, start)
+    return "  ".join([*cells, source])
 
 
 def test_targets_hw_shows_provenance(toy_targets):
@@ -147,3 +150,17 @@ def test_the_lazy_command_table_holds_each_commands_own_help():
         assert command.name == name
         own = " ".join(inspect.cleandoc(command.help or "").split("\n\n")[0].split())
         assert first == own, f"{name}: update COMMANDS in graphsval_core/cli/main.py"
+
+
+def test_targets_lists_each_target_with_its_tiers_and_measurer_beneath(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    result = CliRunner().invoke(cli, ["targets"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0].split() == ["TARGET", "FAMILY", "PLUGIN", "GROUND", "TRUTH", "DTYPES"]
+    cells, note = target_field(result.output, "i7_12700k")
+    assert cells == ["cpu", "cpu", "measured", "fp32,bf16"]
+    assert note.startswith("tiers: l1 ") and "; dram " in note and " measurer: " in note
+    # the notes fit the screen's width (a table cell may hold a word that cannot wrap)
+    assert all(len(line) <= 80 for line in lines if line.startswith("    ")), lines
+    assert len(lines[1]) <= 80

@@ -10,6 +10,7 @@ import os
 
 import pytest
 
+from graphsval_core.testing import target_field
 from graphsval_core.workspace.location import calibration_path, target_path
 
 from .conftest import CPU, KEY, shipped_spec, write_json
@@ -47,10 +48,9 @@ def test_an_ops_own_first_touch_rate_applies_from_a_calibration(workspace, run):
     write_json(calibration_path(workspace, KEY), _calibration(**rates))
     result = run(workspace, "targets", "--hw", KEY)
     assert result.exit_code == 0, result.output
-    line = next(x for x in result.output.splitlines() if x.startswith("first touch bf16"))
-    assert "1.3 GB/s" in line and "calibrated" in line
-    threshold = next(x for x in result.output.splitlines() if x.startswith("first touch from"))
-    assert "32 MiB" in threshold
+    cells, source = target_field(result.output, "first touch bf16 (no product)")
+    assert cells[0] == "1.3 GB/s" and source.startswith("calibrated")
+    assert target_field(result.output, "first touch from")[0][0] == "32 MiB"
 
 
 def test_a_products_bandwidth_share_applies_from_a_calibration(workspace, run):
@@ -58,27 +58,25 @@ def test_a_products_bandwidth_share_applies_from_a_calibration(workspace, run):
     write_json(calibration_path(workspace, KEY), _calibration(**share))
     result = run(workspace, "targets", "--hw", KEY)
     assert result.exit_code == 0, result.output
-    line = next(x for x in result.output.splitlines() if x.startswith("product bandwidth fp32"))
-    assert "0.5 of each tier's" in line and "calibrated" in line
+    share_cells, source = target_field(result.output, "product bandwidth fp32")
+    assert share_cells[0] == "0.5 of each tier's" and source.startswith("calibrated")
     # a calibrated rate of packing A shows beside it
     pack = {"pack_a_bps.fp32": {"value": 4e9, "datasheet": None}}
     write_json(calibration_path(workspace, KEY), _calibration(**share, **pack))
     result = run(workspace, "targets", "--hw", KEY)
     assert result.exit_code == 0, result.output
-    packing = next(x for x in result.output.splitlines() if x.startswith("packing A fp32"))
-    assert "4 GB/s beyond the last cache, N > 16" in packing and "calibrated" in packing
+    packing, source = target_field(result.output, "packing A fp32")
+    assert "4 GB/s beyond the last cache, N > 16" in packing[0] and "calibrated" in source
     # the datasheet column says what an unset share means: the tier's whole rate
-    value, sheet = [cell.strip() for cell in line.split("  ") if cell.strip()][1:3]
-    assert (value, sheet) == ("0.5 of each tier's", "1 of each tier's")
+    assert share_cells[:2] == ["0.5 of each tier's", "1 of each tier's"]
     # a tier's own share shows under the tier, beside what an unset one means
     tier = {"tiers.l2.product_fraction": {"value": 0.4, "datasheet": 1.0}}
     write_json(calibration_path(workspace, KEY), _calibration(**share, **tier))
     result = run(workspace, "targets", "--hw", KEY)
     assert result.exit_code == 0, result.output
-    line = next(x for x in result.output.splitlines() if x.startswith("l2 product share"))
-    value, sheet = [cell.strip() for cell in line.split("  ") if cell.strip()][1:3]
-    assert (value, sheet) == ("0.4 of it to a matrix product", "1 of it to a matrix product")
-    assert "calibrated" in line
+    cells, source = target_field(result.output, "l2 product share")
+    assert cells[:2] == ["0.4 of it to a matrix product", "1 of it to a matrix product"]
+    assert source.startswith("calibrated")
 
 
 @pytest.mark.parametrize(

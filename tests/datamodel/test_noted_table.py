@@ -1,0 +1,60 @@
+"""A table with a note under each row, fitted to the screen (`targets --hw`)."""
+
+from __future__ import annotations
+
+from graphsval_core.datamodel.tables import MIN_COLUMN, format_noted_table, format_table
+from graphsval_core.testing import target_field
+
+HEADERS = ["FIELD", "VALUE", "DATASHEET", "FIT"]
+ROWS = [
+    ["peak fp32", "105 GFLOP/s", "83.1 GFLOP/s", "+- 3%"],
+    [
+        "B in place bf16",
+        "a transposed B beyond the caches, up to 64 rows of A: packs only the share kept",
+        "",
+        "",
+    ],
+    ["clock", "2.6 GHz", "", ""],
+]
+NOTES = [
+    "calibrated: host.calibration.json",
+    "estimated: oneDNN reads a bf16 linear's weight in place for up to 64 rows of A once it "
+    "outgrows the caches",
+    "",
+]
+
+
+def test_a_table_that_fits_is_the_plain_table_with_each_note_under_its_row():
+    text = format_noted_table(HEADERS, ROWS, NOTES, width=500)
+    plain = format_table(HEADERS, ROWS).splitlines()
+    lines = text.splitlines()
+    assert lines[:3] == plain[:3]  # heading, rule, first row: nothing wrapped
+    assert lines[3] == "    calibrated: host.calibration.json"
+    assert lines[4] == plain[3] and lines[5].startswith("    estimated: oneDNN")
+    assert lines[6] == plain[4]  # a row without a note has no line for it
+    assert len(lines) == 7
+
+
+def test_a_narrow_screen_wraps_the_long_cells_and_notes_within_the_width():
+    text = format_noted_table(HEADERS, ROWS, NOTES, width=70)
+    lines = text.splitlines()
+    assert max(len(line) for line in lines) <= 70
+    rule = lines[1].split("  ")
+    assert len(rule[0]) == len("B in place bf16")  # the names keep their width
+    # the short columns keep what they need; the long VALUE takes the rest, wrapped
+    assert [len(r) for r in rule[2:]] == [len("83.1 GFLOP/s"), len("+- 3%")]
+    assert len(rule[1]) == 70 - len(rule[0]) - len(rule[2]) - len(rule[3]) - 6 >= MIN_COLUMN
+    # each part of the listing reads back whole
+    assert target_field(text, "peak fp32") == (
+        ["105 GFLOP/s", "83.1 GFLOP/s", "+- 3%"],
+        "calibrated: host.calibration.json",
+    )
+    cells, note = target_field(text, "B in place bf16")
+    assert cells == [ROWS[1][1], "", ""] and note == NOTES[1]
+    assert target_field(text, "clock") == (["2.6 GHz", "", ""], "")
+
+
+def test_a_word_longer_than_its_column_is_never_cut():
+    path = "/a/very/long/path/to/a/calibration/file/that/cannot/wrap.calibration.json"
+    text = format_noted_table(["FIELD", "VALUE"], [["file", path]], [f"from {path}"], width=40)
+    assert path in text.splitlines()[2] and f"    {path}" in text.splitlines()
