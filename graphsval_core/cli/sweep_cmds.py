@@ -130,11 +130,12 @@ def generate(
             f"{folder} holds frozen sweeps this draw would change ({'; '.join(changes)}); "
             "they are kept: write elsewhere (--out-dir DIR) or replace them (--redraw)"
         )
-    write_all(sweeps, folder)
+    written = write_all(sweeps, folder)
     for name, s in sweeps.items():
         dtypes = Counter(e.dtype for e in s.entries)
         counts = ", ".join(f"{dtype} {n}" for dtype, n in dtypes.items())
-        click.echo(f"wrote {folder / name}: {len(s.entries)} shapes ({counts})")
+        done = "wrote" if name in written else "unchanged"
+        click.echo(f"{done} {folder / name}: {len(s.entries)} shapes ({counts})")
 
 
 @sweep.command()

@@ -240,10 +240,22 @@ def write_overlay(overlay: dict[str, Any], path: str | Path) -> None:
     write_text_atomic(path, "\n".join(lines) + "\n", SweepFileError)
 
 
-def write_all(sweeps: dict[str, Sweep], folder: str | Path) -> None:
+def write_all(sweeps: dict[str, Sweep], folder: str | Path) -> set[str]:
     """Write every sweep into ``folder``, all or none (a calibration sweep of
-    a new draw never lands beside the validation sweep of an old one)."""
+    a new draw never lands beside the validation sweep of an old one), but
+    for a file that already holds those bytes, which is left as it is.
+    Returns the names written."""
+    texts = {name: dump_sweep(sweep) for name, sweep in sweeps.items()}
+    changed = {name for name, text in texts.items() if not _holds(Path(folder) / name, text)}
     write_texts_atomic(
-        [(Path(folder) / name, dump_sweep(sweep), None) for name, sweep in sweeps.items()],
-        SweepFileError,
+        [(Path(folder) / n, texts[n], None) for n in texts if n in changed], SweepFileError
     )
+    return changed
+
+
+def _holds(path: Path, text: str) -> bool:
+    """Whether the regular file at ``path`` holds ``text`` as UTF-8 already."""
+    try:
+        return path.is_file() and path.read_bytes() == text.encode("utf-8")
+    except OSError:
+        return False

@@ -48,9 +48,16 @@ def test_generate_keeps_frozen_sweeps_it_would_redraw(tmp_path):
     assert first.exit_code == 0, first.output
     path = tmp_path / "vector_add_validation.json"
     drawn = path.read_text()
-    # the same draw again rewrites nothing it would change
+    # the same draw again writes nothing: each file holds those bytes already
+    inode = path.stat().st_ino
     again = _generate("--out-dir", str(tmp_path))
     assert again.exit_code == 0, again.output
+    assert path.read_text() == drawn and path.stat().st_ino == inode  # not replaced
+    assert f"unchanged {path}: 240 shapes" in again.output and "wrote" not in again.output
+    # a file of the same shapes with other bytes (labels moved, or reformatted) is written
+    path.write_text(json.dumps(json.loads(drawn)))
+    relabelled = _generate("--out-dir", str(tmp_path))
+    assert relabelled.exit_code == 0 and f"wrote {path}: 240 shapes" in relabelled.output
     assert path.read_text() == drawn
     # a frozen set the draw does not reproduce is kept, and said so in one line
     frozen = json.loads(drawn)
