@@ -81,29 +81,60 @@ def make_registry(*plugins: PluginArg, strict: bool = True, autoload: bool = Fal
 
 
 def target_field(output: str, name: str) -> tuple[list[str], str]:
-    """One field of ``graphsval targets --hw KEY``'s listing (``output``):
-    its cells after the name (VALUE, DATASHEET, and FIT where shown; a
-    cell the width wrapped joined into one line) and where its value comes
-    from (the indented lines beneath it, joined; empty where none)."""
+    """One field of ``graphsval targets --hw KEY``'s listing (``output``), or
+    one target of ``graphsval targets``': its cells after the name (VALUE,
+    DATASHEET, and FIT where shown; a cell the width wrapped joined into
+    one line, one that spans the empty cells after it read whole) and the
+    note beneath it (where its value comes from; the indented lines,
+    joined; empty where none). The name may be wrapped too."""
     lines = output.splitlines()
-    start = next((i for i, line in enumerate(lines) if line.startswith(name + "  ")), None)
-    assert start is not None, f"no field {name!r} in the listing"
-    rule = next(
-        line for line in reversed(lines[:start]) if line.strip() and set(line) <= {"-", " "}
-    )
-    spans = [[m.start(), m.end() + 2] for m in re.finditer(r"-+", rule)]
-    spans[-1][1] = None  # the last cell may run past its column (a path)
-    cells: list[list[str]] = [[] for _ in spans]
-    source: list[str] = []
-    for k, line in enumerate(lines[start:]):
-        if k and not line.startswith(" "):
-            break  # the next field, or what follows the table
-        if k and line[:4] == "    " and line[4:5].strip():
-            source.append(line.strip())  # where the value comes from
-            continue
-        for cell, (a, b) in zip(cells, spans, strict=True):
-            cell.append(line[a:b].strip())
-    return [" ".join(" ".join(c).split()) for c in cells[1:]], " ".join(source)
+    for k, line in enumerate(lines):
+        if not line.strip() or set(line) - {"-", " "}:
+            continue  # a table's rule: its rows follow
+        spans = [(m.start(), m.end()) for m in re.finditer(r"-+", line)]
+        for row, note in _table_rows(lines[k + 1 :]):
+            cells = _row_cells(row, spans)
+            if cells[0] == name:
+                return cells[1:], note
+    raise AssertionError(f"no field {name!r} in the listing")
+
+
+def _table_rows(lines: list[str]) -> Iterator[tuple[list[str], str]]:
+    """The rows of a table after its rule: each row's lines (it starts at a
+    line that does not start with a space) and its note (the lines indented
+    four spaces beneath it, joined), up to the table's end."""
+    row: list[str] = []
+    note: list[str] = []
+    for line in lines:
+        if line.startswith("    ") and line[4:5].strip() and row:
+            note.append(line.strip())
+        elif line.startswith(" ") and row and not note:
+            row.append(line)  # the row's wrapped cells
+        elif line.strip() and not line.startswith(" "):
+            if row:
+                yield row, " ".join(note)
+            row, note = [line], []
+        else:
+            break
+    if row:
+        yield row, " ".join(note)
+
+
+def _row_cells(row: list[str], spans: list[tuple[int, int]]) -> list[str]:
+    """The cells of one row's lines under the rule's ``spans``: each cell's
+    wrapped lines joined; a cell whose text crosses the gap after its column
+    spans the rest of the row (the empty cells after it)."""
+    last = len(spans) - 1
+    for j in range(1, len(spans) - 1):
+        if any(line[spans[j][1] : spans[j + 1][0]].strip() for line in row):
+            last = j
+            break
+    ends: list[int | None] = [b for _, b in spans[:last]] + [None]
+    cells = [
+        " ".join(" ".join(line[a:b].strip() for line in row).split())
+        for (a, _), b in zip(spans[: last + 1], ends, strict=True)
+    ]
+    return cells + [""] * (len(spans) - 1 - last)
 
 
 # --- fixtures -----------------------------------------------------------------

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from graphsval_core.cli.context import AppContext, InputError, pass_app
-from graphsval_core.cli.params import Seconds, Whole
+from graphsval_core.cli.params import Seconds, Whole, is_decimal
 from graphsval_core.extras import require_plugin_extra
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -86,13 +86,13 @@ def plugin_distribution(app: AppContext, hw: str) -> str | None:
 
 
 def _percent(value: str) -> float:
-    text = value.strip().rstrip("%")
-    try:
-        number = float(text)
-    except ValueError:
+    text = value.removesuffix("%")
+    if not is_decimal(text):
         raise click.BadParameter(
-            f"{value!r} is not a percentage", param_hint="'--target-ci'"
+            f"{value!r} is not a percentage (digits 0-9, a point, a % at most)",
+            param_hint="'--target-ci'",
         ) from None
+    number = float(text)
     if not 0 < number < 100:  # NaN too
         raise click.BadParameter("must be between 0 and 100 (percent)", param_hint="'--target-ci'")
     return number / 100.0
@@ -141,7 +141,7 @@ def _percent(value: str) -> float:
     default="2",
     show_default=True,
     metavar="PCT",
-    help="Stop sampling when the 95%% CI half-width of the median is under PCT%%.",
+    help="Stop sampling when the 95% CI half-width of the median is under PCT%.",
 )
 @machine_options
 @click.option(

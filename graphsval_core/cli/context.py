@@ -138,14 +138,18 @@ def _workspace_own(problem: Any) -> bool:
 EXIT_INTERRUPTED = 130
 
 
+class UsageLine(click.UsageError):
+    """A usage error made one line by :func:`one_line_usage`."""
+
+
 def one_line_usage(exc: click.UsageError, ctx: click.Context | None = None) -> click.UsageError:
     """``exc`` as one line on stderr: click prints a usage error of a command
     as its usage, a hint and the message, four lines; this keeps the message
     (it names the flag) and points at the help of the command it came from
     (``ctx``'s subcommand where click's parser gave it no context). Help
     asked for by running a group with no command (``NoArgsIsHelpError``)
-    stays help."""
-    if isinstance(exc, click.exceptions.NoArgsIsHelpError):
+    stays help; a line already made stays as it is."""
+    if isinstance(exc, (click.exceptions.NoArgsIsHelpError, UsageLine)):
         return exc
     if exc.ctx is not None:
         where = exc.ctx.command_path
@@ -153,10 +157,31 @@ def one_line_usage(exc: click.UsageError, ctx: click.Context | None = None) -> c
         where = " ".join(filter(None, (ctx.command_path, ctx.invoked_subcommand)))
     else:
         where = "graphsval"
+    message = " ".join(exc.format_message().split())  # click lists a choice over lines
+    stop = "" if message.endswith((".", "?", "!", ")")) else "."
     # without a context, click prints "Error: <message>" alone
-    line = click.UsageError(f"{exc.format_message()} (see `{where} --help`)")
+    line = UsageLine(f"{message}{stop} See `{where} --help`.")
     line.exit_code = exc.exit_code
     return line
+
+
+class Subgroup(click.Group):
+    """A group of commands under ``graphsval`` (``sweep``, ``registry``,
+    ``plugin``): a usage error of one of its commands is one line that
+    points at that command's help (:func:`one_line_usage`), which the
+    ``graphsval`` group, one level up, cannot name."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as exc:
+            raise one_line_usage(exc, ctx) from None
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except click.UsageError as exc:
+            raise one_line_usage(exc, ctx) from None
 
 
 class Group(click.Group):

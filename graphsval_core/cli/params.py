@@ -2,10 +2,11 @@
 
 click's ``FloatRange`` lets ``nan`` and ``inf`` through (no comparison with
 NaN is false); :class:`Seconds` refuses both, so that a time limit is always
-a number of seconds. Its ``IntRange`` takes whatever Python's ``int`` does,
-``1_000`` and digits of other scripts among them; :class:`Whole` takes ASCII
-digits alone, so that a seed or a count reads the same everywhere it is
-written down.
+a number of seconds. Its ``IntRange`` and ``FloatRange`` take whatever
+Python's ``int`` and ``float`` do, ``1_000``, digits of other scripts and
+whitespace among them; :class:`Whole` and :class:`Seconds` take ASCII
+digits alone (a sign, a point, an exponent), so that a seed, a count or a
+time reads the same everywhere it is written down.
 """
 
 from __future__ import annotations
@@ -16,9 +17,33 @@ from typing import Any
 
 import click
 
+#: A whole number as graphsval writes one: ASCII digits, a sign at most.
+_WHOLE = re.compile(r"[+-]?[0-9]+")
+#: A decimal number as graphsval writes one: ASCII digits, a sign, a point
+#: and an exponent at most (no ``_``, no ``inf``, no hexadecimal).
+_DECIMAL = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
+#: The most characters a number of an option may take (a seed of 2^63 has 19).
+MAX_NUMBER_CHARS = 32
+
+
+def written_as(value: str, pattern: re.Pattern[str], what: str) -> str | None:
+    """Why ``value`` is not a number of the kind ``pattern`` matches
+    (``what`` names it), or None where it is one: too long, or not written
+    in ASCII digits as that kind is. Whitespace around it is refused too."""
+    if len(value) > MAX_NUMBER_CHARS:
+        return f"{value[:12]!r}... ({len(value)} characters) is too long for {what}"
+    if not pattern.fullmatch(value):
+        return f"{value!r} is not {what} (digits 0-9 only)"
+    return None
+
+
+def is_decimal(value: str) -> bool:
+    """Whether ``value`` is a decimal number as graphsval writes one."""
+    return written_as(value, _DECIMAL, "a number") is None
+
 
 class Seconds(click.FloatRange):
-    """A finite number of seconds in ``[low, high]``."""
+    """A finite number of seconds in ``[low, high]``, written in ASCII digits."""
 
     name = "seconds"
 
@@ -26,14 +51,16 @@ class Seconds(click.FloatRange):
         super().__init__(min=low, max=high)
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str):
+            why = written_as(value, _DECIMAL, "a number of seconds")
+            if why is not None:
+                self.fail(why, param, ctx)
+            if not math.isfinite(float(value)):
+                self.fail(f"{value!r} is not a finite number of seconds", param, ctx)
         number = super().convert(value, param, ctx)
         if not math.isfinite(number):
             self.fail(f"{value!r} is not a finite number of seconds", param, ctx)
         return number
-
-
-#: A whole number as graphsval writes one: ASCII digits, a sign at most.
-_WHOLE = re.compile(r"[+-]?[0-9]+")
 
 
 class Whole(click.IntRange):
@@ -43,8 +70,10 @@ class Whole(click.IntRange):
         super().__init__(min=low, max=high)
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        if isinstance(value, str) and not _WHOLE.fullmatch(value.strip()):
-            self.fail(f"{value!r} is not a whole number (digits 0-9 only)", param, ctx)
+        if isinstance(value, str):
+            why = written_as(value, _WHOLE, "a whole number")
+            if why is not None:
+                self.fail(why, param, ctx)
         return super().convert(value, param, ctx)
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import click
 
-from graphsval_core.cli.context import InputError
+from graphsval_core.cli.context import InputError, Subgroup
 
 
-@click.group()
+@click.group(cls=Subgroup)
 def plugin() -> None:
     """Tools for plugin authors (docs/writing-a-plugin.md)."""
 

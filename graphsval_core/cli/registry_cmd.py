@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import click
 
-from graphsval_core.cli.context import AppContext, InputError, pass_app
+from graphsval_core.cli.context import AppContext, InputError, Subgroup, pass_app
 from graphsval_core.cli.output import echo_json
 
 
-@click.group()
+@click.group(cls=Subgroup)
 def registry() -> None:
     """Look up measured ground truth in the installed (or given) baselines."""
 

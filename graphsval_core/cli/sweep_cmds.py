@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from graphsval_core.cli.context import AppContext, InputError, pass_app
+from graphsval_core.cli.context import AppContext, InputError, Subgroup, pass_app
 from graphsval_core.cli.output import echo_json
 from graphsval_core.cli.params import Whole
 from graphsval_core.datamodel.errors import warn_input
@@ -70,7 +70,7 @@ def _load(app: AppContext, sweeps_dir: str | None, overlays: bool):  # type: ign
         raise InputError(str(exc)) from None
 
 
-@click.group()
+@click.group(cls=Subgroup)
 def sweep() -> None:
     """Frozen calibration and validation shape sets, and their regime labels."""
 

@@ -91,10 +91,11 @@ def _out_of_sample_lines(registry: Registry, key: str) -> list[str]:
         ]
         for op in sorted({*grouped, *held})
     ]
-    head = ["OP", "GROUPED CV", "VALIDATION SET", "VALIDATION WITHIN 10%"]
+    head = ["OP", "GROUPED CV", "VALIDATION SET", "WITHIN 10%"]
     return [
         f"Out of sample, as {registry.calibration_files[key]} records its fit (median |error| "
-        "/ share in the regime's band; the validation set's rows were never fitted):",
+        "/ share in the regime's band; WITHIN 10%: the validation set's rows within 10%; "
+        "the validation set's rows were never fitted):",
         format_table(head, table),
     ]
 
@@ -194,7 +195,7 @@ def _detail_rows(registry: Registry, target: TargetSpec) -> list[list[str]]:
         rows.append([f"peak {dtype}", fmt_si(peak, _ops_unit(dtype)), text])
     for dtype, fraction in target.compute_fraction.items():
         text = src(f"compute_fraction.{dtype}", None if dtype in folded else "")
-        rows.append([f"achievable {dtype}", f"{fraction:g} of peak", text])
+        rows.append([f"achievable {dtype}", f"{fraction:.3g} of peak", text])
     for dtype, energy in target.energy_per_op_j.items():
         rows.append([f"energy/op {dtype}", fmt_joules(energy), src(f"energy_per_op_j.{dtype}")])
     rows += [
@@ -371,7 +372,7 @@ def _detail_rows(registry: Registry, target: TargetSpec) -> list[list[str]]:
         rows.append(
             [
                 f"{tier.name} achievable",
-                f"{tier.achievable_fraction:g}",
+                f"{tier.achievable_fraction:.3g}",
                 tsrc("achievable_fraction", None if raised else ""),
             ]
         )
@@ -452,7 +453,7 @@ def targets(
             echo_json(_target_json(registry, target))
             return
         width = screen_width()
-        click.echo(f"{target.key}: {target.name}")
+        click.echo("\n".join(wrap_line(f"{target.key}: {target.name}", width)))
         if target.description:
             click.echo("\n".join(wrap_line(target.description, width)))
         rows = _detail_rows(registry, target)
@@ -466,12 +467,18 @@ def targets(
             fit = [_fit_note(notes, getattr(r[2], "constant", None) or "")] if notes else []
             table.append([r[0], r[1], sheet_value, *fit])
         header = ["FIELD", "VALUE", "DATASHEET", *(["FIT"] if notes else [])]
+        if not any(t[2] for t in table):  # nothing calibrated: no datasheet value beside
+            header, table = header[:2], [t[:2] for t in table]
         sources = [_short_source(r[2]) for r in rows]
         click.echo(format_noted_table(header, table, [s for s, _ in sources], width))
         fitted = next((full for _, full in sources if full), "")
         legend = [
-            "Under each field, indented: where its value comes from. DATASHEET: the "
-            "datasheet's value, where a calibration changed it."
+            "Under each field, indented: where its value comes from."
+            + (
+                " DATASHEET: the datasheet's value, where a calibration changed it."
+                if len(header) > 2
+                else ""
+            )
             + (f" Calibrated: {fitted}." if fitted else "")
         ]
         if notes:
@@ -495,18 +502,13 @@ def targets(
         return
     rows, notes = [], []
     for t in specs:
-        rows.append(
-            [
-                t.key,
-                t.family,
-                registry.target_plugin(t.key).name,
-                t.ground_truth,
-                ",".join(t.dtypes),
-            ]
-        )
+        rows.append([t.key, t.family, t.ground_truth, ", ".join(t.dtypes)])
         tiers = "; ".join(_tier_summary(tier) for tier in registry.memory_hierarchy(t))
-        notes.append(f"tiers: {tiers}. measurer: {_measurer_text(registry.measurer_probe(t))}")
-    header = ["TARGET", "FAMILY", "PLUGIN", "GROUND TRUTH", "DTYPES"]
+        notes.append(
+            f"plugin {registry.target_plugin(t.key).name}; tiers: {tiers}; "
+            f"measurer: {_measurer_text(registry.measurer_probe(t))}"
+        )
+    header = ["TARGET", "FAMILY", "GROUND TRUTH", "DTYPES"]
     click.echo(format_noted_table(header, rows, notes, screen_width()))
     if registry.problems:
         click.echo(f"\n{len(registry.problems)} plugin problem(s); see `graphsval plugins`.")

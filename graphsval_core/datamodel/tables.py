@@ -28,7 +28,8 @@ def screen_width() -> int:
     return max(40, shutil.get_terminal_size((80, 24)).columns)
 
 
-#: The narrowest a wrapped column of :func:`format_noted_table` gets.
+#: The narrowest a wrapped column of :func:`format_noted_table` gets (unless
+#: all it holds is narrower).
 MIN_COLUMN = 12
 #: The widest its first column (the names) gets before its cells wrap.
 FIRST_COLUMN = 30
@@ -42,17 +43,26 @@ def format_noted_table(
     note_indent: int = 4,
 ) -> str:
     """A table as :func:`format_table`'s that fits ``width`` where it can,
-    with a note under each row: the columns share the width (each at least
-    its heading and :data:`MIN_COLUMN`; a narrow one keeps what it needs),
-    a longer cell wraps within its column, and each row's note (``notes``,
-    one per row; empty: none) follows it, indented by ``note_indent`` and
-    wrapped to ``width``. No word is cut (a path may run past the width)."""
+    with a note under each row. The columns share the width: a column whose
+    cells fit keeps its width, a longer one wraps its cells within it, none
+    gets narrower than its longest word (so the columns stay in line; the
+    table may then run past ``width``) nor than :data:`MIN_COLUMN`, and the
+    first (the names) takes at most :data:`FIRST_COLUMN` or half the
+    width. A cell with nothing but empty cells after it spans them. Each
+    row's note (``notes``, one per row; empty: none) follows it, indented by
+    ``note_indent`` and wrapped to ``width``. No word is cut; a name (the
+    first column) that wraps indents its further lines by two spaces, so a
+    row starts at the only line of it that does not start with a space."""
     cells = [[str(c) for c in headers], *[[str(c) for c in row] for row in rows]]
-    natural = [max(len(row[i]) for row in cells) for i in range(len(headers))]
-    first = min(natural[0], max(FIRST_COLUMN, len(str(headers[0]))))
+    columns = list(zip(*cells, strict=True))
+    natural = [max(len(c) for c in column) for column in columns]
+    least = [
+        min(n, max(MIN_COLUMN, _longest_word(c))) for n, c in zip(natural, columns, strict=True)
+    ]
+    first = min(natural[0], max(least[0], min(FIRST_COLUMN, width // 2)))
     room = width - first - 2 * (len(headers) - 1)
-    widths = [first, *_share(natural[1:], [len(str(h)) for h in headers[1:]], room)]
-    lines = _wrapped_row(cells[0], widths)
+    widths = [first, *_share(natural[1:], least[1:], room)]
+    lines = _wrapped_row(cells[0], widths, span=False)
     lines.append("  ".join("-" * w for w in widths))
     pad = " " * note_indent
     for row, note in zip(cells[1:], notes, strict=True):
@@ -69,11 +79,14 @@ def format_noted_table(
     return "\n".join(lines)
 
 
+def _longest_word(cells: Sequence[str]) -> int:
+    return max((len(word) for cell in cells for word in cell.split()), default=0)
+
+
 def _share(natural: list[int], least: list[int], room: int) -> list[int]:
     """Widths for columns of ``natural`` widths in ``room`` columns: all as
     they are where they fit, else the narrowest first each as it is or its
-    fair share of what is left, whichever is less (never under its heading
-    ``least`` nor :data:`MIN_COLUMN`)."""
+    fair share of what is left, whichever is less, never under ``least``."""
     if sum(natural) <= room:
         return list(natural)
     out = [0] * len(natural)
@@ -81,16 +94,27 @@ def _share(natural: list[int], least: list[int], room: int) -> list[int]:
     order = sorted(range(len(natural)), key=lambda i: natural[i])
     for done, i in enumerate(order):
         fair = left // (len(order) - done)
-        out[i] = min(natural[i], max(fair, least[i], MIN_COLUMN))
+        out[i] = min(natural[i], max(fair, least[i]))
         left -= out[i]
     return out
 
 
-def _wrapped_row(row: Sequence[str], widths: Sequence[int]) -> list[str]:
-    """One row of cells, each wrapped to its column's width, as lines."""
+def _wrapped_row(row: Sequence[str], widths: Sequence[int], span: bool = True) -> list[str]:
+    """One row of cells, each wrapped to its column's width, as lines; with
+    ``span``, the last cell that holds anything takes the width of the empty
+    ones after it too."""
+    last = max((i for i, c in enumerate(row) if c.strip()), default=0) if span else len(row) - 1
+    widths = [*widths[:last], sum(widths[last:]) + 2 * (len(widths) - 1 - last)]
     parts = [
-        textwrap.wrap(c, w, break_on_hyphens=False, break_long_words=False) or [""]
-        for c, w in zip(row, widths, strict=True)
+        textwrap.wrap(
+            c,
+            w,
+            subsequent_indent="  " if i == 0 else "",  # a name's lines after its first
+            break_on_hyphens=False,
+            break_long_words=False,
+        )
+        or [""]
+        for i, (c, w) in enumerate(zip(row[: last + 1], widths, strict=True))
     ]
     depth = max(len(p) for p in parts)
     return [

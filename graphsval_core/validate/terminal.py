@@ -288,7 +288,7 @@ def flagged_line(summary: Summary, screen: Screen) -> list[str]:
     records = sum(t.suspect for t in summary.targets)  # as the verdict line counts them
     suspect = f"suspect record{'' if records == 1 else 's'}"
     if findings > records:
-        suspect += f" ({findings} findings)"
+        suspect += f" ({findings} suspect measurements)"  # the heading -v lists them under
     apart = [
         (summary.total("excluded"), "excluded (failed capture or check, unsupported dtype)"),
         (records, suspect),

@@ -175,7 +175,24 @@ def test_a_usage_error_is_one_line_naming_the_flag_and_the_help_to_read():
         ("--bogus",): ("'--bogus'", "`graphsval --help`"),
         ("nocmd",): ("No such command 'nocmd'", "`graphsval --help`"),
         ("sweep", "nope"): ("No such command 'nope'", "`graphsval sweep --help`"),
+        ("sweep", "--bogus"): ("'--bogus'", "`graphsval sweep --help`"),
         ("sweep", "generate", "--seed", "x"): ("'--seed'", "`graphsval sweep generate --help`"),
+        # click's parser gives these no context: the subcommand's help all the same
+        ("sweep", "generate", "--seed"): (
+            "requires an argument",
+            "`graphsval sweep generate --help`",
+        ),
+        ("sweep", "show", "--json=1"): ("does not take a value", "`graphsval sweep show --help`"),
+        ("registry", "lookup", "--hw"): (
+            "requires an argument",
+            "`graphsval registry lookup --help`",
+        ),
+        ("plugin", "new", "--dir"): ("requires an argument", "`graphsval plugin new --help`"),
+        # click lists a choice over several lines: one here
+        ("capture", "--hw", HOST, "--op", "vector_add"): (
+            "Missing option '--purpose'. Choose from: calibration, validation.",
+            "`graphsval capture --help`",
+        ),
         ("targets", "--hw", "nope"): ("unknown target 'nope'", "`graphsval targets --help`"),
         ("predict", "--hw", HOST, "--op", "matmul", "--shape", "2x2x2"): (
             "--dtype is required",
@@ -187,7 +204,8 @@ def test_a_usage_error_is_one_line_naming_the_flag_and_the_help_to_read():
         assert result.exit_code == 2, (argv, result.output)
         assert "Usage:" not in result.output and "Try '" not in result.output, argv
         (line,) = result.output.splitlines()  # one line, nothing else
-        assert line.startswith("Error: ") and what in line and line.endswith(f"(see {where})")
+        assert line.startswith("Error: ") and what in line and line.endswith(f" See {where}.")
+        assert line.count("See `") == 1
 
 
 def test_a_group_run_with_no_command_still_prints_its_help():
@@ -197,7 +215,7 @@ def test_a_group_run_with_no_command_still_prints_its_help():
 
 def test_a_whole_number_option_takes_ascii_digits_alone():
     runner = CliRunner()
-    for seed in ("1_000", "\uff11\uff12", "1e3", "0x10", "12.0", ""):
+    for seed in ("1_000", "\uff11\uff12", "1e3", "0x10", "12.0", "", " 7", "7\t", "7\u3000"):
         result = runner.invoke(cli, ["sweep", "generate", "--seed", seed], prog_name="graphsval")
         assert result.exit_code == 2, (seed, result.output)
         (line,) = result.output.splitlines()
@@ -216,7 +234,26 @@ def test_whole_converts_ascii_digits_with_a_sign(tmp_path):
     whole = Whole(-5, 10**9)
     assert whole.convert("+12", None, None) == 12
     assert whole.convert("-5", None, None) == -5
-    assert whole.convert(" 7 ", None, None) == 7
     assert whole.convert(3, None, None) == 3  # a default given as a number
-    with pytest.raises(click.BadParameter, match="not a whole number"):
-        whole.convert("1_000", None, None)
+    for bad in ("1_000", " 7 ", "\u0661"):
+        with pytest.raises(click.BadParameter, match="not a whole number"):
+            whole.convert(bad, None, None)
+    with pytest.raises(click.BadParameter, match=r"\(5000 characters\) is too long") as caught:
+        whole.convert("9" * 5000, None, None)
+    assert len(caught.value.format_message()) < 100  # not echoed whole
+
+
+def test_seconds_take_a_finite_decimal_in_ascii_digits():
+    from graphsval_core.cli.params import Seconds
+
+    seconds = Seconds(0, 86400)
+    assert seconds.convert("2.5", None, None) == 2.5
+    assert seconds.convert("1e3", None, None) == 1000.0
+    assert seconds.convert(".5", None, None) == 0.5
+    for bad in ("1_0", "\u0661", "+ 5", " 7", "0x1p3", "nan", "inf", "1e400", "１"):
+        with pytest.raises(click.BadParameter, match="seconds"):
+            seconds.convert(bad, None, None)
+    argv = ["capture", "--hw", "host_cpu", "--op", "vector_add", "--purpose", "validation"]
+    argv += ["--target-ci", "1_0"]
+    line = _one_error(CliRunner().invoke(cli, argv))
+    assert "'--target-ci'" in line and "not a percentage" in line

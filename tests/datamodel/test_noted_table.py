@@ -58,3 +58,30 @@ def test_a_word_longer_than_its_column_is_never_cut():
     path = "/a/very/long/path/to/a/calibration/file/that/cannot/wrap.calibration.json"
     text = format_noted_table(["FIELD", "VALUE"], [["file", path]], [f"from {path}"], width=40)
     assert path in text.splitlines()[2] and f"    {path}" in text.splitlines()
+
+
+def test_a_cell_with_empty_cells_after_it_spans_them_and_reads_back_whole():
+    long = "a transposed B beyond the caches, up to 64 rows of A: packs only the share kept"
+    rows = [["peak fp32", "105 GFLOP/s", "83.1 GFLOP/s", "+- 3%"], ["B in place", long, "", ""]]
+    text = format_noted_table(HEADERS, rows, ["", "estimated: oneDNN"], width=60)
+    lines = text.splitlines()
+    rule = lines[1]
+    value_column = rule.split("  ")[1]
+    spanned = [line for line in lines[3:] if not line.startswith("    ")]
+    # wider than its own column: the span takes the DATASHEET and FIT columns too
+    assert max(len(line) for line in spanned) > len(rule.split("  ")[0]) + 2 + len(value_column)
+    assert max(len(line) for line in lines) <= 60
+    assert target_field(text, "B in place") == ([long, "", ""], "estimated: oneDNN")
+    assert target_field(text, "peak fp32")[0] == ["105 GFLOP/s", "83.1 GFLOP/s", "+- 3%"]
+
+
+def test_no_column_is_narrower_than_its_longest_word_so_columns_stay_in_line():
+    rows = [["a100", "nvidia_datacenter", "consistency_only", "fp32, tf32, fp16, bf16, int8"]]
+    text = format_noted_table(["TARGET", "FAMILY", "GROUND TRUTH", "DTYPES"], rows, [""], 40)
+    rule = text.splitlines()[1].split("  ")
+    assert [len(r) for r in rule[1:3]] == [len("nvidia_datacenter"), len("consistency_only")]
+    # a name wrapped in its column reads back too
+    names = [["first touch bf16 (no product)", "1.3 GB/s"]]
+    narrow = format_noted_table(["FIELD", "VALUE"], names, ["calibrated"], 30)
+    assert narrow.splitlines()[2].startswith("first touch ") and len(narrow.splitlines()) > 4
+    assert target_field(narrow, "first touch bf16 (no product)") == (["1.3 GB/s"], "calibrated")

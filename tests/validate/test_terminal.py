@@ -51,7 +51,7 @@ def test_long_lists_are_counted_not_listed(monkeypatch):
     assert "Listed apart (-v lists them)" in text
     # suspect records counted as the verdict line counts them, the findings beside
     (verdict,) = re.findall(r"(\d+) suspect\)", text)[-1:]
-    listed = re.search(r"(\d+) suspect records?( \((\d+) findings\))?", text)
+    listed = re.search(r"(\d+) suspect records?( \((\d+) suspect measurements\))?", text)
     assert listed is not None and listed.group(1) == verdict
     if listed.group(3):  # a record suspect for two reasons: each is a finding
         assert int(listed.group(3)) > int(verdict)
