@@ -252,7 +252,9 @@ def capture(
             on_plan=announce,
         )
     except UnknownNameError as exc:
-        raise click.BadParameter(str(exc)) from None
+        flag = {"unknown target": "'--hw'", "unknown op": "'--op'"}
+        hint = next((f for start, f in flag.items() if str(exc).startswith(start)), None)
+        raise click.BadParameter(str(exc), param_hint=hint) from None
     except UnsupportedDtypeError as exc:
         raise click.BadParameter(str(exc), param_hint="'--dtype'") from None
     except OSError as exc:

@@ -73,6 +73,24 @@ LISTED_KEPT = 20
 NOTHING_SELECTED = "the selection (--hw/--op/--baseline/--purpose) matches no baseline rows"
 
 
+def _unmeasured(registry: Registry, wanted: set[str] | None) -> str:
+    """What to say of selected targets that have no baselines by their
+    nature (consistency-only ones: no silicon to capture): where their
+    checks run. Empty where there is none."""
+    if not wanted:
+        return ""
+    keys = sorted(k for k in wanted if registry.target(k).ground_truth == "consistency_only")
+    if not keys:
+        return ""
+    listed = ", ".join(keys)
+    return (
+        f"; {listed} {'is a' if len(keys) == 1 else 'are'} consistency-only "
+        f"target{'' if len(keys) == 1 else 's'} (no silicon, no baselines): "
+        f"`graphsval check {' '.join(f'--hw {k}' for k in keys)}` runs "
+        f"{'its' if len(keys) == 1 else 'their'} checks"
+    )
+
+
 @frozen(kw_only=True)
 class ValidateOptions:
     """What to validate, against what, and what to do with the floors."""
@@ -223,7 +241,7 @@ def _validate(registry: Registry, options: ValidateOptions) -> ValidateResult:
     )
     if not baselines.selections:
         if options.explicit:
-            raise UserInputError(NOTHING_SELECTED)
+            raise UserInputError(NOTHING_SELECTED + _unmeasured(registry, wanted))
         # nothing ships baselines: the consistency checks are all there is to run
         return ValidateResult(options, baselines, None, None, tuple(run_consistency(registry)))
     judged = judge(

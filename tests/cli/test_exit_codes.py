@@ -188,6 +188,14 @@ def test_a_usage_error_is_one_line_naming_the_flag_and_the_help_to_read():
             "`graphsval registry lookup --help`",
         ),
         ("plugin", "new", "--dir"): ("requires an argument", "`graphsval plugin new --help`"),
+        ("capture", "--hw", "zzz", "--op", "matmul", "--purpose", "validation"): (
+            "Invalid value for '--hw': unknown target 'zzz'",
+            "`graphsval capture --help`",
+        ),
+        ("capture", "--hw", HOST, "--op", "zz", "--purpose", "validation"): (
+            "Invalid value for '--op': unknown op 'zz'",
+            "`graphsval capture --help`",
+        ),
         # click lists a choice over several lines: one here
         ("capture", "--hw", HOST, "--op", "vector_add"): (
             "Missing option '--purpose'. Choose from: calibration, validation.",

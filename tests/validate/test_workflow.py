@@ -68,3 +68,19 @@ def test_floors_only_for_the_shipped_validation_rows():
 def test_unknown_predictor_is_bad_input(registry):
     with pytest.raises(UserInputError, match="unknown predictor 'naive'"):
         validate(registry, ValidateOptions(predictor="naive"))
+
+
+def test_a_consistency_only_target_alone_is_pointed_at_its_checks():
+    from graphsval_core.plugins.loader import build_registry
+
+    shipped = build_registry()
+    with pytest.raises(UserInputError, match="matches no baseline rows") as caught:
+        validate(shipped, ValidateOptions(hws=["kpu_t64", "tpu_v4"]))
+    assert str(caught.value).endswith(
+        "kpu_t64, tpu_v4 are consistency-only targets (no silicon, no baselines): "
+        "`graphsval check --hw kpu_t64 --hw tpu_v4` runs their checks"
+    )
+    with pytest.raises(UserInputError) as one:
+        validate(shipped, ValidateOptions(hws=["kpu_t64"]))
+    assert "kpu_t64 is a consistency-only target" in str(one.value)
+    assert "`graphsval check --hw kpu_t64` runs its checks" in str(one.value)
