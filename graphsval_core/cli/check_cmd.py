@@ -73,7 +73,10 @@ def check(
             click.echo(f"snapshot {path}: {len(lines)} change(s)")
             for line in lines:
                 click.echo(f"  {line}")
+        from graphsval_core.datamodel.tables import screen_width, wrap_line
+
+        width = screen_width()
         for line in report_lines(list(result.results), verbose):
-            click.echo(line)
+            click.echo("\n".join(wrap_line(line, width)))
     if result.failed:
         raise SystemExit(1)
