@@ -138,6 +138,11 @@ def _workspace_own(problem: Any) -> bool:
 EXIT_INTERRUPTED = 130
 
 
+#: What click raises for a group run with no command, to print its help
+#: (click 8.2 and later; 8.1 prints the help itself).
+_HELP: type[Exception] | tuple[()] = getattr(click.exceptions, "NoArgsIsHelpError", ())
+
+
 class UsageLine(click.UsageError):
     """A usage error made one line by :func:`one_line_usage`."""
 
@@ -149,7 +154,7 @@ def one_line_usage(exc: click.UsageError, ctx: click.Context | None = None) -> c
     (``ctx``'s subcommand where click's parser gave it no context). Help
     asked for by running a group with no command (``NoArgsIsHelpError``)
     stays help; a line already made stays as it is."""
-    if isinstance(exc, (click.exceptions.NoArgsIsHelpError, UsageLine)):
+    if isinstance(exc, (_HELP, UsageLine)):
         return exc
     if exc.ctx is not None:
         where = exc.ctx.command_path

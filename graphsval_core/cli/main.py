@@ -148,6 +148,15 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
 }
 
 
+def _short_help(text: str, limit: int) -> str:
+    """The first sentence of ``text``, cut at a word to ``limit`` characters
+    with ``...`` where it is longer (as click's own listing of commands)."""
+    sentence = text.split(". ", 1)[0].rstrip(".")
+    if len(sentence) <= limit:
+        return sentence + "."
+    return sentence[: max(limit - 3, 1)].rsplit(" ", 1)[0].rstrip(",;:") + "..."
+
+
 def _lazy_group(group: click.Group) -> None:
     """Make ``group`` find its commands in :data:`COMMANDS`, importing a
     command's module only when it is asked for by name."""
@@ -164,10 +173,8 @@ def _lazy_group(group: click.Group) -> None:
         return refuse_repeated_options(refuse_empty_paths(command))
 
     def format_commands(ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        from click.utils import make_default_short_help
-
         limit = formatter.width - 6 - max(len(name) for name in COMMANDS)
-        rows = [(name, make_default_short_help(COMMANDS[name][2], limit)) for name in COMMANDS]
+        rows = [(name, _short_help(COMMANDS[name][2], limit)) for name in COMMANDS]
         with formatter.section("Commands"):
             formatter.write_dl(sorted(rows))
 

@@ -17,6 +17,8 @@ from typing import Any
 
 import click
 
+from graphsval_core.cli.context import one_line_usage
+
 #: A whole number as graphsval writes one: ASCII digits, a sign at most.
 _WHOLE = re.compile(r"[+-]?[0-9]+")
 #: A decimal number as graphsval writes one: ASCII digits, a sign, a point
@@ -189,8 +191,8 @@ def refuse_repeated_options(command: click.Command) -> click.Command:
 
     def parse_args(ctx: click.Context, args: list[str]) -> list[str]:
         problem = repeated_option(list(args), single, stop, pairs)
-        if problem:
-            raise click.UsageError(problem, ctx)
+        if problem:  # one line, as every usage error (the root's own is raised here)
+            raise one_line_usage(click.UsageError(problem, ctx))
         return parse(ctx, args)
 
     command.parse_args = parse_args  # type: ignore[method-assign]

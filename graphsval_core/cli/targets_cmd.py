@@ -126,7 +126,7 @@ def _short_source(provenance: Any) -> tuple[str, str]:
 
 
 #: The rows and version a calibrated field's provenance names, in brackets.
-_FITTED_ON = re.compile(r" \(fitted on [^)]*\)")
+_FITTED_ON = re.compile(r" \(fitted on .*; graphsval [^()]*\)")
 
 
 def _calibrated(provenance: Any) -> bool:

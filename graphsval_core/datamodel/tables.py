@@ -46,11 +46,12 @@ def format_noted_table(
     with a note under each row. The columns share the width: a column whose
     cells fit keeps its width, a longer one wraps its cells within it, none
     gets narrower than its longest word (so the columns stay in line; the
-    table may then run past ``width``) nor than :data:`MIN_COLUMN`, and the
-    first (the names) takes at most :data:`FIRST_COLUMN` or half the
-    width. A cell with nothing but empty cells after it spans them. Each
-    row's note (``notes``, one per row; empty: none) follows it, indented by
-    ``note_indent`` and wrapped to ``width``. No word is cut; a name (the
+    table may then run past ``width``) nor than :data:`MIN_COLUMN`, and,
+    unless the whole table fits as it is, the first (the names) takes at
+    most :data:`FIRST_COLUMN` or half the width. A cell with nothing but
+    empty cells after it spans them. Each row's note (``notes``, one per
+    row; empty: none) follows it, indented by ``note_indent`` and wrapped
+    to ``width``. No word is cut; a name (the
     first column) that wraps indents its further lines by two spaces, so a
     row starts at the only line of it that does not start with a space."""
     cells = [[str(c) for c in headers], *[[str(c) for c in row] for row in rows]]
@@ -59,7 +60,10 @@ def format_noted_table(
     least = [
         min(n, max(MIN_COLUMN, _longest_word(c))) for n, c in zip(natural, columns, strict=True)
     ]
-    first = min(natural[0], max(least[0], min(FIRST_COLUMN, width // 2)))
+    if sum(natural) + 2 * (len(natural) - 1) <= width:
+        first = natural[0]  # the whole table fits as it is
+    else:
+        first = min(natural[0], max(least[0], min(FIRST_COLUMN, width // 2)))
     room = width - first - 2 * (len(headers) - 1)
     widths = [first, *_share(natural[1:], least[1:], room)]
     lines = _wrapped_row(cells[0], widths, span=False)

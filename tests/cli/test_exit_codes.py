@@ -219,6 +219,19 @@ def test_a_usage_error_is_one_line_naming_the_flag_and_the_help_to_read():
 def test_a_group_run_with_no_command_still_prints_its_help():
     result = CliRunner().invoke(cli, ["sweep"], prog_name="graphsval")
     assert "Usage: graphsval sweep" in result.output and "Commands:" in result.output
+    for argv in ([], ["sweep"], ["registry"], ["plugin"]):
+        bare = CliRunner().invoke(cli, argv, prog_name="graphsval")
+        helped = CliRunner().invoke(cli, [*argv, "--help"], prog_name="graphsval")
+        assert bare.output == helped.output and "See `" not in bare.output, argv
+
+
+def test_a_root_option_given_twice_is_one_line_too():
+    result = CliRunner().invoke(
+        cli, ["--workspace", "a", "--workspace", "b", "targets"], prog_name="graphsval"
+    )
+    assert result.exit_code == 2
+    (line,) = result.output.splitlines()
+    assert "--workspace is given twice" in line and line.endswith("See `graphsval --help`.")
 
 
 def test_a_whole_number_option_takes_ascii_digits_alone():

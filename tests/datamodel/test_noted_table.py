@@ -85,3 +85,39 @@ def test_no_column_is_narrower_than_its_longest_word_so_columns_stay_in_line():
     narrow = format_noted_table(["FIELD", "VALUE"], names, ["calibrated"], 30)
     assert narrow.splitlines()[2].startswith("first touch ") and len(narrow.splitlines()) > 4
     assert target_field(narrow, "first touch bf16 (no product)") == (["1.3 GB/s"], "calibrated")
+
+
+def test_a_wrapped_column_keeps_its_least_width_and_the_names_their_heading():
+    rows = [["n", "a " * 30, "b " * 30, "c " * 30]]
+    text = format_noted_table(["F", "V", "D", "X"], rows, [""], 40)
+    assert all(len(r) >= MIN_COLUMN for r in text.splitlines()[1].split("  ")[1:])
+    heading = "H" * 35
+    wide = format_noted_table([heading, "V"], [["x" * 40, "v " * 40]], [""], 80)
+    assert len(wide.splitlines()[1].split("  ")[0]) == 40  # the longest name, a word
+    fits = format_noted_table([heading, "V"], [["x", "v"]], [""], 80)
+    assert len(fits.splitlines()[1].split("  ")[0]) == 35  # its heading, though its cells are short
+
+
+def test_a_long_name_keeps_one_line_where_the_whole_table_fits():
+    name = "l1 (L1 / shared memory per SM) capacity"
+    text = format_noted_table(HEADERS, [[name, "256 KiB", "", ""]], ["datasheet"], 200)
+    assert text.splitlines()[2].startswith(name + "  ")
+    assert target_field(text, name) == (["256 KiB", "", ""], "datasheet")
+
+
+def test_the_last_column_s_long_word_and_a_name_that_starts_another_read_back_whole():
+    path = "/a/long/path/to/a/calibration/file.calibration.json"
+    text = format_noted_table(
+        ["FIELD", "VALUE"], [["peak fp32", "1"], ["peak", path]], ["", ""], 40
+    )
+    assert target_field(text, "peak") == ([path], "")
+    assert target_field(text, "peak fp32") == (["1"], "")
+
+
+def test_the_screen_is_never_taken_as_narrower_than_40(monkeypatch):
+    from graphsval_core.datamodel.tables import screen_width
+
+    monkeypatch.setenv("COLUMNS", "20")
+    assert screen_width() == 40
+    monkeypatch.setenv("COLUMNS", "132")
+    assert screen_width() == 132

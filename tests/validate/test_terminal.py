@@ -153,3 +153,20 @@ def test_a_cell_with_a_line_per_constant_is_counted_once(monkeypatch, tmp_path):
     shipped = build_registry().target("i7_12700k").gemv_fork_join_s["fp32"]
     assert f"GEMV fork/join fp32: model {fmt_seconds(shipped)}" in text
     assert "every row it times is within the band" in text and "fails on its other calls" in text
+
+
+def test_suspect_records_name_their_measurements_only_where_there_are_more():
+    from types import SimpleNamespace
+
+    from graphsval_core.validate.terminal import flagged_line
+
+    def line(findings: int, records: int) -> str:
+        counts = {"suspect": findings, "excluded": 0, "near_boundary": 0, "unplaced": 0}
+        summary = SimpleNamespace(  # what the line reads of a Summary
+            targets=[SimpleNamespace(suspect=records)], total=counts.__getitem__
+        )
+        return " ".join(flagged_line(summary, Screen(200)))
+
+    assert line(3, 3).endswith("3 suspect records") and "measurements" not in line(3, 3)
+    assert line(4, 3).endswith("3 suspect records (4 suspect measurements)")
+    assert line(1, 1).endswith("1 suspect record")
