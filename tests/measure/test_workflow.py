@@ -210,7 +210,8 @@ def test_the_command_renders_the_result_and_flags_the_bad_option(
     assert bad_dtype.exit_code == 2
     assert "Invalid value for '--dtype': toy_target has no x (it has fp32)" in bad_dtype.output
     bad_hw = CliRunner().invoke(cli, ["capture", "--hw", "nope", *common])
-    assert bad_hw.exit_code == 2 and "Invalid value: unknown target 'nope'" in bad_hw.output
+    assert bad_hw.exit_code == 2
+    assert "Invalid value for '--hw': unknown target 'nope'" in bad_hw.output
 
 
 def _imported(package) -> set[str]:
