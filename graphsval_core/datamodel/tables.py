@@ -105,9 +105,10 @@ def _share(natural: list[int], least: list[int], room: int) -> list[int]:
 
 def _wrapped_row(row: Sequence[str], widths: Sequence[int], span: bool = True) -> list[str]:
     """One row of cells, each wrapped to its column's width, as lines; with
-    ``span``, the last cell that holds anything takes the width of the empty
-    ones after it too."""
-    last = max((i for i, c in enumerate(row) if c.strip()), default=0) if span else len(row) - 1
+    ``span``, the last cell that holds anything (the name's excepted) takes
+    the width of the empty ones after it too."""
+    filled = max((i for i, c in enumerate(row) if c.strip()), default=0)
+    last = min(max(filled, 1), len(row) - 1) if span else len(row) - 1  # a name never spans
     widths = [*widths[:last], sum(widths[last:]) + 2 * (len(widths) - 1 - last)]
     parts = [
         textwrap.wrap(

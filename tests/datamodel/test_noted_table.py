@@ -121,3 +121,11 @@ def test_the_screen_is_never_taken_as_narrower_than_40(monkeypatch):
     assert screen_width() == 40
     monkeypatch.setenv("COLUMNS", "132")
     assert screen_width() == 132
+
+
+def test_a_name_with_nothing_beside_it_stays_in_its_column():
+    name = "a rather long field name that wraps in its column"
+    text = format_noted_table(HEADERS, [[name, "", "", ""], ["x", "1", "2", "3"]], ["", ""], 60)
+    assert target_field(text, name) == (["", "", ""], "")
+    first = len(text.splitlines()[1].split("  ")[0])
+    assert all(len(line) <= first for line in text.splitlines()[2:-1])
