@@ -235,6 +235,12 @@ def capture(
             click.echo(
                 f"{hw} is detected: recording as {plan.record_as.key} (spec: {plan.spec_path})"
             )
+        elif plan.record_as is not plan.target:
+            click.echo(
+                f"{hw} is detected: recording as {plan.record_as.key}, the target plugin "
+                f"'{app.registry.target_plugin(plan.record_as.key).name}' installs (no "
+                "workspace copy is written: it would replace that target and its calibration)"
+            )
         from graphsval_core.measure.workflow import estimate_seconds
 
         eta = estimate_seconds(app.registry, plan)

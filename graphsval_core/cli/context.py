@@ -163,7 +163,7 @@ def one_line_usage(exc: click.UsageError, ctx: click.Context | None = None) -> c
     else:
         where = "graphsval"
     message = " ".join(exc.format_message().split())  # click lists a choice over lines
-    stop = "" if message.endswith((".", "?", "!", ")")) else "."
+    stop = "" if message.endswith((".", "?", "!", "?)")) else "."  # click's "(Did you mean ...?)"
     # without a context, click prints "Error: <message>" alone
     line = UsageLine(f"{message}{stop} See `{where} --help`.")
     line.exit_code = exc.exit_code

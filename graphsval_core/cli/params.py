@@ -39,6 +39,11 @@ def written_as(value: str, pattern: re.Pattern[str], what: str) -> str | None:
     return None
 
 
+def is_whole(value: str) -> bool:
+    """Whether ``value`` is a whole number as graphsval writes one."""
+    return written_as(value, _WHOLE, "a whole number") is None
+
+
 def is_decimal(value: str) -> bool:
     """Whether ``value`` is a decimal number as graphsval writes one."""
     return written_as(value, _DECIMAL, "a number") is None

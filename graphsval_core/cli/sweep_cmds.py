@@ -10,7 +10,7 @@ import click
 
 from graphsval_core.cli.context import AppContext, InputError, Subgroup, pass_app
 from graphsval_core.cli.output import echo_json
-from graphsval_core.cli.params import Whole
+from graphsval_core.cli.params import Whole, is_whole
 from graphsval_core.datamodel.errors import warn_input
 from graphsval_core.datamodel.tables import format_table
 from graphsval_core.files.outputs import check_output_file, check_output_files
@@ -248,8 +248,8 @@ def from_config(config: str, tokens: str, batch: int, dtype: str, out: str | Non
     from graphsval_core.files.sweep import write_sweep
     from graphsval_core.sweep.model_config import ModelConfigError, sweep_from_config
 
-    parts = [t.strip() for t in tokens.split(",")]
-    if not all(p.isascii() and p.removeprefix("-").isdigit() and len(p) <= 30 for p in parts):
+    parts = [t.strip(" ") for t in tokens.split(",")]  # "1, 128": ASCII spaces after commas
+    if not all(is_whole(p) for p in parts):
         raise click.BadParameter(
             f"{tokens[:60]!r} is not a comma-separated list of integers", param_hint="'--tokens'"
         )

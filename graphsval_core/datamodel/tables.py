@@ -55,22 +55,27 @@ def format_noted_table(
     first column) that wraps indents its further lines by two spaces, so a
     row starts at the only line of it that does not start with a space."""
     cells = [[str(c) for c in headers], *[[str(c) for c in row] for row in rows]]
-    columns = list(zip(*cells, strict=True))
-    natural = [max(len(c) for c in column) for column in columns]
-    least = [
-        min(n, max(MIN_COLUMN, _longest_word(c))) for n, c in zip(natural, columns, strict=True)
-    ]
+    # what sets a column's width: its heading and the cells that do not span (a cell
+    # with only empty ones after it takes their width too, in :func:`_wrapped_row`)
+    own = [[c for c in column] for column in zip(*cells, strict=True)]
+    for row in cells[1:]:
+        last = _last_filled(row)
+        if last < len(row) - 1:
+            own[last].remove(row[last])
+    natural = [max((len(c) for c in column), default=0) for column in own]
+    least = [min(n, max(MIN_COLUMN, _longest_word(c))) for n, c in zip(natural, own, strict=True)]
     if sum(natural) + 2 * (len(natural) - 1) <= width:
         first = natural[0]  # the whole table fits as it is
     else:
-        first = min(natural[0], max(least[0], min(FIRST_COLUMN, width // 2)))
+        names = min(max(FIRST_COLUMN, width // 4), width // 2)
+        first = min(natural[0], max(least[0], names))
     room = width - first - 2 * (len(headers) - 1)
     widths = [first, *_share(natural[1:], least[1:], room)]
     lines = _wrapped_row(cells[0], widths, span=False)
     lines.append("  ".join("-" * w for w in widths))
     pad = " " * note_indent
     for row, note in zip(cells[1:], notes, strict=True):
-        lines += _wrapped_row(row, widths)
+        lines += _wrapped_row(row, widths, width)
         if note:
             lines += textwrap.wrap(
                 note,
@@ -89,27 +94,40 @@ def _longest_word(cells: Sequence[str]) -> int:
 
 def _share(natural: list[int], least: list[int], room: int) -> list[int]:
     """Widths for columns of ``natural`` widths in ``room`` columns: all as
-    they are where they fit, else the narrowest first each as it is or its
-    fair share of what is left, whichever is less, never under ``least``."""
+    they are where they fit, else each its ``least`` and what is left shared
+    out, the column that needs least more first, each up to its natural
+    width or its fair share of what is left, whichever is less."""
     if sum(natural) <= room:
         return list(natural)
-    out = [0] * len(natural)
-    left = room
-    order = sorted(range(len(natural)), key=lambda i: natural[i])
+    out = list(least)
+    left = max(room - sum(least), 0)
+    order = sorted(range(len(natural)), key=lambda i: natural[i] - least[i])
     for done, i in enumerate(order):
-        fair = left // (len(order) - done)
-        out[i] = min(natural[i], max(fair, least[i]))
-        left -= out[i]
+        more = min(natural[i] - least[i], left // (len(order) - done))
+        out[i] += more
+        left -= more
     return out
 
 
-def _wrapped_row(row: Sequence[str], widths: Sequence[int], span: bool = True) -> list[str]:
+def _last_filled(row: Sequence[str]) -> int:
+    """The last cell of ``row`` that holds anything, the name's at the least:
+    it spans the empty cells after it (a name never spans)."""
+    filled = max((i for i, c in enumerate(row) if c.strip()), default=0)
+    return min(max(filled, 1), len(row) - 1)
+
+
+def _wrapped_row(
+    row: Sequence[str], widths: Sequence[int], width: int = 0, span: bool = True
+) -> list[str]:
     """One row of cells, each wrapped to its column's width, as lines; with
     ``span``, the last cell that holds anything (the name's excepted) takes
-    the width of the empty ones after it too."""
-    filled = max((i for i, c in enumerate(row) if c.strip()), default=0)
-    last = min(max(filled, 1), len(row) - 1) if span else len(row) - 1  # a name never spans
-    widths = [*widths[:last], sum(widths[last:]) + 2 * (len(widths) - 1 - last)]
+    the width of the empty ones after it too, and the rest of the screen's
+    ``width``."""
+    last = _last_filled(row) if span else len(row) - 1
+    spanned = sum(widths[last:]) + 2 * (len(widths) - 1 - last)
+    if last < len(row) - 1:
+        spanned = max(spanned, width - sum(widths[:last]) - 2 * last)
+    widths = [*widths[:last], spanned]
     parts = [
         textwrap.wrap(
             c,

@@ -44,7 +44,7 @@ from graphsval_core.measure.recapture import Reconciled, reconcile
 from graphsval_core.measure.sample import spread_sample
 from graphsval_core.model.reference import UnsupportedDtypeError
 from graphsval_core.plugins.records import Measurement
-from graphsval_core.plugins.registry import Registry
+from graphsval_core.plugins.registry import Registry, UnknownNameError
 from graphsval_core.plugins.resources import sweeps_dir
 
 #: One visit of a capture: an item and the round (from 0) it is measured in.
@@ -215,7 +215,10 @@ def plan_capture(registry: Registry, options: CaptureOptions) -> CapturePlan:
         raise CaptureError(f"--out {out}: no such folder {out.parent}")
     ensure_parent(out)
     spec_path = None
-    if record_as is not target:
+    if record_as is not target and not (options.out and _installed(registry, record_as.key)):
+        # a capture written elsewhere (--out) of a machine an installed plugin ships as a
+        # target records as that target: a workspace copy would replace it, and its
+        # calibration, for every command after
         spec_path = ensure_parent(target_path(workspace, record_as.key))
         write_spec(record_as, spec_path)
     return CapturePlan(options, target, record_as, op_spec, tuple(items), out, spec_path, main)
@@ -252,6 +255,16 @@ def _predictions(
             size = float(sizes[n]) if sizes is not None else 0.0
             out[it.key] = _Predicted(str(pred.regime[n]), float(pred.latency_s[n]), size)
     return out
+
+
+def _installed(registry: Registry, key: str) -> bool:
+    """Whether an installed plugin, not the workspace, registers target ``key``."""
+    from graphsval_core.workspace.plugin import PLUGIN_NAME
+
+    try:
+        return registry.target_plugin(key).name != PLUGIN_NAME
+    except UnknownNameError:
+        return False
 
 
 def sample_items(

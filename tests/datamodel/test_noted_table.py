@@ -25,14 +25,18 @@ NOTES = [
 
 
 def test_a_table_that_fits_is_the_plain_table_with_each_note_under_its_row():
-    text = format_noted_table(HEADERS, ROWS, NOTES, width=500)
-    plain = format_table(HEADERS, ROWS).splitlines()
+    rows = [ROWS[0], ["clock", "2.6 GHz", "2.5 GHz", "+- 1%"]]
+    text = format_noted_table(HEADERS, rows, [NOTES[0], ""], width=500)
+    plain = format_table(HEADERS, rows).splitlines()
     lines = text.splitlines()
     assert lines[:3] == plain[:3]  # heading, rule, first row: nothing wrapped
     assert lines[3] == "    calibrated: host.calibration.json"
-    assert lines[4] == plain[3] and lines[5].startswith("    estimated: oneDNN")
-    assert lines[6] == plain[4]  # a row without a note has no line for it
-    assert len(lines) == 7
+    assert lines[4] == plain[3]  # a row without a note has no line for it
+    assert len(lines) == 5
+    # a long cell with only empty cells after it spans them: it sets no column's width
+    spanned = format_noted_table(HEADERS, ROWS, NOTES, width=500).splitlines()
+    assert spanned[4] == "  ".join([ROWS[1][0], ROWS[1][1]])  # to the screen's edge
+    assert spanned[1].split("  ")[1:] == ["-" * len("105 GFLOP/s"), "-" * 12, "-" * 5]
 
 
 def test_a_narrow_screen_wraps_the_long_cells_and_notes_within_the_width():
@@ -41,9 +45,9 @@ def test_a_narrow_screen_wraps_the_long_cells_and_notes_within_the_width():
     assert max(len(line) for line in lines) <= 70
     rule = lines[1].split("  ")
     assert len(rule[0]) == len("B in place bf16")  # the names keep their width
-    # the short columns keep what they need; the long VALUE takes the rest, wrapped
-    assert [len(r) for r in rule[2:]] == [len("83.1 GFLOP/s"), len("+- 3%")]
-    assert len(rule[1]) == 70 - len(rule[0]) - len(rule[2]) - len(rule[3]) - 6 >= MIN_COLUMN
+    # every column as wide as its own cells: the long value spans the empty ones, wrapped
+    assert [len(r) for r in rule[1:]] == [len("105 GFLOP/s"), len("83.1 GFLOP/s"), len("+- 3%")]
+    assert 60 < max(len(line) for line in lines[4:6]) <= 70  # to the screen's edge
     # each part of the listing reads back whole
     assert target_field(text, "peak fp32") == (
         ["105 GFLOP/s", "83.1 GFLOP/s", "+- 3%"],

@@ -163,6 +163,25 @@ def test_a_detected_target_is_recorded_as_its_snapshot(toy, sweep, tmp_path):
     assert {r["hardware"] for r in _rows(result.out)} == {"toy_snap"}
 
 
+def test_a_capture_written_elsewhere_records_as_the_installed_snapshot(
+    toy, sweep, tmp_path, make_plugin, make_target
+):
+    # a plugin ships the snapshot's key as a target (with its calibration): a capture
+    # to --out records as it and writes no workspace copy, which would replace it
+    _, calls, _, plugin = toy
+    shipped = make_plugin("shipped", lambda: [make_target("toy_snap")])
+    registry = build_registry(autoload=False, extra_plugins=[("toy", plugin), ("ship", shipped)])
+    options = _options(tmp_path, sweep, target="toy_host", limit=1)
+    result = capture_sweep(registry, options, watch=QuietMachine())
+    workspace = Path(os.environ[ENV_WORKSPACE])
+    assert result.spec_path is None and not (workspace / "targets").exists()
+    assert {r["hardware"] for r in _rows(result.out)} == {"toy_snap"}
+    # into the workspace (no --out), the workspace's own target is written as before
+    into = capture_sweep(registry, evolve(options, out=None), watch=QuietMachine())
+    assert into.spec_path == workspace / "targets" / "toy_snap.target.json"
+    assert calls and all(c[0] == "toy_snap" for c in calls)
+
+
 def test_capture_refuses_an_unmeasurable_target(toy, sweep, tmp_path):
     registry, calls, here, _ = toy
     here["available"] = False

@@ -401,11 +401,16 @@ def test_a_token_count_or_a_call_site_given_twice_is_refused(tmp_path):
     )
     assert twice.exit_code == 2
     assert "token count 128 is given twice; give each once" in twice.output
-    for empty in ("128,,", ",128"):  # an empty count was dropped in silence
+    # an empty count was dropped in silence; other digits and whitespace were read
+    for empty in ("128,,", ",128", "\t1,\u3000128", "1,1_0", "\u0661"):
         gap = CliRunner().invoke(
             cli, ["sweep", "from-config", config, "--tokens", empty, "--out", str(tmp_path / "g")]
         )
         assert gap.exit_code == 2 and "is not a comma-separated list of integers" in gap.output
+    spaced = CliRunner().invoke(
+        cli, ["sweep", "from-config", config, "--tokens", "+1, 128", "--out", str(tmp_path / "s")]
+    )
+    assert spaced.exit_code == 0, spaced.output  # a sign, and a space after a comma
     out = tmp_path / "once.json"
     once = CliRunner().invoke(
         cli, ["sweep", "from-config", config, "--tokens", "1,128", "--out", str(out)]
