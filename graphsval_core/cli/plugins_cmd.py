@@ -11,7 +11,7 @@ import click
 
 from graphsval_core.cli.context import AppContext, pass_app
 from graphsval_core.cli.output import echo_json
-from graphsval_core.datamodel.tables import format_table
+from graphsval_core.datamodel.tables import format_noted_table, screen_width
 
 
 @click.command()
@@ -47,10 +47,9 @@ def plugins(app: AppContext, as_json: bool) -> None:
                 ", ".join(info.ops + info.predictors) or "-",
             ]
         )
-    click.echo(
-        format_table(["PLUGIN", "DISTRIBUTION", "STATUS", "TARGETS", "OPS/PREDICTORS"], rows)
-    )
+    header = ["PLUGIN", "DISTRIBUTION", "STATUS", "TARGETS", "OPS/PREDICTORS"]
+    click.echo(format_noted_table(header, rows, [""] * len(rows), screen_width()))
     if registry.problems:
         click.echo("\nProblems:")
         for problem in registry.problems:
-            click.echo(f"  {problem}")
+            click.echo(f"  {problem}")  # one line each, whole (tests and scripts search them)

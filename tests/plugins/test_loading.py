@@ -10,6 +10,7 @@ from graphsval_core.cli.main import cli
 from graphsval_core.datamodel.provenance import datasheet
 from graphsval_core.plugins.loader import PluginLoadError, build_registry
 from graphsval_core.plugins.registry import UnknownNameError
+from graphsval_core.testing import target_field
 
 
 def _boom():
@@ -208,9 +209,9 @@ def test_strict_mode_exits_2_in_one_line_at_run_time(flaky_world):
 def test_plugins_command_shows_status_problem_for_a_loaded_plugin_with_errors(broken_world):
     result = CliRunner().invoke(cli, ["plugins"])
     assert result.exit_code == 0, result.output
-    header, *rows = result.stdout.split("\n\n")[0].splitlines()
-    at = header.index("STATUS")
-    status = {row.split()[0]: row[at:].split()[0] for row in rows if not row.startswith("-")}
+    listing = result.stdout.split("\n\n")[0]
+    names = [r.split()[0] for r in listing.splitlines()[2:] if not r.startswith(" ")]
+    status = {name: target_field(listing, name)[0][1] for name in names}
     assert status["dup_a"] == status["dup_b"] == "problem"  # loaded, but lost a key
     assert status["explodes"] == status["invalid"] == "FAILED"
     assert status["good"] == status["builtin_ops"] == "ok"

@@ -21,6 +21,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from graphsval_core.cli.main import cli
+from graphsval_core.testing import target_field
 
 #: Every hook but the registration ones, with its parameters and a garbage answer.
 HOOKS: dict[str, tuple[str, str]] = {
@@ -214,9 +215,9 @@ def test_plugins_lists_every_broken_plugin_as_a_problem(install_plugin):
     result = _run("plugins")
     _in_one_line(result)
     assert result.exit_code == 0, result.output
-    header, *rows = result.stdout.split("\n\n")[0].splitlines()
-    at = header.index("STATUS")
-    status = {row.split()[0]: row[at:].split()[0] for row in rows if not row.startswith("-")}
+    listing = result.stdout.split("\n\n")[0]
+    names = [r.split()[0] for r in listing.splitlines()[2:] if not r.startswith(" ")]
+    status = {name: target_field(listing, name)[0][1] for name in names}
     for name in ALL:
         expected = {"ok"} if not _expected_culprit(name) else {"problem", "FAILED"}
         assert status[name] in expected, (name, status[name])
