@@ -231,10 +231,9 @@ def _workspace_out(app: Any, hw: str) -> Path | None:
     calibration folder, so the next command applies it. None for any other
     target (its plugin's calibration is not the workspace's to replace)."""
     from graphsval_core.workspace.location import calibration_path
-    from graphsval_core.workspace.plugin import PLUGIN_NAME
+    from graphsval_core.workspace.plugin import owns_target
 
-    registry = app.registry
-    if hw not in registry.targets() or registry.target_plugin(hw).name != PLUGIN_NAME:
+    if not owns_target(app.registry, hw):
         return None
     return calibration_path(app.workspace.path, hw)
 

@@ -171,10 +171,10 @@ def one_line_usage(exc: click.UsageError, ctx: click.Context | None = None) -> c
 
 
 class Subgroup(click.Group):
-    """A group of commands under ``graphsval`` (``sweep``, ``registry``,
-    ``plugin``): a usage error of one of its commands is one line that
-    points at that command's help (:func:`one_line_usage`), which the
-    ``graphsval`` group, one level up, cannot name."""
+    """A group of commands (``graphsval`` itself, :class:`Group`, and
+    ``sweep``, ``registry``, ``plugin`` under it): a usage error of the group
+    or of one of its commands is one line that points at that command's help
+    (:func:`one_line_usage`), which a group one level up cannot name."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         try:
@@ -189,7 +189,7 @@ class Subgroup(click.Group):
             raise one_line_usage(exc, ctx) from None
 
 
-class Group(click.Group):
+class Group(Subgroup):
     """Turns a plugin's hook failure, any bad input a workflow reports
     (:class:`~graphsval_core.datamodel.errors.UserInputError`) and any file
     or folder that cannot be read or written (an ``OSError`` no command
@@ -205,14 +205,8 @@ class Group(click.Group):
     that reaches it (the user's: a plugin's own KeyboardInterrupt is caught
     where the plugin is called) ends the command
     with one line and exit code 130, never the 1 of a failed validation.
-    A usage error (an unknown option, a bad value of a flag) is one line too
-    (:func:`one_line_usage`)."""
-
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        try:
-            return super().parse_args(ctx, args)
-        except click.UsageError as exc:
-            raise one_line_usage(exc, ctx) from None
+    A usage error (an unknown option, a bad value of a flag) is one line too,
+    as in every :class:`Subgroup` (:func:`one_line_usage`)."""
 
     def invoke(self, ctx: click.Context) -> Any:
         from graphsval_core.datamodel.errors import UserInputError
@@ -221,9 +215,7 @@ class Group(click.Group):
         failed_in_hook = False
         try:
             with input_warnings():
-                return super().invoke(ctx)
-        except click.UsageError as exc:
-            raise one_line_usage(exc, ctx) from None
+                return super().invoke(ctx)  # a usage error: one line (Subgroup.invoke)
         except HookError as exc:
             failed_in_hook = True
             raise InputError(str(exc)) from exc

@@ -49,39 +49,50 @@ def is_decimal(value: str) -> bool:
     return written_as(value, _DECIMAL, "a number") is None
 
 
-class Seconds(click.FloatRange):
+class _Written(click.ParamType):
+    """An option's number refused unless written as its kind is
+    (:func:`written_as`: ``pattern``, named ``what``), before the range type
+    after it in the class's bases converts it."""
+
+    pattern: re.Pattern[str]
+    what: str
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str):
+            why = written_as(value, self.pattern, self.what)
+            if why is not None:
+                self.fail(why, param, ctx)
+        return super().convert(value, param, ctx)
+
+
+class Seconds(_Written, click.FloatRange):
     """A finite number of seconds in ``[low, high]``, written in ASCII digits."""
 
     name = "seconds"
+    pattern = _DECIMAL
+    what = "a number of seconds"
 
     def __init__(self, low: float, high: float) -> None:
         super().__init__(min=low, max=high)
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        if isinstance(value, str):
-            why = written_as(value, _DECIMAL, "a number of seconds")
-            if why is not None:
-                self.fail(why, param, ctx)
-            if not math.isfinite(float(value)):
-                self.fail(f"{value!r} is not a finite number of seconds", param, ctx)
+        # a decimal beyond a float (1e400): named as typed, not as the range's "inf"
+        if isinstance(value, str) and is_decimal(value) and not math.isfinite(float(value)):
+            self.fail(f"{value!r} is not a finite number of seconds", param, ctx)
         number = super().convert(value, param, ctx)
         if not math.isfinite(number):
             self.fail(f"{value!r} is not a finite number of seconds", param, ctx)
         return number
 
 
-class Whole(click.IntRange):
+class Whole(_Written, click.IntRange):
     """A whole number in ``[low, high]``, written in ASCII digits."""
+
+    pattern = _WHOLE
+    what = "a whole number"
 
     def __init__(self, low: int, high: int) -> None:
         super().__init__(min=low, max=high)
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        if isinstance(value, str):
-            why = written_as(value, _WHOLE, "a whole number")
-            if why is not None:
-                self.fail(why, param, ctx)
-        return super().convert(value, param, ctx)
 
 
 #: The metavars of options that name a file or a folder.

@@ -57,7 +57,7 @@ def format_noted_table(
     cells = [[str(c) for c in headers], *[[str(c) for c in row] for row in rows]]
     # what sets a column's width: its heading and the cells that do not span (a cell
     # with only empty ones after it takes their width too, in :func:`_wrapped_row`)
-    own = [[c for c in column] for column in zip(*cells, strict=True)]
+    own = [list(column) for column in zip(*cells, strict=True)]
     for row in cells[1:]:
         last = _last_filled(row)
         if last < len(row) - 1:

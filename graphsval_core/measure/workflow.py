@@ -44,7 +44,7 @@ from graphsval_core.measure.recapture import Reconciled, reconcile
 from graphsval_core.measure.sample import spread_sample
 from graphsval_core.model.reference import UnsupportedDtypeError
 from graphsval_core.plugins.records import Measurement
-from graphsval_core.plugins.registry import Registry, UnknownNameError
+from graphsval_core.plugins.registry import Registry
 from graphsval_core.plugins.resources import sweeps_dir
 
 #: One visit of a capture: an item and the round (from 0) it is measured in.
@@ -259,12 +259,9 @@ def _predictions(
 
 def _installed(registry: Registry, key: str) -> bool:
     """Whether an installed plugin, not the workspace, registers target ``key``."""
-    from graphsval_core.workspace.plugin import PLUGIN_NAME
+    from graphsval_core.workspace.plugin import owns_target
 
-    try:
-        return registry.target_plugin(key).name != PLUGIN_NAME
-    except UnknownNameError:
-        return False
+    return key in registry.targets() and not owns_target(registry, key)
 
 
 def sample_items(

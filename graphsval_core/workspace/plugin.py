@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from graphsval_core import hookimpl
 from graphsval_core.datamodel.errors import input_error
@@ -29,8 +30,17 @@ from graphsval_core.workspace.location import (
     TARGETS_DIR,
 )
 
+if TYPE_CHECKING:
+    from graphsval_core.plugins.registry import Registry
+
 #: The name the workspace plugin is registered (and blocked, ``-p no:workspace``) under.
 PLUGIN_NAME = "workspace"
+
+
+def owns_target(registry: Registry, key: str) -> bool:
+    """Whether target ``key`` is registered, and by the workspace (its file
+    in the workspace's ``targets/``), not by an installed plugin."""
+    return key in registry.targets() and registry.target_plugin(key).name == PLUGIN_NAME
 
 
 def files_in(folder: Path, suffix: str) -> list[Path]:

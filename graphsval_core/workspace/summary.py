@@ -23,11 +23,11 @@ from graphsval_core.workspace.location import (
     WorkspaceLocation,
 )
 from graphsval_core.workspace.plugin import (
-    PLUGIN_NAME,
     dangling_link,
     files_in,
     folder_problem,
     name_mismatch,
+    owns_target,
     special_file,
 )
 
@@ -107,7 +107,6 @@ def _special(message: str, path: Path) -> str:
 def _targets(registry: Registry, folder: Path) -> list[TargetFile]:
     from graphsval_core.files.target_spec import read_spec
 
-    known = registry.targets()
     out = []
     for path in files_in(folder / TARGETS_DIR, TARGET_SUFFIX):
         name = str(path.relative_to(folder))
@@ -126,7 +125,7 @@ def _targets(registry: Registry, folder: Path) -> list[TargetFile]:
         if key in registry.workspace_errors:  # unusable: its file or its calibration is broken
             out.append(TargetFile(name, key, False, error=registry.workspace_errors[key]))
             continue
-        mine = key in known and registry.target_plugin(key).name == PLUGIN_NAME
+        mine = owns_target(registry, key)
         replaces = tuple(registry.replaced.get(key, ())) if mine else ()
         out.append(TargetFile(name, key, mine, replaces))
     return out
