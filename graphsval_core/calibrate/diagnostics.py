@@ -9,6 +9,11 @@ constants the rows did not really measure, and input it refuses.
   leave it no share beside the other terms;
 - a constant the rows cannot identify: a relative uncertainty above
   ``UNCERTAINTY_LIMIT``, or one they do not move at all (its spec value stays);
+- a constant another of the fit's starts puts far elsewhere (beyond
+  :data:`~.fit.RIVAL_RATIO`, a share beyond :data:`~.fit.RIVAL_SHARE`) at a
+  cost within :data:`~.fit.RIVAL_COST` of the chosen optimum's: the rows do
+  not choose between the two, however small its uncertainty at the chosen one
+  (which only sees the slope around it);
 - a cache tier fitted (or held) slower than ``SLOW_CACHE_RATIO`` times main
   memory's peak: no cache of a real part is that slow, so the fit is using the
   tier's bandwidth for some other cost the rows share (a library's
@@ -68,7 +73,8 @@ SLOW_CACHE_RATIO = 2.0
 @frozen
 class Diagnostic:
     """One finding about a calibration: its kind (``at_bound``, ``at_floor``,
-    ``uncertain``, ``not_identifiable``, ``slow_cache``, ``not_fitted`` or ``threads``), what
+    ``uncertain``, ``not_identifiable``, ``rival_optimum``, ``slow_cache``, ``not_fitted`` or
+    ``threads``), what
     it is about (a constant's name, ``ALL_TIERS_PER_BYTE``, or ``threads``), the bound it sits
     at (``lower``, ``upper`` or ``floor``; None for the other kinds) and the
     sentence that says it."""
@@ -319,6 +325,36 @@ def unidentified(fit: Fit) -> list[Diagnostic]:
     return out
 
 
+def _cost_gap(ratio: float) -> str:
+    """How much worse a rival optimum's cost is, in words."""
+    if ratio - 1 < 5e-5:
+        return "at the same cost"
+    return f"within {ratio - 1:.2%} of its cost"
+
+
+def rival_optima(spec: TargetSpec, fit: Fit, reported: set[str]) -> list[Diagnostic]:
+    """The constants another of the fit's starts put far elsewhere at (almost)
+    the same cost (:attr:`Fit.rivals`), but for those already ``reported``
+    as unidentified and those the hierarchy held."""
+    out = []
+    for name, rival in fit.rivals.items():
+        if name in reported or name in fit.held or name not in fit.values:
+            continue
+        ours = _quantity(name, resolved(spec, name, fit.values[name]))
+        theirs = _quantity(name, resolved(spec, name, rival.value))
+        out.append(
+            Diagnostic(
+                "rival_optimum",
+                name,
+                f"{name} is not pinned by these rows: another start of the fit ends "
+                f"{_cost_gap(rival.cost_ratio)} with it at {theirs} (this fit: {ours}), so "
+                "the rows do not choose between the two; its uncertainty only sees the "
+                "slope around this one: add rows that tell them apart",
+            )
+        )
+    return out
+
+
 def share_not_fitted(spec: TargetSpec, gate: ShareGate | None) -> list[Diagnostic]:
     """Why ``product_bandwidth_fraction`` was not fitted for a dtype whose
     matrix-product rows a memory tier bounds (``gate``, the counts the fit's
@@ -488,16 +524,18 @@ def diagnose(
 ) -> tuple[Diagnostic, ...]:
     """Every finding about a calibration, in the order printed: latency
     constants at a bound, cache tiers slower than main memory allows, energy
-    coefficients at their floor, constants the rows cannot identify, a
-    bandwidth share left unfitted (``gate``: the counts its gate judged), the
-    framework kernel's times left unfitted (``own``: its rows), a GEMV's
-    team cost left unfitted (``gemv``: the GEMVs above the grain), a
-    thread-count mismatch."""
+    coefficients at their floor, constants the rows cannot identify (their
+    uncertainty, then another optimum as good), a bandwidth share left
+    unfitted (``gate``: the counts its gate judged), the framework kernel's
+    times left unfitted (``own``: its rows), a GEMV's team cost left unfitted
+    (``gemv``: the GEMVs above the grain), a thread-count mismatch."""
+    unknown = unidentified(fit)
     return (
         *latency_at_bounds(spec, fit),
         *slow_caches(spec, fit),
         *energy_at_floor(spec, energy),
-        *unidentified(fit),
+        *unknown,
+        *rival_optima(spec, fit, {d.subject for d in unknown}),
         *share_not_fitted(spec, gate),
         *reference_not_fitted(spec, own),
         *gemv_team_not_fitted(spec, gemv or {}),

@@ -38,6 +38,25 @@ JACOBIAN_STEP = 1e-4
 CAPACITY_START = 1 / 8
 #: The soft-L1 loss's scale: rows off by more than this count linearly (robust to outliers).
 F_SCALE = 0.05
+#: Another start's optimum whose cost is within this share of the best one's
+#: fits the rows as well: the rows do not choose between the two.
+RIVAL_COST = 0.01
+#: A constant that differs between two such optima by more than this factor
+#: (a share: by more than :data:`RIVAL_SHARE` of its range from 0 to 1) is not
+#: pinned by the rows, however small its uncertainty at the chosen optimum.
+RIVAL_RATIO = 1.25
+RIVAL_SHARE = 0.25
+
+
+@define
+class Rival:
+    """A constant's value at another start's optimum that fits the rows as
+    well as the chosen one (as :attr:`Fit.values` holds it: a fraction as a
+    multiplier of the spec's value), and that optimum's cost over the chosen
+    one's (at least 1, at most ``1 + RIVAL_COST``)."""
+
+    value: float
+    cost_ratio: float
 
 
 @define
@@ -56,10 +75,39 @@ class Fit:
     x: np.ndarray = field(factory=lambda: np.zeros(0))
     not_identifiable: list[str] = field(factory=list)
     held: dict[str, str] = field(factory=dict)
+    #: per constant, where another optimum of (almost) the same cost puts it
+    rivals: dict[str, Rival] = field(factory=dict)
 
 
 def _values(params: Sequence[Param], x: np.ndarray) -> dict[str, float]:
     return {p.name: float(math.exp(v)) for p, v in zip(params, x, strict=True)}
+
+
+def _apart(name: str, a: float, b: float) -> float:
+    """How far apart two fitted values of constant ``name`` are, in units of
+    what the rows must tell apart: a share (:data:`SHARES`) by the part of
+    its range between them over :data:`RIVAL_SHARE`, any other constant by
+    the log of their ratio over that of :data:`RIVAL_RATIO`. Above 1: apart."""
+    if name.startswith(SHARES):
+        return abs(a - b) / RIVAL_SHARE
+    return abs(math.log(a / b)) / math.log(RIVAL_RATIO)
+
+
+def _rivals(params: Sequence[Param], ends: Sequence[Any], best: Any) -> dict[str, Rival]:
+    """Per constant, the farthest value (beyond :func:`_apart`'s 1) that
+    another start's optimum gives it, among those whose cost is within
+    :data:`RIVAL_COST` of the ``best`` one's (``ends``: each start's result)."""
+    out: dict[str, Rival] = {}
+    for end in ends:
+        if end is best or end.cost > best.cost * (1 + RIVAL_COST):
+            continue
+        for i, p in enumerate(params):
+            ours, theirs = math.exp(best.x[i]), math.exp(end.x[i])
+            gap = _apart(p.name, ours, theirs)
+            known = out.get(p.name)
+            if gap > 1 and (known is None or gap > _apart(p.name, ours, known.value)):
+                out[p.name] = Rival(theirs, float(end.cost / best.cost) if best.cost else 1.0)
+    return out
 
 
 def _hierarchy_penalty(spec: TargetSpec) -> np.ndarray:
@@ -183,6 +231,7 @@ def fit_latency(
 
     starts = [x_start] if x_start is not None else _starts(params)
     best = None
+    ends = []
     for start in starts:
         result = least_squares(
             residuals,
@@ -194,6 +243,7 @@ def fit_latency(
             jac=jacobian,
             max_nfev=400,
         )
+        ends.append(result)
         if best is None or result.cost < best.cost - 1e-12:
             best = result
     assert best is not None
@@ -230,4 +280,5 @@ def fit_latency(
             if not ok and p.name not in held
         ],
         held=held,
+        rivals={n: r for n, r in _rivals(params, ends, best).items() if n in values},
     )

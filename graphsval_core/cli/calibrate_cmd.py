@@ -104,8 +104,10 @@ def calibrate(
     file's fit.diagnostics) for a constant at a bound of its range or an
     energy coefficient at its floor (a bound, not a measurement), one the
     rows cannot identify (relative uncertainty above 100%, or not moved at
-    all), a cache tier fitted slower than twice main memory's peak (it
-    stands in for another cost of the rows), a GEMM library's bandwidth
+    all, or put far elsewhere by another start of the fit that ends within 1%
+    of its cost: two optima the rows do not choose between), a cache tier
+    fitted slower than twice main memory's peak (it stands in for another
+    cost of the rows), a GEMM library's bandwidth
     share left unfitted though products are memory-bound (too few vector_add
     rows bound by a memory tier to tell it from the tiers' own rates), and
     rows measured on a thread count other than the CPU target's compute units.

@@ -485,7 +485,9 @@ def targets(
             legend.append(
                 "FIT: how well the calibration pins the constant: +- one standard "
                 "deviation (relative; a share's own spread in its units), a bound it sits "
-                "at, 'not identified' where the rows do not pin it; blank where the file "
+                "at, 'not identified' where the rows do not pin it, 'two optima' where "
+                "another start of the fit puts it far elsewhere at the same cost; blank "
+                "where the file "
                 f"gives no figure ({registry.calibration_files[target.key]})."
             )
         for line in [*legend, *_out_of_sample_lines(registry, target.key)]:

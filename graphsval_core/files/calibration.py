@@ -44,13 +44,14 @@ def fit_notes(data: dict[str, Any]) -> dict[str, str]:
     relative uncertainty, one standard deviation; a share's own spread,
     ``+- 0.41``; beyond :data:`WIDEST` of the value, or a share's whole range,
     ``+- over 1000%`` or ``+- over 1``), ``at its floor`` or ``at its lower
-    bound`` where it sits at a bound of its range, and ``not identified``
-    where the fit's diagnostics say the rows do not pin it. Constants with none
+    bound`` where it sits at a bound of its range, ``not identified``
+    where the fit's diagnostics say the rows do not pin it, and ``two optima``
+    where another optimum of the fit, as good, puts it elsewhere. Constants with none
     of these are left out."""
     fit = data.get("fit") or {}
-    uncertain = {
-        d.get("subject") for d in fit.get("diagnostics") or () if d.get("kind") == "uncertain"
-    }
+    found = [d for d in fit.get("diagnostics") or () if isinstance(d, dict)]
+    uncertain = {d.get("subject") for d in found if d.get("kind") == "uncertain"}
+    rivalled = {d.get("subject") for d in found if d.get("kind") == "rival_optimum"}
     out: dict[str, str] = {}
     for name, entry in data["constants"].items():
         parts = []
@@ -66,6 +67,8 @@ def fit_notes(data: dict[str, Any]) -> dict[str, str]:
             parts.append(bound)
         if name in uncertain:
             parts.append("not identified")
+        if name in rivalled:
+            parts.append("two optima")
         if parts:
             out[name] = ", ".join(parts)
     return out

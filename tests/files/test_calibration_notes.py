@@ -232,3 +232,32 @@ def test_out_of_sample_figures_written_for_people_never_break_a_file():
     assert out_of_sample({"fit": "x"}) == {} and out_of_sample({}) == {}
     nan = {"fit": {"validation": {"per_op": {"linear": {"rows": True, "median_abs_error": None}}}}}
     assert out_of_sample(nan) == {}
+
+
+def test_a_constant_with_two_optima_says_so_in_the_fit_column():
+    # calibrate records a rival optimum (another start of the fit as good, the constant
+    # far elsewhere); targets --hw adds "two optima" to that constant's figures
+    from graphsval_core.plugin_api import packaged_files
+
+    registry = build_registry()
+    seen = 0
+    for package in ("graphsval_cpu", "graphsval_jetson"):
+        for item in packaged_files(package, "calibration", ".calibration.json"):
+            data = json.loads(item.read_text())
+            key = data["target"]
+            rivals = [
+                d["subject"]
+                for d in data["fit"].get("diagnostics", [])
+                if d["kind"] == "rival_optimum"
+            ]
+            notes = registry.calibration_notes[key]
+            for name in rivals:
+                assert notes[name].endswith("two optima"), (key, name, notes[name])
+                seen += 1
+            assert not any(v.endswith("two optima") for n, v in notes.items() if n not in rivals), (
+                key
+            )
+    assert seen, "no shipped calibration records two optima"
+    result = CliRunner().invoke(cli, ["targets", "--hw", "host_amd_epyc_2c_1t"])
+    assert result.exit_code == 0, result.output
+    assert _row(result.output, "dispatch fp32").endswith("two optima")
