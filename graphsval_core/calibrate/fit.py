@@ -77,13 +77,15 @@ class Fit:
     held: dict[str, str] = field(factory=dict)
     #: per constant, where another optimum of (almost) the same cost puts it
     rivals: dict[str, Rival] = field(factory=dict)
+    #: each start's end, in the order started: its cost and log values (as :attr:`x`)
+    ends: list[tuple[float, np.ndarray]] = field(factory=list)
 
 
 def _values(params: Sequence[Param], x: np.ndarray) -> dict[str, float]:
     return {p.name: float(math.exp(v)) for p, v in zip(params, x, strict=True)}
 
 
-def _apart(name: str, a: float, b: float) -> float:
+def apart(name: str, a: float, b: float) -> float:
     """How far apart two fitted values of constant ``name`` are, in units of
     what the rows must tell apart: a share (:data:`SHARES`) by the part of
     its range between them over :data:`RIVAL_SHARE`, any other constant by
@@ -94,7 +96,7 @@ def _apart(name: str, a: float, b: float) -> float:
 
 
 def _rivals(params: Sequence[Param], ends: Sequence[Any], best: Any) -> dict[str, Rival]:
-    """Per constant, the farthest value (beyond :func:`_apart`'s 1) that
+    """Per constant, the farthest value (beyond :func:`apart`'s 1) that
     another start's optimum gives it, among those whose cost is within
     :data:`RIVAL_COST` of the ``best`` one's (``ends``: each start's result)."""
     out: dict[str, Rival] = {}
@@ -103,9 +105,9 @@ def _rivals(params: Sequence[Param], ends: Sequence[Any], best: Any) -> dict[str
             continue
         for i, p in enumerate(params):
             ours, theirs = math.exp(best.x[i]), math.exp(end.x[i])
-            gap = _apart(p.name, ours, theirs)
+            gap = apart(p.name, ours, theirs)
             known = out.get(p.name)
-            if gap > 1 and (known is None or gap > _apart(p.name, ours, known.value)):
+            if gap > 1 and (known is None or gap > apart(p.name, ours, known.value)):
                 out[p.name] = Rival(theirs, float(end.cost / best.cost) if best.cost else 1.0)
     return out
 
@@ -281,4 +283,5 @@ def fit_latency(
         ],
         held=held,
         rivals={n: r for n, r in _rivals(params, ends, best).items() if n in values},
+        ends=[(float(end.cost), np.array(end.x)) for end in ends],
     )

@@ -18,8 +18,8 @@ from graphsval_core.calibrate.fit import (
     RIVAL_SHARE,
     Fit,
     Rival,
-    _apart,
     _rivals,
+    apart,
 )
 from graphsval_core.calibrate.params import Param
 from graphsval_core.files.calibration import fit_notes
@@ -57,10 +57,10 @@ def test_the_farthest_of_several_rivals_is_kept():
 
 def test_a_share_is_apart_by_a_quarter_of_its_range_not_by_its_ratio():
     # 0.01 and 0.04 are four times apart, but 0.03 of a share: the same finding
-    assert _apart("product_overlap.fp32", 0.01, 0.04) < 1
-    assert _apart("product_overlap.fp32", 0.2, 0.2 + RIVAL_SHARE * 1.01) > 1
-    assert _apart("pack_bps.fp32", 1e11, 1e11 * RIVAL_RATIO * 0.99) < 1
-    assert _apart("pack_bps.fp32", 1e11, 1e11 / (RIVAL_RATIO * 1.01)) > 1
+    assert apart("product_overlap.fp32", 0.01, 0.04) < 1
+    assert apart("product_overlap.fp32", 0.2, 0.2 + RIVAL_SHARE * 1.01) > 1
+    assert apart("pack_bps.fp32", 1e11, 1e11 * RIVAL_RATIO * 0.99) < 1
+    assert apart("pack_bps.fp32", 1e11, 1e11 / (RIVAL_RATIO * 1.01)) > 1
     best = _end(1.0, 0.3, 1e11, 0.01)
     assert _rivals(PARAMS, [best, _end(1.0, 0.3, 1e11, 0.04)], best) == {}
     moved = _rivals(PARAMS, [best, _end(1.0, 0.3, 1e11, 0.6)], best)
@@ -172,6 +172,9 @@ def test_the_fit_keeps_each_starts_end_and_names_the_rivals(monkeypatch):
     monkeypatch.setattr(scipy.optimize, "least_squares", each)
     fit = fit_latency(registry, spec, rows, params)
     assert len(ends) == 5
+    # each start's end is kept, in order, the chosen one among them
+    assert [cost for cost, _x in fit.ends] == [end.cost for end in ends]
+    assert any(np.array_equal(x, fit.x) for _cost, x in fit.ends)
     assert set(fit.rivals) == {"launch_overhead_s"}
     rival = fit.rivals["launch_overhead_s"]
     assert rival.value == pytest.approx(3.0 * fit.values["launch_overhead_s"])
