@@ -4,13 +4,15 @@ Run: python benchmarks/bench_optima.py [TARGET ...]
 (default: every target with shipped calibration baselines). Prints figures;
 asserts nothing. The latency fit (as ``graphsval calibrate`` runs it, on the
 calibration rows only) starts three to five times and keeps the lowest cost.
-For each start this prints where it ended: its cost over the kept one's, its
-distance from the kept constants (the constant farthest apart, a fraction as
-the fit holds it: a multiplier of the spec's value), and the validation figures its constants give (median |error|
-and share within 10%, per op; never used to choose). Ends within 1% of the
-kept cost fit the rows as well (``calibrate`` warns of a constant they put
-far apart): the spread of their figures is what a change of the model must
-beat before a screen's gain means anything.
+For each start, lowest cost first, this prints where it ended: its cost over
+the kept one's, the validation figures its constants give (the rows
+``calibrate`` judges: median |error| and share within 10%, per op; never used
+to choose), and the constants it puts far from the kept end's (a factor 1.25,
+a share 0.25 of its range; a fraction as the fit holds it, a multiplier of
+the spec's value). Ends within 1% of the kept cost fit the rows as well:
+``calibrate`` warns of each constant they put far apart (unless it already
+says the rows do not identify it), and the spread of their figures is what
+a change of the model must beat before a screen's gain means anything.
 """
 
 from __future__ import annotations
@@ -23,57 +25,85 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from bench_fidelity import _baselines, _rows_of  # noqa: E402
+from bench_fidelity import _baselines  # noqa: E402
 
 from graphsval_core.calibrate.fit import RIVAL_COST, apart, fit_latency  # noqa: E402
 from graphsval_core.calibrate.inputs import read_rows  # noqa: E402
-from graphsval_core.calibrate.rows import canonical, predict_rows  # noqa: E402
+from graphsval_core.calibrate.rows import canonical  # noqa: E402
+from graphsval_core.calibrate.validation import held_out_rows, judge_validation  # noqa: E402
 from graphsval_core.files.calibration import apply_constants  # noqa: E402
+from graphsval_core.files.tolerances import load_tolerances  # noqa: E402
 from graphsval_core.plugins.loader import build_registry  # noqa: E402
 
 OPS = ("linear", "matmul", "vector_add")
 
 
-def _farthest(names: list[str], x: np.ndarray, kept: np.ndarray) -> str:
-    """The constant farthest from the kept end's (by :func:`apart`), in words."""
-    gaps = [apart(n, math.exp(a), math.exp(b)) for n, a, b in zip(names, x, kept, strict=True)]
-    if not gaps or max(gaps) <= 1e-9:
-        return "the kept end"
-    i = int(np.argmax(gaps))
-    return f"{names[i]} {math.exp(kept[i]):.3g} -> {math.exp(x[i]):.3g}"
+def _far(names: list[str], x: np.ndarray, kept: np.ndarray) -> str:
+    """The constants ``x`` puts far from ``kept`` (by :func:`apart`), farthest first."""
+    far = [
+        (apart(n, math.exp(a), math.exp(b)), f"{n} {math.exp(b):.3g} -> {math.exp(a):.3g}")
+        for n, a, b in zip(names, x, kept, strict=True)
+    ]
+    words = [w for gap, w in sorted(far, reverse=True) if gap > 1]
+    return "; ".join(words) if words else "none far apart"
 
 
-def main(argv: list[str]) -> None:
+def _target(registry, key: str, tolerances) -> None:
+    spec = registry.datasheet_target(key)
+    paths = _baselines(registry, key, "calibration")
+    if not paths:
+        print(f"{key}: no calibration baselines shipped or in the workspace: nothing to fit")
+        return
+    found = read_rows(registry, spec, [str(p) for p in paths])
+    bad = {id(s.row) for s in found.suspect if s.latency}
+    rows = canonical([r for r in found.rows if id(r) not in bad])
+    fit = fit_latency(registry, spec, rows)
+    held = held_out_rows(registry, spec)
+    names = [p.name for p in fit.params]
+    ends = sorted(fit.ends, key=lambda end: end[0])
+    kept = fit.x  # the end the fit kept (the first of the lowest cost)
+    best = next(cost for cost, x in fit.ends if np.array_equal(x, kept))
+    print(f"{key}: {len(ends)} starts, {len(rows)} calibration rows")
+    print(
+        f"  {'cost':>16}  validation ({' / '.join(OPS)}: median |error| (within 10%)), "
+        "constants far from the kept end's"
+    )
+    for cost, x in ends:
+        over = cost / best - 1 if best > 0 else (0.0 if cost <= 0 else math.inf)
+        good = "as good" if cost <= best * (1 + RIVAL_COST) else ""
+        line = f"  {f'+{over:.2%}':>8} {good:>7}"
+        model = apply_constants(spec, dict(zip(names, np.exp(x), strict=True)), "end")
+        figures = judge_validation(registry, model, held, rows, tolerances)
+        if figures is not None and figures.per_op:
+            cells = [
+                f"{figures.per_op[op].median_abs_error:5.1%} ({figures.within_per_op[op]:3.0%})"
+                if op in figures.per_op
+                else "-"
+                for op in OPS
+            ]
+            line += "  " + " / ".join(cells)
+        else:
+            line += "  (no validation rows)"
+        far = "the kept end" if np.array_equal(x, kept) else _far(names, x, kept)
+        print(f"{line}  {far}")
+
+
+def main(argv: list[str]) -> int:
     registry = build_registry()
-    keys = argv or sorted(k for k in registry.targets() if _baselines(registry, k, "calibration"))
-    for key in keys:
-        spec = registry.datasheet_target(key)
-        found = read_rows(
-            registry, spec, [str(p) for p in _baselines(registry, key, "calibration")]
+    known = registry.targets()
+    unknown = [k for k in argv if k not in known]
+    if unknown:
+        print(
+            f"bench_optima: unknown target {', '.join(unknown)} (see `graphsval targets`)",
+            file=sys.stderr,
         )
-        bad = {id(s.row) for s in found.suspect if s.latency}
-        fit = fit_latency(registry, spec, canonical([r for r in found.rows if id(r) not in bad]))
-        validation = _rows_of(_baselines(registry, key, "validation"), key)
-        names = [p.name for p in fit.params]
-        best = min(cost for cost, _x in fit.ends)
-        kept = next(x for cost, x in fit.ends if cost == best)
-        print(f"{key}: {len(fit.ends)} starts; validation {len(validation)} rows")
-        for cost, x in fit.ends:
-            good = " (as good)" if cost <= best * (1 + RIVAL_COST) else " " * 10
-            line = f"  cost +{cost / best - 1:6.2%}{good}"
-            if validation:
-                model = apply_constants(spec, dict(zip(names, np.exp(x), strict=True)), "end")
-                predicted, _ = predict_rows(registry, model, validation)
-                err = predicted / np.array([r.latency_s for r in validation]) - 1
-                cells = []
-                for op in OPS:
-                    e = np.abs([v for v, r in zip(err, validation, strict=True) if r.op == op])
-                    cells.append(
-                        f"{np.median(e):5.1%} ({np.mean(e <= 0.1):3.0%})" if len(e) else "-"
-                    )
-                line += "  " + " / ".join(cells)
-            print(f"{line}  {_farthest(names, x, kept)}")
+        return 2
+    keys = argv or sorted(k for k in known if _baselines(registry, k, "calibration"))
+    tolerances = load_tolerances()
+    for key in keys:
+        _target(registry, key, tolerances)
+    return 0
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    sys.exit(main(sys.argv[1:]))

@@ -24,7 +24,9 @@ constants the rows did not really measure, and input it refuses.
   stream rows to tell it from the tiers' own fractions (which then take the
   products' rates), or too few product rows of that dtype;
 - rows measured on a thread count other than the CPU target's compute units:
-  the constants describe that run, not the machine the spec describes.
+  the constants describe that run, not the machine the spec describes;
+- a fit that reproduces its rows exactly (as many rows as constants, or rows
+  a model made): its uncertainties read 0 and say nothing.
 
 Each finding is one :class:`Diagnostic` (one ``warning:`` line, and a record
 in the calibration file). :func:`require_distinct_rows` refuses rows that
@@ -37,6 +39,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
+import numpy as np
 from attrs import frozen
 
 from graphsval_core.calibrate.energy import ALL_TIERS_PER_BYTE, ENERGY_FLOOR, EnergyFit
@@ -64,6 +67,8 @@ BOUND_TOLERANCE = 0.01
 UNCERTAINTY_LIMIT = 1.0
 #: The largest spread allowed a share (:data:`~.params.SHARES`) the rows identify.
 SHARE_SPREAD_LIMIT = 0.25
+#: A fit whose median |error| is below this reproduces its rows exactly.
+EXACT_ERROR = 1e-6
 #: A cache fitted to deliver less than this many times main memory's peak
 #: bandwidth is not describing the cache (caches of real CPUs and GPUs run
 #: several times faster than their DRAM; hardware-facts.md).
@@ -73,8 +78,8 @@ SLOW_CACHE_RATIO = 2.0
 @frozen
 class Diagnostic:
     """One finding about a calibration: its kind (``at_bound``, ``at_floor``,
-    ``uncertain``, ``not_identifiable``, ``rival_optimum``, ``slow_cache``, ``not_fitted`` or
-    ``threads``), what
+    ``uncertain``, ``not_identifiable``, ``rival_optimum``, ``slow_cache``, ``not_fitted``,
+    ``threads`` or ``exact_fit``), what
     it is about (a constant's name, ``ALL_TIERS_PER_BYTE``, or ``threads``), the bound it sits
     at (``lower``, ``upper`` or ``floor``; None for the other kinds) and the
     sentence that says it."""
@@ -325,11 +330,31 @@ def unidentified(fit: Fit) -> list[Diagnostic]:
     return out
 
 
+def exact_fit(fit: Fit) -> list[Diagnostic]:
+    """A fit that reproduces its rows exactly (median |error| below
+    :data:`EXACT_ERROR`): no scatter is left to size the uncertainties, so
+    they read 0 whatever the rows pin (as many rows as constants, or rows
+    made by a model)."""
+    if not len(fit.residuals) or float(np.median(np.abs(fit.residuals))) >= EXACT_ERROR:
+        return []
+    rows = len({(r.op, r.dims, r.dtype) for r in fit.rows})
+    return [
+        Diagnostic(
+            "exact_fit",
+            "fit",
+            f"the fit reproduces its {rows} distinct rows exactly (median |error| below "
+            f"{EXACT_ERROR:.0e}) with {len(fit.params)} latency constants: no scatter is left "
+            "to size their uncertainties (+- 0%) or to judge them out of sample, so those "
+            "figures say nothing of what the rows pin: add rows of other shapes",
+        )
+    ]
+
+
 def _cost_gap(ratio: float) -> str:
     """How much worse a rival optimum's cost is, in words."""
     if ratio - 1 < 5e-5:
-        return "at the same cost"
-    return f"within {ratio - 1:.2%} of its cost"
+        return "at the same cost as this one"
+    return f"at a cost {ratio - 1:.2%} above this one's"
 
 
 def rival_optima(spec: TargetSpec, fit: Fit, reported: set[str]) -> list[Diagnostic]:
@@ -349,7 +374,7 @@ def rival_optima(spec: TargetSpec, fit: Fit, reported: set[str]) -> list[Diagnos
                 f"{name} is not pinned by these rows: another start of the fit ends "
                 f"{_cost_gap(rival.cost_ratio)} with it at {theirs} (this fit: {ours}), so "
                 "the rows do not choose between the two; its uncertainty only sees the "
-                "slope around this one: add rows that tell them apart",
+                "slope around this fit: add rows that tell them apart",
             )
         )
     return out
@@ -522,15 +547,17 @@ def diagnose(
     own: OwnKernelRows | None = None,
     gemv: Mapping[str, GemvTeam] | None = None,
 ) -> tuple[Diagnostic, ...]:
-    """Every finding about a calibration, in the order printed: latency
-    constants at a bound, cache tiers slower than main memory allows, energy
-    coefficients at their floor, constants the rows cannot identify (their
-    uncertainty, then another optimum as good), a bandwidth share left
-    unfitted (``gate``: the counts its gate judged), the framework kernel's
-    times left unfitted (``own``: its rows), a GEMV's team cost left unfitted
-    (``gemv``: the GEMVs above the grain), a thread-count mismatch."""
+    """Every finding about a calibration, in the order printed: a fit that
+    reproduces its rows exactly, latency constants at a bound, cache tiers
+    slower than main memory allows, energy coefficients at their floor,
+    constants the rows cannot identify (their uncertainty, then another
+    optimum as good), a bandwidth share left unfitted (``gate``: the counts
+    its gate judged), the framework kernel's times left unfitted (``own``:
+    its rows), a GEMV's team cost left unfitted (``gemv``: the GEMVs above
+    the grain), a thread-count mismatch."""
     unknown = unidentified(fit)
     return (
+        *exact_fit(fit),
         *latency_at_bounds(spec, fit),
         *slow_caches(spec, fit),
         *energy_at_floor(spec, energy),

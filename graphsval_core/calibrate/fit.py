@@ -101,8 +101,8 @@ def _rivals(params: Sequence[Param], ends: Sequence[Any], best: Any) -> dict[str
     :data:`RIVAL_COST` of the ``best`` one's (``ends``: each start's result)."""
     out: dict[str, Rival] = {}
     for end in ends:
-        if end is best or end.cost > best.cost * (1 + RIVAL_COST):
-            continue
+        if end is best or not end.cost <= best.cost * (1 + RIVAL_COST):
+            continue  # (a cost that is not a number is no rival either)
         for i, p in enumerate(params):
             ours, theirs = math.exp(best.x[i]), math.exp(end.x[i])
             gap = apart(p.name, ours, theirs)

@@ -67,6 +67,20 @@ class CalibrationRows:
     suspect: tuple[SuspectRow, ...] = ()
 
 
+def unlabelled_warnings(found: CalibrationRows) -> tuple[str, ...]:
+    """One line per baseline that says nothing of its purpose (no purpose
+    column, no ``.calibration``/``.validation`` suffix) yet gave rows: every
+    row of it is fitted, and only the project's validation sweeps could have
+    kept a validation row out."""
+    return tuple(
+        f"warning: {baseline.path}: no purpose column or .calibration/.validation suffix: "
+        "every row of it is fitted (none is in a validation sweep of the project); name a "
+        "calibration file so, or give it a purpose column"
+        for baseline, _digest in found.sources
+        if baseline.purpose_source == "none" and baseline.rows
+    )
+
+
 def validation_shapes() -> set[tuple[str, tuple[int, ...], str]]:
     """(op, shape, dtype) of every entry of the project's validation sweeps."""
     from graphsval_core.sweep.labels import load_shipped

@@ -40,7 +40,7 @@ from graphsval_core.calibrate.evaluate import (
 )
 from graphsval_core.calibrate.file import build_file, dump
 from graphsval_core.calibrate.fit import Fit, fit_latency
-from graphsval_core.calibrate.inputs import SuspectRow, read_rows
+from graphsval_core.calibrate.inputs import SuspectRow, read_rows, unlabelled_warnings
 from graphsval_core.calibrate.params import (
     choose_params,
     gemv_team_rows,
@@ -289,7 +289,7 @@ def calibrate(registry: Registry, options: CalibrateOptions) -> CalibrateResult:
         validation_warning(same, validation),
         unjudged_warning(validation),
     )
-    warnings = tuple(w for w in warned if w)
+    warnings = unlabelled_warnings(found) + tuple(w for w in warned if w)
     used = {id(r) for r in rows}
     files = [(b.path, [r for r in b.rows if id(r) in used]) for b, _ in found.sources]
     gate = product_share_gate(registry, spec, fit.rows)

@@ -241,7 +241,7 @@ def _workspace_out(app: Any, hw: str) -> Path | None:
 
 
 def _render(result: Any) -> None:
-    from graphsval_core.files.calibration import share_spread
+    from graphsval_core.files.calibration import relative_words, share_spread
 
     energy, data = result.energy, result.content
     fitted = len(result.fit.values)
@@ -272,7 +272,13 @@ def _render(result: Any) -> None:
     for name, entry in data["constants"].items():
         unc = entry.get("relative_uncertainty")
         share = None if unc is None else share_spread(name, entry["value"], unc)
-        spread = "" if unc is None else f" +- {unc:.1%}" if share is None else f" +- {share:.2g}"
+        spread = (
+            ""
+            if unc is None
+            else f" {relative_words(unc)}"
+            if share is None
+            else f" +- {share:.2g}"
+        )
         click.echo(
             f"  {name}: {num(entry['value'])} (was {num(entry['datasheet'])}){spread}"
             f"  [{entry['from']}]"

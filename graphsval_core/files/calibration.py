@@ -59,7 +59,7 @@ def fit_notes(data: dict[str, Any]) -> dict[str, str]:
         if sigma is not None:
             spread = share_spread(name, entry["value"], sigma)
             if spread is None:
-                parts.append(_relative(sigma))
+                parts.append(relative_words(sigma))
             else:
                 parts.append("+- over 1" if spread > 1 else f"+- {spread:.2g}")
         bound = _BOUNDS.get(str(entry.get("at_bound")))
@@ -115,7 +115,7 @@ def share_spread(name: str, value: float, sigma: float) -> float | None:
     return value * sigma if name.startswith(SHARES) else None
 
 
-def _relative(sigma: float) -> str:
+def relative_words(sigma: float) -> str:
     """``+- 16%``; below 1% to one significant figure (``+- 0.4%``), beyond
     :data:`WIDEST` ``+- over 1000%``."""
     if sigma > WIDEST:

@@ -495,3 +495,51 @@ def test_a_bound_is_said_in_its_constants_unit():
     assert _quantity("dispatch_overhead_s.bf16", 1e-2) == "0.01 s"
     assert _quantity("pack_bps.fp32", 1e8) == "1e+08 B/s"
     assert _quantity("tiers.l3.usable_capacity_bytes", 3e6) == "3e+06 B"
+
+
+# -- a fit with no scatter left; a baseline that does not say what it is ----------------
+
+
+def test_a_fit_that_reproduces_its_rows_exactly_says_its_uncertainties_mean_nothing(
+    setup, tmp_path
+):
+    from graphsval_core.calibrate.diagnostics import exact_fit
+
+    # the toy's rows are the model's own latencies: every constant comes back exactly
+    base = setup("toy.calibration.csv")
+    result = _run("--baseline", str(base), "--out", str(tmp_path / "exact.json"))
+    assert result.exit_code == 0, result.output
+    (line,) = [w for w in _warnings(result.output) if "exactly" in w]
+    assert line.startswith("warning: the fit reproduces its 14 distinct rows exactly")
+    assert "no scatter is left to size their uncertainties (+- 0%)" in line
+    recorded = json.loads((tmp_path / "exact.json").read_text())["fit"]["diagnostics"]
+    assert {"kind": "exact_fit", "subject": "fit", "message": line[len("warning: ") :]} in (
+        recorded
+    )
+    # a median error of 0.2% is scatter enough: nothing to say
+    params = [_param("launch_overhead_s")]
+    scattered = Fit(
+        {"launch_overhead_s": 2e-6},
+        {"launch_overhead_s": 0.1},
+        np.array([0.002, -0.003, 0.0]),
+        params,
+        [],
+    )
+    assert exact_fit(scattered) == []
+    exact = Fit({"launch_overhead_s": 2e-6}, {"launch_overhead_s": 0.0}, np.zeros(3), params, [])
+    assert [d.kind for d in exact_fit(exact)] == ["exact_fit"]
+
+
+def test_a_baseline_that_says_nothing_of_its_purpose_is_warned_of(setup, tmp_path):
+    named = setup("toy.calibration.csv")
+    bare = tmp_path / "toy_rows.csv"
+    bare.write_text(named.read_text())
+    result = _run("--baseline", str(bare), "--out", str(tmp_path / "bare.json"))
+    assert result.exit_code == 0, result.output
+    assert (
+        f"warning: {bare}: no purpose column or .calibration/.validation suffix: every row "
+        "of it is fitted" in result.output
+    )
+    result = _run("--baseline", str(named), "--out", str(tmp_path / "named.json"))
+    assert result.exit_code == 0, result.output
+    assert "no purpose column" not in result.output
