@@ -65,8 +65,8 @@ def _target(registry, key: str, tolerances) -> None:
     best = next(cost for cost, x in fit.ends if np.array_equal(x, kept))
     print(f"{key}: {len(ends)} starts, {len(rows)} calibration rows")
     print(
-        f"  {'cost':>16}  validation ({' / '.join(OPS)}: median |error| (within 10%)), "
-        "constants far from the kept end's"
+        f"  {'cost':>8} {'':>7}  validation ({' / '.join(OPS)}: median |error| (within "
+        "10%)), constants far from the kept end's"
     )
     for cost, x in ends:
         over = cost / best - 1 if best > 0 else (0.0 if cost <= 0 else math.inf)
@@ -89,12 +89,16 @@ def _target(registry, key: str, tolerances) -> None:
 
 
 def main(argv: list[str]) -> int:
+    if any(a in ("-h", "--help") for a in argv):
+        print(__doc__)
+        return 0
     registry = build_registry()
     known = registry.targets()
     unknown = [k for k in argv if k not in known]
     if unknown:
         print(
-            f"bench_optima: unknown target {', '.join(unknown)} (see `graphsval targets`)",
+            f"bench_optima: unknown target {', '.join(map(repr, unknown))} "
+            "(see `graphsval targets`)",
             file=sys.stderr,
         )
         return 2

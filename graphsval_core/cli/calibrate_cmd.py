@@ -109,8 +109,12 @@ def calibrate(
     fitted slower than twice main memory's peak (it stands in for another
     cost of the rows), a GEMM library's bandwidth
     share left unfitted though products are memory-bound (too few vector_add
-    rows bound by a memory tier to tell it from the tiers' own rates), and
-    rows measured on a thread count other than the CPU target's compute units.
+    rows bound by a memory tier to tell it from the tiers' own rates),
+    rows measured on a thread count other than the CPU target's compute
+    units, and a fit that reproduces its rows exactly (no scatter is left to
+    size the uncertainties). After the fit's figures, a warning for a
+    baseline with neither a purpose column nor a .calibration/.validation
+    suffix (every row of it is fitted).
     """
     from graphsval_core.calibrate.workflow import CalibrateOptions, calibrate as run
     from graphsval_core.extras import require

@@ -487,7 +487,8 @@ def targets(
                 "deviation (relative; a share's own spread in its units), a bound it sits "
                 "at, 'not identified' where the rows do not pin it, 'two optima' where "
                 "another start of the fit puts it far elsewhere at a cost within 1% (the +- "
-                "sees only the optimum kept); blank where the file "
+                "sees only the optimum kept), 'exact fit, no +-' where the fit reproduced "
+                "its rows exactly; blank where the file "
                 f"gives no figure ({registry.calibration_files[target.key]})."
             )
         for line in [*legend, *_out_of_sample_lines(registry, target.key)]:

@@ -46,17 +46,22 @@ def fit_notes(data: dict[str, Any]) -> dict[str, str]:
     ``+- over 1000%`` or ``+- over 1``), ``at its floor`` or ``at its lower
     bound`` where it sits at a bound of its range, ``not identified``
     where the fit's diagnostics say the rows do not pin it, and ``two optima``
-    where another optimum of the fit, as good, puts it elsewhere. Constants with none
+    where another optimum of the fit, as good, puts it elsewhere; ``exact fit,
+    no +-`` in place of the figure where the fit reproduced its rows exactly
+    (no scatter was left to size it). Constants with none
     of these are left out."""
     fit = data.get("fit") or {}
     found = [d for d in fit.get("diagnostics") or () if isinstance(d, dict)]
     uncertain = {d.get("subject") for d in found if d.get("kind") == "uncertain"}
     rivalled = {d.get("subject") for d in found if d.get("kind") == "rival_optimum"}
+    exact = any(d.get("kind") == "exact_fit" for d in found)
     out: dict[str, str] = {}
     for name, entry in data["constants"].items():
         parts = []
         sigma = entry.get("relative_uncertainty")
-        if sigma is not None:
+        if sigma is not None and exact:  # no scatter left to size it: no figure
+            parts.append("exact fit, no +-")
+        elif sigma is not None:
             spread = share_spread(name, entry["value"], sigma)
             if spread is None:
                 parts.append(relative_words(sigma))

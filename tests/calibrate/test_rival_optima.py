@@ -194,3 +194,17 @@ def test_the_fit_keeps_each_starts_end_and_names_the_rivals(monkeypatch):
     assert rival.cost_ratio == pytest.approx(1 / 0.996)
     # a refit from one start (grouped CV's) has none
     assert fit_latency(registry, spec, rows, params, x_start=fit.x).rivals == {}
+
+
+def test_an_exact_fit_shows_no_uncertainty_in_the_fit_column():
+    data = {
+        "constants": {
+            "launch_overhead_s": {"value": 2e-6, "relative_uncertainty": 5e-12},
+            "first_touch_bps": {"value": 1e10},
+        },
+        "fit": {"diagnostics": [{"kind": "exact_fit", "subject": "fit", "message": "m"}]},
+    }
+    notes = fit_notes(data)
+    assert notes == {"launch_overhead_s": "exact fit, no +-"}
+    data["fit"]["diagnostics"] = []
+    assert fit_notes(data)["launch_overhead_s"] == "+- 5e-10%"
