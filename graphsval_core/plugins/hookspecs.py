@@ -226,7 +226,7 @@ def graphsval_calibrations() -> Iterable[Any]:
     ``graphsval validate`` use the calibrated constants (provenance
     ``calibrated``), and ``graphsval targets --hw KEY`` shows them beside the
     datasheet values, with how well the fit pins each (its uncertainty, a bound
-    it sits at, "not identified").
+    it sits at, "not identified", "two optima").
 
     :returns: an iterable of paths or :mod:`importlib.resources` traversables.
     """
