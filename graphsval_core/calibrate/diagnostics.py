@@ -58,7 +58,14 @@ from graphsval_core.calibrate.params import (
 from graphsval_core.datamodel.errors import UserInputError
 from graphsval_core.datamodel.target import TargetSpec
 from graphsval_core.files.baseline import BaselineRow
-from graphsval_core.files.calibration import apply_constants, is_fraction, resolved, share_spread
+from graphsval_core.files.calibration import (
+    WIDEST,
+    apply_constants,
+    is_fraction,
+    resolved,
+    share_spread,
+    share_words,
+)
 
 #: How close (in log terms: |log(value / bound)|) a fitted latency constant
 #: may come to a bound of its range before it counts as sitting at it (~1%).
@@ -301,14 +308,20 @@ def unidentified(fit: Fit) -> list[Diagnostic]:
                         "uncertain",
                         p.name,
                         f"{p.name} is not identified by these rows: {fit.values[p.name]:.3g} "
-                        f"+- {spread:.2g} (above +- {SHARE_SPREAD_LIMIT:g} of a share from 0 "
+                        f"{share_words(spread)} (above +- {SHARE_SPREAD_LIMIT:g} of a share from 0 "
                         f"to 1), so its value means little; it rests on {p.exercised_by}: "
                         "add rows of that kind",
                     )
                 )
             continue
         if sigma > UNCERTAINTY_LIMIT:
-            size = f"{sigma:.0%}" if math.isfinite(sigma) else "unbounded"
+            size = (
+                "unbounded"
+                if not math.isfinite(sigma)
+                else f"over {WIDEST:.0%}"
+                if sigma > WIDEST
+                else f"{sigma:.0%}"
+            )
             out.append(
                 Diagnostic(
                     "uncertain",

@@ -245,7 +245,7 @@ def _workspace_out(app: Any, hw: str) -> Path | None:
 
 
 def _render(result: Any) -> None:
-    from graphsval_core.files.calibration import relative_words, share_spread
+    from graphsval_core.files.calibration import relative_words, share_spread, share_words
 
     energy, data = result.energy, result.content
     fitted = len(result.fit.values)
@@ -281,7 +281,7 @@ def _render(result: Any) -> None:
             if unc is None
             else f" {relative_words(unc)}"
             if share is None
-            else f" +- {share:.2g}"
+            else f" {share_words(share)}"
         )
         click.echo(
             f"  {name}: {num(entry['value'])} (was {num(entry['datasheet'])}){spread}"

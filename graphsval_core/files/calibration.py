@@ -66,7 +66,7 @@ def fit_notes(data: dict[str, Any]) -> dict[str, str]:
             if spread is None:
                 parts.append(relative_words(sigma))
             else:
-                parts.append("+- over 1" if spread > 1 else f"+- {spread:.2g}")
+                parts.append(share_words(spread))
         bound = _BOUNDS.get(str(entry.get("at_bound")))
         if bound:
             parts.append(bound)
@@ -118,6 +118,11 @@ def share_spread(name: str, value: float, sigma: float) -> float | None:
     the relative one (of a log, large for a share near 0) overstates; None
     for any other constant, judged and shown by ``sigma`` itself."""
     return value * sigma if name.startswith(SHARES) else None
+
+
+def share_words(spread: float) -> str:
+    """A share's own spread: ``+- 0.41``; beyond the whole range, ``+- over 1``."""
+    return "+- over 1" if spread > 1 else f"+- {spread:.2g}"
 
 
 def relative_words(sigma: float) -> str:

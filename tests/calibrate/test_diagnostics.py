@@ -385,9 +385,11 @@ def test_a_huge_uncertainty_and_an_unmoved_constant_are_warned():
     ]
     assert found[0].line == (
         "warning: tiers.l3.usable_capacity_bytes is not identified by these rows: relative "
-        "uncertainty 1520% (above 100%), so its value means little; it rests on rows that "
-        "straddle l3: add rows of that kind"
-    )
+        "uncertainty over 1000% (above 100%), so its value means little; it rests on rows "
+        "that straddle l3: add rows of that kind"
+    )  # 1520%, said as targets --hw says it
+    fit.uncertainty["tiers.l3.usable_capacity_bytes"] = 5.0
+    assert "relative uncertainty 500% (above 100%)" in unidentified(fit)[0].line
     assert found[1].line == (
         "warning: pack_bps is not identifiable from these rows (they do not move it): "
         "the spec's value stays"
@@ -410,6 +412,9 @@ def test_a_products_overlap_at_zero_is_the_physical_limit_and_judged_by_its_spre
     (found,) = unidentified(loose)
     assert found.subject == "product_overlap.fp32"
     assert "0.5 +- 0.4 (above +- 0.25 of a share from 0 to 1)" in found.line
+    # a spread beyond the whole range is said as targets --hw says it
+    wide = _fit({"product_overlap.fp32": 0.5}, [overlap], {"product_overlap.fp32": 2.5})
+    assert "0.5 +- over 1 (above" in unidentified(wide)[0].line
 
 
 def test_the_first_line_counts_the_constants_written_and_says_which_stayed(tmp_path):
