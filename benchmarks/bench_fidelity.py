@@ -117,8 +117,7 @@ def main(argv: list[str]) -> None:
             print(f"{key}: no shipped calibration baselines; nothing to judge")
             continue
         found = read_rows(registry, spec, [str(p) for p in cal])
-        bad = {id(s.row) for s in found.suspect if s.latency}
-        rows = canonical([r for r in found.rows if id(r) not in bad])
+        rows = canonical(found.trusted)
         start = time.perf_counter()
         fit = fit_latency(registry, spec, rows)
         fitted = apply_constants(spec, fit.values, "fit")

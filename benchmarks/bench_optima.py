@@ -55,8 +55,7 @@ def _target(registry, key: str, tolerances) -> None:
         print(f"{key}: no calibration baselines shipped or in the workspace: nothing to fit")
         return
     found = read_rows(registry, spec, [str(p) for p in paths])
-    bad = {id(s.row) for s in found.suspect if s.latency}
-    rows = canonical([r for r in found.rows if id(r) not in bad])
+    rows = canonical(found.trusted)
     fit = fit_latency(registry, spec, rows)
     held = held_out_rows(registry, spec)
     names = [p.name for p in fit.params]

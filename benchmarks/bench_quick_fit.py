@@ -85,8 +85,7 @@ def main(argv: list[str]) -> None:
     except UnknownNameError as exc:
         sys.exit(f"bench_quick_fit: {exc}")
     found = read_rows(registry, spec, [str(p) for p in _baselines(registry, key, "calibration")])
-    suspect = {id(s.row) for s in found.suspect if s.latency}
-    rows = canonical([r for r in found.rows if id(r) not in suspect])
+    rows = canonical(found.trusted)
     validation = _rows_of(_baselines(registry, key, "validation"), key)
     if not rows:
         sys.exit(f"{key}: no calibration rows to fit")

@@ -350,7 +350,7 @@ def exact_fit(fit: Fit) -> list[Diagnostic]:
     made by a model)."""
     if not len(fit.residuals) or float(np.median(np.abs(fit.residuals))) >= EXACT_ERROR:
         return []
-    rows = len({(r.op, r.dims, r.dtype) for r in fit.rows})
+    rows = _distinct(fit.rows)
     return [
         Diagnostic(
             "exact_fit",
@@ -532,6 +532,11 @@ def thread_mismatch(
     ]
 
 
+def _distinct(rows: Sequence[BaselineRow]) -> int:
+    """How many distinct (op, shape, dtype) ``rows`` measure."""
+    return len({(r.op, r.dims, r.dtype) for r in rows})
+
+
 def require_distinct_rows(
     spec: TargetSpec, rows: Sequence[BaselineRow], params: Sequence[Param]
 ) -> None:
@@ -539,7 +544,7 @@ def require_distinct_rows(
     constants (``params``): copies of one row fit any constants exactly.
 
     Raises :class:`~graphsval_core.datamodel.errors.UserInputError` in one line."""
-    distinct = len({(r.op, r.dims, r.dtype) for r in rows})
+    distinct = _distinct(rows)
     if distinct >= len(params):
         return
     names = ", ".join(p.name for p in params)

@@ -66,6 +66,13 @@ class CalibrationRows:
     refused: tuple[str, ...]
     suspect: tuple[SuspectRow, ...] = ()
 
+    @property
+    def trusted(self) -> list[BaselineRow]:
+        """The usable rows whose latency is not suspect (those the latency fit
+        takes), in file order."""
+        suspect = {id(s.row) for s in self.suspect if s.latency}
+        return [r for r in self.rows if id(r) not in suspect]
+
 
 def unlabelled_warnings(found: CalibrationRows) -> tuple[str, ...]:
     """One line per baseline that says nothing of its purpose (no purpose

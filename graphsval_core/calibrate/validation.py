@@ -201,8 +201,7 @@ def held_out_rows(registry: Registry, spec: TargetSpec, named: Sequence[str] = (
     mine = [r for b, _ in found.sources for r in b.rows if r.hardware == key]
     unmeasured = sum(1 for r in mine if r.purpose == "validation" and not r.latency_s)
     usable = [r for r in found.rows if r.purpose == "validation"]
-    suspect = {id(s.row) for s in found.suspect if s.latency}
-    trusted = [r for r in usable if id(r) not in suspect]
+    trusted = [r for r in found.trusted if r.purpose == "validation"]
     # a shape measured in two files (a recapture, an edited copy): once, as first read
     first = {(r.op, r.dims, r.dtype): r for r in reversed(trusted)}
     rows = [r for r in trusted if first[(r.op, r.dims, r.dtype)] is r]

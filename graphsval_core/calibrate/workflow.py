@@ -242,11 +242,11 @@ def calibrate(registry: Registry, options: CalibrateOptions) -> CalibrateResult:
             f"refusing validation data: {refused[0]}{more}; calibrate on "
             "calibration rows only, or pass --allow-validation-rows REASON"
         )
-    skip_latency = {id(s.row) for s in found.suspect if s.latency}
     skip_energy = {id(s.row) for s in found.suspect}
-    rows = [r for r in found.rows if id(r) not in skip_latency]
+    rows = found.trusted
     if len(rows) < MIN_ROWS:
-        suspect = f" ({len(skip_latency)} more with a suspect latency)" if skip_latency else ""
+        skipped = len(found.rows) - len(rows)
+        suspect = f" ({skipped} more with a suspect latency)" if skipped else ""
         raise UserInputError(
             f"{len(rows)} usable {spec.key} rows in the given baselines{suspect}; "
             f"calibration needs at least {MIN_ROWS}"

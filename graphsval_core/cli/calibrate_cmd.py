@@ -245,7 +245,7 @@ def _workspace_out(app: Any, hw: str) -> Path | None:
 
 
 def _render(result: Any) -> None:
-    from graphsval_core.files.calibration import relative_words, share_spread, share_words
+    from graphsval_core.files.calibration import uncertainty_words
 
     energy, data = result.energy, result.content
     fitted = len(result.fit.values)
@@ -275,14 +275,7 @@ def _render(result: Any) -> None:
 
     for name, entry in data["constants"].items():
         unc = entry.get("relative_uncertainty")
-        share = None if unc is None else share_spread(name, entry["value"], unc)
-        spread = (
-            ""
-            if unc is None
-            else f" {relative_words(unc)}"
-            if share is None
-            else f" {share_words(share)}"
-        )
+        spread = "" if unc is None else f" {uncertainty_words(name, entry['value'], unc)}"
         click.echo(
             f"  {name}: {num(entry['value'])} (was {num(entry['datasheet'])}){spread}"
             f"  [{entry['from']}]"

@@ -62,11 +62,7 @@ def fit_notes(data: dict[str, Any]) -> dict[str, str]:
         if sigma is not None and exact:  # no scatter left to size it: no figure
             parts.append("exact fit, no +-")
         elif sigma is not None:
-            spread = share_spread(name, entry["value"], sigma)
-            if spread is None:
-                parts.append(relative_words(sigma))
-            else:
-                parts.append(share_words(spread))
+            parts.append(uncertainty_words(name, entry["value"], sigma))
         bound = _BOUNDS.get(str(entry.get("at_bound")))
         if bound:
             parts.append(bound)
@@ -123,6 +119,14 @@ def share_spread(name: str, value: float, sigma: float) -> float | None:
 def share_words(spread: float) -> str:
     """A share's own spread: ``+- 0.41``; beyond the whole range, ``+- over 1``."""
     return "+- over 1" if spread > 1 else f"+- {spread:.2g}"
+
+
+def uncertainty_words(name: str, value: float, sigma: float) -> str:
+    """How well a fit pins constant ``name`` at ``value`` (``sigma`` its relative
+    uncertainty), as people read it: a share by its own spread
+    (:func:`share_words`), any other constant by ``sigma`` (:func:`relative_words`)."""
+    spread = share_spread(name, value, sigma)
+    return relative_words(sigma) if spread is None else share_words(spread)
 
 
 def relative_words(sigma: float) -> str:

@@ -93,3 +93,23 @@ def setup(make_target, make_tier, make_plugin, fake_entry_points, make_entry_poi
         return path
 
     return write
+
+
+@pytest.fixture
+def intel_adds():
+    """Every fourth of the Intel host's shipped fp32/bf16 add calibration rows, with
+    the registry, its datasheet spec and the constants a fit of them frees:
+    ``(registry, spec, rows, params)`` (a quick fit of a shared L3's capacity)."""
+    from graphsval_core.calibrate.params import choose_params
+    from graphsval_core.files.baseline import read_baseline_file
+    from graphsval_core.plugins.resources import packaged_files
+
+    registry = build_registry()
+    spec = registry.datasheet_target("host_intel_xeon_2c_1t")
+    csv = next(
+        p
+        for p in packaged_files("graphsval_cpu", "baselines", ".calibration.csv")
+        if p.name == "host_intel_xeon_2c_1t_vector_add.calibration.csv"
+    )
+    rows = read_baseline_file(str(csv))[0].rows[::4]
+    return registry, spec, rows, choose_params(registry, spec, rows)

@@ -149,25 +149,14 @@ def test_file_order_does_not_change_the_result(setup, tmp_path):
     assert da["constants"] == db["constants"] and da["residuals"] == db["residuals"]
 
 
-def test_a_shared_caches_capacity_gets_starts_of_its_own(monkeypatch):
+def test_a_shared_caches_capacity_gets_starts_of_its_own(monkeypatch, intel_adds):
     # the host's fit has optima near 30 MB and near 140 MB of usable L3: two more
     # starts with an eighth of the capacity's usual start
     import scipy.optimize
 
     from graphsval_core.calibrate.fit import CAPACITY_START, fit_latency
-    from graphsval_core.calibrate.params import choose_params
-    from graphsval_core.files.baseline import read_baseline_file
-    from graphsval_core.plugins.resources import packaged_files
 
-    registry = build_registry()
-    spec = registry.datasheet_target("host_intel_xeon_2c_1t")
-    csv = next(
-        p
-        for p in packaged_files("graphsval_cpu", "baselines", ".calibration.csv")
-        if p.name == "host_intel_xeon_2c_1t_vector_add.calibration.csv"
-    )
-    rows = read_baseline_file(str(csv))[0].rows[::4]
-    params = choose_params(registry, spec, rows)
+    registry, spec, rows, params = intel_adds
     capacity = [p.name for p in params].index("tiers.l3.usable_capacity_bytes")
     seen = []
     real = scipy.optimize.least_squares

@@ -148,24 +148,12 @@ def test_targets_fit_column_says_two_optima():
     assert math.isclose(RIVAL_COST, 0.01)
 
 
-def test_the_fit_keeps_each_starts_end_and_names_the_rivals(monkeypatch):
+def test_the_fit_keeps_each_starts_end_and_names_the_rivals(monkeypatch, intel_adds):
     import scipy.optimize
 
     from graphsval_core.calibrate.fit import fit_latency
-    from graphsval_core.calibrate.params import choose_params
-    from graphsval_core.files.baseline import read_baseline_file
-    from graphsval_core.plugins.loader import build_registry
-    from graphsval_core.plugins.resources import packaged_files
 
-    registry = build_registry()
-    spec = registry.datasheet_target("host_intel_xeon_2c_1t")
-    csv = next(
-        p
-        for p in packaged_files("graphsval_cpu", "baselines", ".calibration.csv")
-        if p.name == "host_intel_xeon_2c_1t_vector_add.calibration.csv"
-    )
-    rows = read_baseline_file(str(csv))[0].rows[::4]
-    params = choose_params(registry, spec, rows)
+    registry, spec, rows, params = intel_adds
     moved = [p.name for p in params].index("launch_overhead_s")
     real = scipy.optimize.least_squares
     ends = []
