@@ -311,11 +311,15 @@ def _validation_source(result: Any) -> str:
         where = (
             "the files named" if result.held_out.named else "the installed and workspace baselines"
         )
-        instead = (
-            "grouped CV is the only out-of-sample figure"
-            if result.grouped is not None
-            else "nothing judged the fit out of sample (grouped CV skipped)"
-        )
+        if result.grouped is not None:
+            instead = "grouped CV is the only out-of-sample figure"
+        elif result.loo is not None:
+            instead = (
+                "leave-one-out is the only out-of-sample figure, and it flatters "
+                "(grouped CV skipped)"
+            )
+        else:
+            instead = "nothing judged the fit out of sample (grouped CV skipped)"
         return (
             f"no validation set of {result.spec.key} in {where}: {instead} "
             "(--validation-baseline CSV names one)"

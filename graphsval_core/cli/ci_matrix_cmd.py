@@ -6,7 +6,7 @@ import click
 
 from graphsval_core.cli.context import AppContext, pass_app
 from graphsval_core.cli.output import echo_json
-from graphsval_core.datamodel.tables import format_table
+from graphsval_core.datamodel.tables import format_noted_table, screen_width
 
 
 @click.command("ci-matrix")
@@ -38,4 +38,4 @@ def ci_matrix(app: AppContext, as_json: bool) -> None:
         for e in matrix["include"]
     ]
     headers = ["PLUGIN", "DISTRIBUTION", "SOURCE", "TARGETS", "OPS", "HARDWARE", "TORCH"]
-    click.echo(format_table(headers, rows))
+    click.echo(format_noted_table(headers, rows, [""] * len(rows), screen_width()))

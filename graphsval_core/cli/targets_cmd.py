@@ -323,8 +323,8 @@ def _detail_rows(registry: Registry, target: TargetSpec) -> list[list[str]]:
             ]
             for d, rate in target.pack_a_bps.items()
         ],
-        ["idle power", f"{target.idle_power_w:g} W", src("idle_power_w")],
-        ["TDP", f"{target.tdp_w:g} W", src("tdp_w")],
+        ["idle power", fmt_si(target.idle_power_w, "W"), src("idle_power_w")],
+        ["TDP", fmt_si(target.tdp_w, "W"), src("tdp_w")],
     ]
     for tier in registry.memory_hierarchy(target):
         provenance = tier.provenance

@@ -6,6 +6,7 @@ import click
 
 from graphsval_core.cli.context import AppContext, pass_app
 from graphsval_core.cli.output import echo_json
+from graphsval_core.datamodel.tables import screen_width, wrap_line
 
 #: How each source of the folder is said.
 _SOURCES = {
@@ -54,12 +55,18 @@ def workspace(app: AppContext, as_json: bool) -> None:
     if as_json:
         echo_json(summary.to_dict())
         return
+    width = screen_width()
+
+    def say(line: str) -> None:
+        """``line`` wrapped to the screen (a path is never cut)."""
+        click.echo("\n".join(wrap_line(line, width)))
+
     there = summary.exists or summary.path.exists() or summary.path.is_symlink()
     state = "" if there else "; it does not exist yet (created when something is written)"
-    click.echo(f"workspace: {summary.path} ({_SOURCES.get(summary.source, summary.source)}){state}")
+    say(f"workspace: {summary.path} ({_SOURCES.get(summary.source, summary.source)}){state}")
     for problem in summary.problems:  # something there that is no folder: nothing in it is read
-        click.echo(f"  problem: {problem}")
-    click.echo(f"targets ({len(summary.targets)}):")
+        say(f"  problem: {problem}")
+    say(f"targets ({len(summary.targets)}):")
     for t in summary.targets:
         if t.error:
             status = f"NOT LOADED: {t.error}"
@@ -67,18 +74,18 @@ def workspace(app: AppContext, as_json: bool) -> None:
             status = "not registered (see the warnings)"
         else:
             status = "".join(f"; replaces the one of plugin {p!r}" for p in t.replaces)
-        click.echo(f"  {t.key or '?'}  {t.file}" + (f"  {status.lstrip('; ')}" if status else ""))
-    click.echo(f"baselines ({len(summary.baselines)}):")
+        say(f"  {t.key or '?'}  {t.file}" + (f"  {status.lstrip('; ')}" if status else ""))
+    say(f"baselines ({len(summary.baselines)}):")
     for b in summary.baselines:
         if b.error:
-            click.echo(f"  {b.file}  NOT READ: {b.error}")
+            say(f"  {b.file}  NOT READ: {b.error}")
             continue
         what = f"{b.rows} rows" + (f", {b.purpose}" if b.purpose else "")
-        click.echo(f"  {b.file}  {what}" + ("  (recapture)" if b.recapture else ""))
-    click.echo(f"calibrations ({len(summary.calibrations)}):")
+        say(f"  {b.file}  {what}" + ("  (recapture)" if b.recapture else ""))
+    say(f"calibrations ({len(summary.calibrations)}):")
     for c in summary.calibrations:
         if c.error:
-            click.echo(f"  {c.file}  NOT READ: {c.error}")
+            say(f"  {c.file}  NOT READ: {c.error}")
             continue
         state = "applied" if c.applied else "not applied (see the warnings)"
-        click.echo(f"  {c.file}  {c.target}: {state}")
+        say(f"  {c.file}  {c.target}: {state}")

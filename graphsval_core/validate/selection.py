@@ -99,6 +99,17 @@ class Baselines:
         return {s.path: s.sha256 for s in self.selections}
 
 
+def targets_with_baselines(registry: Registry) -> set[str]:
+    """The targets some installed or workspace baseline has rows of (any op,
+    any purpose): what a selection that matched nothing could have named."""
+    found: set[str] = set()
+    for plugin, item in registry.baseline_files():
+        shipped = shipped_baseline(registry, plugin, item)
+        if shipped is not None:
+            found.update(r.hardware for r in shipped[0].rows)
+    return found
+
+
 def recapture_of(path: str, candidates: Sequence[str]) -> str | None:
     """The recapture of baseline ``path``: a file of the same name in a
     ``recapture/`` folder beside it."""

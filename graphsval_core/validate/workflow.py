@@ -47,7 +47,13 @@ from graphsval_core.validate.harness import (
     recapture_agreement,
     validate as judge,
 )
-from graphsval_core.validate.selection import Baselines, check_selected, select, why_none
+from graphsval_core.validate.selection import (
+    Baselines,
+    check_selected,
+    select,
+    targets_with_baselines,
+    why_none,
+)
 from graphsval_core.validate.summary import (
     BaselineInfo,
     Header,
@@ -88,6 +94,29 @@ def _unmeasured(registry: Registry, wanted: set[str] | None) -> str:
         f"target{'' if len(keys) == 1 else 's'} (no silicon, no baselines): "
         f"`graphsval check {' '.join(f'--hw {k}' for k in keys)}` runs "
         f"{'its' if len(keys) == 1 else 'their'} checks"
+    )
+
+
+def _uncaptured(registry: Registry, wanted: set[str] | None, named: bool) -> str:
+    """What to say of selected measured targets that no installed or
+    workspace baseline has a row of: how one is made, and which targets have
+    baselines. Empty where files were named or every target has some."""
+    if not wanted or named:
+        return ""
+    measured = {k for k in wanted if registry.target(k).ground_truth != "consistency_only"}
+    if not measured:
+        return ""
+    have = targets_with_baselines(registry)
+    keys = sorted(measured - have)
+    if not keys:
+        return ""
+    one = len(keys) == 1
+    others = ", ".join(sorted(have)) or "none"
+    return (
+        f"; {', '.join(keys)} {'has' if one else 'have'} no baselines installed or in the "
+        f"workspace (targets with baselines: {others}): "
+        f"`graphsval capture --hw {keys[0]} --op OP --purpose calibration|validation`, run "
+        f"on the hardware, makes {'one' if one else 'them'}"
     )
 
 
@@ -241,7 +270,11 @@ def _validate(registry: Registry, options: ValidateOptions) -> ValidateResult:
     )
     if not baselines.selections:
         if options.explicit:
-            raise UserInputError(NOTHING_SELECTED + _unmeasured(registry, wanted))
+            raise UserInputError(
+                NOTHING_SELECTED
+                + _unmeasured(registry, wanted)
+                + _uncaptured(registry, wanted, bool(options.baselines))
+            )
         # nothing ships baselines: the consistency checks are all there is to run
         return ValidateResult(options, baselines, None, None, tuple(run_consistency(registry)))
     judged = judge(

@@ -149,6 +149,8 @@ def test_targets_shows_datasheet_and_calibrated_values_side_by_side():
     assert source == "calibrated: i7_12700k.calibration.json"  # where it comes from
     grain, source = target_field(result.output, "parallel grain")
     assert grain == ["32768 ops", "", ""] and "GRAIN_SIZE" in source  # not calibrated
+    idle, _ = target_field(result.output, "idle power")
+    assert idle[:2] == ["79 W", "10 W"]  # 3 digits, as rates (not 78.9636)
     assert max(len(line) for line in result.output.splitlines()[:-12]) <= 80  # the screen's width
     # the rows a calibration was fitted on are named once, in the legend, not under each field
     assert result.output.count("fitted on i7_12700k_matmul.calibration.csv") == 1

@@ -214,6 +214,11 @@ def test_calibrate_prints_and_stores_the_validation_set(setup, tmp_path):
     assert "fit quality (latency; in sample)" in plain.output
     assert json.loads(out.read_text())["fit"]["validation"] == {}
 
+    loo_only = CliRunner().invoke(cli, [*args[:-1], "--no-grouped-cv", "--loo"])
+    assert loo_only.exit_code == 0, loo_only.output
+    assert "leave-one-out is the only out-of-sample figure" in loo_only.output
+    assert "nothing judged the fit" not in loo_only.output
+
 
 def test_calibrate_says_why_rows_and_ops_are_left_out(setup, tmp_path):
     cal = setup("toy.calibration.csv")

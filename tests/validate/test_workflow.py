@@ -9,7 +9,7 @@ import pytest
 from graphsval_core.datamodel.errors import UserInputError
 from graphsval_core.plugins.loader import build_registry
 from graphsval_core.validate.summary import Summary, summary_dict
-from graphsval_core.validate.workflow import ValidateOptions, validate
+from graphsval_core.validate.workflow import ValidateOptions, _uncaptured, validate
 
 HEADER = ["hardware", "op", "shape", "dtype", "latency_s", "energy_j", "trial_count", "notes"]
 
@@ -84,3 +84,22 @@ def test_a_consistency_only_target_alone_is_pointed_at_its_checks():
         validate(shipped, ValidateOptions(hws=["kpu_t64"]))
     assert "kpu_t64 is a consistency-only target" in str(one.value)
     assert "`graphsval check --hw kpu_t64` runs its checks" in str(one.value)
+
+
+def test_a_measured_target_with_no_baselines_is_told_how_one_is_made():
+    from graphsval_core.plugins.loader import build_registry
+
+    shipped = build_registry()
+    with pytest.raises(UserInputError, match="matches no baseline rows") as caught:
+        validate(shipped, ValidateOptions(hws=["h100_sxm5_80gb"]))
+    said = str(caught.value)
+    assert "h100_sxm5_80gb has no baselines installed or in the workspace" in said
+    assert "targets with baselines: " in said and "i7_12700k" in said
+    assert "`graphsval capture --hw h100_sxm5_80gb --op OP --purpose" in said
+    # a target with baselines is not said to have none; nor is any where files were named
+    assert _uncaptured(shipped, {"i7_12700k"}, named=False) == ""
+    assert _uncaptured(shipped, {"h100_sxm5_80gb"}, named=True) == ""
+    with pytest.raises(UserInputError) as both:
+        validate(shipped, ValidateOptions(hws=["h100_sxm5_80gb", "kpu_t64"]))
+    assert "kpu_t64 is a consistency-only target" in str(both.value)
+    assert "h100_sxm5_80gb has no baselines" in str(both.value)

@@ -100,6 +100,8 @@ def run() -> Callable[..., Result]:
 
     def invoke(ws: Path | None, *args: str) -> Result:
         head = ["--workspace", str(ws)] if ws is not None else []
-        return CliRunner().invoke(cli, [*head, *map(str, args)])
+        # the workspace listing wraps to the screen: these tests read it a line per entry
+        env = {"COLUMNS": "1000"} if args[:1] == ("workspace",) else None
+        return CliRunner(env=env).invoke(cli, [*head, *map(str, args)])
 
     return invoke

@@ -9,7 +9,9 @@ import json
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from graphsval_core.cli.main import cli
 from graphsval_core.workspace.location import (
     ENV_WORKSPACE,
     baseline_path,
@@ -259,6 +261,21 @@ def test_the_workspace_command_shows_the_folder_its_source_and_files(
     text = run(workspace, "workspace").output
     assert f"workspace: {workspace} (from --workspace)" in text
     assert "baselines/host_acme_2c_1t_matmul.validation.csv  24 rows, validation" in text
+
+
+def test_the_workspace_listing_wraps_to_the_screen(workspace):
+    text = (
+        CliRunner(env={"COLUMNS": "60"})
+        .invoke(cli, ["--workspace", str(workspace), "workspace"])
+        .output
+    )
+    lines = text.splitlines()
+    # a line runs past 60 columns only where one word (the folder) does
+    assert all(len(line) <= 60 or str(workspace) in line for line in lines), text
+    assert any(line.startswith("  ") and "(from --workspace)" in line for line in lines) or (
+        len(f"workspace: {workspace} (from --workspace)") <= 60
+    )
+    assert "baselines/host_acme_2c_1t_matmul.validation.csv" in text
 
 
 def test_the_workspace_command_says_a_file_whose_key_is_not_its_name_is_not_loaded(run, workspace):
