@@ -120,6 +120,32 @@ def _name_other_targets(key: str, others: dict[str, Counter[str]], any_mine: boo
         )
 
 
+def _unfitted(row: BaselineRow, spec: TargetSpec) -> str:
+    """Why no fit uses ``row`` (empty: it is used): no latency (a failed
+    shape), a failed numerical verdict, or a dtype the target does not run."""
+    if row.dtype not in spec.dtypes:
+        return f"dtype {row.dtype}, which {spec.key} does not run"
+    if row.extras.get("verdict", "") == "FAIL":
+        return "a failed numerical verdict"
+    if not row.latency_s:
+        return "no latency: a failed shape"
+    return ""
+
+
+def _name_unfitted(path: str, spec: TargetSpec, rows: Sequence[BaselineRow]) -> None:
+    """Rows of the target that no fit uses are left out, never silently: one
+    warning line per file and reason, naming the first lines."""
+    by_reason: dict[str, list[int]] = {}
+    for r in rows:
+        by_reason.setdefault(_unfitted(r, spec), []).append(r.line)
+    for why, lines in by_reason.items():
+        shown = ", ".join(str(n) for n in lines[:5]) + (
+            f" and {len(lines) - 5} more" if len(lines) > 5 else ""
+        )
+        word = "line" if len(lines) == 1 else "lines"
+        warn_input(f"{path}: {len(lines)} row(s) left out ({why}): {word} {shown}")
+
+
 def read_rows(
     registry: Any,
     spec: TargetSpec,
@@ -175,14 +201,13 @@ def read_rows(
                 raise BaselineFileError(
                     f"{path}:{r.line}: {op_spec.dims_mismatch(r.shape, len(r.dims))}"
                 )
-        usable = [
-            r
-            for r in mine
-            if r.latency_s and r.extras.get("verdict", "") != "FAIL" and r.dtype in spec.dtypes
-        ]
+        usable = [r for r in mine if not _unfitted(r, spec)]
+        _name_unfitted(str(path), spec, [r for r in mine if _unfitted(r, spec)])
         for r in usable:  # a row no fit would use (no latency, failed) excuses nothing
             if r.purpose == "validation":
-                refused.append(f"{path}:{r.line}: a validation row ({baseline.purpose_source})")
+                said = {"column": "its purpose column", "suffix": "the file's name"}
+                why = said.get(baseline.purpose_source, baseline.purpose_source)
+                refused.append(f"{path}:{r.line}: a validation row ({why} says so)")
             elif (r.op, r.dims, r.dtype) in held_out:
                 refused.append(
                     f"{path}:{r.line}: {r.op} {r.shape} {r.dtype} is in a validation "

@@ -237,7 +237,7 @@ def calibrate(registry: Registry, options: CalibrateOptions) -> CalibrateResult:
     # validation rows were fitted when none was
     override = options.allow_validation_rows if refused else None
     if refused and not override:
-        more = f" (and {len(refused) - 1} more)" if len(refused) > 1 else ""
+        more = f" (and {len(refused) - 1} more row(s))" if len(refused) > 1 else ""
         raise UserInputError(
             f"refusing validation data: {refused[0]}{more}; calibrate on "
             "calibration rows only, or pass --allow-validation-rows REASON"

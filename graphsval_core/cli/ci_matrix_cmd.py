@@ -14,8 +14,10 @@ from graphsval_core.datamodel.tables import format_noted_table, screen_width
 @pass_app
 def ci_matrix(app: AppContext, as_json: bool) -> None:
     """The installed plugins as a CI matrix: an include list of plugin,
-    distribution, source folder, targets, ops, and whether it needs hardware
-    or torch (.github/workflows/plugins.yml runs one job per entry)."""
+    distribution, source folder (relative to the current folder; - when it
+    lies outside it or the plugin came from an index), targets, ops, and
+    whether it needs hardware or torch (.github/workflows/plugins.yml runs
+    one job per entry from the repository's root)."""
     from graphsval_core.authoring.ci_matrix import ci_matrix as build
 
     registry = app.registry

@@ -90,8 +90,9 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "graphsval_core.cli.ci_matrix_cmd",
         "ci_matrix",
         "The installed plugins as a CI matrix: an include list of plugin, distribution, "
-        "source folder, targets, ops, and whether it needs hardware or torch "
-        "(.github/workflows/plugins.yml runs one job per entry).",
+        "source folder (relative to the current folder; - when it lies outside it or the "
+        "plugin came from an index), targets, ops, and whether it needs hardware or torch "
+        "(.github/workflows/plugins.yml runs one job per entry from the repository's root).",
     ),
     "explain": (
         "graphsval_core.cli.predict_cmds",

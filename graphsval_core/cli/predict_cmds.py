@@ -42,6 +42,14 @@ def _warn_placeholder(app: AppContext, target: Any) -> None:
 
 
 def _check_dtype(target: Any, dtype: str) -> None:
+    from graphsval_core.datamodel.dtypes import KNOWN_DTYPES
+    from graphsval_core.datamodel.errors import clip
+
+    if dtype not in KNOWN_DTYPES:
+        raise click.BadParameter(
+            f"unknown dtype {clip(dtype)} (known: {', '.join(KNOWN_DTYPES)})",
+            param_hint="'--dtype'",
+        )
     if dtype not in target.dtypes:
         raise click.BadParameter(
             f"target {target.key} does not support dtype {dtype!r} "

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from graphsval_core.cli.context import AppContext, pass_app
@@ -63,6 +65,9 @@ def workspace(app: AppContext, as_json: bool) -> None:
 
     there = summary.exists or summary.path.exists() or summary.path.is_symlink()
     state = "" if there else "; it does not exist yet (created when something is written)"
+    blocker = _blocker(summary.path) if not there else None
+    if blocker is not None:
+        state = f"; it does not exist and cannot be created: {blocker} is not a folder"
     say(f"workspace: {summary.path} ({_SOURCES.get(summary.source, summary.source)}){state}")
     for problem in summary.problems:  # something there that is no folder: nothing in it is read
         say(f"  problem: {problem}")
@@ -89,3 +94,12 @@ def workspace(app: AppContext, as_json: bool) -> None:
             continue
         state = "applied" if c.applied else "not applied (see the warnings)"
         say(f"  {c.file}  {c.target}: {state}")
+
+
+def _blocker(path: Path) -> Path | None:
+    """The nearest existing ancestor of the absent folder ``path`` when it is
+    no folder (a file where a folder must be made); None otherwise."""
+    for parent in path.parents:
+        if parent.exists() or parent.is_symlink():
+            return None if parent.is_dir() else parent
+    return None

@@ -29,7 +29,8 @@ def report_lines(results: Sequence[TargetResult], verbose: bool = False) -> list
     counts = {s: sum(r.count(s) for r in results) for s in STATUSES}
     skipped = sum(1 for r in results if r.skip_reason)
     lines.append(
-        f"{len(results)} targets ({skipped} skipped): {counts['pass']} checks pass, "
+        f"{len(results)} target{'' if len(results) == 1 else 's'} ({skipped} skipped): "
+        f"{counts['pass']} checks pass, "
         f"{counts['fail']} fail, {counts['expected_failure']} expected failures, "
         f"{counts['unexpected_pass']} unexpected passes, {counts['skip']} skipped"
     )

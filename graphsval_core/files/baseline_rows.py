@@ -228,13 +228,15 @@ def check_header(path: str, header: list[str]) -> list[str]:
 
 
 def near_miss(name: str) -> str | None:
-    """The known extra column ``name`` is a misspelling of (None: it is
-    one, or a name of the developer's own): the closest known name at least
+    """The known column (a leading or an extra one) ``name`` is a
+    misspelling of (None: it is a known extra, or a name of the developer's
+    own): the closest known name at least
     :data:`NEAR_MISS` alike, unless the two differ only in digits (``p50_s``
     is a percentile of its own, not ``p10_s`` misspelt)."""
     if name in KNOWN_EXTRAS:
         return None
-    close = difflib.get_close_matches(name, KNOWN_EXTRAS, n=1, cutoff=NEAR_MISS)
+    # the leading columns too: a ``latency_S`` beside ``latency_s`` is a slip, not data
+    close = difflib.get_close_matches(name, (*V4_COLUMNS, *KNOWN_EXTRAS), n=1, cutoff=NEAR_MISS)
     if not close or _DIGITS.sub("", close[0]) == _DIGITS.sub("", name):
         return None
     return close[0]

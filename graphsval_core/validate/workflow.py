@@ -120,6 +120,36 @@ def _uncaptured(registry: Registry, wanted: set[str] | None, named: bool) -> str
     )
 
 
+def _unjudged(
+    registry: Registry, wanted: set[str] | None, judged: Validation, named: bool
+) -> list[str]:
+    """A warning for each measured target ``--hw`` asked for of which no row
+    was judged while others' were (a target that is not there must not pass
+    for one that passed); consistency-only ones have their own line."""
+    if not wanted:
+        return []
+    seen = {hw for hw, _ in judged.tally.targets}
+    missing = sorted(
+        k for k in wanted - seen if registry.target(k).ground_truth != "consistency_only"
+    )
+    if not missing:
+        return []
+    have = set() if named else targets_with_baselines(registry)
+    out = []
+    for key in missing:
+        if named:
+            why = "no row of the baseline(s) named is of it"
+        elif key in have:
+            why = "none of its baseline rows matches --op/--purpose"
+        else:
+            why = (
+                "it has no baselines installed or in the workspace (`graphsval capture --hw "
+                f"{key} --op OP --purpose calibration|validation`, run on the hardware, makes one)"
+            )
+        out.append(f"--hw {key}: not validated: {why}")
+    return out
+
+
 @frozen(kw_only=True)
 class ValidateOptions:
     """What to validate, against what, and what to do with the floors."""
@@ -292,7 +322,11 @@ def _validate(registry: Registry, options: ValidateOptions) -> ValidateResult:
         why = why_none(baselines.selections, options.purpose)
         raise UserInputError(f"nothing was validated: {why}" if why else NOTHING_SELECTED)
     agreement = recapture_agreement(judged, baselines.pairs)
-    validation = evolve(judged, recapture=_with_floors(registry, agreement))
+    validation = evolve(
+        judged,
+        recapture=_with_floors(registry, agreement),
+        warnings=[*judged.warnings, *_unjudged(registry, wanted, judged, bool(options.baselines))],
+    )
     consistency = tuple(
         run_consistency(registry, [registry.target(k) for k in wanted] if wanted else None)
     )

@@ -128,7 +128,14 @@ def _targets(registry: Registry, folder: Path) -> list[TargetFile]:
         mine = owns_target(registry, key)
         replaces = tuple(registry.replaced.get(key, ())) if mine else ()
         out.append(TargetFile(name, key, mine, replaces))
-    return out
+    # a spec under another name is never loaded: said, not passed over
+    where = folder / TARGETS_DIR
+    strays = sorted(p for p in where.iterdir() if p.suffix == ".json") if where.is_dir() else []
+    for path in strays:
+        if not path.name.endswith(TARGET_SUFFIX):
+            error = f"a target file is named <key>{TARGET_SUFFIX}; this name is never read"
+            out.append(TargetFile(str(path.relative_to(folder)), None, False, error=error))
+    return sorted(out, key=lambda t: t.file)
 
 
 def _baselines(folder: Path) -> list[BaselineFile]:
@@ -159,6 +166,9 @@ def _calibrations(registry: Registry, folder: Path) -> list[CalibrationFile]:
         name = str(path.relative_to(folder))
         if (special := special_file(path) or dangling_link(path)) is not None:
             out.append(CalibrationFile(name, None, False, _special(special, path)))
+            continue
+        if path.is_dir():
+            out.append(CalibrationFile(name, None, False, "is a folder, not a file"))
             continue
         try:
             target = json.loads(path.read_text(encoding="utf-8")).get("target")

@@ -60,6 +60,23 @@ def test_a_copy_of_a_file_with_other_line_ends_is_fitted_once(setup, tmp_path):
     assert len(result.rows) == 14
 
 
+def test_rows_no_fit_uses_are_left_out_with_a_line_naming_them(setup, tmp_path):
+    """A row of a dtype the target does not run, a failed verdict or no
+    latency was dropped in silence: each reason is one warning naming lines."""
+    base = setup("toy.calibration.csv")
+    lines = base.read_text().splitlines()
+    lines[1] = lines[1].replace(",fp32,", ",fp64,")
+    lines[2] = ",".join(lines[2].split(",")[:4] + [""] + lines[2].split(",")[5:])
+    lines[3] = ",".join(lines[3].split(",")[:4] + [""] + lines[3].split(",")[5:])
+    base.write_text("\n".join(lines) + "\n")
+    with pytest.warns(UserWarning) as caught:
+        result = calibrate(build_registry(), _options(tmp_path, base, leave_one_out=False))
+    said = [str(w.message) for w in caught]
+    assert f"{base}: 1 row(s) left out (dtype fp64, which toy does not run): line 2" in said
+    assert f"{base}: 2 row(s) left out (no latency: a failed shape): lines 3, 4" in said
+    assert len(result.rows) == 11
+
+
 def test_calibrate_without_leave_one_out_draws_plots_on_request(setup, tmp_path):
     options = _options(
         tmp_path,
@@ -81,8 +98,9 @@ def test_calibrate_refuses_validation_rows_unless_given_a_reason(setup, tmp_path
     with pytest.raises(UserInputError) as refused:
         calibrate(build_registry(), _options(tmp_path, base, leave_one_out=False))
     assert str(refused.value) == (
-        f"refusing validation data: {base}:2: a validation row (suffix) (and 13 more); "
-        "calibrate on calibration rows only, or pass --allow-validation-rows REASON"
+        f"refusing validation data: {base}:2: a validation row (the file's name says so) "
+        "(and 13 more row(s)); calibrate on calibration rows only, or pass "
+        "--allow-validation-rows REASON"
     )
     assert not (tmp_path / "toy.json").exists()
     options = _options(tmp_path, base, leave_one_out=False, allow_validation_rows="demo only")

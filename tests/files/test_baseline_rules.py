@@ -235,6 +235,9 @@ def test_the_capture_writes_the_newest_schema_the_reader_knows():
         ("thread", "threads"),
         ("energy_window", "energy_window_s"),
         ("schema_versoin", "schema_version"),
+        ("latency_S", "latency_s"),  # a leading column's near miss beside the column itself
+        ("latncy_s", "latency_s"),
+        ("energy_jj", "energy_j"),
     ],
 )
 def test_a_misspelt_known_column_is_an_error_naming_it(monkeypatch, name, known):

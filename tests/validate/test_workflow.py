@@ -103,3 +103,41 @@ def test_a_measured_target_with_no_baselines_is_told_how_one_is_made():
         validate(shipped, ValidateOptions(hws=["h100_sxm5_80gb", "kpu_t64"]))
     assert "kpu_t64 is a consistency-only target" in str(both.value)
     assert "h100_sxm5_80gb has no baselines" in str(both.value)
+
+
+def test_a_target_asked_for_beside_others_but_not_validated_is_said():
+    """--hw h100 --hw i7 validated the i7 alone and never named the h100."""
+    from graphsval_core.plugins.loader import build_registry
+
+    shipped = build_registry()
+    result = validate(shipped, ValidateOptions(hws=["h100_sxm5_80gb", "i7_12700k"]))
+    said = [w for w in result.validation.warnings if "h100_sxm5_80gb" in w]
+    assert said == [
+        "--hw h100_sxm5_80gb: not validated: it has no baselines installed or in the workspace "
+        "(`graphsval capture --hw h100_sxm5_80gb --op OP --purpose calibration|validation`, "
+        "run on the hardware, makes one)"
+    ]
+    assert said[0] in summary_dict(result.summary)["warnings"]  # in every report format
+    both = validate(shipped, ValidateOptions(hws=["i7_12700k"], ops=["vector_add"]))
+    assert not any("not validated" in w for w in both.validation.warnings)
+
+
+def test_a_named_file_without_a_target_asked_for_says_so(registry, tmp_path):
+    from graphsval_core.plugins.loader import build_registry
+
+    shipped = build_registry()
+    i7 = next(
+        str(item)
+        for plugin, item in shipped.baseline_files()
+        if str(item).endswith("i7_12700k_vector_add.calibration.csv")
+    )
+    result = validate(
+        shipped,
+        ValidateOptions(
+            baselines=[i7], hws=["i7_12700k", "jetson_orin_nano_8gb"], purpose="calibration"
+        ),
+    )
+    assert (
+        "--hw jetson_orin_nano_8gb: not validated: no row of the baseline(s) named is of it"
+        in result.validation.warnings
+    )

@@ -425,3 +425,25 @@ def test_target_file_out_writes_into_the_workspace_in_use_and_never_over_a_file(
     alone = run(None, "targets", "--hw", "i7_12700k", "--out", tmp_path / "x.json")
     assert alone.exit_code == 2 and "give --target-file" in alone.output
     assert not (tmp_path / "x.json").exists()
+
+
+def test_a_workspace_under_a_file_is_said_to_be_impossible_not_yet_to_come(run, tmp_path):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("x")
+    text = run(blocker / "sub" / "ws", "workspace").output
+    assert f"it does not exist and cannot be created: {blocker} is not a folder" in text
+    assert "created when something is written" not in text
+    fresh = run(tmp_path / "later" / "ws", "workspace").output
+    assert "it does not exist yet (created when something is written)" in fresh
+
+
+def test_a_target_file_of_another_name_and_a_calibration_folder_are_listed(run, workspace):
+    (workspace / "targets" / "mine.json").write_text("{}")
+    (workspace / "calibration" / "odd.calibration.json").mkdir(parents=True)
+    text = run(workspace, "workspace").output
+    assert (
+        "  ?  targets/mine.json  NOT LOADED: a target file is named <key>.target.json; "
+        "this name is never read"
+    ) in text
+    assert "calibration/odd.calibration.json  NOT READ: is a folder, not a file" in text
+    assert "IsADirectoryError" not in text
