@@ -1,0 +1,68 @@
+"""The probes (benchmarks/probes/): captures of shapes no sweep drew, never
+fitted. They parse, each has its recapture, the DNN-layer sweeps are what
+their script writes, and none of their shapes is one of the target's
+shipped baseline shapes (else they would not be an independent check)."""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from graphsval_core.files.baseline import read_baseline_file
+
+ROOT = Path(__file__).resolve().parents[1]
+PROBES = ROOT / "benchmarks" / "probes"
+BASELINES = ROOT / "plugins" / "graphsval_cpu" / "graphsval_cpu" / "baselines"
+DNN = sorted(PROBES.glob("*_dnn_layers_*.csv"))
+
+
+def _shapes(path: Path) -> set[tuple[str, str, str]]:
+    with path.open(newline="") as handle:
+        return {(r["op"], r["shape"], r["dtype"]) for r in csv.DictReader(handle)}
+
+
+def test_there_are_dnn_layer_probes():
+    assert [p.name for p in DNN] == [
+        "zen4_dnn_layers_linear.csv",
+        "zen4_dnn_layers_matmul.csv",
+    ]
+
+
+@pytest.mark.parametrize("path", DNN, ids=lambda p: p.name)
+def test_a_dnn_probe_parses_has_its_recapture_and_no_shipped_shape(path):
+    rows = read_baseline_file(str(path))[0].rows
+    again = read_baseline_file(str(PROBES / "recapture" / path.name))[0].rows
+    assert rows and all(r.latency_s for r in rows)
+    assert {(r.shape, r.dtype) for r in rows} == {(r.shape, r.dtype) for r in again}
+    (target,) = {r.hardware for r in rows}
+    shipped = set().union(*(_shapes(p) for p in BASELINES.glob(f"{target}_*.csv")))
+    assert not _shapes(path) & shipped
+
+
+def test_the_dnn_sweeps_are_what_their_script_writes(tmp_path):
+    spec = importlib.util.spec_from_file_location("dnn", PROBES / "dnn_layer_shapes.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.main("host_amd_epyc_zen4_2c_1t", tmp_path)
+    for made in sorted(tmp_path.glob("*.sweep.json")):
+        assert made.read_bytes() == (PROBES / made.name).read_bytes(), made.name
+    assert len(list(tmp_path.glob("*.sweep.json"))) == 2
+
+
+def test_bench_probe_prints_the_figures_and_refuses_a_missing_file(tmp_path):
+    bench = ROOT / "benchmarks" / "bench_probe.py"
+    run = subprocess.run(
+        [sys.executable, str(bench), str(DNN[1])], capture_output=True, text=True, check=True
+    )
+    assert "zen4_dnn_layers_matmul.csv: 72 rows of host_amd_epyc_zen4_2c_1t matmul" in run.stdout
+    assert "  all      72" in run.stdout and "the 8 worst:" in run.stdout
+    gone = subprocess.run(
+        [sys.executable, str(bench), str(tmp_path / "x.csv")], capture_output=True, text=True
+    )
+    assert gone.returncode == 1
+    assert gone.stderr.strip() == f"bench_probe: no such file: {tmp_path / 'x.csv'}"
