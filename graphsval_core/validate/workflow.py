@@ -115,8 +115,8 @@ def _uncaptured(registry: Registry, wanted: set[str] | None, named: bool) -> str
     return (
         f"; {', '.join(keys)} {'has' if one else 'have'} no baselines installed or in the "
         f"workspace (targets with baselines: {others}): "
-        f"`graphsval capture --hw {keys[0]} --op OP --purpose calibration|validation`, run "
-        f"on the hardware, makes {'one' if one else 'them'}"
+        f"`graphsval capture --hw {keys[0] if one else 'KEY'} --op OP --purpose "
+        f"calibration|validation`, run on the hardware, makes {'one' if one else 'them'}"
     )
 
 

@@ -96,6 +96,10 @@ def test_a_measured_target_with_no_baselines_is_told_how_one_is_made():
     assert "h100_sxm5_80gb has no baselines installed or in the workspace" in said
     assert "targets with baselines: " in said and "i7_12700k" in said
     assert "`graphsval capture --hw h100_sxm5_80gb --op OP --purpose" in said
+    with pytest.raises(UserInputError) as two:
+        validate(shipped, ValidateOptions(hws=["h100_sxm5_80gb", "a100_sxm4_80gb"]))
+    assert "a100_sxm4_80gb, h100_sxm5_80gb have no baselines" in str(two.value)
+    assert "`graphsval capture --hw KEY --op OP" in str(two.value)
     # a target with baselines is not said to have none; nor is any where files were named
     assert _uncaptured(shipped, {"i7_12700k"}, named=False) == ""
     assert _uncaptured(shipped, {"h100_sxm5_80gb"}, named=True) == ""
