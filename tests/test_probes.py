@@ -64,5 +64,24 @@ def test_bench_probe_prints_the_figures_and_refuses_a_missing_file(tmp_path):
     gone = subprocess.run(
         [sys.executable, str(bench), str(tmp_path / "x.csv")], capture_output=True, text=True
     )
-    assert gone.returncode == 1
+    assert gone.returncode == 2
     assert gone.stderr.strip() == f"bench_probe: no such file: {tmp_path / 'x.csv'}"
+    (tmp_path / "empty.csv").write_text("")
+    empty = subprocess.run(
+        [sys.executable, str(bench), str(tmp_path / "empty.csv")], capture_output=True, text=True
+    )
+    assert empty.returncode == 2 and "Traceback" not in empty.stderr
+    assert empty.stderr.startswith(f"bench_probe: {tmp_path / 'empty.csv'}: empty file")
+
+
+def test_bench_probe_judges_each_target_and_op_of_a_file_on_its_own(tmp_path):
+    bench = ROOT / "benchmarks" / "bench_probe.py"
+    lines = [DNN[0].read_text().splitlines()[i] for i in range(4)]
+    lines += DNN[1].read_text().splitlines()[1:3]
+    mixed = tmp_path / "mixed.csv"
+    mixed.write_text("\n".join(lines) + "\n")
+    run = subprocess.run([sys.executable, str(bench), str(mixed)], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert "mixed.csv: 3 rows of host_amd_epyc_zen4_2c_1t linear" in run.stdout
+    assert "mixed.csv: 2 rows of host_amd_epyc_zen4_2c_1t matmul" in run.stdout
+    assert "no recapture/mixed.csv beside it" in run.stdout and "the 2 worst:" in run.stdout

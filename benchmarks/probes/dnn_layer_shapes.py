@@ -76,8 +76,18 @@ def sweep(op: str, shapes: list[tuple[int, int, int]], dtypes: list[str], known:
 
 
 def main(target: str = "host_amd_epyc_zen4_2c_1t", out_dir: Path = HERE) -> None:
+    """Write the two sweeps for ``target`` into ``out_dir``; a target with no
+    shipped baselines here is refused (nothing could be left out for it)."""
     known = set()
-    for path in BASELINES.glob(f"{target}_*.csv"):
+    files = sorted(BASELINES.glob(f"{target}_*.csv"))
+    if not files:
+        print(
+            f"dnn_layer_shapes: no shipped baseline of {target!r} in {BASELINES.name}/ "
+            "(a host target of the CPU plugin; -h: usage)",
+            file=sys.stderr,
+        )
+        raise SystemExit(2)
+    for path in files:
         with path.open(newline="") as handle:
             known |= {(r["op"], r["shape"], r["dtype"]) for r in csv.DictReader(handle)}
     prefix = PREFIX.get(target, target)
@@ -90,4 +100,13 @@ def main(target: str = "host_amd_epyc_zen4_2c_1t", out_dir: Path = HERE) -> None
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:2])
+    if sys.argv[1:2] in (["-h"], ["--help"]):
+        print(__doc__)
+    elif len(sys.argv) > 2 or sys.argv[1:2] and sys.argv[1].startswith("-"):
+        print(
+            f"dnn_layer_shapes: expected at most one TARGET, got {' '.join(sys.argv[1:])}",
+            file=sys.stderr,
+        )
+        sys.exit(2)
+    else:
+        main(*sys.argv[1:2])

@@ -6,7 +6,7 @@ import click
 
 from graphsval_core.cli.context import AppContext, pass_app
 from graphsval_core.cli.output import echo_json
-from graphsval_core.datamodel.tables import format_noted_table, screen_width
+from graphsval_core.datamodel.tables import format_noted_table, screen_width, wrap_line
 
 
 @click.command("ci-matrix")
@@ -40,4 +40,18 @@ def ci_matrix(app: AppContext, as_json: bool) -> None:
         for e in matrix["include"]
     ]
     headers = ["PLUGIN", "DISTRIBUTION", "SOURCE", "TARGETS", "OPS", "HARDWARE", "TORCH"]
-    click.echo(format_noted_table(headers, rows, [""] * len(rows), screen_width()))
+    width = screen_width()
+    table = format_noted_table(headers, rows, [""] * len(rows), width)
+    if max(map(len, table.splitlines())) <= width:
+        click.echo(table)
+        return
+    # too narrow for the columns' longest words: a block per plugin, wrapped
+    for plugin, distribution, source, targets, ops, hardware, torch in rows:
+        lines = [
+            f"{plugin}: {distribution}"
+            + (f", from {source}" if source != "-" else "")
+            + f"; needs hardware: {hardware}, torch: {torch}",
+            f"  targets: {targets}",
+            f"  ops: {ops}",
+        ]
+        click.echo("\n".join(part for line in lines for part in wrap_line(line, width)))

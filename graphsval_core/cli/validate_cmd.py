@@ -275,8 +275,10 @@ def _echo_text(result: ValidateResult, verbose: int, quiet: bool) -> None:
     if quiet or verbose:
         top = verdict(summary, result.failed, len(consistency), result.floors, result.no_prediction)
         style = {"fg": "red" if result.failed else "green", "bold": True}
-        if quiet:  # one line, for a script's `head -1`
+        if quiet:  # one line, for a script's `head -1`; what the data warn of, on stderr
             click.echo(screen.paint(top, **style), color=colour)
+            for warning in summary.warnings:
+                click.echo(f"warning: {warning}", err=True)
             return
         for line in screen.wrap(top, "", "  "):
             click.echo(screen.paint(line, **style), color=colour)

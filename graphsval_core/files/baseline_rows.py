@@ -235,11 +235,15 @@ def near_miss(name: str) -> str | None:
     is a percentile of its own, not ``p10_s`` misspelt)."""
     if name in KNOWN_EXTRAS:
         return None
-    # the leading columns too: a ``latency_S`` beside ``latency_s`` is a slip, not data
-    close = difflib.get_close_matches(name, (*V4_COLUMNS, *KNOWN_EXTRAS), n=1, cutoff=NEAR_MISS)
-    if not close or _DIGITS.sub("", close[0]) == _DIGITS.sub("", name):
+    # the leading columns too (a ``latency_S`` beside ``latency_s`` is a slip, not
+    # data), and in any case: ``LATENCY_S`` is as near as ``latency_S``
+    known = {k.lower(): k for k in (*V4_COLUMNS, *KNOWN_EXTRAS)}
+    close = difflib.get_close_matches(name.lower(), list(known), n=1, cutoff=NEAR_MISS)
+    if not close:
         return None
-    return close[0]
+    if close[0] != name.lower() and _DIGITS.sub("", close[0]) == _DIGITS.sub("", name.lower()):
+        return None  # only digits apart: a column of its own
+    return known[close[0]]
 
 
 _DIGITS = re.compile(r"[0-9]")

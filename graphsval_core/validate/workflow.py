@@ -116,7 +116,7 @@ def _uncaptured(registry: Registry, wanted: set[str] | None, named: bool) -> str
         f"; {', '.join(keys)} {'has' if one else 'have'} no baselines installed or in the "
         f"workspace (targets with baselines: {others}): "
         f"`graphsval capture --hw {keys[0] if one else 'KEY'} --op OP --purpose "
-        f"calibration|validation`, run on the hardware, makes {'one' if one else 'them'}"
+        f"calibration` (or validation), run on the hardware, makes {'one' if one else 'them'}"
     )
 
 
@@ -144,7 +144,8 @@ def _unjudged(
         else:
             why = (
                 "it has no baselines installed or in the workspace (`graphsval capture --hw "
-                f"{key} --op OP --purpose calibration|validation`, run on the hardware, makes one)"
+                f"{key} --op OP --purpose calibration` (or validation), run on the hardware, "
+                "makes one)"
             )
         out.append(f"--hw {key}: not validated: {why}")
     return out

@@ -84,3 +84,16 @@ def test_workflow_runs_one_job_per_matrix_entry():
     assert "https://download.pytorch.org/whl/cpu" in text and "matrix.needs_torch" in text
     assert 'GRAPHSVAL_STRICT_PLUGINS: "1"' in text
     assert "graphsval validate --check-floors" in text
+
+
+def test_the_matrix_fits_the_screen_as_a_table_or_a_block_per_plugin():
+    wide = CliRunner(env={"COLUMNS": "250"}).invoke(cli, ["ci-matrix"])
+    assert wide.exit_code == 0, wide.output
+    assert wide.stdout.splitlines()[0].split() == [
+        "PLUGIN", "DISTRIBUTION", "SOURCE", "TARGETS", "OPS", "HARDWARE", "TORCH"
+    ]  # fmt: skip
+    narrow = CliRunner(env={"COLUMNS": "60"}).invoke(cli, ["ci-matrix"])
+    lines = narrow.stdout.splitlines()
+    assert max(map(len, lines)) <= 60, narrow.stdout
+    assert any(line.startswith("cpu: graphsval-cpu") for line in lines)
+    assert "host_amd_epyc_zen4_2c_1t" in narrow.stdout and "  ops: " in narrow.stdout

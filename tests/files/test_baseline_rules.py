@@ -238,6 +238,9 @@ def test_the_capture_writes_the_newest_schema_the_reader_knows():
         ("latency_S", "latency_s"),  # a leading column's near miss beside the column itself
         ("latncy_s", "latency_s"),
         ("energy_jj", "energy_j"),
+        ("LATENCY_S", "latency_s"),  # in any case
+        ("DType", "dtype"),
+        ("Energy_JJ", "energy_j"),
     ],
 )
 def test_a_misspelt_known_column_is_an_error_naming_it(monkeypatch, name, known):

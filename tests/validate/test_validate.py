@@ -446,3 +446,12 @@ def test_html_report_opens_in_headless_chromium_without_console_errors(world, tm
     assert "graphsval validation report" in result.stdout
     console = [line for line in result.stderr.splitlines() if "CONSOLE" in line]
     assert not console, console
+
+
+def test_quiet_keeps_one_line_and_says_on_stderr_what_was_not_validated():
+    result = CliRunner().invoke(
+        cli, ["validate", "-q", "--hw", "h100_sxm5_80gb", "--hw", "i7_12700k"]
+    )
+    assert result.exit_code in (0, 1), result.output
+    assert len(result.stdout.splitlines()) == 1 and "records pass" in result.stdout
+    assert "warning: --hw h100_sxm5_80gb: not validated" in result.stderr

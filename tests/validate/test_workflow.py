@@ -95,7 +95,7 @@ def test_a_measured_target_with_no_baselines_is_told_how_one_is_made():
     said = str(caught.value)
     assert "h100_sxm5_80gb has no baselines installed or in the workspace" in said
     assert "targets with baselines: " in said and "i7_12700k" in said
-    assert "`graphsval capture --hw h100_sxm5_80gb --op OP --purpose" in said
+    assert "`graphsval capture --hw h100_sxm5_80gb --op OP --purpose calibration`" in said
     with pytest.raises(UserInputError) as two:
         validate(shipped, ValidateOptions(hws=["h100_sxm5_80gb", "a100_sxm4_80gb"]))
     assert "a100_sxm4_80gb, h100_sxm5_80gb have no baselines" in str(two.value)
@@ -118,8 +118,8 @@ def test_a_target_asked_for_beside_others_but_not_validated_is_said():
     said = [w for w in result.validation.warnings if "h100_sxm5_80gb" in w]
     assert said == [
         "--hw h100_sxm5_80gb: not validated: it has no baselines installed or in the workspace "
-        "(`graphsval capture --hw h100_sxm5_80gb --op OP --purpose calibration|validation`, "
-        "run on the hardware, makes one)"
+        "(`graphsval capture --hw h100_sxm5_80gb --op OP --purpose calibration` (or "
+        "validation), run on the hardware, makes one)"
     ]
     assert said[0] in summary_dict(result.summary)["warnings"]  # in every report format
     both = validate(shipped, ValidateOptions(hws=["i7_12700k"], ops=["vector_add"]))
