@@ -26,15 +26,17 @@ import numpy as np
 
 from graphsval_core.calibrate.rows import predict_rows
 from graphsval_core.datamodel.errors import UserInputError
-from graphsval_core.files.baseline import read_baseline_file
+from graphsval_core.datamodel.target import TargetSpec
+from graphsval_core.files.baseline import BaselineRow, read_baseline_file
 from graphsval_core.plugins.loader import build_registry
+from graphsval_core.plugins.registry import Registry
 from graphsval_core.validate.harness import first_latency
 
 PROBES = Path(__file__).resolve().parent / "probes"
 WORST = 8
 
 
-def _rows(path: Path) -> list:
+def _rows(path: Path) -> list[BaselineRow]:
     rows = read_baseline_file(str(path))[0].rows
     return [r for r in rows if r.latency_s and not r.extras.get("suspect")]
 
@@ -44,7 +46,7 @@ def _figures(errors: np.ndarray) -> str:
     return f"{np.median(a):6.1%} {np.mean(a <= 0.10):5.0%}" if len(a) else f"{'-':>6} {'-':>5}"
 
 
-def judge(registry, path: Path) -> None:
+def judge(registry: Registry, path: Path) -> None:
     """Print the figures of each (target, op) the file at ``path`` holds."""
     rows = _rows(path)
     if not rows:
@@ -61,7 +63,13 @@ def judge(registry, path: Path) -> None:
         _judge_group(registry, registry.target(hardware), path.name, mine, second)
 
 
-def _judge_group(registry, spec, name: str, rows: list, second: dict) -> None:
+def _judge_group(
+    registry: Registry,
+    spec: TargetSpec,
+    name: str,
+    rows: list[BaselineRow],
+    second: dict[tuple[str, str, str, str], float],
+) -> None:
     """The figures of one target's rows of one op, and its worst rows."""
     predicted, terms = predict_rows(registry, spec, rows)
     error = np.array(predicted) / np.array([r.latency_s for r in rows]) - 1

@@ -15,6 +15,7 @@ import csv
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 BASELINES = HERE.parents[1] / "plugins" / "graphsval_cpu" / "graphsval_cpu" / "baselines"
@@ -53,7 +54,12 @@ def matmul_shapes() -> list[tuple[int, int, int]]:
     return out
 
 
-def sweep(op: str, shapes: list[tuple[int, int, int]], dtypes: list[str], known: set) -> dict:
+def sweep(
+    op: str,
+    shapes: list[tuple[int, int, int]],
+    dtypes: list[str],
+    known: set[tuple[str, str, str]],
+) -> dict[str, Any]:
     entries = [
         {"shape": list(s), "dtype": d, "regime_per_hw": {}}
         for s in shapes
@@ -78,7 +84,7 @@ def sweep(op: str, shapes: list[tuple[int, int, int]], dtypes: list[str], known:
 def main(target: str = "host_amd_epyc_zen4_2c_1t", out_dir: Path = HERE) -> None:
     """Write the two sweeps for ``target`` into ``out_dir``; a target with no
     shipped baselines here is refused (nothing could be left out for it)."""
-    known = set()
+    known: set[tuple[str, str, str]] = set()
     files = sorted(BASELINES.glob(f"{target}_*.csv"))
     if not files:
         print(

@@ -132,12 +132,13 @@ def _unfitted(row: BaselineRow, spec: TargetSpec) -> str:
     return ""
 
 
-def _name_unfitted(path: str, spec: TargetSpec, rows: Sequence[BaselineRow]) -> None:
-    """Rows of the target that no fit uses are left out, never silently: one
-    warning line per file and reason, naming the first lines."""
+def _name_unfitted(path: str, rows: Sequence[tuple[BaselineRow, str]]) -> None:
+    """Rows of the target that no fit uses (each with its reason) are left
+    out, never silently: one warning line per file and reason, naming the
+    first lines."""
     by_reason: dict[str, list[int]] = {}
-    for r in rows:
-        by_reason.setdefault(_unfitted(r, spec), []).append(r.line)
+    for r, why in rows:
+        by_reason.setdefault(why, []).append(r.line)
     for why, lines in by_reason.items():
         shown = ", ".join(str(n) for n in lines[:5]) + (
             f" and {len(lines) - 5} more" if len(lines) > 5 else ""
@@ -151,6 +152,7 @@ def read_rows(
     spec: TargetSpec,
     paths: Sequence[Any],
     read: Callable[[Any], tuple[Baseline, str]] = read_baseline_file,
+    name_unfitted: bool = True,
 ) -> CalibrationRows:
     """The rows of ``spec``'s target in the baselines at ``paths``.
 
@@ -159,7 +161,10 @@ def read_rows(
     a warning. Raises :class:`BaselineFileError` for a file that cannot be
     read or parsed, and for a row of an unknown op or with the wrong number
     of dims (naming file and line). ``read`` parses a file (a caller that has
-    read a pipe already hands its parse on: a pipe is read once)."""
+    read a pipe already hands its parse on: a pipe is read once). Rows no
+    fit uses (no latency, a failed verdict, a dtype the target does not run)
+    are left out with a warning per file and reason, unless not
+    ``name_unfitted`` (a caller that counts them itself)."""
     held_out = validation_shapes()
     rows: list[BaselineRow] = []
     sources: list[tuple[Baseline, str]] = []
@@ -201,8 +206,10 @@ def read_rows(
                 raise BaselineFileError(
                     f"{path}:{r.line}: {op_spec.dims_mismatch(r.shape, len(r.dims))}"
                 )
-        usable = [r for r in mine if not _unfitted(r, spec)]
-        _name_unfitted(str(path), spec, [r for r in mine if _unfitted(r, spec)])
+        why = [_unfitted(r, spec) for r in mine]
+        usable = [r for r, w in zip(mine, why, strict=True) if not w]
+        if name_unfitted:
+            _name_unfitted(str(path), [(r, w) for r, w in zip(mine, why, strict=True) if w])
         for r in usable:  # a row no fit would use (no latency, failed) excuses nothing
             if r.purpose == "validation":
                 said = {"column": "its purpose column", "suffix": "the file's name"}

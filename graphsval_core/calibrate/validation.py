@@ -194,7 +194,9 @@ def held_out_rows(registry: Registry, spec: TargetSpec, named: Sequence[str] = (
     if not paths:
         return HeldOut((), (), named=bool(named))
     try:
-        found = read_rows(registry, spec, paths, lambda item: parsed[_file_key(item)])
+        found = read_rows(  # what it leaves out, the validation set's line counts
+            registry, spec, paths, lambda item: parsed[_file_key(item)], name_unfitted=False
+        )
     except BaselineFileError as exc:
         raise UserInputError(f"--validation-baseline {exc}" if named else str(exc)) from None
     every = [r for b, _ in found.sources for r in _validation_rows(b.rows, key)]

@@ -228,22 +228,41 @@ def check_header(path: str, header: list[str]) -> list[str]:
 
 
 def near_miss(name: str) -> str | None:
-    """The known column (a leading or an extra one) ``name`` is a
-    misspelling of (None: it is a known extra, or a name of the developer's
-    own): the closest known name at least
-    :data:`NEAR_MISS` alike, unless the two differ only in digits (``p50_s``
-    is a percentile of its own, not ``p10_s`` misspelt)."""
-    if name in KNOWN_EXTRAS:
+    """The known column ``name`` is a misspelling of (None: it is a known
+    extra, or a name of the developer's own). An extra column: the closest
+    known extra at least :data:`NEAR_MISS` alike in any case, unless the two
+    differ only in digits (``p50_s`` is a percentile of its own, not
+    ``p10_s`` misspelt). A leading column (``latency_s`` ...): the same name
+    in another case (``LATENCY_S``), or one letter dropped, changed or two
+    swapped (``latncy_s``); a longer name is the developer's own
+    (``latency_ms``, ``latency_std_s``)."""
+    if name in KNOWN_EXTRAS or name in V4_COLUMNS:
         return None
-    # the leading columns too (a ``latency_S`` beside ``latency_s`` is a slip, not
-    # data), and in any case: ``LATENCY_S`` is as near as ``latency_S``
-    known = {k.lower(): k for k in (*V4_COLUMNS, *KNOWN_EXTRAS)}
-    close = difflib.get_close_matches(name.lower(), list(known), n=1, cutoff=NEAR_MISS)
+    folded = name.lower()
+    for column in V4_COLUMNS:
+        if folded == column or _one_slip(folded, column):
+            return column
+    extras = {k.lower(): k for k in KNOWN_EXTRAS}
+    close = difflib.get_close_matches(folded, list(extras), n=1, cutoff=NEAR_MISS)
     if not close:
         return None
-    if close[0] != name.lower() and _DIGITS.sub("", close[0]) == _DIGITS.sub("", name.lower()):
+    if close[0] != folded and _DIGITS.sub("", close[0]) == _DIGITS.sub("", folded):
         return None  # only digits apart: a column of its own
-    return known[close[0]]
+    return extras[close[0]]
+
+
+def _one_slip(name: str, known: str) -> bool:
+    """Whether ``name`` is ``known`` with one letter dropped, one changed or
+    two neighbours swapped (never one added: a longer name is a new one)."""
+    if len(name) == len(known) - 1:
+        return any(known[:i] + known[i + 1 :] == name for i in range(len(known)))
+    if len(name) != len(known):
+        return False
+    apart = [i for i, (a, b) in enumerate(zip(name, known, strict=True)) if a != b]
+    if len(apart) == 1:
+        return True
+    i = apart[0] if len(apart) == 2 else -1
+    return apart == [i, i + 1] and name[i] == known[i + 1] and name[i + 1] == known[i]
 
 
 _DIGITS = re.compile(r"[0-9]")

@@ -115,13 +115,20 @@ def _uncaptured(registry: Registry, wanted: set[str] | None, named: bool) -> str
     return (
         f"; {', '.join(keys)} {'has' if one else 'have'} no baselines installed or in the "
         f"workspace (targets with baselines: {others}): "
-        f"`graphsval capture --hw {keys[0] if one else 'KEY'} --op OP --purpose "
-        f"calibration` (or validation), run on the hardware, makes {'one' if one else 'them'}"
+        f"{_capture_hint(keys[0] if one else 'KEY')} makes {'one' if one else 'them'}"
+    )
+
+
+def _capture_hint(key: str) -> str:
+    """How a baseline of target ``key`` is made."""
+    return (
+        f"`graphsval capture --hw {key} --op OP --purpose calibration` (or validation), "
+        "run on the hardware,"
     )
 
 
 def _unjudged(
-    registry: Registry, wanted: set[str] | None, judged: Validation, named: bool
+    registry: Registry, wanted: set[str] | None, judged: Validation, baselines: Baselines
 ) -> list[str]:
     """A warning for each measured target ``--hw`` asked for of which no row
     was judged while others' were (a target that is not there must not pass
@@ -134,18 +141,19 @@ def _unjudged(
     )
     if not missing:
         return []
-    have = set() if named else targets_with_baselines(registry)
+    named = any(s.held for s in baselines.selections)  # files named: what each holds
+    held = set().union(*(s.held for s in baselines.selections))
+    have = held if named else targets_with_baselines(registry)
     out = []
     for key in missing:
-        if named:
-            why = "no row of the baseline(s) named is of it"
-        elif key in have:
+        if key in have:
             why = "none of its baseline rows matches --op/--purpose"
+        elif named:
+            why = "no row of the baseline(s) named is of it"
         else:
             why = (
-                "it has no baselines installed or in the workspace (`graphsval capture --hw "
-                f"{key} --op OP --purpose calibration` (or validation), run on the hardware, "
-                "makes one)"
+                "it has no baselines installed or in the workspace "
+                f"({_capture_hint(key)} makes one)"
             )
         out.append(f"--hw {key}: not validated: {why}")
     return out
@@ -326,7 +334,7 @@ def _validate(registry: Registry, options: ValidateOptions) -> ValidateResult:
     validation = evolve(
         judged,
         recapture=_with_floors(registry, agreement),
-        warnings=[*judged.warnings, *_unjudged(registry, wanted, judged, bool(options.baselines))],
+        warnings=[*judged.warnings, *_unjudged(registry, wanted, judged, baselines)],
     )
     consistency = tuple(
         run_consistency(registry, [registry.target(k) for k in wanted] if wanted else None)

@@ -77,6 +77,32 @@ def test_rows_no_fit_uses_are_left_out_with_a_line_naming_them(setup, tmp_path):
     assert len(result.rows) == 11
 
 
+def test_a_failed_verdict_is_left_out_and_six_lines_are_named_as_five_and_one_more(
+    make_target,
+):
+    from graphsval_core.calibrate.inputs import _name_unfitted, _unfitted
+    from graphsval_core.files.baseline import BaselineRow
+
+    spec = make_target()
+
+    def row(line: int, **extras: str) -> BaselineRow:
+        return BaselineRow(
+            line, spec.key, "matmul", "8x8x8", (8, 8, 8), "fp32", 1e-5, None, 3, "", None, extras
+        )
+
+    assert _unfitted(row(2, verdict="FAIL"), spec) == "a failed numerical verdict"
+    assert _unfitted(row(2, verdict="pass"), spec) == ""
+    failed = [(row(n, verdict="FAIL"), "a failed numerical verdict") for n in range(2, 8)]
+    with pytest.warns(UserWarning) as six:
+        _name_unfitted("f.csv", failed)
+    assert [str(w.message) for w in six] == [
+        "f.csv: 6 row(s) left out (a failed numerical verdict): lines 2, 3, 4, 5, 6 and 1 more"
+    ]
+    with pytest.warns(UserWarning) as five:
+        _name_unfitted("f.csv", failed[:5])
+    assert str(five[0].message).endswith("lines 2, 3, 4, 5, 6")
+
+
 def test_calibrate_without_leave_one_out_draws_plots_on_request(setup, tmp_path):
     options = _options(
         tmp_path,
@@ -127,7 +153,8 @@ def test_a_validation_row_no_fit_would_use_excuses_no_reason(setup, tmp_path):
         + "\n"
     )
     options = _options(tmp_path, mixed, leave_one_out=False, allow_validation_rows="x")
-    result = calibrate(build_registry(), options)
+    with pytest.warns(UserWarning, match=r"1 row\(s\) left out \(no latency: a failed shape\)"):
+        result = calibrate(build_registry(), options)
     assert result.refused == () and result.override is None and result.override_unused
     assert result.content["provenance"]["validation_rows_override"] is None
 

@@ -237,10 +237,10 @@ def test_the_capture_writes_the_newest_schema_the_reader_knows():
         ("schema_versoin", "schema_version"),
         ("latency_S", "latency_s"),  # a leading column's near miss beside the column itself
         ("latncy_s", "latency_s"),
-        ("energy_jj", "energy_j"),
         ("LATENCY_S", "latency_s"),  # in any case
         ("DType", "dtype"),
-        ("Energy_JJ", "energy_j"),
+        ("ltaency_s", "latency_s"),  # two letters swapped
+        ("energy_k", "energy_j"),  # one changed
     ],
 )
 def test_a_misspelt_known_column_is_an_error_naming_it(monkeypatch, name, known):
@@ -251,7 +251,17 @@ def test_a_misspelt_known_column_is_an_error_naming_it(monkeypatch, name, known)
     )
 
 
-@pytest.mark.parametrize("names", ["foo,bar", "p50_s,p99_s", "mean_rel_l2,load_avg15", "my_note,x"])
+@pytest.mark.parametrize(
+    "names",
+    [
+        "foo,bar",
+        "p50_s,p99_s",
+        "mean_rel_l2,load_avg15",
+        "my_note,x",
+        "latency_ms,latency_std_s",  # longer than a leading column: the developer's own
+        "energy_uj,energy_jj",
+    ],
+)
 def test_a_column_of_ones_own_is_read(monkeypatch, names):
     out = _readers(_file(f"{HEADER},{names}", _row(1) + ",a,b"), monkeypatch)
     assert not isinstance(out, str), out

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+from pathlib import Path
 
 import pytest
 
@@ -124,6 +125,37 @@ def test_a_target_asked_for_beside_others_but_not_validated_is_said():
     assert said[0] in summary_dict(result.summary)["warnings"]  # in every report format
     both = validate(shipped, ValidateOptions(hws=["i7_12700k"], ops=["vector_add"]))
     assert not any("not validated" in w for w in both.validation.warnings)
+    # a consistency-only target has its own line, never 'not validated'
+    kpu = validate(shipped, ValidateOptions(hws=["kpu_t64", "i7_12700k"], ops=["vector_add"]))
+    assert not any("not validated" in w for w in kpu.validation.warnings)
+
+
+def test_a_target_whose_rows_the_selection_does_not_take_is_said_so():
+    """The i7's matmul rows are in the files named, but --op takes the adds:
+    its rows are there and not taken (not: it has none)."""
+    from graphsval_core.plugins.loader import build_registry
+
+    shipped = build_registry()
+    files = {
+        Path(str(item)).name: str(item)
+        for _, item in shipped.baseline_files()
+        if str(item).endswith(".calibration.csv")
+    }
+    result = validate(
+        shipped,
+        ValidateOptions(
+            baselines=[
+                files["i7_12700k_matmul.calibration.csv"],
+                files["host_amd_epyc_zen4_2c_1t_vector_add.calibration.csv"],
+            ],
+            hws=["i7_12700k", "host_amd_epyc_zen4_2c_1t"],
+            ops=["vector_add"],
+            purpose="calibration",
+        ),
+    )
+    assert [w for w in result.validation.warnings if "not validated" in w] == [
+        "--hw i7_12700k: not validated: none of its baseline rows matches --op/--purpose"
+    ]
 
 
 def test_a_named_file_without_a_target_asked_for_says_so(registry, tmp_path):
@@ -145,3 +177,15 @@ def test_a_named_file_without_a_target_asked_for_says_so(registry, tmp_path):
         "--hw jetson_orin_nano_8gb: not validated: no row of the baseline(s) named is of it"
         in result.validation.warnings
     )
+
+
+def test_the_targets_with_baselines_are_found_past_a_broken_workspace_target():
+    """A workspace target whose file is broken stops a run that asks for it,
+    never one that only asks which targets have baselines."""
+    from graphsval_core.validate.selection import targets_with_baselines
+
+    shipped = build_registry()
+    assert "i7_12700k" in targets_with_baselines(shipped)
+    shipped.workspace_errors["i7_12700k"] = "workspace target file i7: broken; fix or remove it"
+    found = targets_with_baselines(shipped)  # no error about a target nobody asked for
+    assert "i7_12700k" not in found and "host_amd_epyc_zen4_2c_1t" in found
