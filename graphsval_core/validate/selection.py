@@ -354,6 +354,21 @@ def why_none(selections: Sequence[Selection], purpose: str) -> str:
     return "; ".join(said)
 
 
+def _named_pairs(explicit: Sequence[str]) -> list[tuple[Baseline, Baseline]]:
+    """(capture, recapture) of each file named that has a recapture beside
+    it (``recapture/`` + its name, as a capture writes one): read whole, so
+    the run can say how far the silicon is from itself. A named file with
+    no recapture is only streamed."""
+    pairs = []
+    for item in explicit:
+        if not isinstance(item, str | os.PathLike) or is_recapture(str(item)):
+            continue
+        twin = recapture_path(str(item))
+        if os.path.isfile(item) and twin.is_file():
+            pairs.append((read_baseline_file(item)[0], read_baseline_file(twin)[0]))
+    return pairs
+
+
 def select(
     registry: Registry,
     explicit: Sequence[str],
@@ -377,7 +392,7 @@ def select(
                 sel.in_sample = found.sha256 in fitted
             sel.source = _named(registry, sel, stream, hws, ops, purpose)
             selections.append(sel)
-        return Baselines(selections, [])
+        return Baselines(selections, _named_pairs(explicit))
     parsed: dict[str, Baseline] = {}
     hashes: dict[str, str] = {}
     first: dict[int, str] = {}  # the rows' key -> the file read with those rows

@@ -189,3 +189,20 @@ def test_the_targets_with_baselines_are_found_past_a_broken_workspace_target():
     shipped.workspace_errors["i7_12700k"] = "workspace target file i7: broken; fix or remove it"
     found = targets_with_baselines(shipped)  # no error about a target nobody asked for
     assert "i7_12700k" not in found and "host_amd_epyc_zen4_2c_1t" in found
+
+
+def test_a_named_file_with_a_recapture_beside_it_says_how_far_the_two_agree(tmp_path):
+    probe = Path(__file__).resolve().parents[2] / "benchmarks" / "probes"
+    lines = (probe / "zen4_dnn_layers_matmul.csv").read_text().splitlines()[:11]
+    again = (probe / "recapture" / "zen4_dnn_layers_matmul.csv").read_text().splitlines()
+    mine = tmp_path / "probe.csv"
+    mine.write_text("\n".join(lines) + "\n")
+    alone = validate(build_registry(), ValidateOptions(baselines=[str(mine)]))
+    assert alone.validation.recapture == {}  # no recapture beside it: nothing to say
+    (tmp_path / "recapture").mkdir()
+    (tmp_path / "recapture" / "probe.csv").write_text("\n".join(again) + "\n")
+    paired = validate(build_registry(), ValidateOptions(baselines=[str(mine)]))
+    (agreement,) = paired.validation.recapture.values()
+    assert agreement.pairs == 10  # the ten rows of the capture, each found again
+    assert agreement.floor_within is None  # a file named is held to no shipped floor
+    assert 0.0 < agreement.median_diff < 0.1
