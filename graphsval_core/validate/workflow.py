@@ -135,12 +135,21 @@ def _unjudged(
     for one that passed); consistency-only ones have their own line."""
     if not wanted:
         return []
-    seen = {hw for hw, _ in judged.tally.targets}
+    counts = judged.tally.targets
+    seen = {hw for hw, _ in counts}
     missing = sorted(
         k for k in wanted - seen if registry.target(k).ground_truth != "consistency_only"
     )
+    # rows there, none of them judged (every one suspect or excluded: listed apart)
+    unchecked = sorted(
+        k for k in wanted & seen if not any(t.checked for (hw, _), t in counts.items() if hw == k)
+    )
+    notes = [
+        f"--hw {key}: not validated: every row of it is suspect or excluded (listed apart)"
+        for key in unchecked
+    ]
     if not missing:
-        return []
+        return notes
     named = any(s.held for s in baselines.selections)  # files named: what each holds
     held = set().union(*(s.held for s in baselines.selections))
     have = held if named else targets_with_baselines(registry)
@@ -156,7 +165,7 @@ def _unjudged(
                 f"({_capture_hint(key)} makes one)"
             )
         out.append(f"--hw {key}: not validated: {why}")
-    return out
+    return out + notes
 
 
 @frozen(kw_only=True)

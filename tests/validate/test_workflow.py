@@ -206,3 +206,21 @@ def test_a_named_file_with_a_recapture_beside_it_says_how_far_the_two_agree(tmp_
     assert agreement.pairs == 10  # the ten rows of the capture, each found again
     assert agreement.floor_within is None  # a file named is held to no shipped floor
     assert 0.0 < agreement.median_diff < 0.1
+
+
+def test_a_target_whose_every_row_is_excluded_is_said_not_validated(registry, tmp_path):
+    path = _baseline(
+        tmp_path / "toy.validation.csv",
+        [["toy", "vector_add", "2000", "fp32", "", "", 0, "failed: oom"]],  # excluded
+    )
+    result = validate(registry, ValidateOptions(baselines=[path], hws=["toy"]))
+    assert result.summary.records == 1 and result.summary.checked == 0
+    assert result.validation.warnings[-1] == (
+        "--hw toy: not validated: every row of it is suspect or excluded (listed apart)"
+    )
+    fine = _baseline(
+        tmp_path / "ok.validation.csv",
+        [["toy", "vector_add", "1000", "fp32", "2e-6", "", 5, ""]],
+    )
+    judged = validate(registry, ValidateOptions(baselines=[fine], hws=["toy"]))
+    assert not any("not validated" in w for w in judged.validation.warnings)
