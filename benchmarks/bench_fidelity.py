@@ -58,6 +58,16 @@ def _baselines(registry, key: str, purpose: str) -> list[Path]:
     return sorted(out)
 
 
+def _calibration_rows(registry, spec, key: str) -> list | None:
+    """The calibration rows of ``key`` a fit uses, as calibrate fits them
+    (suspect latencies left out, canonical order); None when no calibration
+    baseline of it is shipped or in the workspace."""
+    paths = _baselines(registry, key, "calibration")
+    if not paths:
+        return None
+    return canonical(read_rows(registry, spec, [str(p) for p in paths]).trusted)
+
+
 def _rows_of(paths: list[Path], key: str) -> list:
     rows = []
     for p in paths:
@@ -112,12 +122,10 @@ def main(argv: list[str]) -> None:
             known = ", ".join(sorted(registry.targets()))
             sys.exit(f"bench_fidelity: unknown target {key!r}; known: {known}")
         spec = registry.datasheet_target(registry.target(key).key)
-        cal = _baselines(registry, key, "calibration")
-        if not cal:
+        rows = _calibration_rows(registry, spec, key)
+        if rows is None:
             print(f"{key}: no shipped calibration baselines; nothing to judge")
             continue
-        found = read_rows(registry, spec, [str(p) for p in cal])
-        rows = canonical(found.trusted)
         start = time.perf_counter()
         fit = fit_latency(registry, spec, rows)
         fitted = apply_constants(spec, fit.values, "fit")

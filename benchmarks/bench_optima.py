@@ -25,11 +25,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from bench_fidelity import _baselines  # noqa: E402
+from bench_fidelity import _baselines, _calibration_rows  # noqa: E402
 
 from graphsval_core.calibrate.fit import RIVAL_COST, apart, fit_latency  # noqa: E402
-from graphsval_core.calibrate.inputs import read_rows  # noqa: E402
-from graphsval_core.calibrate.rows import canonical  # noqa: E402
 from graphsval_core.calibrate.validation import held_out_rows, judge_validation  # noqa: E402
 from graphsval_core.files.calibration import apply_constants  # noqa: E402
 from graphsval_core.files.tolerances import load_tolerances  # noqa: E402
@@ -50,12 +48,10 @@ def _far(names: list[str], x: np.ndarray, kept: np.ndarray) -> str:
 
 def _target(registry, key: str, tolerances) -> None:
     spec = registry.datasheet_target(key)
-    paths = _baselines(registry, key, "calibration")
-    if not paths:
+    rows = _calibration_rows(registry, spec, key)
+    if rows is None:
         print(f"{key}: no calibration baselines shipped or in the workspace: nothing to fit")
         return
-    found = read_rows(registry, spec, [str(p) for p in paths])
-    rows = canonical(found.trusted)
     fit = fit_latency(registry, spec, rows)
     held = held_out_rows(registry, spec)
     names = [p.name for p in fit.params]

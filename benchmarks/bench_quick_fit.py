@@ -23,13 +23,12 @@ import sys
 import time
 
 import numpy as np
-from bench_fidelity import _baselines, _rows_of
+from bench_fidelity import _baselines, _calibration_rows, _rows_of
 
 from graphsval_core.calibrate.evaluate import judge, per_op
 from graphsval_core.calibrate.fit import fit_latency
-from graphsval_core.calibrate.inputs import read_rows
 from graphsval_core.calibrate.params import choose_params
-from graphsval_core.calibrate.rows import canonical, predict_rows
+from graphsval_core.calibrate.rows import predict_rows
 from graphsval_core.files.calibration import apply_constants
 from graphsval_core.files.tolerances import load_tolerances
 from graphsval_core.measure.capture import CaptureItem
@@ -84,8 +83,7 @@ def main(argv: list[str]) -> None:
         spec = registry.datasheet_target(registry.target(key).key)
     except UnknownNameError as exc:
         sys.exit(f"bench_quick_fit: {exc}")
-    found = read_rows(registry, spec, [str(p) for p in _baselines(registry, key, "calibration")])
-    rows = canonical(found.trusted)
+    rows = _calibration_rows(registry, spec, key) or []
     validation = _rows_of(_baselines(registry, key, "validation"), key)
     if not rows:
         sys.exit(f"{key}: no calibration rows to fit")
