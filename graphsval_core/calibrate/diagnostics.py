@@ -59,9 +59,9 @@ from graphsval_core.datamodel.errors import UserInputError
 from graphsval_core.datamodel.target import TargetSpec
 from graphsval_core.files.baseline import BaselineRow
 from graphsval_core.files.calibration import (
-    WIDEST,
     apply_constants,
     is_fraction,
+    relative_words,
     resolved,
     share_spread,
     share_words,
@@ -315,13 +315,8 @@ def unidentified(fit: Fit) -> list[Diagnostic]:
                 )
             continue
         if sigma > UNCERTAINTY_LIMIT:
-            size = (
-                "unbounded"
-                if not math.isfinite(sigma)
-                else f"over {WIDEST:.0%}"
-                if sigma > WIDEST
-                else f"{sigma:.0%}"
-            )
+            words = relative_words(sigma).removeprefix("+- ")  # as targets says it
+            size = words if math.isfinite(sigma) else "unbounded"
             out.append(
                 Diagnostic(
                     "uncertain",
