@@ -128,11 +128,16 @@ def _capture_hint(key: str) -> str:
 
 
 def _unjudged(
-    registry: Registry, wanted: set[str] | None, judged: Validation, baselines: Baselines
+    registry: Registry,
+    wanted: set[str] | None,
+    judged: Validation,
+    baselines: Baselines,
+    named: bool,
 ) -> list[str]:
     """A warning for each measured target ``--hw`` asked for of which no row
     was judged while others' were (a target that is not there must not pass
-    for one that passed); consistency-only ones have their own line."""
+    for one that passed); consistency-only ones have their own line.
+    ``named``: the run reads files named (whose selections say what they hold)."""
     if not wanted:
         return []
     counts = judged.tally.targets
@@ -150,9 +155,10 @@ def _unjudged(
     ]
     if not missing:
         return notes
-    named = any(s.held for s in baselines.selections)  # files named: what each holds
-    held = set().union(*(s.held for s in baselines.selections))
-    have = held if named else targets_with_baselines(registry)
+    if named:
+        have = set().union(*(s.held for s in baselines.selections))
+    else:
+        have = targets_with_baselines(registry)
     out = []
     for key in missing:
         if key in have:
@@ -344,7 +350,10 @@ def _validate(registry: Registry, options: ValidateOptions) -> ValidateResult:
         judged,
         # the floors are the shipped baselines' (files named are never held to them)
         recapture=agreement if options.baselines else _with_floors(registry, agreement),
-        warnings=[*judged.warnings, *_unjudged(registry, wanted, judged, baselines)],
+        warnings=[
+            *judged.warnings,
+            *_unjudged(registry, wanted, judged, baselines, bool(options.baselines)),
+        ],
     )
     consistency = tuple(
         run_consistency(registry, [registry.target(k) for k in wanted] if wanted else None)

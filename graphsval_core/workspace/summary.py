@@ -129,9 +129,7 @@ def _targets(registry: Registry, folder: Path) -> list[TargetFile]:
         replaces = tuple(registry.replaced.get(key, ())) if mine else ()
         out.append(TargetFile(name, key, mine, replaces))
     # a spec under another name is never loaded: said, not passed over
-    where = folder / TARGETS_DIR
-    strays = sorted(p for p in where.iterdir() if p.suffix == ".json") if where.is_dir() else []
-    for path in strays:
+    for path in files_in(folder / TARGETS_DIR, ".json"):
         if not path.name.endswith(TARGET_SUFFIX):
             error = f"a target file is named <key>{TARGET_SUFFIX}; this name is never read"
             out.append(TargetFile(str(path.relative_to(folder)), None, False, error=error))
