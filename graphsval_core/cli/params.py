@@ -214,3 +214,19 @@ def refuse_repeated_options(command: click.Command) -> click.Command:
     command.parse_args = parse_args  # type: ignore[method-assign]
     command.refuses_repeats = True  # type: ignore[attr-defined]
     return command
+
+
+def refuse_unknown_dtype(dtype: str) -> None:
+    """A ``--dtype`` graphsval does not know is a bad parameter, with the
+    known one it differs from only in case, if any (``FP32``)."""
+    from graphsval_core.datamodel.dtypes import KNOWN_DTYPES
+    from graphsval_core.datamodel.errors import clip
+
+    if dtype in KNOWN_DTYPES:
+        return
+    close = [d for d in KNOWN_DTYPES if d.lower() == dtype.lower()]
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    raise click.BadParameter(
+        f"unknown dtype {clip(dtype)}{hint}; one of {', '.join(KNOWN_DTYPES)}",
+        param_hint="'--dtype'",
+    )

@@ -11,6 +11,7 @@ import numpy as np
 
 from graphsval_core.cli.context import AppContext, InputError, pass_app
 from graphsval_core.cli.output import echo_json
+from graphsval_core.cli.params import refuse_unknown_dtype
 from graphsval_core.cli.predict_table import CSV_COLUMNS, gather, rows, write_csv
 from graphsval_core.datamodel.errors import warn_input
 from graphsval_core.datamodel.tables import format_table
@@ -42,14 +43,7 @@ def _warn_placeholder(app: AppContext, target: Any) -> None:
 
 
 def _check_dtype(target: Any, dtype: str) -> None:
-    from graphsval_core.datamodel.dtypes import KNOWN_DTYPES
-    from graphsval_core.datamodel.errors import clip
-
-    if dtype not in KNOWN_DTYPES:
-        raise click.BadParameter(
-            f"unknown dtype {clip(dtype)} (known: {', '.join(KNOWN_DTYPES)})",
-            param_hint="'--dtype'",
-        )
+    refuse_unknown_dtype(dtype)
     if dtype not in target.dtypes:
         raise click.BadParameter(
             f"target {target.key} does not support dtype {dtype!r} "

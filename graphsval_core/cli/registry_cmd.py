@@ -6,6 +6,7 @@ import click
 
 from graphsval_core.cli.context import AppContext, InputError, Subgroup, pass_app
 from graphsval_core.cli.output import echo_json
+from graphsval_core.cli.params import refuse_unknown_dtype
 
 
 @click.group(cls=Subgroup)
@@ -62,15 +63,7 @@ def lookup(
             raise ShapeError(op_spec.dims_mismatch(shape, len(dims)))
     except ShapeError as exc:
         raise click.BadParameter(str(exc), param_hint="'--shape'") from None
-    from graphsval_core.datamodel.dtypes import KNOWN_DTYPES
-
-    if dtype not in KNOWN_DTYPES:
-        close = [d for d in KNOWN_DTYPES if d.lower() == dtype.lower()]
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
-        raise click.BadParameter(
-            f"unknown dtype {dtype!r}{hint}; one of {', '.join(KNOWN_DTYPES)}",
-            param_hint="'--dtype'",
-        )
+    refuse_unknown_dtype(dtype)
     try:
         found = find_measured(reg, key, op, dims, dtype, baselines)
     except BaselineFileError as exc:

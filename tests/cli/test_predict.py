@@ -140,7 +140,7 @@ def test_explain_json_has_top_level_fields(toy_cli):
         (["--hw", "nope"], "unknown target 'nope'"),
         (["--op", "conv9d"], "unknown op 'conv9d'"),
         (["--dtype", "int8"], "does not support dtype 'int8'"),
-        (["--dtype", "fp64x"], "unknown dtype 'fp64x' (known: "),
+        (["--dtype", "fp64x"], "unknown dtype 'fp64x'; one of "),
         (["--shape", "12xAx3"], "is not a positive integer"),
         (["--predictor", "oracle"], "unknown predictor 'oracle'"),
     ],
