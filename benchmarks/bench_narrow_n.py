@@ -1,0 +1,94 @@
+"""Benchmark: what a product with a narrow N costs, per dtype and layout.
+
+Run: python benchmarks/bench_narrow_n.py [--m M] [--k K] [--dtype D ...]
+Prints figures; asserts nothing; about a minute at one thread. The
+evidence behind "Kept: an N narrower than the lanes pays a whole vector" in
+docs/model-fidelity.md: for one M x K (by default 2048 x 512, A in the
+caches), the time of a product with N columns as graphsval captures it
+(``torch.matmul``, ``torch._int_mm`` for int8, and ``linear`` with its
+weight stored N x K and a bias), best of five rounds, warm data, one
+thread, beside the time N = 16 takes: the cost of one vector of 16 lanes
+of C's row.
+
+- bf16 and int8 (oneDNN): every N from 2 to 16 takes what 16 takes; N = 1
+  is the library's GEMV, faster.
+- fp32 (MKL): a matmul of 2-10 columns takes about 2.6 times what 16
+  take, a linear about N / 8 of it: neither is padding alone, and both
+  cost more per column than a full vector's.
+
+Not a capture: nothing is written, and no figure here is fitted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Callable
+
+import torch
+
+ROUNDS = 5
+NS = (1, 2, 3, 4, 6, 8, 10, 12, 14, 16, 20, 24, 28, 32, 48)
+DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "int8": torch.int8}
+
+
+def best_us(call: Callable[[], object]) -> float:
+    """The best of :data:`ROUNDS` rounds, in microseconds per call; each round
+    makes enough calls to last about 3 ms."""
+    call()
+    start = time.perf_counter()
+    call()
+    once = time.perf_counter() - start
+    calls = max(1, int(3e-3 / max(once, 1e-7)))
+    best = float("inf")
+    for _ in range(ROUNDS):
+        start = time.perf_counter()
+        for _ in range(calls):
+            call()
+        best = min(best, (time.perf_counter() - start) / calls)
+    return best * 1e6
+
+
+def operand(rows: int, cols: int, dtype: torch.dtype) -> torch.Tensor:
+    if dtype == torch.int8:
+        return torch.randint(-8, 8, (rows, cols), dtype=torch.int8)
+    return torch.randn(rows, cols).to(dtype)
+
+
+def product(layout: str, a: torch.Tensor, n: int) -> Callable[[], object]:
+    """The call graphsval times for ``layout`` (matmul or linear) with N = n."""
+    k = a.shape[1]
+    if layout == "linear":
+        weight, bias = operand(n, k, a.dtype), torch.randn(n).to(a.dtype)
+        return lambda: torch.nn.functional.linear(a, weight, bias)
+    b = operand(k, n, a.dtype)
+    if a.dtype == torch.int8:
+        return lambda: torch._int_mm(a, b)
+    return lambda: torch.matmul(a, b)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--m", type=int, default=2048, help="rows of A and C (default 2048)")
+    parser.add_argument("--k", type=int, default=512, help="columns of A (default 512)")
+    parser.add_argument(
+        "--dtype", action="append", choices=sorted(DTYPES), help="repeatable (default: all three)"
+    )
+    args = parser.parse_args()
+    if args.m < 1 or args.k < 1:
+        parser.error("--m and --k must be at least 1")
+    torch.set_num_threads(1)
+    print(f"{args.m} x {args.k} x N, one thread; time in us, and as a multiple of N = 16's")
+    for name in args.dtype or ("fp32", "bf16", "int8"):
+        dtype = DTYPES[name]
+        a = operand(args.m, args.k, dtype)
+        for layout in ("matmul",) if name == "int8" else ("matmul", "linear"):
+            times = {n: best_us(product(layout, a, n)) for n in NS}
+            print(f"\n{name} {layout}")
+            print(f"{'N':>4} {'us':>9} {'x N=16':>7}")
+            for n, us in times.items():
+                print(f"{n:>4} {us:>9.1f} {us / times[16]:>7.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,37 @@
+"""benchmarks/bench_narrow_n.py, the evidence behind a narrow N's whole
+vector: it runs, prints each N's time beside N = 16's, and refuses a bad
+size in one line. It asserts nothing about the times (a benchmark prints
+figures; a test of timing would be flaky)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_narrow_n.py"
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, str(BENCH), *args], capture_output=True, text=True)
+
+
+def test_it_prints_every_n_against_a_whole_vector_of_16():
+    run = _run("--m", "32", "--k", "32", "--dtype", "bf16")
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.startswith("32 x 32 x N, one thread")
+    for layout in ("bf16 matmul", "bf16 linear"):
+        block = run.stdout.split(layout + "\n", 1)[1].split("\n\n", 1)[0].splitlines()
+        rows = {int(line.split()[0]): line.split() for line in block[1:]}
+        assert sorted(rows) == [1, 2, 3, 4, 6, 8, 10, 12, 14, 16, 20, 24, 28, 32, 48]
+        assert rows[16][2] == "1.00"  # N = 16 is the unit of the last column
+    assert "fp32" not in run.stdout and "int8" not in run.stdout
+
+
+def test_int8_has_no_linear_and_a_bad_size_is_one_line():
+    run = _run("--m", "16", "--k", "16", "--dtype", "int8")
+    assert run.returncode == 0, run.stderr
+    assert "int8 matmul" in run.stdout and "int8 linear" not in run.stdout
+    bad = _run("--m", "0")
+    assert bad.returncode == 2 and "--m and --k must be at least 1" in bad.stderr
+    assert "Traceback" not in bad.stderr
