@@ -80,7 +80,7 @@ class Prediction:
     #: the shorter time is hidden, NaN where the roofline's full overlap holds
     product_overlap: np.ndarray | None = None
     #: per row: the product's N as that micro-kernel computes it (padded to a
-    #: multiple of the lanes; a narrower N as it is), 0 where no lanes do
+    #: multiple of the lanes; an N of one as it is), 0 where no lanes do
     padded_n: np.ndarray | None = None
     launch_s: np.ndarray | None = None
     #: per row: the part of ``launch_s`` that wakes and joins the thread team

@@ -63,9 +63,9 @@ latency and energy of one call on warm data, term by term
   thread the fewest tiles (:func:`.terms.compute.partition_waves`: a skinny
   M or N leaves threads idle; where the spec gives the dtype's
   ``accumulator_lanes``, a product its library runs is tiled one row of C
-  by the lanes: the micro-kernel pads an N of at least the lanes to a
-  multiple of them, takes a narrower N as it is (every tile is clamped to
-  the shape) and never pads M, and the threads split rows and vectors as
+  by the lanes: the micro-kernel pads every N of two or more columns to a
+  multiple of them (a masked vector costs a whole one; an N of one is the
+  library's GEMV, its one column) and never pads M, and the threads split rows and vectors as
   they split tiles (finer than a library's blocks of rows: optimistic for
   a team; the hosts run one thread, the i7 twelve). oneDNN broadcasts
   each row of A against 16-lane vectors of B on AVX-512 and AMX: the Zen 4

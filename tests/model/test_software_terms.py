@@ -671,16 +671,18 @@ def test_a_micro_kernel_s_accumulator_lanes_pad_only_c_s_columns(registry_of):
     one = {"compute_units": datasheet(1, "t"), "peak_ops_per_s": {"fp32": datasheet(64e9, "t")}}
     square = registry_of(**one)
     lanes = registry_of(**one, accumulator_lanes={"fp32": datasheet(16, "oneDNN brgemm")})
-    shapes = [[80, 4096, 96], [80, 4096, 40], [80, 4096, 8], [1, 4096, 4096]]
+    shapes = [[80, 4096, 96], [80, 4096, 40], [80, 4096, 8], [1, 4096, 4096], [80, 4096, 2]]
+    shapes.append([80, 4096, 1])
     flops = np.array([2.0 * m * k * n for m, k, n in shapes])
     rate = 64e9
     p = predict_batch(lanes, "t", "matmul", shapes, "fp32")
     # M is never padded; N to a multiple of 16 (96 is six vectors, 40 takes three),
-    # and N narrower than the lanes is clamped to the shape as every tile is
-    assert p.compute_s.tolist() == pytest.approx(
-        (flops * np.array([96 / 96, 48 / 40, 1.0, 1.0]) / rate).tolist()
-    )
-    assert p.utilisation.tolist() == pytest.approx([1.0, 40 / 48, 1.0, 1.0])
+    # an N narrower than the lanes takes a whole (masked) vector, and an N of one
+    # (the library's GEMV) is its one column
+    padding = np.array([96 / 96, 48 / 40, 16 / 8, 1.0, 16 / 2, 1.0])
+    assert p.compute_s.tolist() == pytest.approx((flops * padding / rate).tolist())
+    assert p.utilisation.tolist() == pytest.approx((1.0 / padding).tolist())
+    assert [p.details(i)["padded_n"] for i in (2, 4, 5)] == [16, 16, 1]
     # the square register tile (13 x 13 for fp32 in 2 KiB) pads both: 80 -> 91, 96 -> 104
     q = predict_batch(square, "t", "matmul", shapes[:1], "fp32")
     assert q.compute_s[0] == pytest.approx(flops[0] * (91 * 104) / (80 * 96) / rate)

@@ -93,13 +93,14 @@ def lane_tile(gemm: np.ndarray, lanes: float) -> np.ndarray:
     """The compute tile of a GEMM-library micro-kernel that broadcasts each
     row of A against vectors of ``lanes`` of B's columns
     (``TargetSpec.accumulator_lanes``): one row of C by ``lanes`` columns,
-    clamped to the shape as every tile is, so an N of at least the lanes is
-    padded to a multiple of them, a narrower N is taken as it is, and M is
-    not padded at all. ``gemm`` is ``(n, 3)`` of (M, K, N); so is the
-    result."""
+    so every N of two or more columns is padded to a multiple of the lanes
+    (a masked vector costs a whole one, an N narrower than the lanes
+    included), and M is not padded at all. An N of one is the library's
+    GEMV, not this kernel: its tile is the one column. ``gemm`` is
+    ``(n, 3)`` of (M, K, N); so is the result."""
     tile = np.array(gemm, dtype=np.float64, copy=True)
     tile[:, 0] = 1.0
-    tile[:, 2] = np.minimum(tile[:, 2], float(lanes))
+    tile[:, 2] = np.where(tile[:, 2] > 1.0, float(lanes), 1.0)
     return tile
 
 
