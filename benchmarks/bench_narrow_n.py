@@ -2,7 +2,7 @@
 
 Run: python benchmarks/bench_narrow_n.py [--m M] [--k K] [--dtype D ...]
 Prints figures; asserts nothing; about a minute at one thread. The
-evidence behind "Kept: an N narrower than the lanes pays a whole vector" in
+evidence behind "Then an N narrower than the lanes pays a whole vector" in
 docs/model-fidelity.md: for one M x K (by default 2048 x 512, A in the
 caches), the time of a product with N columns as graphsval captures it
 (``torch.matmul``, ``torch._int_mm`` for int8, and ``linear`` with its
@@ -28,6 +28,9 @@ from collections.abc import Callable
 import torch
 
 ROUNDS = 5
+#: the largest A the benchmark takes (elements: 512 MiB of fp32), so that a
+#: slip of a digit is refused at once rather than run for hours or fail to allocate
+MAX_A_ELEMENTS = 1 << 27
 NS = (1, 2, 3, 4, 6, 8, 10, 12, 14, 16, 20, 24, 28, 32, 48)
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "int8": torch.int8}
 
@@ -77,6 +80,11 @@ def main() -> None:
     args = parser.parse_args()
     if args.m < 1 or args.k < 1:
         parser.error("--m and --k must be at least 1")
+    if args.m * args.k > MAX_A_ELEMENTS:
+        parser.error(
+            f"--m x --k is {args.m * args.k} elements of A; at most {MAX_A_ELEMENTS} "
+            "(a benchmark of the caches, not of a machine's whole memory)"
+        )
     torch.set_num_threads(1)
     print(f"{args.m} x {args.k} x N, one thread; time in us, and as a multiple of N = 16's")
     for name in args.dtype or ("fp32", "bf16", "int8"):

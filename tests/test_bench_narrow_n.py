@@ -35,3 +35,6 @@ def test_int8_has_no_linear_and_a_bad_size_is_one_line():
     bad = _run("--m", "0")
     assert bad.returncode == 2 and "--m and --k must be at least 1" in bad.stderr
     assert "Traceback" not in bad.stderr
+    huge = _run("--m", "99999999999999999999", "--k", "1")
+    assert huge.returncode == 2 and "elements of A; at most 134217728" in huge.stderr
+    assert "Traceback" not in huge.stderr

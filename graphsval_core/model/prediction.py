@@ -319,7 +319,11 @@ class Prediction:
             lanes = self._lanes(i)
             vectors = ""
             if lanes is not None:
-                vectors = f", rows of {lanes[0]}-lane vectors: N computed as {lanes[1]}"
+                vectors = (
+                    f", one column: the library's GEMV, not its {lanes[0]}-lane kernel"
+                    if lanes[1] == 1
+                    else f", rows of {lanes[0]}-lane vectors: N computed as {lanes[1]}"
+                )
             compute += (
                 f" with {float(self.utilisation[i]):.0%} utilisation "
                 f"({int(self.waves[i])} wave{'s' if self.waves[i] != 1 else ''} over "

@@ -683,6 +683,9 @@ def test_a_micro_kernel_s_accumulator_lanes_pad_only_c_s_columns(registry_of):
     assert p.compute_s.tolist() == pytest.approx((flops * padding / rate).tolist())
     assert p.utilisation.tolist() == pytest.approx((1.0 / padding).tolist())
     assert [p.details(i)["padded_n"] for i in (2, 4, 5)] == [16, 16, 1]
+    assert "rows of 16-lane vectors: N computed as 16" in p.sentence(4)
+    assert "one column: the library's GEMV, not its 16-lane kernel" in p.sentence(5)
+    assert "GEMV" not in p.sentence(4)
     # the square register tile (13 x 13 for fp32 in 2 KiB) pads both: 80 -> 91, 96 -> 104
     q = predict_batch(square, "t", "matmul", shapes[:1], "fp32")
     assert q.compute_s[0] == pytest.approx(flops[0] * (91 * 104) / (80 * 96) / rate)
