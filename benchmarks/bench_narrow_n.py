@@ -1,7 +1,7 @@
 """Benchmark: what a product with a narrow N costs, per dtype and layout.
 
 Run: python benchmarks/bench_narrow_n.py [--m M] [--k K] [--dtype D ...]
-Prints figures; asserts nothing; about a minute at one thread. The
+Prints figures; asserts nothing; a few seconds at one thread. The
 evidence behind "Then an N narrower than the lanes pays a whole vector" in
 docs/model-fidelity.md: for one M x K (by default 2048 x 512, A in the
 caches), the time of a product with N columns as graphsval captures it
@@ -28,9 +28,9 @@ from collections.abc import Callable
 import torch
 
 ROUNDS = 5
-#: the largest A the benchmark takes (elements: 512 MiB of fp32), so that a
-#: slip of a digit is refused at once rather than run for hours or fail to allocate
-MAX_A_ELEMENTS = 1 << 27
+#: the most elements the benchmark gives an operand (512 MiB of fp32), so that
+#: a slip of a digit is refused at once rather than run for hours or fail to allocate
+MAX_ELEMENTS = 1 << 27
 NS = (1, 2, 3, 4, 6, 8, 10, 12, 14, 16, 20, 24, 28, 32, 48)
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "int8": torch.int8}
 
@@ -80,14 +80,16 @@ def main() -> None:
     args = parser.parse_args()
     if args.m < 1 or args.k < 1:
         parser.error("--m and --k must be at least 1")
-    if args.m * args.k > MAX_A_ELEMENTS:
-        parser.error(
-            f"--m x --k is {args.m * args.k} elements of A; at most {MAX_A_ELEMENTS} "
-            "(a benchmark of the caches, not of a machine's whole memory)"
-        )
+    widest = max(NS)
+    for name, elements in (("A", args.m * args.k), ("B", args.k * widest), ("C", args.m * widest)):
+        if elements > MAX_ELEMENTS:
+            parser.error(
+                f"--m {args.m} --k {args.k}: {name} would hold {elements} elements; at most "
+                f"{MAX_ELEMENTS} (a benchmark of the caches, not of a machine's whole memory)"
+            )
     torch.set_num_threads(1)
     print(f"{args.m} x {args.k} x N, one thread; time in us, and as a multiple of N = 16's")
-    for name in args.dtype or ("fp32", "bf16", "int8"):
+    for name in dict.fromkeys(args.dtype or ("fp32", "bf16", "int8")):  # each once, in order
         dtype = DTYPES[name]
         a = operand(args.m, args.k, dtype)
         for layout in ("matmul",) if name == "int8" else ("matmul", "linear"):

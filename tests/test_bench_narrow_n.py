@@ -29,12 +29,16 @@ def test_it_prints_every_n_against_a_whole_vector_of_16():
 
 
 def test_int8_has_no_linear_and_a_bad_size_is_one_line():
-    run = _run("--m", "16", "--k", "16", "--dtype", "int8")
+    run = _run("--m", "16", "--k", "16", "--dtype", "int8", "--dtype", "int8")
     assert run.returncode == 0, run.stderr
-    assert "int8 matmul" in run.stdout and "int8 linear" not in run.stdout
+    assert run.stdout.count("int8 matmul") == 1 and "int8 linear" not in run.stdout
     bad = _run("--m", "0")
     assert bad.returncode == 2 and "--m and --k must be at least 1" in bad.stderr
     assert "Traceback" not in bad.stderr
-    huge = _run("--m", "99999999999999999999", "--k", "1")
-    assert huge.returncode == 2 and "elements of A; at most 134217728" in huge.stderr
-    assert "Traceback" not in huge.stderr
+    for m, k, name in (("99999999999999999999", "1", "A"), ("1", "134217728", "B")):
+        huge = _run("--m", m, "--k", k)
+        assert huge.returncode == 2, huge.stderr
+        assert f"{name} would hold" in huge.stderr and "at most 134217728" in huge.stderr
+        assert "Traceback" not in huge.stderr
+    tall = _run("--m", "134217728", "--k", "1")
+    assert tall.returncode == 2 and "C would hold" in tall.stderr

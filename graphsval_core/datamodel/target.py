@@ -350,10 +350,10 @@ class TargetSpec:
     of rows (oneDNN's bf16 and int8 kernels on AVX-512 or AMX: 16 lanes of
     32-bit accumulators; MKL's AVX2 sgemm: two registers of 8 fp32, 16).
     Where given, the compute of a product the library runs is that of
-    ``M * ceil(N / lanes) * lanes`` outputs (an N narrower than the lanes
-    takes a whole vector, as a masked vector costs a whole one; an N of one
-    is the library's GEMV, taken as it is) instead of the square register
-    tile's padding of both M and N.
+    ``M * ceil(N / lanes) * lanes`` outputs for an N of two or more (an N
+    narrower than the lanes takes a whole vector, as a masked vector costs a
+    whole one) and of ``M`` for an N of one (the library's GEMV) instead of
+    the square register tile's padding of both M and N.
     ``first_touch_bps`` is the rate at which the OS hands out freshly mapped,
     zeroed pages: an output of at least ``first_touch_min_bytes`` allocated
     afresh on every call (glibc serves allocations of 32 MiB and more with a

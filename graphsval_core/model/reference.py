@@ -65,8 +65,9 @@ latency and energy of one call on warm data, term by term
   ``accumulator_lanes``, a product its library runs is tiled one row of C
   by the lanes: the micro-kernel pads every N of two or more columns to a
   multiple of them (a masked vector costs a whole one; an N of one is the
-  library's GEMV, its one column) and never pads M, and the threads split rows and vectors as
-  they split tiles (finer than a library's blocks of rows: optimistic for
+  library's GEMV, its one column) and never pads M, and the threads split
+  rows and vectors as they split tiles (finer than a library's blocks of
+  rows: optimistic for
   a team; the hosts run one thread, the i7 twelve). oneDNN broadcasts
   each row of A against 16-lane vectors of B on AVX-512 and AMX: the Zen 4
   host's int8 calibration products 8192 x 256 x 32 and x 64 run at 381 and
@@ -324,7 +325,7 @@ def predict(
             lane = lane_tile(gemm, lanes)
             compute_tile = np.where(own[:, None], lane, compute_tile)
             lanes_used = np.where(own, lanes, 0.0)
-            # the N its tiles cover: whole tiles of the lane tile's (clamped) width
+            # the N its tiles cover: whole tiles of the lane tile's width (one column for N = 1)
             padded_n = np.where(own, np.ceil(gemm[:, 2] / lane[:, 2]) * lane[:, 2], 0.0)
         register_tiles = product_tiles(
             gemm, flops, compute_tile, threads_split=target.architecture == "cpu"

@@ -671,8 +671,8 @@ def test_a_micro_kernel_s_accumulator_lanes_pad_only_c_s_columns(registry_of):
     one = {"compute_units": datasheet(1, "t"), "peak_ops_per_s": {"fp32": datasheet(64e9, "t")}}
     square = registry_of(**one)
     lanes = registry_of(**one, accumulator_lanes={"fp32": datasheet(16, "oneDNN brgemm")})
-    shapes = [[80, 4096, 96], [80, 4096, 40], [80, 4096, 8], [1, 4096, 4096], [80, 4096, 2]]
-    shapes.append([80, 4096, 1])
+    shapes = [[80, 4096, 96], [80, 4096, 40], [80, 4096, 8], [1, 4096, 4096]]
+    shapes += [[80, 4096, 2], [80, 4096, 1]]
     flops = np.array([2.0 * m * k * n for m, k, n in shapes])
     rate = 64e9
     p = predict_batch(lanes, "t", "matmul", shapes, "fp32")
