@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from graphsval_core.cli.context import AppContext, pass_app
+from graphsval_core.cli.context import AppContext, InputError, pass_app
 from graphsval_core.cli.output import echo_json
 from graphsval_core.datamodel.tables import screen_width, wrap_line
 
@@ -48,12 +48,22 @@ def workspace(app: AppContext, as_json: bool) -> None:
     calibration here unless --out names a file. A file that cannot be read
     is one warning naming it, and so is a part of the workspace that is
     there but is no folder (a file named `baselines`); the rest keep
-    working. `-p no:workspace` leaves the workspace out (as `sweep generate`
-    of the project's frozen sweeps should).
+    working. A folder that cannot be created (a file stands where one of its
+    folders must be) is an error: one line, exit 2. `-p no:workspace` leaves
+    the workspace out (as `sweep generate` of the project's frozen sweeps
+    should).
     """
     from graphsval_core.workspace.summary import summarise
 
     summary = summarise(app.workspace, app.registry)
+    there = summary.exists or summary.path.exists() or summary.path.is_symlink()
+    blocker = _blocker(summary.path) if not there else None
+    if blocker is not None:  # it can never be a workspace: bad input, not an empty listing
+        raise InputError(
+            f"workspace {summary.path} ({_SOURCES.get(summary.source, summary.source)}) cannot "
+            f"be created: {blocker} is not a folder; point --workspace or GRAPHSVAL_WORKSPACE "
+            "at a folder"
+        )
     if as_json:
         echo_json(summary.to_dict())
         return
@@ -63,11 +73,7 @@ def workspace(app: AppContext, as_json: bool) -> None:
         """``line`` wrapped to the screen (a path is never cut)."""
         click.echo("\n".join(wrap_line(line, width)))
 
-    there = summary.exists or summary.path.exists() or summary.path.is_symlink()
     state = "" if there else "; it does not exist yet (created when something is written)"
-    blocker = _blocker(summary.path) if not there else None
-    if blocker is not None:
-        state = f"; it does not exist and cannot be created: {blocker} is not a folder"
     say(f"workspace: {summary.path} ({_SOURCES.get(summary.source, summary.source)}){state}")
     for problem in summary.problems:  # something there that is no folder: nothing in it is read
         say(f"  problem: {problem}")

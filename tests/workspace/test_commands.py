@@ -430,9 +430,15 @@ def test_target_file_out_writes_into_the_workspace_in_use_and_never_over_a_file(
 def test_a_workspace_under_a_file_is_said_to_be_impossible_not_yet_to_come(run, tmp_path):
     blocker = tmp_path / "a_file"
     blocker.write_text("x")
-    text = run(blocker / "sub" / "ws", "workspace").output
-    assert f"it does not exist and cannot be created: {blocker} is not a folder" in text
-    assert "created when something is written" not in text
+    for args in (("workspace",), ("workspace", "--json")):
+        result = run(blocker / "sub" / "ws", *args)
+        assert result.exit_code == 2, result.output
+        assert result.output.strip().splitlines()[-1] == (
+            f"Error: workspace {blocker / 'sub' / 'ws'} (from --workspace) cannot be "
+            f"created: {blocker} is not a folder; point --workspace or GRAPHSVAL_WORKSPACE at "
+            "a folder"
+        )
+        assert "targets (" not in result.output and "Traceback" not in result.output
     fresh = run(tmp_path / "later" / "ws", "workspace").output
     assert "it does not exist yet (created when something is written)" in fresh
 
