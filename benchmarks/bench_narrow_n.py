@@ -26,8 +26,8 @@ import time
 from collections.abc import Callable
 
 import torch
+from bench_short_k import best_of_rounds_us
 
-ROUNDS = 5
 #: the most elements the benchmark gives an operand (512 MiB of fp32), so that
 #: a slip of a digit is refused at once rather than run for hours or fail to allocate
 MAX_ELEMENTS = 1 << 27
@@ -36,20 +36,13 @@ DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "int8": torch.int8}
 
 
 def best_us(call: Callable[[], object]) -> float:
-    """The best of :data:`ROUNDS` rounds, in microseconds per call; each round
-    makes enough calls to last about 3 ms."""
+    """The best of :func:`bench_short_k.best_of_rounds_us`'s rounds, in
+    microseconds per call; each round makes enough calls to last about 3 ms."""
     call()
     start = time.perf_counter()
     call()
     once = time.perf_counter() - start
-    calls = max(1, int(3e-3 / max(once, 1e-7)))
-    best = float("inf")
-    for _ in range(ROUNDS):
-        start = time.perf_counter()
-        for _ in range(calls):
-            call()
-        best = min(best, (time.perf_counter() - start) / calls)
-    return best * 1e6
+    return best_of_rounds_us(call, max(1, int(3e-3 / max(once, 1e-7))))
 
 
 def operand(rows: int, cols: int, dtype: torch.dtype) -> torch.Tensor:
