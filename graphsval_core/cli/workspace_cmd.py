@@ -55,15 +55,16 @@ def workspace(app: AppContext, as_json: bool) -> None:
     """
     from graphsval_core.workspace.summary import summarise
 
-    summary = summarise(app.workspace, app.registry)
-    there = summary.exists or summary.path.exists() or summary.path.is_symlink()
-    blocker = _blocker(summary.path) if not there else None
-    if blocker is not None:  # it can never be a workspace: bad input, not an empty listing
+    location = app.workspace
+    there = location.path.exists() or location.path.is_symlink()
+    blocker = None if there else _blocker(location.path)
+    if blocker is not None:  # it can never be a workspace: refused before the plugins load
         raise InputError(
-            f"workspace {summary.path} ({_SOURCES.get(summary.source, summary.source)}) cannot "
-            f"be created: {blocker} is not a folder; point --workspace or GRAPHSVAL_WORKSPACE "
-            "at a folder"
+            f"workspace {location.path} ({_SOURCES.get(location.source, location.source)}) "
+            f"cannot be created: {blocker} is not a folder; point --workspace or "
+            "GRAPHSVAL_WORKSPACE at a folder"
         )
+    summary = summarise(location, app.registry)
     if as_json:
         echo_json(summary.to_dict())
         return
