@@ -1,6 +1,6 @@
 """Benchmark: what a product with a narrow N costs, per dtype and layout.
 
-Run: python benchmarks/bench_narrow_n.py [--m M] [--k K] [--dtype D ...]
+Run: python benchmarks/bench_narrow_n.py [--m M] [--k K] [--dtype D ...] [--n N ...]
 Prints figures; asserts nothing; a few seconds at one thread. The
 evidence behind "Then an N narrower than the lanes pays a whole vector" in
 docs/model-fidelity.md: for one M x K (by default 2048 x 512, A in the
@@ -10,8 +10,14 @@ weight stored N x K and a bias), best of five rounds, warm data, one
 thread, beside the time N = 16 takes: the cost of one vector of 16 lanes
 of C's row.
 
-- bf16 and int8 (oneDNN): every N from 2 to 16 takes what 16 takes; N = 1
+- bf16 (oneDNN's brgemm): every N from 2 to 16 takes what 16 takes; N = 1
   is the library's GEMV, faster.
+- int8 (oneDNN's s8 GEMM under ``torch._int_mm``): N = 2, 4, 8 and 16 take
+  one vector's time, and every other N one vector more per power-of-two
+  piece of its columns beyond the whole vectors, each further vector, whole
+  or a piece, at the same cost (N = 5 = 4 + 1 and 32: 1.65-1.7; 7 = 4 + 2 +
+  1 and 48: 2.3-2.4; 15: 3.0; 31 = 16 + 15: 3.6), the evidence behind
+  "Then an int8 N's tail costs a vector a piece" (``tail_piece_vectors``).
 - fp32 (MKL): a matmul of 2-10 columns takes about 2.6 times what 16
   take, a linear about N / 8 of it: neither is padding alone, and both
   cost more per column than a full vector's.
@@ -31,7 +37,7 @@ from bench_short_k import best_of_rounds_us
 #: the most elements the benchmark gives an operand (512 MiB of fp32), so that
 #: a slip of a digit is refused at once rather than run for hours or fail to allocate
 MAX_ELEMENTS = 1 << 27
-NS = (1, 2, 3, 4, 6, 8, 10, 12, 14, 16, 20, 24, 28, 32, 48)
+NS = (1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 15, 16, 20, 24, 28, 31, 32, 47, 48)
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "int8": torch.int8}
 
 
@@ -70,15 +76,26 @@ def main() -> None:
     parser.add_argument(
         "--dtype", action="append", choices=sorted(DTYPES), help="repeatable (default: all three)"
     )
+    parser.add_argument(
+        "--n",
+        action="append",
+        type=int,
+        help="an N to time (repeatable; N = 16 is always timed; default: "
+        f"{', '.join(map(str, NS))})",
+    )
     args = parser.parse_args()
     if args.m < 1 or args.k < 1:
         parser.error("--m and --k must be at least 1")
-    widest = max(NS)
+    if args.n and min(args.n) < 1:
+        parser.error(f"--n {min(args.n)}: an N must be at least 1")
+    ns = sorted({*args.n, 16}) if args.n else list(NS)
+    widest = max(ns)
     for name, elements in (("A", args.m * args.k), ("B", args.k * widest), ("C", args.m * widest)):
         if elements > MAX_ELEMENTS:
             parser.error(
-                f"--m {args.m} --k {args.k}: {name} would hold {elements} elements; at most "
-                f"{MAX_ELEMENTS} (a benchmark of the caches, not of a machine's whole memory)"
+                f"--m {args.m} --k {args.k} (N up to {widest}): {name} would hold {elements} "
+                f"elements; at most {MAX_ELEMENTS} (a benchmark of the caches, not of a "
+                "machine's whole memory)"
             )
     torch.set_num_threads(1)
     print(f"{args.m} x {args.k} x N, one thread; time in us, and as a multiple of N = 16's")
@@ -86,7 +103,7 @@ def main() -> None:
         dtype = DTYPES[name]
         a = operand(args.m, args.k, dtype)
         for layout in ("matmul",) if name == "int8" else ("matmul", "linear"):
-            times = {n: best_us(product(layout, a, n)) for n in NS}
+            times = {n: best_us(product(layout, a, n)) for n in ns}
             print(f"\n{name} {layout}")
             print(f"{'N':>4} {'us':>9} {'x N=16':>7}")
             for n, us in times.items():

@@ -23,7 +23,28 @@ def test_it_prints_every_n_against_a_whole_vector_of_16():
     for layout in ("bf16 matmul", "bf16 linear"):
         block = run.stdout.split(layout + "\n", 1)[1].split("\n\n", 1)[0].splitlines()
         rows = {int(line.split()[0]): line.split() for line in block[1:]}
-        assert sorted(rows) == [1, 2, 3, 4, 6, 8, 10, 12, 14, 16, 20, 24, 28, 32, 48]
+        assert sorted(rows) == [
+            1,
+            2,
+            3,
+            4,
+            5,
+            6,
+            7,
+            8,
+            10,
+            12,
+            14,
+            15,
+            16,
+            20,
+            24,
+            28,
+            31,
+            32,
+            47,
+            48,
+        ]
         assert rows[16][2] == "1.00"  # N = 16 is the unit of the last column
     assert "fp32" not in run.stdout and "int8" not in run.stdout
 
@@ -42,3 +63,16 @@ def test_int8_has_no_linear_and_a_bad_size_is_one_line():
         assert "Traceback" not in huge.stderr
     tall = _run("--m", "134217728", "--k", "1")
     assert tall.returncode == 2 and "C would hold" in tall.stderr
+    wide = _run("--m", "1", "--k", "2", "--n", "99999999")
+    assert (
+        wide.returncode == 2 and "B would hold" in wide.stderr and "N up to 99999999" in wide.stderr
+    )
+    zero = _run("--n", "0")
+    assert zero.returncode == 2 and "--n 0: an N must be at least 1" in zero.stderr
+
+
+def test_the_ns_to_time_can_be_chosen_and_16_is_always_among_them():
+    run = _run("--m", "16", "--k", "16", "--dtype", "int8", "--n", "7", "--n", "59", "--n", "7")
+    assert run.returncode == 0, run.stderr
+    block = run.stdout.split("int8 matmul\n", 1)[1].splitlines()
+    assert [int(line.split()[0]) for line in block[1:]] == [7, 16, 59]

@@ -217,6 +217,14 @@ def _detail_rows(registry: Registry, target: TargetSpec) -> list[list[str]]:
             for d, v in target.accumulator_lanes.items()
         ],
         *[
+            [
+                f"N's tail {d}",
+                f"power-of-two pieces, {v:g} vector each",
+                src(f"tail_piece_vectors.{d}"),
+            ]
+            for d, v in target.tail_piece_vectors.items()
+        ],
+        *[
             [f"library {d}", "none: every product in the framework's own kernel", "no_gemm_library"]
             for d in target.no_gemm_library
         ],

@@ -354,6 +354,16 @@ class TargetSpec:
     narrower than the lanes takes a whole vector, as a masked vector costs a
     whole one) and of ``M`` for an N of one (the library's GEMV) instead of
     the square register tile's padding of both M and N.
+    ``tail_piece_vectors`` (per dtype, a dtype with ``accumulator_lanes``)
+    says that the dtype's library covers the columns of N beyond its whole
+    vectors in power-of-two pieces (8, 4, 2, 1 columns of 16 lanes), each a
+    kernel of its own costing this many whole vectors (at most one). Where
+    given, an N of two or more is computed as
+    ``floor(N / lanes) + pieces * tail_piece_vectors`` vectors, ``pieces``
+    the set bits of ``N mod lanes``, instead of ``ceil(N / lanes)``: the
+    Zen 4's int8 products (oneDNN's s8 GEMM, ``torch._int_mm``) take 1.6
+    vectors' time for N = 5, 2.3 for N = 7, 2.9 for N = 15, where 4, 8 and
+    16 take one.
     ``first_touch_bps`` is the rate at which the OS hands out freshly mapped,
     zeroed pages: an output of at least ``first_touch_min_bytes`` allocated
     afresh on every call (glibc serves allocations of 32 MiB and more with a
@@ -478,6 +488,7 @@ class TargetSpec:
     page_walk_s: float | None = None
     register_tile_bytes: float | None = None
     accumulator_lanes: Mapping[str, float] = field(factory=dict)
+    tail_piece_vectors: Mapping[str, float] = field(factory=dict)
     first_touch_bps: float | None = None
     first_touch_min_bytes: float | None = None
     fork_join_s: float | None = None
@@ -592,6 +603,7 @@ class TargetSpec:
             ("vector_first_touch_bps", True),
             ("library_min_macs", False),
             ("accumulator_lanes", True),
+            ("tail_piece_vectors", True),
             *((name, True) for name in self.REFERENCE),
         ):
             _set(self, name, _per_dtype(name, getattr(self, name), peaks, prov, strict))
@@ -638,6 +650,7 @@ class TargetSpec:
             *(f"vector_first_touch_bps.{d}" for d in self.vector_first_touch_bps),
             *(f"library_min_macs.{d}" for d in self.library_min_macs),
             *(f"accumulator_lanes.{d}" for d in self.accumulator_lanes),
+            *(f"tail_piece_vectors.{d}" for d in self.tail_piece_vectors),
             *(f"{name}.{d}" for name in self.REFERENCE for d in getattr(self, name)),
             *(f"{name}.{d}" for name in self.PACKING for d in getattr(self, name)),
             *(f"in_place_max_rows.{d}" for d in self.in_place_max_rows),
@@ -795,6 +808,20 @@ class TargetSpec:
                     name,
                     f"must be a whole number of lanes from 1 to {MAX_ACCUMULATOR_LANES}, "
                     f"got {_shown(lanes)}",
+                )
+        for dtype, vectors in self.tail_piece_vectors.items():
+            name = f"tail_piece_vectors.{dtype}"
+            if dtype not in self.accumulator_lanes:
+                raise SpecError(
+                    name,
+                    f"needs accumulator_lanes.{dtype} (the pieces are of N's remainder "
+                    "below the micro-kernel's lanes)",
+                )
+            if not 0.0 < vectors <= 1.0:
+                raise SpecError(
+                    name,
+                    "must be above 0 and at most 1 (a piece narrower than a vector costs at "
+                    f"most a whole one), got {_shown(vectors)}",
                 )
 
     def _check_in_place(self) -> None:
@@ -1001,6 +1028,7 @@ class TargetSpec:
             "page_walk_s": self.page_walk_s,
             "register_tile_bytes": self.register_tile_bytes,
             "accumulator_lanes": dict(self.accumulator_lanes),
+            "tail_piece_vectors": dict(self.tail_piece_vectors),
             "first_touch_bps": self.first_touch_bps,
             "first_touch_min_bytes": self.first_touch_min_bytes,
             "fork_join_s": self.fork_join_s,

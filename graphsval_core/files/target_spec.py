@@ -44,6 +44,7 @@ _MAPS = (
     "vector_first_touch_bps",
     "library_min_macs",
     "accumulator_lanes",
+    "tail_piece_vectors",
     *TargetSpec.REFERENCE,
     *TargetSpec.PACKING,
     "in_place_max_rows",

@@ -80,8 +80,14 @@ class Prediction:
     #: the shorter time is hidden, NaN where the roofline's full overlap holds
     product_overlap: np.ndarray | None = None
     #: per row: the product's N as that micro-kernel computes it (padded to a
-    #: multiple of the lanes; an N of one as it is), 0 where no lanes do
+    #: multiple of the lanes, or its whole vectors and a vector per piece of
+    #: its tail where the library splits it; an N of one as it is), 0 where
+    #: no lanes do
     padded_n: np.ndarray | None = None
+    #: per row: the power-of-two pieces the library covers N's tail beyond
+    #: its whole vectors in (``TargetSpec.tail_piece_vectors``), 0 where it
+    #: pads the tail to a vector instead
+    tail_pieces: np.ndarray | None = None
     launch_s: np.ndarray | None = None
     #: per row: the part of ``launch_s`` that wakes and joins the thread team
     team_s: np.ndarray | None = None
@@ -233,6 +239,8 @@ class Prediction:
         lanes = self._lanes(i)
         if lanes is not None:
             d["accumulator_lanes"], d["padded_n"] = lanes
+            if self.tail_pieces is not None and self.tail_pieces[i] > 0:
+                d["tail_pieces"] = int(self.tail_pieces[i])
         if self.product_overlap is not None and np.isfinite(self.product_overlap[i]):
             d["product_overlap"] = float(self.product_overlap[i])
             d["unhidden_s"] = self._unhidden(i)
@@ -324,6 +332,9 @@ class Prediction:
                     if lanes[1] == 1
                     else f", rows of {lanes[0]}-lane vectors: N computed as {lanes[1]}"
                 )
+                pieces = 0 if self.tail_pieces is None else int(self.tail_pieces[i])
+                if pieces > 1:
+                    vectors += f", its last columns in {pieces} power-of-two pieces"
             compute += (
                 f" with {float(self.utilisation[i]):.0%} utilisation "
                 f"({int(self.waves[i])} wave{'s' if self.waves[i] != 1 else ''} over "

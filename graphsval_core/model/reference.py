@@ -148,10 +148,12 @@ from graphsval_core.model.terms.compute import (
     compute_waves,
     cta_tiles,
     lane_tile,
+    lane_vectors,
     parallelism,
     product_tiles,
     register_tile_bytes,
     streaming_tiles,
+    tail_pieces,
 )
 from graphsval_core.model.terms.energy import energy
 from graphsval_core.model.terms.latency import overlap_terms, product_overlap, regime
@@ -312,6 +314,7 @@ def predict(
     units = target.compute_units
     lanes_used = np.zeros(len(shapes))
     padded_n = np.zeros(len(shapes))
+    pieces = np.zeros(len(shapes))
     vector_rate = target.runs_at_vector_rate(dtype, op.gemm_dims is not None)
     achievable = target.achievable_ops(dtype, op.gemm_dims is not None)
     team, active = parallelism(flops, units, target.parallel_grain_ops)
@@ -319,16 +322,23 @@ def predict(
         register_tiles = cta_tiles(gemm, flops, units)
     elif gemm is not None and tiles is not None:
         compute_tile = tiles[:, 0, :]
+        along_n = None
         lanes = target.accumulator_lanes.get(dtype)
         if lanes is not None:  # the library's micro-kernel; the framework's own keeps the square
             own = library_rows(target, dtype, gemm, len(shapes))
             lane = lane_tile(gemm, lanes)
             compute_tile = np.where(own[:, None], lane, compute_tile)
             lanes_used = np.where(own, lanes, 0.0)
+            # the vectors a row of C costs (N's tail in pieces where the library splits it)
+            piece = target.tail_piece_vectors.get(dtype)
+            vectors = lane_vectors(gemm, lanes, piece)
+            if piece is not None:  # the rows whose N's tail the library covers in pieces
+                pieces = np.where(own & (gemm[:, 2] > 1), tail_pieces(gemm, lanes), 0.0)
+            along_n = np.where(own, vectors, np.ceil(gemm[:, 2] / compute_tile[:, 2]))
             # the N its tiles cover: whole tiles of the lane tile's width (one column for N = 1)
-            padded_n = np.where(own, np.ceil(gemm[:, 2] / lane[:, 2]) * lane[:, 2], 0.0)
+            padded_n = np.where(own, vectors * lane[:, 2], 0.0)
         register_tiles = product_tiles(
-            gemm, flops, compute_tile, threads_split=target.architecture == "cpu"
+            gemm, flops, compute_tile, threads_split=target.architecture == "cpu", along_n=along_n
         )
     else:
         register_tiles = streaming_tiles(flops, operands, register_tile_bytes(target))
@@ -416,6 +426,7 @@ def predict(
         lanes=lanes_used,
         product_overlap=overlap_shares,
         padded_n=padded_n,
+        tail_pieces=pieces,
         launch_s=launch_s,
         team_s=team_s,
         gemv_team=np.isfinite(gemv_cost),

@@ -94,8 +94,12 @@ def test_the_shipped_calibrations_are_found():
 def test_an_fp32_add_waits_on_its_loop_in_the_l2_and_on_the_cache_beyond() -> None:
     # the Zen 4 host's calibrated model: an add whose three operands sit in the L2 is
     # timed at the fp32 add's own rate (its loop of two loads and a store); one in the
-    # L3, which feeds it more slowly (the stream grid's adds: 7.5 G elements/s there
-    # against 9.3 in the lower L2), by the L3, and one in main memory by the memory
+    # L3, which feeds it more slowly (the stream grid's adds: 7.4-7.5 G elements/s
+    # there against 9.3 in the lower L2), at about that rate, and one in main memory
+    # by the memory. Which of the loop and the L3 bounds the L3's add is the fit's
+    # choice: one rate for the loop sits between the L2's 9.3 and the L3's 7.5, and
+    # the session 55 refit (an int8 N's tail in pieces) put it at 7.8 G/s with the
+    # L3 a little faster, where the fits before gave the L3 the lower rate
     registry = build_registry()
     if "host_amd_epyc_zen4_2c_1t" not in registry.targets():
         pytest.skip("graphsval-cpu is not installed")
@@ -105,6 +109,8 @@ def test_an_fp32_add_waits_on_its_loop_in_the_l2_and_on_the_cache_beyond() -> No
     assert 4e9 < rate < 16e9  # a core's loop of two loads and a store per vector
     sizes = [32000, 262144, 16777216]  # 384 KB (the L2), 3 MB (the L3), 201 MB
     p = predict(registry, spec, registry.op("vector_add"), [[n] for n in sizes], "fp32")
-    assert list(p.regime) == ["alu_bound", "l3_bound", "dram_bound"]
+    assert p.regime[0] == "alu_bound" and p.regime[2] == "dram_bound"
+    assert p.regime[1] in ("alu_bound", "l3_bound")
     assert p.compute_s[0] == pytest.approx(sizes[0] / rate, rel=1e-2)
-    assert sizes[1] / p.latency_s[1] < rate  # the L3 is slower than the loop
+    assert sizes[1] / p.latency_s[1] <= rate  # never faster than the loop
+    assert sizes[1] / p.latency_s[1] == pytest.approx(7.45e9, rel=0.05)  # as measured

@@ -693,6 +693,58 @@ def test_a_micro_kernel_s_accumulator_lanes_pad_only_c_s_columns(registry_of):
     assert p.bytes_per_tier[0, 0] == pytest.approx(q.bytes_per_tier[0, 0])
 
 
+def test_a_library_that_covers_n_s_tail_in_pieces_costs_a_vector_a_piece(registry_of):
+    one = {"compute_units": datasheet(1, "t"), "peak_ops_per_s": {"fp32": datasheet(64e9, "t")}}
+    lanes = {"fp32": datasheet(16, "t")}
+    padded = registry_of(**one, accumulator_lanes=lanes)
+    pieced = registry_of(
+        **one, accumulator_lanes=lanes, tail_piece_vectors={"fp32": estimated(1.0, "pieces")}
+    )
+    half = registry_of(
+        **one, accumulator_lanes=lanes, tail_piece_vectors={"fp32": estimated(0.5, "t")}
+    )
+    ns = [16, 8, 7, 5, 12, 15, 31, 32, 47, 2, 1]
+    shapes = [[64, 256, n] for n in ns]
+    flops = np.array([2.0 * m * k * n for m, k, n in shapes])
+    p = predict_batch(pieced, "t", "matmul", shapes, "fp32")
+    q = predict_batch(padded, "t", "matmul", shapes, "fp32")
+    h = predict_batch(half, "t", "matmul", shapes, "fp32")
+    # whole vectors, then one per set bit of N mod 16: 7 = 4 + 2 + 1, 47 = 32 + 8 + 4 + 2 + 1;
+    # N = 1 is the GEMV's one column either way
+    vectors = np.array([1, 1, 3, 2, 2, 4, 5, 2, 6, 1, 1 / 16])
+    per_vector = flops / np.array(ns) * 16 / 64e9
+    assert p.compute_s.tolist() == pytest.approx((per_vector * vectors).tolist())
+    assert [p.details(i)["padded_n"] for i in range(len(ns))] == [
+        16, 16, 48, 32, 32, 64, 80, 32, 96, 16, 1,
+    ]  # fmt: skip
+    # padding to whole vectors instead: 7 -> 16, 31 -> 32, 47 -> 48
+    assert q.compute_s[2] == pytest.approx(per_vector[2])
+    assert q.compute_s[8] == pytest.approx(per_vector[8] * 3)
+    # the pieces at half a vector each: 7 is three halves, 31 one vector and four halves
+    assert h.compute_s[2] == pytest.approx(per_vector[2] * 1.5)
+    assert h.compute_s[6] == pytest.approx(per_vector[6] * 3)
+    assert h.compute_s[0] == pytest.approx(per_vector[0])
+    # explain names the pieces where there are several, and the details carry them
+    assert "N computed as 48, its last columns in 3 power-of-two pieces" in p.sentence(2)
+    assert "pieces" not in p.sentence(1) and "pieces" not in p.sentence(7)
+    assert p.details(2)["tail_pieces"] == 3 and "tail_pieces" not in p.details(7)
+    assert "tail_pieces" not in q.details(2)
+    back = spec_from_json(spec_to_json(pieced.target("t")))
+    assert back.tail_piece_vectors == {"fp32": 1.0}
+    assert back.provenance["tail_piece_vectors.fp32"].source == "pieces"
+
+
+def test_tail_piece_vectors_need_lanes_and_cost_at_most_a_vector(make_target):
+    lanes = {"fp32": datasheet(16, "t")}
+    with pytest.raises(SpecError, match="tail_piece_vectors.fp32.*needs accumulator_lanes.fp32"):
+        make_target(tail_piece_vectors={"fp32": estimated(1.0, "t")})
+    for bad, why in ((0.0, "> 0"), (-1.0, "> 0"), (1.5, "at most 1")):
+        with pytest.raises(SpecError, match=f"tail_piece_vectors.fp32.*{why}"):
+            make_target(accumulator_lanes=lanes, tail_piece_vectors={"fp32": estimated(bad, "t")})
+    with pytest.raises(SpecError, match="tail_piece_vectors.bf16"):
+        make_target(accumulator_lanes=lanes, tail_piece_vectors={"bf16": estimated(1.0, "t")})
+
+
 def test_accumulator_lanes_split_over_threads_by_rows_and_vectors(registry_of):
     lanes = registry_of(accumulator_lanes={"fp32": datasheet(16, "t")})  # 4 units
     p = predict_batch(lanes, "t", "matmul", [[6, 512, 64]], "fp32")

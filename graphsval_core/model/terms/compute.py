@@ -74,16 +74,24 @@ class RegisterTiles(NamedTuple):
 
 
 def product_tiles(
-    gemm: np.ndarray, flops: np.ndarray, tile: np.ndarray, threads_split: bool = False
+    gemm: np.ndarray,
+    flops: np.ndarray,
+    tile: np.ndarray,
+    threads_split: bool = False,
+    along_n: np.ndarray | None = None,
 ) -> RegisterTiles:
     """A matrix product's register tiles: ``ceil(M/Mt) * ceil(N/Nt)`` output
     tiles of ``(Mt, Nt)`` (``tile``, ``(n, 3)``), each output element costing
-    the same, so a tile does ``ops / (M*N) * Mt * Nt`` ops. Where
+    the same, so a tile does ``ops / (M*N) * Mt * Nt`` ops. ``along_n``, where
+    given, replaces ``ceil(N/Nt)`` (the tiles a row of C costs: a library
+    that covers N's tail in pieces, :func:`lane_vectors`). Where
     ``threads_split`` (a CPU GEMM library's threads), the tiles keep their
     grid, which :func:`compute_waves` splits into blocks; other
     architectures deal them to their units one by one."""
     mt, nt = tile[:, 0], tile[:, 2]
-    along_m, along_n = np.ceil(gemm[:, 0] / mt), np.ceil(gemm[:, 2] / nt)
+    along_m = np.ceil(gemm[:, 0] / mt)
+    if along_n is None:
+        along_n = np.ceil(gemm[:, 2] / nt)
     tile_ops = flops / (gemm[:, 0] * gemm[:, 2]) * mt * nt
     grid = (along_m, along_n) if threads_split else None
     return RegisterTiles(along_m * along_n, tile_ops, grid)
@@ -102,6 +110,34 @@ def lane_tile(gemm: np.ndarray, lanes: float) -> np.ndarray:
     tile[:, 0] = 1.0
     tile[:, 2] = np.where(tile[:, 2] > 1.0, float(lanes), 1.0)
     return tile
+
+
+def lane_vectors(gemm: np.ndarray, lanes: float, piece: float | None = None) -> np.ndarray:
+    """The vectors of ``lanes`` columns one row of C costs in a GEMM-library
+    micro-kernel (:func:`lane_tile`), per row of ``gemm`` (``(n, 3)`` of M,
+    K, N): ``ceil(N / lanes)`` (a masked vector costs a whole one), or, where
+    the library covers the columns beyond its whole vectors in power-of-two
+    pieces each costing ``piece`` vectors (``TargetSpec.tail_piece_vectors``),
+    ``floor(N / lanes) + piece * pieces`` with ``pieces`` the set bits of
+    ``N mod lanes`` (N = 7 is 4 + 2 + 1: three pieces). An N of one is the
+    library's GEMV: one tile of one column."""
+    n = np.asarray(gemm[:, 2], dtype=np.float64)
+    vectors = np.ceil(n / lanes)
+    if piece is not None:
+        vectors = np.floor(n / lanes) + piece * tail_pieces(gemm, lanes)
+    return np.where(n > 1.0, vectors, 1.0)
+
+
+def tail_pieces(gemm: np.ndarray, lanes: float) -> np.ndarray:
+    """Per row of ``gemm`` (``(n, 3)`` of M, K, N): the power-of-two pieces
+    the columns of N beyond its whole vectors of ``lanes`` split into, the
+    set bits of ``N mod lanes`` (0 for a multiple of the lanes)."""
+    n = np.asarray(gemm[:, 2], dtype=np.float64)
+    rest = (n - np.floor(n / lanes) * lanes).astype(np.int64)
+    pieces = np.zeros(len(n))
+    for bit in range(int(lanes).bit_length()):
+        pieces += (rest >> bit) & 1
+    return pieces
 
 
 def partition_waves(along_m: np.ndarray, along_n: np.ndarray, active: np.ndarray) -> np.ndarray:

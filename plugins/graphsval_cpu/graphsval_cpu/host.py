@@ -456,6 +456,7 @@ def _detect(root_text: str, usable: frozenset[int], given: bool) -> TargetSpec:
         product_overlap=library.product_overlap(libraried, flags),
         library_min_macs=library.library_min_macs(libraried),
         accumulator_lanes=library.accumulator_lanes(libraried, flags, vendor=info.vendor or ""),
+        tail_piece_vectors=library.tail_piece_vectors(libraried, flags),
         no_gemm_library=unlibraried,
         **reference_kernel.times(unlibraried, clock),
         tlb_reach_bytes=tlb_reach if unlibraried else None,

@@ -107,6 +107,39 @@ def accumulator_lanes(
     return out
 
 
+#: The dtypes whose library covers N's tail in power-of-two pieces on a CPU
+#: with AVX-512 VNNI and no AMX: ``torch._int_mm`` runs oneDNN's s8 GEMM
+#: (``gemm_api`` in ONEDNN_VERBOSE, not a brgemm matmul).
+PIECED_DTYPES = ("int8",)
+
+
+def tail_piece_vectors(dtypes: Iterable[str], flags: Iterable[str]) -> dict[str, Sourced]:
+    """For each dtype whose GEMM library covers the columns of N beyond its
+    whole 16-lane vectors in power-of-two pieces (8, 4, 2, 1), the vectors
+    one piece costs: int8 on a CPU with AVX-512 VNNI and no AMX (the Zen 4),
+    where ``torch._int_mm`` runs oneDNN's s8 GEMM. Measured there
+    (``benchmarks/bench_narrow_n.py --dtype int8``, one thread, 2048 x 512
+    and 8192 x 256): N = 4, 8 and 16 take one vector's time; N = 5, 6, 10,
+    12 what 32 takes; N = 7, 14, 28 what 48 takes; N = 15 and 31 more: each
+    vector after the first, a whole one or a piece, costs the same. One
+    piece, one vector is the estimate (an AMX CPU's int8 runs other kernels,
+    unmeasured here)."""
+    flags = set(flags)
+    if "avx512_vnni" not in flags or "amx_int8" in flags:
+        return {}
+    return {
+        dtype: estimated(
+            1.0,
+            "oneDNN's s8 GEMM under torch._int_mm on AVX-512 VNNI covers the columns of N "
+            "beyond its 16-lane vectors in power-of-two pieces (8, 4, 2, 1), each a kernel of "
+            "its own: on the Zen 4 host N = 4, 8, 16 take one vector's time, N = 5 what 32 "
+            "takes, N = 7 what 48 takes (bench_narrow_n.py); one vector a piece",
+        )
+        for dtype in dtypes
+        if dtype in PIECED_DTYPES
+    }
+
+
 #: PyTorch hands a bf16 or fp16 product to oneDNN only above this many
 #: multiply-adds (aten/src/ATen/native/mkldnn/Matmul.cpp, ``checksize``:
 #: ``mkldnn_gemm_min_size = 16 * 16 * 16``); a smaller one runs in its own

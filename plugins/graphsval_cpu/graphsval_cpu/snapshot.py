@@ -147,6 +147,7 @@ def snapshot_host(target: TargetSpec, threads: int | None) -> TargetSpec:
         library_min_macs=_kept_per_dtype(target, "library_min_macs"),
         # nor its micro-kernel's width
         accumulator_lanes=_kept_per_dtype(target, "accumulator_lanes"),
+        tail_piece_vectors=_kept_per_dtype(target, "tail_piece_vectors"),
         # nor its own kernel's times: one thread forms each output (the
         # reference gemm runs on the calling thread), nor the TLB's reach
         no_gemm_library=target.no_gemm_library,

@@ -493,6 +493,12 @@ def test_cpu_bf16_without_onednn_runs_in_pytorch_s_own_kernel(tmp_path: Path) ->
     libraried = [d for d in zen4.peak_ops_per_s if d not in zen4.no_gemm_library]
     assert {"fp32", "int8"} <= set(libraried)
     assert dict(zen4.accumulator_lanes) == {d: 16.0 for d in libraried}
+    # oneDNN's s8 GEMM on AVX-512 VNNI covers N's tail in pieces; on an AMX CPU
+    # (the Xeon) and without VNNI (the Zen 3) nothing is said of it
+    assert dict(zen4.tail_piece_vectors) == {"int8": 1.0}
+    assert zen4.provenance["tail_piece_vectors.int8"].kind == "estimated"
+    assert not xeon.tail_piece_vectors and not zen3.tail_piece_vectors
+    assert dict(snapshot_host(zen4, 1).tail_piece_vectors) == {"int8": 1.0}
     # a snapshot of any thread count keeps the micro-kernel's lanes and their source
     for threads in (1, 2):
         snap = snapshot_host(xeon, threads)

@@ -124,3 +124,15 @@ def test_cpu_shipped_hosts_show_and_write_their_library_s_software_terms(graphsv
         assert dict(shipped.in_place_max_rows) == expected
         share = {d: v.value for d, v in library.in_place_fraction(libraried).items()}
         assert dict(shipped.in_place_fraction) == share
+        # N's tail in pieces: each shipped file as its host's flags say (the Zen 4's int8 only)
+        flags = shipped.fingerprint["flags"].split()
+        pieces = library.tail_piece_vectors(libraried, flags)
+        assert dict(shipped.tail_piece_vectors) == {d: v.value for d, v in pieces.items()}
+        for d, v in pieces.items():
+            assert shipped.provenance[f"tail_piece_vectors.{d}"] == v.provenance
+    zen4 = registry.datasheet_target("host_amd_epyc_zen4_2c_1t")
+    assert dict(zen4.tail_piece_vectors) == {"int8": 1.0}
+    shown = graphsval_cli("targets", "--hw", "host_amd_epyc_zen4_2c_1t")
+    (value, *_), source = target_field(shown.output, "N's tail int8")
+    assert value == "power-of-two pieces, 1 vector each" and source.startswith("estimated")
+    assert "N's tail" not in graphsval_cli("targets", "--hw", "host_intel_xeon_2c_1t").output
