@@ -93,7 +93,8 @@ def main() -> None:
     for name, elements in (("A", args.m * args.k), ("B", args.k * widest), ("C", args.m * widest)):
         if elements > MAX_ELEMENTS:
             parser.error(
-                f"--m {args.m} --k {args.k} (N up to {widest}): {name} would hold {elements} "
+                f"--m {args.m} --k {args.k}{'' if name == 'A' else f' (N up to {widest})'}: "
+                f"{name} would hold {elements} "
                 f"elements; at most {MAX_ELEMENTS} (a benchmark of the caches, not of a "
                 "machine's whole memory)"
             )

@@ -211,7 +211,12 @@ def _detail_rows(registry: Registry, target: TargetSpec) -> list[list[str]]:
         *[
             [
                 f"micro-kernel {d}",
-                f"{v:g} accumulator lanes (C's N padded to a multiple, M never)",
+                f"{v:g} accumulator lanes ("
+                + (
+                    "C's N in whole vectors and its tail in pieces, below; M never padded)"
+                    if d in target.tail_piece_vectors
+                    else "C's N padded to a multiple, M never)"
+                ),
                 src(f"accumulator_lanes.{d}"),
             ]
             for d, v in target.accumulator_lanes.items()

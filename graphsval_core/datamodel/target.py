@@ -313,10 +313,12 @@ def _per_dtype(
     prov: dict[str, Provenance],
     strict: bool = True,
     most: float | None = None,
+    least: float | None = None,
 ) -> Mapping[str, float]:
     """An optional per-dtype mapping: every dtype must have a peak, every value
     a number (above zero when ``strict``, else at least zero; a share with
-    ``most`` in (0, most], said as one range either side)."""
+    ``most`` in (0, most], or in [least, most] with ``least``, said as one
+    range either side)."""
     out: dict[str, float] = {}
     for dtype, raw in dict(value).items():
         name = f"{where}.{dtype}"
@@ -326,8 +328,10 @@ def _per_dtype(
             out[dtype] = _number(name, _unwrap(raw, name, prov), strict=strict)
             continue
         share = _number(name, _unwrap(raw, name, prov), minimum=-math.inf, strict=False)
-        if not 0 < share <= most:
+        if least is None and not 0 < share <= most:
             raise SpecError(name, f"must be in (0, {most:g}], got {_shown(share)}")
+        if least is not None and not least <= share <= most:
+            raise SpecError(name, f"must be in [{least:g}, {most:g}], got {_shown(share)}")
         out[dtype] = share
     return MappingProxyType(out)
 
@@ -357,13 +361,14 @@ class TargetSpec:
     ``tail_piece_vectors`` (per dtype, a dtype with ``accumulator_lanes``)
     says that the dtype's library covers the columns of N beyond its whole
     vectors in power-of-two pieces (8, 4, 2, 1 columns of 16 lanes), each a
-    kernel of its own costing this many whole vectors (at most one). Where
+    kernel of its own costing this many whole vectors (from 0.5: the largest
+    piece, half the lanes, costs no less than its own columns; to 1). Where
     given, an N of two or more is computed as
     ``floor(N / lanes) + pieces * tail_piece_vectors`` vectors, ``pieces``
     the set bits of ``N mod lanes``, instead of ``ceil(N / lanes)``: the
-    Zen 4's int8 products (oneDNN's s8 GEMM, ``torch._int_mm``) take 1.6
-    vectors' time for N = 5, 2.3 for N = 7, 2.9 for N = 15, where 4, 8 and
-    16 take one.
+    Zen 4's int8 products (oneDNN's s8 GEMM, ``torch._int_mm``) take 1.65
+    vectors' time for N = 5, 2.3 for N = 7, 3.0 for N = 15, where 4, 8 and
+    16 take one (never less than one vector in all).
     ``first_touch_bps`` is the rate at which the OS hands out freshly mapped,
     zeroed pages: an output of at least ``first_touch_min_bytes`` allocated
     afresh on every call (glibc serves allocations of 32 MiB and more with a
@@ -603,7 +608,6 @@ class TargetSpec:
             ("vector_first_touch_bps", True),
             ("library_min_macs", False),
             ("accumulator_lanes", True),
-            ("tail_piece_vectors", True),
             *((name, True) for name in self.REFERENCE),
         ):
             _set(self, name, _per_dtype(name, getattr(self, name), peaks, prov, strict))
@@ -616,6 +620,15 @@ class TargetSpec:
                 "needs first_touch_bps (the rate the products take fresh pages at, given "
                 "with first_touch_min_bytes)",
             )
+        # a piece of N's tail costs at least its own columns (the largest, half
+        # the lanes, half a vector) and at most a whole vector
+        _set(
+            self,
+            "tail_piece_vectors",
+            _per_dtype(
+                "tail_piece_vectors", self.tail_piece_vectors, peaks, prov, most=1.0, least=0.5
+            ),
+        )
         for name, most in (
             ("product_bandwidth_fraction", MAX_PRODUCT_SHARE),
             ("product_overlap", 1.0),
@@ -809,19 +822,19 @@ class TargetSpec:
                     f"must be a whole number of lanes from 1 to {MAX_ACCUMULATOR_LANES}, "
                     f"got {_shown(lanes)}",
                 )
-        for dtype, vectors in self.tail_piece_vectors.items():
+        for dtype in self.tail_piece_vectors:
             name = f"tail_piece_vectors.{dtype}"
+            self._cpu_library(
+                name,
+                dtype,
+                "picks its own tiles: the pieces of N's tail are a CPU GEMM library's micro-kernel",
+                "kernel runs it",
+            )
             if dtype not in self.accumulator_lanes:
                 raise SpecError(
                     name,
                     f"needs accumulator_lanes.{dtype} (the pieces are of N's remainder "
                     "below the micro-kernel's lanes)",
-                )
-            if not 0.0 < vectors <= 1.0:
-                raise SpecError(
-                    name,
-                    "must be above 0 and at most 1 (a piece narrower than a vector costs at "
-                    f"most a whole one), got {_shown(vectors)}",
                 )
 
     def _check_in_place(self) -> None:

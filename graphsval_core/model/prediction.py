@@ -80,14 +80,15 @@ class Prediction:
     #: the shorter time is hidden, NaN where the roofline's full overlap holds
     product_overlap: np.ndarray | None = None
     #: per row: the product's N as that micro-kernel computes it (padded to a
-    #: multiple of the lanes, or its whole vectors and a vector per piece of
-    #: its tail where the library splits it; an N of one as it is), 0 where
-    #: no lanes do
+    #: multiple of the lanes, or its whole vectors and ``tail_piece_vectors``
+    #: a piece of its tail where the library splits it; an N of one as it
+    #: is), 0 where no lanes do
     padded_n: np.ndarray | None = None
-    #: per row: the power-of-two pieces the library covers N's tail beyond
-    #: its whole vectors in (``TargetSpec.tail_piece_vectors``), 0 where it
-    #: pads the tail to a vector instead
-    tail_pieces: np.ndarray | None = None
+    #: per row: the columns of N beyond its whole vectors that the library
+    #: covers in power-of-two pieces (``TargetSpec.tail_piece_vectors``, the
+    #: vectors each piece costs), 0 where it pads the tail to a vector instead
+    tail_columns: np.ndarray | None = None
+    tail_piece_vectors: float | None = None
     launch_s: np.ndarray | None = None
     #: per row: the part of ``launch_s`` that wakes and joins the thread team
     team_s: np.ndarray | None = None
@@ -239,8 +240,10 @@ class Prediction:
         lanes = self._lanes(i)
         if lanes is not None:
             d["accumulator_lanes"], d["padded_n"] = lanes
-            if self.tail_pieces is not None and self.tail_pieces[i] > 0:
-                d["tail_pieces"] = int(self.tail_pieces[i])
+            pieces = self._pieces(i)
+            if pieces:
+                d["tail_columns"], d["tail_pieces"] = sum(pieces), len(pieces)
+                d["tail_piece_vectors"] = self.tail_piece_vectors
         if self.product_overlap is not None and np.isfinite(self.product_overlap[i]):
             d["product_overlap"] = float(self.product_overlap[i])
             d["unhidden_s"] = self._unhidden(i)
@@ -272,6 +275,14 @@ class Prediction:
         if self.lanes is None or self.padded_n is None or self.lanes[i] <= 0:
             return None
         return int(self.lanes[i]), int(self.padded_n[i])
+
+    def _pieces(self, i: int) -> list[int]:
+        """Row ``i``'s power-of-two pieces of N's tail, largest first (the
+        set bits of :attr:`tail_columns`); none where the tail is padded."""
+        if self.tail_columns is None:
+            return []
+        tail = int(self.tail_columns[i])
+        return [1 << b for b in reversed(range(tail.bit_length())) if tail >> b & 1]
 
     def sentence(self, i: int) -> str:
         """One sentence that reads like a person's explanation of shape ``i``."""
@@ -332,12 +343,18 @@ class Prediction:
                     if lanes[1] == 1
                     else f", rows of {lanes[0]}-lane vectors: N computed as {lanes[1]}"
                 )
-                pieces = 0 if self.tail_pieces is None else int(self.tail_pieces[i])
-                if pieces > 1:
-                    vectors += f", its last columns in {pieces} power-of-two pieces"
+                pieces = self._pieces(i)
+                if len(pieces) > 1:
+                    each = self.tail_piece_vectors
+                    cost = "a vector" if each == 1 else f"{each:g} of a vector"
+                    vectors += (
+                        f"; its {sum(pieces)} columns beyond whole vectors in "
+                        f"{len(pieces)} power-of-two pieces, {' + '.join(map(str, pieces))}, "
+                        f"{cost} each"
+                    )
             compute += (
                 f" with {float(self.utilisation[i]):.0%} utilisation "
-                f"({int(self.waves[i])} wave{'s' if self.waves[i] != 1 else ''} over "
+                f"({_count(float(self.waves[i]))} wave{'s' if self.waves[i] != 1 else ''} over "
                 f"{active} {self.compute_unit_name}{'s' if active != 1 else ''}{vectors})"
             )
         if compute:
@@ -396,3 +413,9 @@ def _names(values: Any) -> np.ndarray:
     names = np.empty(len(uniques), dtype=object)
     names[:] = [str(u) for u in uniques]
     return names[inverse.reshape(-1)].reshape(text.shape)
+
+
+def _count(value: float) -> str:
+    """A count as a whole number, or with one decimal where it is not one (the
+    waves of a library that costs half a vector a piece of N's tail)."""
+    return f"{int(value)}" if value.is_integer() else f"{value:.1f}"

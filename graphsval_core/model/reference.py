@@ -65,7 +65,10 @@ latency and energy of one call on warm data, term by term
   ``accumulator_lanes``, a product its library runs is tiled one row of C
   by the lanes: the micro-kernel pads every N of two or more columns to a
   multiple of them (a masked vector costs a whole one; an N of one is the
-  library's GEMV, its one column) and never pads M, and the threads split
+  library's GEMV, its one column; where the spec gives the dtype's
+  ``tail_piece_vectors``, the columns beyond the whole vectors go in
+  power-of-two pieces of that many vectors each, at least one vector in
+  all: the Zen 4's int8, oneDNN's s8 GEMM) and never pads M, and the threads split
   rows and vectors as they split tiles (finer than a library's blocks of
   rows: optimistic for
   a team; the hosts run one thread, the i7 twelve). oneDNN broadcasts
@@ -153,7 +156,6 @@ from graphsval_core.model.terms.compute import (
     product_tiles,
     register_tile_bytes,
     streaming_tiles,
-    tail_pieces,
 )
 from graphsval_core.model.terms.energy import energy
 from graphsval_core.model.terms.latency import overlap_terms, product_overlap, regime
@@ -314,7 +316,7 @@ def predict(
     units = target.compute_units
     lanes_used = np.zeros(len(shapes))
     padded_n = np.zeros(len(shapes))
-    pieces = np.zeros(len(shapes))
+    tail_columns = np.zeros(len(shapes))
     vector_rate = target.runs_at_vector_rate(dtype, op.gemm_dims is not None)
     achievable = target.achievable_ops(dtype, op.gemm_dims is not None)
     team, active = parallelism(flops, units, target.parallel_grain_ops)
@@ -333,7 +335,8 @@ def predict(
             piece = target.tail_piece_vectors.get(dtype)
             vectors = lane_vectors(gemm, lanes, piece)
             if piece is not None:  # the rows whose N's tail the library covers in pieces
-                pieces = np.where(own & (gemm[:, 2] > 1), tail_pieces(gemm, lanes), 0.0)
+                tail = gemm[:, 2] - np.floor(gemm[:, 2] / lanes) * lanes
+                tail_columns = np.where(own & (gemm[:, 2] > 1), tail, 0.0)
             along_n = np.where(own, vectors, np.ceil(gemm[:, 2] / compute_tile[:, 2]))
             # the N its tiles cover: whole tiles of the lane tile's width (one column for N = 1)
             padded_n = np.where(own, vectors * lane[:, 2], 0.0)
@@ -426,7 +429,8 @@ def predict(
         lanes=lanes_used,
         product_overlap=overlap_shares,
         padded_n=padded_n,
-        tail_pieces=pieces,
+        tail_columns=tail_columns,
+        tail_piece_vectors=target.tail_piece_vectors.get(dtype),
         launch_s=launch_s,
         team_s=team_s,
         gemv_team=np.isfinite(gemv_cost),

@@ -724,10 +724,36 @@ def test_a_library_that_covers_n_s_tail_in_pieces_costs_a_vector_a_piece(registr
     assert h.compute_s[2] == pytest.approx(per_vector[2] * 1.5)
     assert h.compute_s[6] == pytest.approx(per_vector[6] * 3)
     assert h.compute_s[0] == pytest.approx(per_vector[0])
+    # ...and never less than one vector in all (N = 2 and 8 take one, as measured), so
+    # no row runs above the peak
+    assert h.compute_s[9] == pytest.approx(per_vector[9]) and h.compute_s[1] == pytest.approx(
+        per_vector[1]
+    )
+    assert max(h.utilisation) <= 1.0 + 1e-12 and max(p.utilisation) <= 1.0 + 1e-12
+    # a product the library does not run (the framework's own kernel, at most
+    # library_min_macs) keeps the square tile: no lanes, no pieces
+    small = registry_of(
+        **one,
+        accumulator_lanes=lanes,
+        tail_piece_vectors={"fp32": estimated(1.0, "t")},
+        library_min_macs={"fp32": datasheet(4096, "t")},
+    )
+    own = predict_batch(small, "t", "matmul", [[4, 4, 7], [64, 256, 7]], "fp32")
+    assert "tail_pieces" not in own.details(0) and "padded_n" not in own.details(0)
+    assert own.details(1)["tail_pieces"] == 3
     # explain names the pieces where there are several, and the details carry them
-    assert "N computed as 48, its last columns in 3 power-of-two pieces" in p.sentence(2)
+    assert (
+        "N computed as 48; its 7 columns beyond whole vectors in 3 power-of-two pieces, "
+        "4 + 2 + 1, a vector each"
+    ) in " ".join(p.sentence(2).split())
+    assert "15 columns beyond whole vectors in 4 power-of-two pieces, 8 + 4 + 2 + 1" in " ".join(
+        p.sentence(6).split()
+    )  # 31 = 16 + 15
     assert "pieces" not in p.sentence(1) and "pieces" not in p.sentence(7)
-    assert p.details(2)["tail_pieces"] == 3 and "tail_pieces" not in p.details(7)
+    assert "0.5 of a vector each" in " ".join(h.sentence(2).split())
+    assert p.details(2)["tail_pieces"] == 3 and p.details(2)["tail_columns"] == 7
+    assert p.details(8)["tail_columns"] == 15 and p.details(8)["tail_piece_vectors"] == 1.0
+    assert "tail_pieces" not in p.details(7) and "tail_pieces" not in p.details(10)  # 32, GEMV
     assert "tail_pieces" not in q.details(2)
     back = spec_from_json(spec_to_json(pieced.target("t")))
     assert back.tail_piece_vectors == {"fp32": 1.0}
@@ -738,11 +764,17 @@ def test_tail_piece_vectors_need_lanes_and_cost_at_most_a_vector(make_target):
     lanes = {"fp32": datasheet(16, "t")}
     with pytest.raises(SpecError, match="tail_piece_vectors.fp32.*needs accumulator_lanes.fp32"):
         make_target(tail_piece_vectors={"fp32": estimated(1.0, "t")})
-    for bad, why in ((0.0, "> 0"), (-1.0, "> 0"), (1.5, "at most 1")):
-        with pytest.raises(SpecError, match=f"tail_piece_vectors.fp32.*{why}"):
+    # a piece costs no less than its own columns (the largest is half the lanes) and no
+    # more than a whole vector: one range, said the same way either side
+    for bad in (0.0, -1.0, 0.4, 1.5):
+        with pytest.raises(SpecError, match=r"tail_piece_vectors.fp32.*must be in \[0.5, 1\]"):
             make_target(accumulator_lanes=lanes, tail_piece_vectors={"fp32": estimated(bad, "t")})
-    with pytest.raises(SpecError, match="tail_piece_vectors.bf16"):
-        make_target(accumulator_lanes=lanes, tail_piece_vectors={"bf16": estimated(1.0, "t")})
+    # a GPU's library picks its own tiles: said at once, not after asking for lanes
+    with pytest.raises(SpecError, match="tail_piece_vectors.fp32': a gpu target's library"):
+        make_target(architecture="gpu", tail_piece_vectors={"fp32": estimated(1.0, "t")})
+    assert make_target(
+        accumulator_lanes=lanes, tail_piece_vectors={"fp32": estimated(0.5, "t")}
+    ).tail_piece_vectors == {"fp32": 0.5}
 
 
 def test_accumulator_lanes_split_over_threads_by_rows_and_vectors(registry_of):

@@ -119,12 +119,12 @@ def lane_vectors(gemm: np.ndarray, lanes: float, piece: float | None = None) -> 
     the library covers the columns beyond its whole vectors in power-of-two
     pieces each costing ``piece`` vectors (``TargetSpec.tail_piece_vectors``),
     ``floor(N / lanes) + piece * pieces`` with ``pieces`` the set bits of
-    ``N mod lanes`` (N = 7 is 4 + 2 + 1: three pieces). An N of one is the
-    library's GEMV: one tile of one column."""
+    ``N mod lanes`` (N = 7 is 4 + 2 + 1: three pieces), at least one vector.
+    An N of one is the library's GEMV: one tile of one column."""
     n = np.asarray(gemm[:, 2], dtype=np.float64)
     vectors = np.ceil(n / lanes)
-    if piece is not None:
-        vectors = np.floor(n / lanes) + piece * tail_pieces(gemm, lanes)
+    if piece is not None:  # never less than one vector: a masked one costs a whole one
+        vectors = np.maximum(np.floor(n / lanes) + piece * tail_pieces(gemm, lanes), 1.0)
     return np.where(n > 1.0, vectors, 1.0)
 
 

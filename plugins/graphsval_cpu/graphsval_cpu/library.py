@@ -73,10 +73,13 @@ def accumulator_lanes(
     """The output columns one row of each dtype's GEMM-library micro-kernel
     covers, for the kernels whose shape is known here:
 
-    - oneDNN's bf16 and int8 on a CPU with AVX-512 (or AMX): its brgemm
-      kernels broadcast each row of A against 16-lane vectors of B's columns
-      (fp32 or int32 accumulators in a zmm register; an AMX tile row holds as
-      many), so they pad C's N to a multiple of 16 and take any number of rows;
+    - oneDNN's bf16 and int8 on a CPU with AVX-512 (or AMX): its kernels
+      (the brgemm matmul for bf16; for int8, ``torch._int_mm``, its s8 GEMM)
+      broadcast each row of A against 16-lane vectors of B's columns (fp32 or
+      int32 accumulators in a zmm register; an AMX tile row holds as many),
+      so they pad C's N to a multiple of 16 and take any number of rows (the
+      s8 GEMM covers the tail in pieces where :func:`tail_piece_vectors`
+      says so);
     - MKL's fp32 on a CPU with AVX2 and FMA: a row of C in 16 fp32
       accumulators (two ymm registers; on an AMD CPU with AVX-512, the Zen
       4, one zmm holds as many), 16 columns.
@@ -89,9 +92,10 @@ def accumulator_lanes(
     out = {}
     for dtype in dtypes:
         if dtype in ONEDNN_DTYPES and "avx512f" in flags:
+            kernels = "brgemm bf16" if dtype == "bf16" else f"{dtype} (torch._int_mm's s8 GEMM)"
             out[dtype] = datasheet(
                 AVX512_LANES,
-                f"oneDNN's brgemm {dtype} kernels on AVX-512/AMX: each row of A broadcast "
+                f"oneDNN's {kernels} kernels on AVX-512/AMX: each row of A broadcast "
                 "against 16-lane vectors of B's columns (32-bit accumulators in a zmm register "
                 "or an AMX tile row), so C's N is padded to a multiple of 16 and M is not",
             )
@@ -125,8 +129,8 @@ def tail_piece_vectors(dtypes: Iterable[str], flags: Iterable[str]) -> dict[str,
     piece, one vector is the estimate (an AMX CPU's int8 runs other kernels,
     unmeasured here)."""
     flags = set(flags)
-    if "avx512_vnni" not in flags or "amx_int8" in flags:
-        return {}
+    if not {"avx512f", "avx512_vnni"} <= flags or "amx_int8" in flags:
+        return {}  # the pieces are of the 16 lanes accumulator_lanes gives on AVX-512
     return {
         dtype: estimated(
             1.0,

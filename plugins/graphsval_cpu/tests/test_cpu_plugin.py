@@ -135,4 +135,9 @@ def test_cpu_shipped_hosts_show_and_write_their_library_s_software_terms(graphsv
     shown = graphsval_cli("targets", "--hw", "host_amd_epyc_zen4_2c_1t")
     (value, *_), source = target_field(shown.output, "N's tail int8")
     assert value == "power-of-two pieces, 1 vector each" and source.startswith("estimated")
+    (lanes, *_), source = target_field(shown.output, "micro-kernel int8")
+    assert "its tail in pieces, below" in lanes and "padded" not in lanes.split(";")[0]
+    assert "s8 GEMM" in source and "brgemm" not in source
+    (lanes, *_), _ = target_field(shown.output, "micro-kernel bf16")
+    assert "C's N padded to a multiple" in lanes
     assert "N's tail" not in graphsval_cli("targets", "--hw", "host_intel_xeon_2c_1t").output
