@@ -156,6 +156,7 @@ from graphsval_core.model.terms.compute import (
     product_tiles,
     register_tile_bytes,
     streaming_tiles,
+    tail_columns,
 )
 from graphsval_core.model.terms.energy import energy
 from graphsval_core.model.terms.latency import overlap_terms, product_overlap, regime
@@ -316,7 +317,7 @@ def predict(
     units = target.compute_units
     lanes_used = np.zeros(len(shapes))
     padded_n = np.zeros(len(shapes))
-    tail_columns = np.zeros(len(shapes))
+    tail = np.zeros(len(shapes))
     vector_rate = target.runs_at_vector_rate(dtype, op.gemm_dims is not None)
     achievable = target.achievable_ops(dtype, op.gemm_dims is not None)
     team, active = parallelism(flops, units, target.parallel_grain_ops)
@@ -335,8 +336,7 @@ def predict(
             piece = target.tail_piece_vectors.get(dtype)
             vectors = lane_vectors(gemm, lanes, piece)
             if piece is not None:  # the rows whose N's tail the library covers in pieces
-                tail = gemm[:, 2] - np.floor(gemm[:, 2] / lanes) * lanes
-                tail_columns = np.where(own & (gemm[:, 2] > 1), tail, 0.0)
+                tail = np.where(own & (gemm[:, 2] > 1), tail_columns(gemm, lanes), 0.0)
             along_n = np.where(own, vectors, np.ceil(gemm[:, 2] / compute_tile[:, 2]))
             # the N its tiles cover: whole tiles of the lane tile's width (one column for N = 1)
             padded_n = np.where(own, vectors * lane[:, 2], 0.0)
@@ -429,7 +429,7 @@ def predict(
         lanes=lanes_used,
         product_overlap=overlap_shares,
         padded_n=padded_n,
-        tail_columns=tail_columns,
+        tail_columns=tail,
         tail_piece_vectors=target.tail_piece_vectors.get(dtype),
         launch_s=launch_s,
         team_s=team_s,

@@ -128,13 +128,20 @@ def lane_vectors(gemm: np.ndarray, lanes: float, piece: float | None = None) -> 
     return np.where(n > 1.0, vectors, 1.0)
 
 
+def tail_columns(gemm: np.ndarray, lanes: float) -> np.ndarray:
+    """Per row of ``gemm`` (``(n, 3)`` of M, K, N): the columns of N beyond
+    its whole vectors of ``lanes``, ``N mod lanes``."""
+    n = np.asarray(gemm[:, 2], dtype=np.float64)
+    return n - np.floor(n / lanes) * lanes
+
+
 def tail_pieces(gemm: np.ndarray, lanes: float) -> np.ndarray:
     """Per row of ``gemm`` (``(n, 3)`` of M, K, N): the power-of-two pieces
     the columns of N beyond its whole vectors of ``lanes`` split into, the
-    set bits of ``N mod lanes`` (0 for a multiple of the lanes)."""
-    n = np.asarray(gemm[:, 2], dtype=np.float64)
-    rest = (n - np.floor(n / lanes) * lanes).astype(np.int64)
-    pieces = np.zeros(len(n))
+    set bits of ``N mod lanes`` (:func:`tail_columns`; 0 for a multiple of
+    the lanes)."""
+    rest = tail_columns(gemm, lanes).astype(np.int64)
+    pieces = np.zeros(len(rest))
     for bit in range(int(lanes).bit_length()):
         pieces += (rest >> bit) & 1
     return pieces
