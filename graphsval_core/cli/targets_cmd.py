@@ -230,6 +230,15 @@ def _detail_rows(registry: Registry, target: TargetSpec) -> list[list[str]]:
             for d, v in target.tail_piece_vectors.items()
         ],
         *[
+            [
+                f"C's passes {d}",
+                f"{v:g} of a product that does not accumulate"
+                + (" (each line read before it is written)" if v >= 2 else ""),
+                src(f"product_output_passes.{d}"),
+            ]
+            for d, v in target.product_output_passes.items()
+        ],
+        *[
             [f"library {d}", "none: every product in the framework's own kernel", "no_gemm_library"]
             for d in target.no_gemm_library
         ],

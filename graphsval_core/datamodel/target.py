@@ -369,6 +369,19 @@ class TargetSpec:
     Zen 4's int8 products (oneDNN's s8 GEMM, ``torch._int_mm``) take 1.65
     vectors' time for N = 5, 2.3 for N = 7, 3.0 for N = 15, where 4, 8 and
     16 take one (never less than one vector in all).
+    ``product_output_passes`` (per dtype, a CPU's GEMM library) is how many
+    times C crosses each tier in a product that writes its result whole
+    (``beta = 0``: it does not accumulate, as ``matmul`` does not) where
+    that library runs it through its GEMM kernel (a K of two or more; a K
+    of one is its rank-1 update, which stores C whole): from 1 (unset: it
+    stores C's lines whole, the model's rule) to 2 (it reads each of C's
+    lines before it writes it, as a product that accumulates does). A
+    freshly mapped output and a product that accumulates keep their own
+    passes (one and two). The Zen
+    4's fp32 products (MKL's AVX2 sgemm) take two: ``matmul`` of 2048 x 3
+    x 2048 takes what ``linear`` onto its bias takes, and so does
+    ``torch.mm`` into a C allocated once (``benchmarks/
+    bench_output_passes.py``).
     ``first_touch_bps`` is the rate at which the OS hands out freshly mapped,
     zeroed pages: an output of at least ``first_touch_min_bytes`` allocated
     afresh on every call (glibc serves allocations of 32 MiB and more with a
@@ -494,6 +507,7 @@ class TargetSpec:
     register_tile_bytes: float | None = None
     accumulator_lanes: Mapping[str, float] = field(factory=dict)
     tail_piece_vectors: Mapping[str, float] = field(factory=dict)
+    product_output_passes: Mapping[str, float] = field(factory=dict)
     first_touch_bps: float | None = None
     first_touch_min_bytes: float | None = None
     fork_join_s: float | None = None
@@ -629,6 +643,20 @@ class TargetSpec:
                 "tail_piece_vectors", self.tail_piece_vectors, peaks, prov, most=1.0, least=0.5
             ),
         )
+        # C crosses once (stored whole) to twice (each line read first)
+        _set(
+            self,
+            "product_output_passes",
+            _per_dtype(
+                "product_output_passes",
+                self.product_output_passes,
+                peaks,
+                prov,
+                most=2.0,
+                least=1.0,
+            ),
+        )
+        self._check_output_passes()
         for name, most in (
             ("product_bandwidth_fraction", MAX_PRODUCT_SHARE),
             ("product_overlap", 1.0),
@@ -664,6 +692,7 @@ class TargetSpec:
             *(f"library_min_macs.{d}" for d in self.library_min_macs),
             *(f"accumulator_lanes.{d}" for d in self.accumulator_lanes),
             *(f"tail_piece_vectors.{d}" for d in self.tail_piece_vectors),
+            *(f"product_output_passes.{d}" for d in self.product_output_passes),
             *(f"{name}.{d}" for name in self.REFERENCE for d in getattr(self, name)),
             *(f"{name}.{d}" for name in self.PACKING for d in getattr(self, name)),
             *(f"in_place_max_rows.{d}" for d in self.in_place_max_rows),
@@ -836,6 +865,18 @@ class TargetSpec:
                     f"needs accumulator_lanes.{dtype} (the pieces are of N's remainder "
                     "below the micro-kernel's lanes)",
                 )
+
+    def _check_output_passes(self) -> None:
+        """The passes of C a GEMM library makes: a CPU's (a write-allocate
+        cache's), for a dtype some GEMM library runs."""
+        for dtype in self.product_output_passes:
+            self._cpu_library(
+                f"product_output_passes.{dtype}",
+                dtype,
+                "writes C without reading it: a library reading C first is a CPU's "
+                "(write-allocate caches)",
+                "kernel writes C",
+            )
 
     def _check_in_place(self) -> None:
         """Reading B in place skips a packing a CPU GEMM library does: only for
@@ -1042,6 +1083,7 @@ class TargetSpec:
             "register_tile_bytes": self.register_tile_bytes,
             "accumulator_lanes": dict(self.accumulator_lanes),
             "tail_piece_vectors": dict(self.tail_piece_vectors),
+            "product_output_passes": dict(self.product_output_passes),
             "first_touch_bps": self.first_touch_bps,
             "first_touch_min_bytes": self.first_touch_min_bytes,
             "fork_join_s": self.fork_join_s,

@@ -45,6 +45,7 @@ _MAPS = (
     "library_min_macs",
     "accumulator_lanes",
     "tail_piece_vectors",
+    "product_output_passes",
     *TargetSpec.REFERENCE,
     *TargetSpec.PACKING,
     "in_place_max_rows",

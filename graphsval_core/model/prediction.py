@@ -89,6 +89,10 @@ class Prediction:
     #: vectors each piece costs), 0 where it pads the tail to a vector instead
     tail_columns: np.ndarray | None = None
     tail_piece_vectors: float | None = None
+    #: per row: C's passes where the GEMM library reads C before it writes it
+    #: though the product does not accumulate (``TargetSpec.product_output_passes``),
+    #: 0 elsewhere (C crosses once, or twice for a product that accumulates)
+    library_output_passes: np.ndarray | None = None
     launch_s: np.ndarray | None = None
     #: per row: the part of ``launch_s`` that wakes and joins the thread team
     team_s: np.ndarray | None = None
@@ -253,6 +257,8 @@ class Prediction:
                 d["in_place_fraction"] = float(self.in_place_fraction)
         if self.b_unpacked is not None and self.b_unpacked[i]:
             d["b_unpacked"] = True
+        if self._library_passes(i):
+            d["library_output_passes"] = self._library_passes(i)
         if self.team_s is not None and self.team_s[i] > 0:
             d["team_s"] = float(self.team_s[i])
             gemv = self.gemv_team is not None and bool(self.gemv_team[i])
@@ -284,6 +290,13 @@ class Prediction:
         tail = int(self.tail_columns[i])
         return [1 << b for b in reversed(range(tail.bit_length())) if tail >> b & 1]
 
+    def _library_passes(self, i: int) -> float:
+        """Row ``i``'s passes of C where its library reads C before it
+        writes it (:attr:`library_output_passes`); 0 where it does not."""
+        if self.library_output_passes is None:
+            return 0.0
+        return float(self.library_output_passes[i])
+
     def sentence(self, i: int) -> str:
         """One sentence that reads like a person's explanation of shape ``i``."""
         head = f"{self.op} {self.shape_string(i)} {self.dtype} on {self.target}"
@@ -306,6 +319,10 @@ class Prediction:
         unpacked = ""
         if self.b_unpacked is not None and self.b_unpacked[i]:
             unpacked = "B unpacked, A too short to pack it: B streams as it lies; "
+        reread = self._library_passes(i)
+        if reread:
+            times = "twice" if reread == 2 else f"{reread:g} times"
+            unpacked += f"C crosses {times}: the library reads its lines before it writes them; "
         parts.append(
             f"it streams {fmt_bytes(moved)} from {self.binding_tier[i]} at "
             f"{fmt_si(bw, 'B/s')} effective ({unpacked}{fmt_seconds(self.memory_s[i])} "

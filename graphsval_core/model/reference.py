@@ -190,7 +190,9 @@ from graphsval_core.model.terms.residency import (
     stream_miss_fraction,
 )
 from graphsval_core.model.terms.traffic import (
+    library_rewrites,
     operand_bytes,
+    output_passes,
     output_read_first,
     outside_product_bytes,
     product_overwrites,
@@ -272,14 +274,25 @@ def predict(
     # traffic per tier, less what the inner levels keep
     first_touch_bps = target.first_touch_rate(dtype, op.gemm_dims is not None)
     fresh = fresh_output(out_bytes, first_touch_bps, target.first_touch_min_bytes)
-    read_first = output_read_first(write_allocates(target), fresh, product_overwrites(op))
+    overwrites = product_overwrites(op)
+    read_first = output_read_first(write_allocates(target), fresh, overwrites)
     gemm: np.ndarray | None = None
     tiles: np.ndarray | None = None
+    library_passes: np.ndarray | None = None
     if op.gemm_dims is not None:
         gemm = np.asarray(op.gemm_dims(shapes), dtype=np.float64).reshape(len(shapes), 3)
         tiles = _tiles(registry, target, op, shapes, dtype, gemm, tiers)
         outside = outside_product_bytes(operands, gemm, bpe, out_bpe)
-        traffic = reuse_traffic(gemm, tiles, bpe, outside, read_first, out_bpe)
+        # C's passes: a library may read C before it writes it though it overwrites it
+        rewritten = library_rewrites(
+            gemm,
+            overwrites & write_allocates(target) & ~fresh,
+            library_rows(target, dtype, gemm, len(shapes)),
+        )
+        passes = output_passes(read_first, rewritten, target.product_output_passes.get(dtype))
+        if dtype in target.product_output_passes:
+            library_passes = np.where(rewritten, passes, 0.0)
+        traffic = reuse_traffic(gemm, tiles, bpe, outside, passes, out_bpe)
     else:
         traffic = streamed_traffic(operands, out_bytes, read_first, len(tiers))
     missed = miss_fraction if gemm is not None else stream_miss_fraction
@@ -431,6 +444,7 @@ def predict(
         padded_n=padded_n,
         tail_columns=tail,
         tail_piece_vectors=target.tail_piece_vectors.get(dtype),
+        library_output_passes=library_passes,
         launch_s=launch_s,
         team_s=team_s,
         gemv_team=np.isfinite(gemv_cost),

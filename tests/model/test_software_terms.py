@@ -1102,3 +1102,80 @@ def test_attribution_holds_a_tier_at_its_achievable_rate_and_a_product_at_its_pe
     assert terms.tier_bandwidth_bps[0] == pytest.approx(2.5e10)
     assert terms.achievable_ops_per_s[0] == pytest.approx(spec.achievable_ops("fp32", True))
     assert spec.achievable_ops("fp32", True) != spec.achievable_ops("fp32", False)
+
+
+def test_a_library_that_reads_c_first_makes_a_result_it_overwrites_cross_twice(registry_of):
+    one = {"compute_units": datasheet(1, "t"), "peak_ops_per_s": {"fp32": datasheet(64e9, "t")}}
+    plain = registry_of(**one)
+    reread = registry_of(**one, product_output_passes={"fp32": estimated(2.0, "reads C")})
+    once = registry_of(**one, product_output_passes={"fp32": estimated(1.0, "t")})
+    shapes = [[2048, 3, 2048], [512, 8, 512]]  # C's traffic is most of the time
+    mm = {name: predict_batch(r, "t", "matmul", shapes, "fp32") for name, r in
+          (("plain", plain), ("reread", reread), ("once", once))}  # fmt: skip
+    c_bytes = np.array([2048 * 2048, 512 * 512]) * 4.0
+    # C crosses one more time at every tier: what the tier serves grows by C's bytes
+    # times the share of it that misses the tiers inside (all of it at the first tier)
+    extra = mm["reread"].bytes_per_tier - mm["plain"].bytes_per_tier
+    assert extra[:, 0].tolist() == pytest.approx(c_bytes.tolist())
+    assert (extra >= 0).all() and (extra <= c_bytes[:, None] * (1 + 1e-9)).all()
+    # the 16 MB C's time is its memory time; 512 x 8 x 512's is its compute still
+    assert mm["reread"].latency_s[0] > mm["plain"].latency_s[0]
+    assert (mm["reread"].latency_s >= mm["plain"].latency_s).all()
+    # one pass is the rule the model has without the field
+    assert mm["once"].latency_s.tolist() == mm["plain"].latency_s.tolist()
+    assert mm["reread"].details(0)["library_output_passes"] == 2.0
+    assert "library_output_passes" not in mm["plain"].details(0)
+    assert "C crosses twice: the library reads its lines" in mm["reread"].sentence(0)
+    assert "C crosses" not in mm["plain"].sentence(0)
+    # K = 1 is the library's rank-1 update, which stores C whole
+    k1 = [predict_batch(r, "t", "matmul", [[2048, 1, 2048]], "fp32") for r in (plain, reread)]
+    assert k1[1].latency_s.tolist() == k1[0].latency_s.tolist()
+    assert "library_output_passes" not in k1[1].details(0)
+    # linear accumulates onto its bias: it reads C anyway, with or without the field
+    lin_plain = predict_batch(plain, "t", "linear", shapes, "fp32")
+    lin_reread = predict_batch(reread, "t", "linear", shapes, "fp32")
+    assert lin_reread.latency_s.tolist() == lin_plain.latency_s.tolist()
+    assert "library_output_passes" not in lin_reread.details(0)
+    back = spec_from_json(spec_to_json(reread.target("t")))
+    assert back.product_output_passes == {"fp32": 2.0}
+    assert back.provenance["product_output_passes.fp32"].source == "reads C"
+
+
+def test_a_fresh_output_and_a_product_outside_the_library_keep_one_pass(registry_of):
+    one = {
+        "compute_units": datasheet(1, "t"),
+        "peak_ops_per_s": {"bf16": datasheet(1e12, "t")},
+        "energy_per_op_j": {"bf16": estimated(1e-12, "t")},
+    }
+    fresh = {
+        "first_touch_bps": estimated(2e9, "t"),
+        "first_touch_min_bytes": estimated(32 * 2**20, "t"),
+    }
+    small = {"library_min_macs": {"bf16": datasheet(16**3, "t")}}
+    plain = registry_of(**one, **fresh, **small)
+    reread = registry_of(
+        **one, **fresh, **small, product_output_passes={"bf16": estimated(2.0, "t")}
+    )
+    # C of 64 MiB is mapped afresh (the kernel zeroed its pages into the cache); 16x16x16
+    # runs in the framework's own kernel, not the library that reads C first
+    shapes = [[8192, 2, 4096], [16, 16, 16], [4096, 2, 2048]]
+    p = predict_batch(plain, "t", "matmul", shapes, "bf16")
+    q = predict_batch(reread, "t", "matmul", shapes, "bf16")
+    assert q.latency_s[:2].tolist() == p.latency_s[:2].tolist()
+    assert q.latency_s[2] > p.latency_s[2]
+    assert [("library_output_passes" in q.details(i)) for i in range(3)] == [False, False, True]
+
+
+def test_product_output_passes_are_a_cpu_library_s_one_to_two(make_target):
+    for bad in (0.0, 0.5, 2.5, -1.0):
+        with pytest.raises(SpecError, match=r"product_output_passes.fp32.*must be in \[1, 2\]"):
+            make_target(product_output_passes={"fp32": estimated(bad, "t")})
+    with pytest.raises(SpecError, match="product_output_passes.fp32': a gpu target's library"):
+        make_target(architecture="gpu", product_output_passes={"fp32": estimated(2.0, "t")})
+    with pytest.raises(SpecError, match="product_output_passes.int4.*has no peak"):
+        make_target(product_output_passes={"int4": estimated(2.0, "t")})
+    with pytest.raises(SpecError, match="product_output_passes.fp32"):
+        make_target(product_output_passes={"fp32": 2.0})  # no provenance
+    assert make_target(
+        product_output_passes={"fp32": estimated(1.5, "t")}
+    ).product_output_passes == {"fp32": 1.5}

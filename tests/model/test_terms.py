@@ -35,7 +35,9 @@ from graphsval_core.model.terms.residency import (
 )
 from graphsval_core.model.terms.traffic import (
     gemm_traffic_bytes,
+    library_rewrites,
     operand_bytes,
+    output_passes,
     output_read_first,
     outside_product_bytes,
     product_overwrites,
@@ -113,6 +115,22 @@ def test_output_read_first_takes_bools_or_rows():
     assert rows.tolist() == [False, True]
 
 
+def test_a_library_that_reads_c_first_gives_the_rows_it_rewrites_its_passes():
+    read_first = np.array([True, False, False, False])  # linear; matmul x3
+    rewritten = np.array([False, True, False, True])  # a matmul the library runs, not fresh
+    # no such library: one pass where C is stored whole, two where it is read first
+    assert output_passes(read_first, rewritten, None).tolist() == [2.0, 1.0, 1.0, 1.0]
+    assert output_passes(read_first, rewritten, 2.0).tolist() == [2.0, 2.0, 1.0, 2.0]
+    assert output_passes(read_first, rewritten, 1.5).tolist() == [2.0, 1.5, 1.0, 1.5]
+
+
+def test_a_library_rereads_c_in_its_gemm_kernel_not_its_rank_1_update():
+    gemm = np.array([[64.0, 3.0, 64.0], [64.0, 1.0, 64.0], [64.0, 8.0, 64.0], [1.0, 64.0, 64.0]])
+    stored_whole = np.array([True, True, False, True])  # row 2 accumulates (or is fresh)
+    library = np.array([True, True, True, False])  # row 3 runs in the framework's own kernel
+    assert library_rewrites(gemm, stored_whole, library).tolist() == [True, False, False, False]
+
+
 def test_accumulates_must_be_a_bool():
     from attrs import evolve
 
@@ -127,10 +145,13 @@ def test_reuse_traffic_takes_each_tiers_tile():
     # tier 0 tiled 1x2, tier 1 holds the whole product
     tiles = np.array([[[1.0, 3.0, 2.0], [2.0, 3.0, 4.0]]] * 2)
     outside = np.array([16.0, 0.0])
-    traffic = reuse_traffic(gemm, tiles, 4.0, outside, np.array([True, False]))
+    traffic = reuse_traffic(gemm, tiles, 4.0, outside, np.array([2.0, 1.0]))
     # row 0 reads C first and has a 16 B bias: 208 + 16, (16 + 6 + 12) x 4 + 16
     # row 1 writes C only: 176, (8 + 6 + 12) x 4 = 104
     assert traffic.tolist() == [[224.0, 152.0], [176.0, 104.0]]
+    # C's 8 elements half a pass more: 16 B more at each tier
+    half = reuse_traffic(gemm, tiles, 4.0, outside, np.array([2.0, 1.5]))
+    assert half[1].tolist() == [192.0, 120.0]
 
 
 def test_streamed_traffic_moves_every_operand_once_at_every_tier():

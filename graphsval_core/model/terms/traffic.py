@@ -10,7 +10,9 @@ mapped output, which the kernel has just zeroed into the cache, and the
 result a GEMM library writes whole: a product that does not accumulate
 (``beta = 0``) fills C's lines without reading them, while one that
 accumulates onto what its output holds (``OpSpec.accumulates``: linear, onto
-the bias its first kernel broadcast) reads C.
+the bias its first kernel broadcast) reads C. A library may read C's lines
+before it writes them all the same (``TargetSpec.product_output_passes``:
+the Zen 4's fp32 sgemm, whose ``matmul`` takes what ``linear`` takes).
 """
 
 from __future__ import annotations
@@ -95,6 +97,35 @@ def output_read_first(
     )
 
 
+def library_rewrites(gemm: np.ndarray, stored_whole: np.ndarray, library: np.ndarray) -> np.ndarray:
+    """Per row of ``gemm`` (``(n, 3)`` of M, K, N): the rows where a GEMM
+    library that reads C's lines before it writes them
+    (``TargetSpec.product_output_passes``) does so: a product whose C would
+    otherwise be stored whole (``stored_whole``: it does not accumulate, the
+    caches write-allocate and the output is not freshly mapped), run by the
+    library (``library``) through its GEMM kernel, a K of two or more. A K
+    of one is the library's rank-1 update, which stores C whole (the Zen 4's
+    fp32 ``matmul`` of 2048 x 1 x 2048 takes 0.54 of ``linear``'s time, 2048
+    x 3 x 2048 1.08)."""
+    return np.asarray(stored_whole, dtype=bool) & np.asarray(library, dtype=bool) & (gemm[:, 1] > 1)
+
+
+def output_passes(
+    read_first: np.ndarray, rewritten: np.ndarray, library_passes: float | None
+) -> np.ndarray:
+    """Per row: how many times a product's C crosses each tier. Two where
+    its lines are read first (``read_first``: :func:`output_read_first`);
+    ``library_passes`` (``TargetSpec.product_output_passes``, 1 to 2) where
+    the row is ``rewritten``: a product that writes C whole
+    (:func:`product_overwrites`), run by a GEMM library that reads C's lines
+    before it writes them all the same, into an output that is not freshly
+    mapped; one elsewhere (and everywhere with no ``library_passes``)."""
+    passes = 1.0 + np.asarray(read_first, dtype=np.float64)
+    if library_passes is None:
+        return passes
+    return np.where(np.asarray(rewritten, dtype=bool), library_passes, passes)
+
+
 def operand_bytes(elements: Mapping[str, np.ndarray], bpe: float) -> np.ndarray:
     """Bytes of all operands of each row: their elements times ``bpe``."""
     return sum(np.asarray(v, dtype=np.float64) for v in elements.values()) * bpe
@@ -115,14 +146,13 @@ def reuse_traffic(
     tiles: np.ndarray,
     bpe: float,
     outside: np.ndarray,
-    read_first: np.ndarray,
+    passes: np.ndarray,
     out_bpe: float | None = None,
 ) -> np.ndarray:
     """Traffic of a matrix product at every tier: column ``k`` is
     :func:`gemm_traffic_bytes` with tier ``k``'s tile ``tiles[:, k]`` (``(n, T, 3)``),
-    the output crossing twice where ``read_first``, plus the ``outside`` bytes.
-    Returns ``(n, T)``."""
-    passes = 1.0 + read_first
+    the output crossing ``passes`` times (:func:`output_passes`), plus the
+    ``outside`` bytes. Returns ``(n, T)``."""
     traffic = np.zeros(tiles.shape[:2])
     for k in range(tiles.shape[1]):
         traffic[:, k] = gemm_traffic_bytes(gemm, tiles[:, k, :], bpe, passes, out_bpe) + outside

@@ -457,6 +457,9 @@ def _detect(root_text: str, usable: frozenset[int], given: bool) -> TargetSpec:
         library_min_macs=library.library_min_macs(libraried),
         accumulator_lanes=library.accumulator_lanes(libraried, flags, vendor=info.vendor or ""),
         tail_piece_vectors=library.tail_piece_vectors(libraried, flags),
+        product_output_passes=library.product_output_passes(
+            libraried, flags, vendor=info.vendor or ""
+        ),
         no_gemm_library=unlibraried,
         **reference_kernel.times(unlibraried, clock),
         tlb_reach_bytes=tlb_reach if unlibraried else None,

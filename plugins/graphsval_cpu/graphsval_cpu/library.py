@@ -144,6 +144,43 @@ def tail_piece_vectors(dtypes: Iterable[str], flags: Iterable[str]) -> dict[str,
     }
 
 
+#: The dtypes whose GEMM library reads C before it writes it on an AMD CPU
+#: with AVX-512 (the Zen 4): MKL's sgemm, which runs its AVX2 kernels there.
+REREAD_DTYPES = ("fp32",)
+
+
+def product_output_passes(
+    dtypes: Iterable[str], flags: Iterable[str], *, vendor: str
+) -> dict[str, Sourced]:
+    """For each dtype whose GEMM library reads each line of C before it
+    writes it even when the product does not accumulate (``beta = 0``), the
+    passes of C: two. MKL's fp32 on an AMD CPU with AVX-512 (the Zen 4),
+    measured there (``benchmarks/bench_output_passes.py``, one thread):
+    ``matmul`` (``beta = 0``), ``torch.mm`` into a C allocated once and
+    ``linear`` onto its bias (which must read C) take the same time where
+    C's traffic is most of it (2048 x 3 x 2048: 3.1, 2.9 and 2.9 ms; 7808 x
+    2 x 1056: 5.8, 5.8 and 5.0 ms), with MKL held to AVX2 as well (the
+    model spares its rank-1 update, K = 1, which stores C whole: 2048 x 1 x
+    2048 takes 0.54 of ``linear``'s time). Not on
+    the Zen 3 (no AVX-512; its ``matmul`` of K = 3 takes 0.62 of
+    ``linear``), nor on Intel's CPUs (the Intel host's 0.47-0.72)."""
+    flags = set(flags)
+    if vendor != "AuthenticAMD" or "avx512f" not in flags:
+        return {}
+    return {
+        dtype: estimated(
+            2.0,
+            "MKL's fp32 sgemm on an AMD CPU with AVX-512 (the Zen 4 host) reads C before it "
+            "writes it: matmul (beta = 0), torch.mm into a C allocated once and linear onto "
+            "its bias take the same time where C's traffic is most of it (2048x3x2048: 3.1, "
+            "2.9, 2.9 ms; bench_output_passes.py), while its rank-1 update (K = 1) stores C "
+            "whole (0.54 of linear); the Zen 3's matmul takes 0.62 of linear",
+        )
+        for dtype in dtypes
+        if dtype in REREAD_DTYPES
+    }
+
+
 #: PyTorch hands a bf16 or fp16 product to oneDNN only above this many
 #: multiply-adds (aten/src/ATen/native/mkldnn/Matmul.cpp, ``checksize``:
 #: ``mkldnn_gemm_min_size = 16 * 16 * 16``); a smaller one runs in its own

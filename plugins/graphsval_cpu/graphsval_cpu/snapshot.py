@@ -148,6 +148,7 @@ def snapshot_host(target: TargetSpec, threads: int | None) -> TargetSpec:
         # nor its micro-kernel's width
         accumulator_lanes=_kept_per_dtype(target, "accumulator_lanes"),
         tail_piece_vectors=_kept_per_dtype(target, "tail_piece_vectors"),
+        product_output_passes=_kept_per_dtype(target, "product_output_passes"),
         # nor its own kernel's times: one thread forms each output (the
         # reference gemm runs on the calling thread), nor the TLB's reach
         no_gemm_library=target.no_gemm_library,
