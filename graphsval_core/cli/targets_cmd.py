@@ -233,7 +233,7 @@ def _detail_rows(registry: Registry, target: TargetSpec) -> list[list[str]]:
             [
                 f"C's passes {d}",
                 f"{v:g} of a product that does not accumulate"
-                + (" (each line read before it is written)" if v >= 2 else ""),
+                + (" (C stored as if it accumulated)" if v > 1 else ""),
                 src(f"product_output_passes.{d}"),
             ]
             for d, v in target.product_output_passes.items()

@@ -323,7 +323,11 @@ def _per_dtype(
     for dtype, raw in dict(value).items():
         name = f"{where}.{dtype}"
         if dtype not in peaks:
-            raise SpecError(name, f"dtype {dtype!r} has no peak_ops_per_s")
+            raise SpecError(
+                name,
+                f"dtype {dtype!r} has no peak_ops_per_s (the target's dtypes: "
+                f"{', '.join(peaks) or 'none'})",
+            )
         if most is None:
             out[dtype] = _number(name, _unwrap(raw, name, prov), strict=strict)
             continue
@@ -370,18 +374,19 @@ class TargetSpec:
     vectors' time for N = 5, 2.3 for N = 7, 3.0 for N = 15, where 4, 8 and
     16 take one (never less than one vector in all).
     ``product_output_passes`` (per dtype, a CPU's GEMM library) is how many
-    times C crosses each tier in a product that writes its result whole
-    (``beta = 0``: it does not accumulate, as ``matmul`` does not) where
-    that library runs it through its GEMM kernel (a K of two or more; a K
-    of one is its rank-1 update, which stores C whole): from 1 (unset: it
-    stores C's lines whole, the model's rule) to 2 (it reads each of C's
-    lines before it writes it, as a product that accumulates does). A
-    freshly mapped output and a product that accumulates keep their own
-    passes (one and two). The Zen
-    4's fp32 products (MKL's AVX2 sgemm) take two: ``matmul`` of 2048 x 3
-    x 2048 takes what ``linear`` onto its bias takes, and so does
-    ``torch.mm`` into a C allocated once (``benchmarks/
-    bench_output_passes.py``).
+    times C crosses each tier in a product that does not accumulate
+    (``beta = 0``, as ``matmul``) where that library runs it through its
+    GEMM kernel (M, K and N of two or more; an M or N of one is its GEMV, a
+    K of one its rank-1 update, which store C whole): from 1 (unset: it
+    stores C's lines whole, the model's rule) to 2 (it stores C no cheaper
+    than a product that accumulates onto it, as ``linear`` does onto the
+    bias broadcast into C: two passes in the model). A freshly mapped
+    output and a product that accumulates keep their own passes (one and
+    two). The Zen 4's fp32 products (MKL's AVX2 sgemm) take two:
+    ``matmul`` of 2048 x 3 x 2048 takes what ``linear`` onto its bias
+    takes, and ``torch.mm`` into one C (``beta = 0``) 1.4-1.7 times what
+    ``addmm_`` into it takes (``beta = 1``;
+    ``benchmarks/bench_output_passes.py``).
     ``first_touch_bps`` is the rate at which the OS hands out freshly mapped,
     zeroed pages: an output of at least ``first_touch_min_bytes`` allocated
     afresh on every call (glibc serves allocations of 32 MiB and more with a

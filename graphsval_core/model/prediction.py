@@ -89,9 +89,10 @@ class Prediction:
     #: vectors each piece costs), 0 where it pads the tail to a vector instead
     tail_columns: np.ndarray | None = None
     tail_piece_vectors: float | None = None
-    #: per row: C's passes where the GEMM library reads C before it writes it
-    #: though the product does not accumulate (``TargetSpec.product_output_passes``),
-    #: 0 elsewhere (C crosses once, or twice for a product that accumulates)
+    #: per row: C's passes (above one) where the GEMM library stores C no cheaper
+    #: than a product that accumulates onto it, though this one does not
+    #: (``TargetSpec.product_output_passes``), 0 elsewhere (C crosses once, or
+    #: twice for a product that accumulates)
     library_output_passes: np.ndarray | None = None
     launch_s: np.ndarray | None = None
     #: per row: the part of ``launch_s`` that wakes and joins the thread team
@@ -291,8 +292,8 @@ class Prediction:
         return [1 << b for b in reversed(range(tail.bit_length())) if tail >> b & 1]
 
     def _library_passes(self, i: int) -> float:
-        """Row ``i``'s passes of C where its library reads C before it
-        writes it (:attr:`library_output_passes`); 0 where it does not."""
+        """Row ``i``'s passes of C where its library stores C no cheaper
+        than a product that accumulates (:attr:`library_output_passes`); 0 where it does not."""
         if self.library_output_passes is None:
             return 0.0
         return float(self.library_output_passes[i])
@@ -322,7 +323,7 @@ class Prediction:
         reread = self._library_passes(i)
         if reread:
             times = "twice" if reread == 2 else f"{reread:g} times"
-            unpacked += f"C crosses {times}: the library reads its lines before it writes them; "
+            unpacked += f"C crosses {times}: the library stores it as if it accumulated; "
         parts.append(
             f"it streams {fmt_bytes(moved)} from {self.binding_tier[i]} at "
             f"{fmt_si(bw, 'B/s')} effective ({unpacked}{fmt_seconds(self.memory_s[i])} "

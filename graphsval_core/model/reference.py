@@ -283,15 +283,15 @@ def predict(
         gemm = np.asarray(op.gemm_dims(shapes), dtype=np.float64).reshape(len(shapes), 3)
         tiles = _tiles(registry, target, op, shapes, dtype, gemm, tiers)
         outside = outside_product_bytes(operands, gemm, bpe, out_bpe)
-        # C's passes: a library may read C before it writes it though it overwrites it
+        # C's passes: a library may zero C and accumulate onto it though it overwrites it
         rewritten = library_rewrites(
             gemm,
             overwrites & write_allocates(target) & ~fresh,
             library_rows(target, dtype, gemm, len(shapes)),
         )
         passes = output_passes(read_first, rewritten, target.product_output_passes.get(dtype))
-        if dtype in target.product_output_passes:
-            library_passes = np.where(rewritten, passes, 0.0)
+        if dtype in target.product_output_passes:  # the rows that read C first, and how much
+            library_passes = np.where(rewritten & (passes > 1.0), passes, 0.0)
         traffic = reuse_traffic(gemm, tiles, bpe, outside, passes, out_bpe)
     else:
         traffic = streamed_traffic(operands, out_bytes, read_first, len(tiers))

@@ -1104,7 +1104,7 @@ def test_attribution_holds_a_tier_at_its_achievable_rate_and_a_product_at_its_pe
     assert spec.achievable_ops("fp32", True) != spec.achievable_ops("fp32", False)
 
 
-def test_a_library_that_reads_c_first_makes_a_result_it_overwrites_cross_twice(registry_of):
+def test_a_library_that_stores_c_as_if_it_accumulated_makes_c_cross_twice(registry_of):
     one = {"compute_units": datasheet(1, "t"), "peak_ops_per_s": {"fp32": datasheet(64e9, "t")}}
     plain = registry_of(**one)
     reread = registry_of(**one, product_output_passes={"fp32": estimated(2.0, "reads C")})
@@ -1125,12 +1125,22 @@ def test_a_library_that_reads_c_first_makes_a_result_it_overwrites_cross_twice(r
     assert mm["once"].latency_s.tolist() == mm["plain"].latency_s.tolist()
     assert mm["reread"].details(0)["library_output_passes"] == 2.0
     assert "library_output_passes" not in mm["plain"].details(0)
-    assert "C crosses twice: the library reads its lines" in mm["reread"].sentence(0)
+    assert "C crosses twice: the library stores it as if it accumulated" in (
+        mm["reread"].sentence(0)
+    )
     assert "C crosses" not in mm["plain"].sentence(0)
-    # K = 1 is the library's rank-1 update, which stores C whole
-    k1 = [predict_batch(r, "t", "matmul", [[2048, 1, 2048]], "fp32") for r in (plain, reread)]
+    # K = 1 is the library's rank-1 update, M or N = 1 its GEMV: they store C whole
+    level2 = [[2048, 1, 2048], [1, 64, 4096], [4096, 64, 1]]
+    k1 = [predict_batch(r, "t", "matmul", level2, "fp32") for r in (plain, reread)]
     assert k1[1].latency_s.tolist() == k1[0].latency_s.tolist()
-    assert "library_output_passes" not in k1[1].details(0)
+    assert not any("library_output_passes" in k1[1].details(i) for i in range(3))
+    # one pass said as one pass: nothing read first, nothing said; a part of a pass, said so
+    assert "library_output_passes" not in mm["once"].details(0)
+    assert "C crosses" not in mm["once"].sentence(0)
+    part = registry_of(**one, product_output_passes={"fp32": estimated(1.5, "t")})
+    half = predict_batch(part, "t", "matmul", shapes, "fp32")
+    assert "C crosses 1.5 times" in half.sentence(0)
+    assert mm["plain"].memory_s[0] < half.memory_s[0] < mm["reread"].memory_s[0]
     # linear accumulates onto its bias: it reads C anyway, with or without the field
     lin_plain = predict_batch(plain, "t", "linear", shapes, "fp32")
     lin_reread = predict_batch(reread, "t", "linear", shapes, "fp32")

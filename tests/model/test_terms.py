@@ -124,11 +124,16 @@ def test_a_library_that_reads_c_first_gives_the_rows_it_rewrites_its_passes():
     assert output_passes(read_first, rewritten, 1.5).tolist() == [2.0, 1.5, 1.0, 1.5]
 
 
-def test_a_library_rereads_c_in_its_gemm_kernel_not_its_rank_1_update():
-    gemm = np.array([[64.0, 3.0, 64.0], [64.0, 1.0, 64.0], [64.0, 8.0, 64.0], [1.0, 64.0, 64.0]])
-    stored_whole = np.array([True, True, False, True])  # row 2 accumulates (or is fresh)
-    library = np.array([True, True, True, False])  # row 3 runs in the framework's own kernel
-    assert library_rewrites(gemm, stored_whole, library).tolist() == [True, False, False, False]
+def test_a_library_rereads_c_in_its_gemm_kernel_not_its_level_2_paths():
+    gemm = np.array(
+        [[64, 3, 64], [64, 1, 64], [64, 8, 64], [8, 64, 64], [1, 64, 64], [64, 64, 1]], dtype=float
+    )
+    stored_whole = np.array([True, True, False, True, True, True])  # row 2 accumulates
+    library = np.array([True, True, True, False, True, True])  # row 3: the framework's kernel
+    # row 1 is a rank-1 update (K = 1), rows 4 and 5 GEMVs (M or N = 1)
+    assert library_rewrites(gemm, stored_whole, library).tolist() == [
+        True, False, False, False, False, False,
+    ]  # fmt: skip
 
 
 def test_accumulates_must_be_a_bool():

@@ -10,9 +10,10 @@ mapped output, which the kernel has just zeroed into the cache, and the
 result a GEMM library writes whole: a product that does not accumulate
 (``beta = 0``) fills C's lines without reading them, while one that
 accumulates onto what its output holds (``OpSpec.accumulates``: linear, onto
-the bias its first kernel broadcast) reads C. A library may read C's lines
-before it writes them all the same (``TargetSpec.product_output_passes``:
-the Zen 4's fp32 sgemm, whose ``matmul`` takes what ``linear`` takes).
+the bias its first kernel broadcast) reads C. A library may store C no
+cheaper than a product that accumulates all the same
+(``TargetSpec.product_output_passes``: the Zen 4's fp32 sgemm, whose
+``matmul`` takes what ``linear`` takes).
 """
 
 from __future__ import annotations
@@ -99,15 +100,17 @@ def output_read_first(
 
 def library_rewrites(gemm: np.ndarray, stored_whole: np.ndarray, library: np.ndarray) -> np.ndarray:
     """Per row of ``gemm`` (``(n, 3)`` of M, K, N): the rows where a GEMM
-    library that reads C's lines before it writes them
-    (``TargetSpec.product_output_passes``) does so: a product whose C would
+    library that stores C no cheaper than a product that accumulates onto
+    it (``TargetSpec.product_output_passes``) does so: a product whose C would
     otherwise be stored whole (``stored_whole``: it does not accumulate, the
     caches write-allocate and the output is not freshly mapped), run by the
-    library (``library``) through its GEMM kernel, a K of two or more. A K
-    of one is the library's rank-1 update, which stores C whole (the Zen 4's
-    fp32 ``matmul`` of 2048 x 1 x 2048 takes 0.54 of ``linear``'s time, 2048
-    x 3 x 2048 1.08)."""
-    return np.asarray(stored_whole, dtype=bool) & np.asarray(library, dtype=bool) & (gemm[:, 1] > 1)
+    library (``library``) through its GEMM kernel: K of two or more, and M
+    and N too. A K of one is the library's rank-1 update and an M or N of
+    one its GEMV (the level-2 paths), which store C whole (the Zen 4's fp32
+    ``matmul`` of 2048 x 1 x 2048 takes 0.41-0.54 of ``linear``'s time,
+    2048 x 3 x 2048 1.07)."""
+    kernel = (gemm[:, 0] > 1) & (gemm[:, 1] > 1) & (gemm[:, 2] > 1)
+    return np.asarray(stored_whole, dtype=bool) & np.asarray(library, dtype=bool) & kernel
 
 
 def output_passes(
@@ -116,10 +119,10 @@ def output_passes(
     """Per row: how many times a product's C crosses each tier. Two where
     its lines are read first (``read_first``: :func:`output_read_first`);
     ``library_passes`` (``TargetSpec.product_output_passes``, 1 to 2) where
-    the row is ``rewritten``: a product that writes C whole
-    (:func:`product_overwrites`), run by a GEMM library that reads C's lines
-    before it writes them all the same, into an output that is not freshly
-    mapped; one elsewhere (and everywhere with no ``library_passes``)."""
+    the row is ``rewritten`` (:func:`library_rewrites`): a product that
+    would write C whole (:func:`product_overwrites`), run by a GEMM library
+    that stores C no cheaper than a product that accumulates; one elsewhere
+    (and everywhere with no ``library_passes``)."""
     passes = 1.0 + np.asarray(read_first, dtype=np.float64)
     if library_passes is None:
         return passes

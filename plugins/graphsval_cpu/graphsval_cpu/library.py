@@ -144,37 +144,43 @@ def tail_piece_vectors(dtypes: Iterable[str], flags: Iterable[str]) -> dict[str,
     }
 
 
-#: The dtypes whose GEMM library reads C before it writes it on an AMD CPU
-#: with AVX-512 (the Zen 4): MKL's sgemm, which runs its AVX2 kernels there.
+#: The dtypes whose GEMM library stores C no cheaper than a product that
+#: accumulates on an AMD CPU with AVX-512 (the Zen 4): MKL's sgemm, which runs
+#: its AVX2 kernels there.
 REREAD_DTYPES = ("fp32",)
 
 
 def product_output_passes(
     dtypes: Iterable[str], flags: Iterable[str], *, vendor: str
 ) -> dict[str, Sourced]:
-    """For each dtype whose GEMM library reads each line of C before it
-    writes it even when the product does not accumulate (``beta = 0``), the
-    passes of C: two. MKL's fp32 on an AMD CPU with AVX-512 (the Zen 4),
-    measured there (``benchmarks/bench_output_passes.py``, one thread):
-    ``matmul`` (``beta = 0``), ``torch.mm`` into a C allocated once and
-    ``linear`` onto its bias (which must read C) take the same time where
-    C's traffic is most of it (2048 x 3 x 2048: 3.1, 2.9 and 2.9 ms; 7808 x
-    2 x 1056: 5.8, 5.8 and 5.0 ms), with MKL held to AVX2 as well (the
-    model spares its rank-1 update, K = 1, which stores C whole: 2048 x 1 x
-    2048 takes 0.54 of ``linear``'s time). Not on
-    the Zen 3 (no AVX-512; its ``matmul`` of K = 3 takes 0.62 of
-    ``linear``), nor on Intel's CPUs (the Intel host's 0.47-0.72)."""
+    """For each dtype whose GEMM library stores C no cheaper than a product
+    that accumulates onto it, even when the product does not accumulate
+    (``beta = 0``), the passes of C: two, as the model counts ``linear``'s
+    (the bias broadcast into C, then the product onto it). MKL's fp32 on an
+    AMD CPU with AVX-512, measured on one Zen 4 VM at one thread
+    (``benchmarks/bench_output_passes.py``, the allocator held to the heap):
+    ``matmul`` takes what ``linear`` onto its bias takes where C's traffic is
+    most of it (matmul / linear 1.01-1.17 for K of 2-32), and ``torch.mm``
+    into one C (``beta = 0``) 1.4-1.7 times what ``addmm_`` into it takes
+    (``beta = 1``, which must read C); held to AVX2 as well. Its GEMV and
+    its rank-1 update (M, N or K of 1) store C whole (2048 x 1 x 2048:
+    0.41-0.57 of ``linear``), and the model spares them. Not on the Zen 3
+    (no AVX-512; its ``matmul`` of K = 3 takes 0.62 of ``linear``), nor on
+    Intel's CPUs (the Intel host's 0.47-0.72), nor for oneDNN's bf16
+    (0.37-0.59 on the Zen 4). A later AMD core with AVX-512 (a Zen 5) gets
+    the same until measured."""
     flags = set(flags)
     if vendor != "AuthenticAMD" or "avx512f" not in flags:
         return {}
     return {
         dtype: estimated(
             2.0,
-            "MKL's fp32 sgemm on an AMD CPU with AVX-512 (the Zen 4 host) reads C before it "
-            "writes it: matmul (beta = 0), torch.mm into a C allocated once and linear onto "
-            "its bias take the same time where C's traffic is most of it (2048x3x2048: 3.1, "
-            "2.9, 2.9 ms; bench_output_passes.py), while its rank-1 update (K = 1) stores C "
-            "whole (0.54 of linear); the Zen 3's matmul takes 0.62 of linear",
+            "MKL's fp32 sgemm on an AMD CPU with AVX-512 (measured on one Zen 4 VM at one "
+            "thread) stores C no cheaper than a product that accumulates onto it: matmul "
+            "(beta = 0) takes what linear onto its bias takes where C's traffic is most of it "
+            "(1.01-1.17), and mm into one C 1.4-1.7 times what addmm_ into it (beta = 1) takes "
+            "(bench_output_passes.py); its GEMV and rank-1 update (M, N or K of 1) store C "
+            "whole; oneDNN's bf16 there, the Zen 3 and the Intel host's MKL store C whole too",
         )
         for dtype in dtypes
         if dtype in REREAD_DTYPES
