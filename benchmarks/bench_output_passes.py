@@ -3,7 +3,8 @@
 Run: python benchmarks/bench_output_passes.py [--dtype fp32|bf16] [--shape MxKxN ...]
 Prints figures; asserts nothing; about ten seconds at one thread. The
 evidence behind ``product_output_passes`` (docs/model-fidelity.md, "Then
-MKL reads C before it writes it on the Zen 4 (session 56)"): for products
+MKL's fp32 stores C no cheaper than an accumulation on the Zen 4 (session
+56)"): for products
 whose time is mostly C's traffic (a short K, C of 4-33 MB), the time of
 
 - ``matmul``: ``torch.matmul`` (the library called with ``beta = 0``);
