@@ -20,7 +20,7 @@ C whole at ``beta = 0`` takes well under ``beta 1`` and ``linear`` there
 (oneDNN's bf16: matmul / linear 0.37-0.59); one that stores C no cheaper
 than a product that accumulates takes at least ``beta 1`` and what
 ``linear`` takes (MKL's fp32 on the Zen 4 host: matmul / linear
-1.01-1.17 for K of 2-32, beta 0 / beta 1 1.4-1.7; its rank-1 update,
+0.98-1.17 for K of 2-32, beta 0 / beta 1 1.4-1.7; its rank-1 update,
 K = 1, stores C whole: matmul / linear 0.41-0.57).
 
 Each figure is the median of seven rounds that call the five in turn, each
@@ -78,7 +78,9 @@ def hold_allocator_to_the_heap() -> bool:
         return False
     try:
         libc = ctypes.CDLL(name)
-        ok = libc.mallopt(M_MMAP_THRESHOLD, 1 << 30) and libc.mallopt(M_TRIM_THRESHOLD, 1 << 31)
+        libc.mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
+        most = 2**31 - 1  # an int's largest: no mapping below it, no trim
+        ok = libc.mallopt(M_MMAP_THRESHOLD, 1 << 30) and libc.mallopt(M_TRIM_THRESHOLD, most)
     except (OSError, AttributeError):
         return False
     return bool(ok)
@@ -96,7 +98,7 @@ def parse_shape(text: str) -> tuple[int, int, int]:
     """``"MxKxN"`` -> ``(M, K, N)``: each at least 1, no operand above
     :data:`MOST_ELEMENTS` elements, at most :data:`MOST_MACS` multiply-adds
     (argparse's error otherwise)."""
-    if not re.fullmatch(r"[1-9][0-9]{0,9}x[1-9][0-9]{0,9}x[1-9][0-9]{0,9}", text):
+    if not re.fullmatch(r"[1-9][0-9]*x[1-9][0-9]*x[1-9][0-9]*", text):
         raise argparse.ArgumentTypeError(f"{text!r}: expected MxKxN of positive integers")
     m, k, n = (int(v) for v in text.split("x"))
     if max(m * k, k * n, m * n) > MOST_ELEMENTS:
@@ -133,7 +135,8 @@ def row(m: int, k: int, n: int, dtype: torch.dtype) -> str:
             times[name].append(per_call_us(call, counts[name]))
     med = {name: statistics.median(values) for name, values in times.items()}
     size = m * n * c.element_size() / 1e6
-    note = "  (K = 1: MKL's rank-1 path)" if k == 1 and dtype == torch.float32 else ""
+    level2 = dtype == torch.float32 and 1 in (m, k, n)
+    note = "  (M, N or K of 1: MKL's level-2 path)" if level2 else ""
     return (
         f"{f'{m}x{k}x{n}':>14} {size:6.1f} "
         + " ".join(f"{med[name]:9.1f}" for name in calls)

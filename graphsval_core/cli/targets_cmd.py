@@ -233,7 +233,13 @@ def _detail_rows(registry: Registry, target: TargetSpec) -> list[list[str]]:
             [
                 f"C's passes {d}",
                 f"{v:g} of a product that does not accumulate"
-                + (" (C stored as if it accumulated)" if v > 1 else ""),
+                + (
+                    " (C stored as if it accumulated)"
+                    if v >= 2
+                    else " (C stored at part of an accumulation's cost)"
+                    if v > 1
+                    else ""
+                ),
                 src(f"product_output_passes.{d}"),
             ]
             for d, v in target.product_output_passes.items()

@@ -648,7 +648,7 @@ class TargetSpec:
                 "tail_piece_vectors", self.tail_piece_vectors, peaks, prov, most=1.0, least=0.5
             ),
         )
-        # C crosses once (stored whole) to twice (each line read first)
+        # C crosses once (stored whole) to twice (stored as if the product accumulated)
         _set(
             self,
             "product_output_passes",

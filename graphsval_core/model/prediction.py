@@ -323,7 +323,8 @@ class Prediction:
         reread = self._library_passes(i)
         if reread:
             times = "twice" if reread == 2 else f"{reread:g} times"
-            unpacked += f"C crosses {times}: the library stores it as if it accumulated; "
+            how = "as if it accumulated" if reread >= 2 else "at part of an accumulation's cost"
+            unpacked += f"C crosses {times}: the library stores it {how}; "
         parts.append(
             f"it streams {fmt_bytes(moved)} from {self.binding_tier[i]} at "
             f"{fmt_si(bw, 'B/s')} effective ({unpacked}{fmt_seconds(self.memory_s[i])} "

@@ -19,8 +19,11 @@ latency and energy of one call on warm data, term by term
   mapped output, or for a product that does not accumulate
   (``OpSpec.accumulates``: the GEMM library writes a ``beta = 0`` result
   whole, never reading C; linear accumulates onto the bias it broadcast, so
-  it reads C); a CPU's vector_add moves its output twice unless it is
-  freshly mapped.
+  it reads C), unless the target's ``product_output_passes`` gives the
+  dtype's library its own ``p`` for such a product (M, K and N of two or
+  more, C not freshly mapped: MKL's fp32 on the Zen 4 stores C no cheaper
+  than a product that accumulates, ``p`` = 2); a CPU's vector_add moves
+  its output twice unless it is freshly mapped.
 - **Residency** (:mod:`.terms.residency`). The levels inside tier ``k`` keep
   what fits: nothing crosses when the working set W fits their capacity C, a
   ``1 - C/W`` share of the traffic crosses when it does not. C is the inner
@@ -283,14 +286,14 @@ def predict(
         gemm = np.asarray(op.gemm_dims(shapes), dtype=np.float64).reshape(len(shapes), 3)
         tiles = _tiles(registry, target, op, shapes, dtype, gemm, tiers)
         outside = outside_product_bytes(operands, gemm, bpe, out_bpe)
-        # C's passes: a library may zero C and accumulate onto it though it overwrites it
+        # C's passes: a library may store C as if the product accumulated, though it does not
         rewritten = library_rewrites(
             gemm,
             overwrites & write_allocates(target) & ~fresh,
             library_rows(target, dtype, gemm, len(shapes)),
         )
         passes = output_passes(read_first, rewritten, target.product_output_passes.get(dtype))
-        if dtype in target.product_output_passes:  # the rows that read C first, and how much
+        if dtype in target.product_output_passes:  # the rows it does so for, and how much
             library_passes = np.where(rewritten & (passes > 1.0), passes, 0.0)
         traffic = reuse_traffic(gemm, tiles, bpe, outside, passes, out_bpe)
     else:

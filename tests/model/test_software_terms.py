@@ -1139,7 +1139,9 @@ def test_a_library_that_stores_c_as_if_it_accumulated_makes_c_cross_twice(regist
     assert "C crosses" not in mm["once"].sentence(0)
     part = registry_of(**one, product_output_passes={"fp32": estimated(1.5, "t")})
     half = predict_batch(part, "t", "matmul", shapes, "fp32")
-    assert "C crosses 1.5 times" in half.sentence(0)
+    assert "C crosses 1.5 times: the library stores it at part of an accumulation's" in (
+        half.sentence(0)
+    )
     assert mm["plain"].memory_s[0] < half.memory_s[0] < mm["reread"].memory_s[0]
     # linear accumulates onto its bias: it reads C anyway, with or without the field
     lin_plain = predict_batch(plain, "t", "linear", shapes, "fp32")
@@ -1167,7 +1169,7 @@ def test_a_fresh_output_and_a_product_outside_the_library_keep_one_pass(registry
         **one, **fresh, **small, product_output_passes={"bf16": estimated(2.0, "t")}
     )
     # C of 64 MiB is mapped afresh (the kernel zeroed its pages into the cache); 16x16x16
-    # runs in the framework's own kernel, not the library that reads C first
+    # runs in the framework's own kernel, not the library that stores C as if it accumulated
     shapes = [[8192, 2, 4096], [16, 16, 16], [4096, 2, 2048]]
     p = predict_batch(plain, "t", "matmul", shapes, "bf16")
     q = predict_batch(reread, "t", "matmul", shapes, "bf16")

@@ -115,7 +115,7 @@ def test_output_read_first_takes_bools_or_rows():
     assert rows.tolist() == [False, True]
 
 
-def test_a_library_that_reads_c_first_gives_the_rows_it_rewrites_its_passes():
+def test_a_library_that_stores_c_as_if_it_accumulated_gives_its_rows_their_passes():
     read_first = np.array([True, False, False, False])  # linear; matmul x3
     rewritten = np.array([False, True, False, True])  # a matmul the library runs, not fresh
     # no such library: one pass where C is stored whole, two where it is read first

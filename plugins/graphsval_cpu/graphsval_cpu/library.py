@@ -160,7 +160,7 @@ def product_output_passes(
     AMD CPU with AVX-512, measured on one Zen 4 VM at one thread
     (``benchmarks/bench_output_passes.py``, the allocator held to the heap):
     ``matmul`` takes what ``linear`` onto its bias takes where C's traffic is
-    most of it (matmul / linear 1.01-1.17 for K of 2-32), and ``torch.mm``
+    most of it (matmul / linear 0.98-1.17 for K of 2-32), and ``torch.mm``
     into one C (``beta = 0``) 1.4-1.7 times what ``addmm_`` into it takes
     (``beta = 1``, which must read C); held to AVX2 as well. Its GEMV and
     its rank-1 update (M, N or K of 1) store C whole (2048 x 1 x 2048:
@@ -178,7 +178,7 @@ def product_output_passes(
             "MKL's fp32 sgemm on an AMD CPU with AVX-512 (measured on one Zen 4 VM at one "
             "thread) stores C no cheaper than a product that accumulates onto it: matmul "
             "(beta = 0) takes what linear onto its bias takes where C's traffic is most of it "
-            "(1.01-1.17), and mm into one C 1.4-1.7 times what addmm_ into it (beta = 1) takes "
+            "(0.98-1.17), and mm into one C 1.4-1.7 times what addmm_ into it (beta = 1) takes "
             "(bench_output_passes.py); its GEMV and rank-1 update (M, N or K of 1) store C "
             "whole; oneDNN's bf16 there, the Zen 3 and the Intel host's MKL store C whole too",
         )
