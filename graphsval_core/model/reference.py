@@ -282,16 +282,14 @@ def predict(
     gemm: np.ndarray | None = None
     tiles: np.ndarray | None = None
     library_passes: np.ndarray | None = None
+    library = np.zeros(len(shapes), dtype=bool)
     if op.gemm_dims is not None:
         gemm = np.asarray(op.gemm_dims(shapes), dtype=np.float64).reshape(len(shapes), 3)
+        library = library_rows(target, dtype, gemm, len(shapes))  # the rows its library runs
         tiles = _tiles(registry, target, op, shapes, dtype, gemm, tiers)
         outside = outside_product_bytes(operands, gemm, bpe, out_bpe)
         # C's passes: a library may store C as if the product accumulated, though it does not
-        rewritten = library_rewrites(
-            gemm,
-            overwrites & write_allocates(target) & ~fresh,
-            library_rows(target, dtype, gemm, len(shapes)),
-        )
+        rewritten = library_rewrites(gemm, overwrites & write_allocates(target) & ~fresh, library)
         passes = output_passes(read_first, rewritten, target.product_output_passes.get(dtype))
         if dtype in target.product_output_passes:  # the rows it does so for, and how much
             library_passes = np.where(rewritten & (passes > 1.0), passes, 0.0)
@@ -310,12 +308,10 @@ def predict(
     bandwidth = effective * shares
     access_latency = np.array([t.access_latency_ns * 1e-9 for t in tiers])
     kept = float(capacities[-1])
-    library = np.zeros(len(shapes), dtype=bool)
     in_place = np.zeros(len(shapes), dtype=bool)
     unpacked = np.zeros(len(shapes), dtype=bool)
-    if gemm is not None:  # the rows the dtype's GEMM library runs; which read B in place;
-        # which have an A too short to pack (B streams as it lies)
-        library = library_rows(target, dtype, gemm, len(shapes))
+    if gemm is not None:  # the rows of the dtype's GEMM library (above) that read B in
+        # place; which have an A too short to pack (B streams as it lies)
         in_place = reads_b_in_place(target, dtype, gemm, bpe, op.b_transposed, kept)
         unpacked = unpacked_rows(target, dtype, gemm, library)
     # a product reading B in place streams what it does not pack at its own share of each
@@ -344,7 +340,7 @@ def predict(
         along_n = None
         lanes = target.accumulator_lanes.get(dtype)
         if lanes is not None:  # the library's micro-kernel; the framework's own keeps the square
-            own = library_rows(target, dtype, gemm, len(shapes))
+            own = library
             lane = lane_tile(gemm, lanes)
             compute_tile = np.where(own[:, None], lane, compute_tile)
             lanes_used = np.where(own, lanes, 0.0)

@@ -97,6 +97,13 @@ def product_tiles(
     return RegisterTiles(along_m * along_n, tile_ops, grid)
 
 
+def gemv_shapes(gemm: np.ndarray) -> np.ndarray:
+    """Per row of ``gemm`` (``(n, 3)`` of M, K, N): a GEMV's shape, one row of
+    A or one column of B (M or N of 1), which a GEMM library hands to its
+    level-2 path (MKL's sgemm to its sgemv)."""
+    return (gemm[:, 0] == 1) | (gemm[:, 2] == 1)
+
+
 def lane_tile(gemm: np.ndarray, lanes: float) -> np.ndarray:
     """The compute tile of a GEMM-library micro-kernel that broadcasts each
     row of A against vectors of ``lanes`` of B's columns

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from graphsval_core.datamodel.target import PACK_A_MIN_COLUMNS
-from graphsval_core.model.terms.compute import parallelism
+from graphsval_core.model.terms.compute import gemv_shapes, parallelism
 from graphsval_core.model.terms.memory import memory_time
 
 if TYPE_CHECKING:
@@ -61,8 +61,7 @@ def gemv_rows(target: TargetSpec, dtype: str, gemm: np.ndarray | None, n: int) -
     MKL's sgemm hands such a call to its sgemv)."""
     if gemm is None:
         return np.zeros(n, dtype=bool)
-    level2 = (gemm[:, 0] == 1) | (gemm[:, 2] == 1)
-    return level2 & library_rows(target, dtype, gemm, n)
+    return gemv_shapes(gemm) & library_rows(target, dtype, gemm, n)
 
 
 def team_gemv_rows(

@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from graphsval_core.model.terms.compute import gemv_shapes
+
 if TYPE_CHECKING:
     from graphsval_core.datamodel.op import OpSpec
     from graphsval_core.datamodel.target import MemoryTier, TargetSpec
@@ -107,9 +109,9 @@ def library_rewrites(gemm: np.ndarray, stored_whole: np.ndarray, library: np.nda
     library (``library``) through its GEMM kernel: K of two or more, and M
     and N too. A K of one is the library's rank-1 update and an M or N of
     one its GEMV (the level-2 paths), which store C whole (the Zen 4's fp32
-    ``matmul`` of 2048 x 1 x 2048 takes 0.41-0.54 of ``linear``'s time,
-    2048 x 3 x 2048 1.07)."""
-    kernel = (gemm[:, 0] > 1) & (gemm[:, 1] > 1) & (gemm[:, 2] > 1)
+    ``matmul`` of 2048 x 1 x 2048 takes 0.41-0.57 of ``linear``'s time,
+    2048 x 3 x 2048 1.03)."""
+    kernel = ~gemv_shapes(gemm) & (gemm[:, 1] > 1)
     return np.asarray(stored_whole, dtype=bool) & np.asarray(library, dtype=bool) & kernel
 
 
