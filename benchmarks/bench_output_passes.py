@@ -20,7 +20,8 @@ C whole at ``beta = 0`` takes well under ``beta 1`` and ``linear`` there
 (oneDNN's bf16: matmul / linear 0.37-0.59); one that stores C no cheaper
 than a product that accumulates takes at least ``beta 1`` and what
 ``linear`` takes (MKL's fp32 on the Zen 4 host: matmul / linear
-0.98-1.17 for K of 2-32, beta 0 / beta 1 1.4-1.7; its rank-1 update,
+0.98-1.17 for K of 2-32, beta 0 / beta 1 1.4-1.7; on a Zen 3 VM, session
+57: 0.72-1.05 and 1.3-1.6; its rank-1 update,
 K = 1, stores C whole: matmul / linear 0.41-0.57).
 
 Each figure is the median of seven rounds that call the five in turn, each

@@ -12,8 +12,8 @@ result a GEMM library writes whole: a product that does not accumulate
 accumulates onto what its output holds (``OpSpec.accumulates``: linear, onto
 the bias its first kernel broadcast) reads C. A library may store C no
 cheaper than a product that accumulates all the same
-(``TargetSpec.product_output_passes``: the Zen 4's fp32 sgemm, whose
-``matmul`` takes what ``linear`` takes).
+(``TargetSpec.product_output_passes``: MKL's fp32 sgemm on the AMD hosts,
+the Zen 4 and the Zen 3, whose ``matmul`` takes what ``linear`` takes).
 """
 
 from __future__ import annotations

@@ -145,8 +145,8 @@ def tail_piece_vectors(dtypes: Iterable[str], flags: Iterable[str]) -> dict[str,
 
 
 #: The dtypes whose GEMM library stores C no cheaper than a product that
-#: accumulates on an AMD CPU with AVX-512 (the Zen 4): MKL's sgemm, which runs
-#: its AVX2 kernels there.
+#: accumulates on an AMD CPU (the Zen 4 and the Zen 3 measured): MKL's sgemm,
+#: which runs its AVX2 kernels there.
 REREAD_DTYPES = ("fp32",)
 
 
@@ -157,30 +157,32 @@ def product_output_passes(
     that accumulates onto it, even when the product does not accumulate
     (``beta = 0``), the passes of C: two, as the model counts ``linear``'s
     (the bias broadcast into C, then the product onto it). MKL's fp32 on an
-    AMD CPU with AVX-512, measured on one Zen 4 VM at one thread
+    AMD CPU (its AVX2 kernels, or AVX-512's), measured at one thread on one
+    Zen 4 VM (session 56) and one Zen 3 VM (session 57)
     (``benchmarks/bench_output_passes.py``, the allocator held to the heap):
     ``matmul`` takes what ``linear`` onto its bias takes where C's traffic is
-    most of it (matmul / linear 0.98-1.17 for K of 2-32), and ``torch.mm``
-    into one C (``beta = 0``) 1.4-1.7 times what ``addmm_`` into it takes
-    (``beta = 1``, which must read C); held to AVX2 as well. Its GEMV and
-    its rank-1 update (M, N or K of 1) store C whole (2048 x 1 x 2048:
-    0.41-0.57 of ``linear``), and the model spares them. Not on the Zen 3
-    (no AVX-512; its ``matmul`` of K = 3 takes 0.62 of ``linear``), nor on
-    Intel's CPUs (the Intel host's 0.47-0.72), nor for oneDNN's bf16
-    (0.37-0.59 on the Zen 4). A later AMD core with AVX-512 (a Zen 5) gets
-    the same until measured."""
+    most of it (matmul / linear 0.98-1.17 on the Zen 4, 0.72-1.05 on the
+    Zen 3, for K of 2-32), and ``torch.mm`` into one C (``beta = 0``) 1.3-1.7
+    times what ``addmm_`` into it takes (``beta = 1``, which must read C); on
+    the Zen 4 held to AVX2 as well. Its GEMV and its rank-1 update (M, N or
+    K of 1) store C whole (2048 x 1 x 2048: 0.41-0.57 of ``linear`` on the
+    Zen 4), and the model spares them. Not on Intel's CPUs (the Intel host's
+    0.47-0.72), nor for oneDNN's bf16 (0.37-0.59 on the Zen 4). An earlier
+    reading of 0.62 for the Zen 3 (session 51) came from captured rows whose
+    C was mapped afresh in some and not in others."""
     flags = set(flags)
-    if vendor != "AuthenticAMD" or "avx512f" not in flags:
+    if vendor != "AuthenticAMD" or "avx2" not in flags:
         return {}
     return {
         dtype: estimated(
             2.0,
-            "MKL's fp32 sgemm on an AMD CPU with AVX-512 (measured on one Zen 4 VM at one "
-            "thread) stores C no cheaper than a product that accumulates onto it: matmul "
+            "MKL's fp32 sgemm on an AMD CPU (measured at one thread on one Zen 4 VM and one "
+            "Zen 3 VM) stores C no cheaper than a product that accumulates onto it: matmul "
             "(beta = 0) takes what linear onto its bias takes where C's traffic is most of it "
-            "(0.98-1.17), and mm into one C 1.4-1.7 times what addmm_ into it (beta = 1) takes "
-            "(bench_output_passes.py); its GEMV and rank-1 update (M, N or K of 1) store C "
-            "whole; oneDNN's bf16 there, the Zen 3 and the Intel host's MKL store C whole too",
+            "(0.98-1.17 on the Zen 4, 0.72-1.05 on the Zen 3), and mm into one C 1.3-1.7 times "
+            "what addmm_ into it (beta = 1) takes (bench_output_passes.py); its GEMV and "
+            "rank-1 update (M, N or K of 1) store C whole; oneDNN's bf16 and the Intel host's "
+            "MKL store C whole too",
         )
         for dtype in dtypes
         if dtype in REREAD_DTYPES
