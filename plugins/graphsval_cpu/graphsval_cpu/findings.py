@@ -35,10 +35,10 @@ FINDINGS: dict[str, dict[str, str]] = {
         "precision": (
             "measured on this host (Zen 3, AVX2, no avx512_bf16 or AMX): PyTorch has no oneDNN "
             "path for a bf16 product without AVX-512 and runs it in its own reference kernel, "
-            "one output at a time (calibrated: about 6 ns per output and 1.1 ns per "
-            "multiply-add down a column of B, 6 ns more per TLB miss; 40 ns and 0.28 ns for "
+            "one output at a time (calibrated: about 3.1 ns per output and 0.71 ns per "
+            "multiply-add down a column of B, 6.5 ns more per TLB miss; 29 ns and 0.19 ns for "
             "linear's contiguous dots), tens of times slower than fp32 through MKL "
-            "(6x16112x14896 bf16 takes 11.2 s), so a bf16 product costs far more time and "
+            "(6x16112x14896 bf16 takes 10.4 s), so a bf16 product costs far more time and "
             "static energy than fp32's; and " + BF16_ADD
         )
     },

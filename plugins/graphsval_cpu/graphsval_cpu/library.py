@@ -169,7 +169,8 @@ def product_output_passes(
     Zen 4), and the model spares them. Not on Intel's CPUs (the Intel host's
     0.47-0.72), nor for oneDNN's bf16 (0.37-0.59 on the Zen 4). An earlier
     reading of 0.62 for the Zen 3 (session 51) came from captured rows whose
-    C was mapped afresh in some and not in others."""
+    C was mapped afresh in some and not in others. Other AMD cores with AVX2
+    (Zen 1, Zen 2, Zen 5) get the same until measured."""
     flags = set(flags)
     if vendor != "AuthenticAMD" or "avx2" not in flags:
         return {}
