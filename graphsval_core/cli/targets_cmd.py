@@ -16,7 +16,12 @@ from graphsval_core.datamodel.tables import (
     screen_width,
     wrap_line,
 )
-from graphsval_core.datamodel.target import PACK_A_MIN_COLUMNS, MemoryTier, TargetSpec
+from graphsval_core.datamodel.target import (
+    PACK_A_MIN_COLUMNS,
+    MemoryTier,
+    TargetSpec,
+    output_passes_phrase,
+)
 from graphsval_core.datamodel.units import fmt_bytes, fmt_joules, fmt_seconds, fmt_si
 from graphsval_core.files.target_spec import spec_to_json
 from graphsval_core.plugins.records import ProbeResult
@@ -233,13 +238,7 @@ def _detail_rows(registry: Registry, target: TargetSpec) -> list[list[str]]:
             [
                 f"C's passes {d}",
                 f"{v:g} of a product that does not accumulate"
-                + (
-                    " (C stored as if it accumulated)"
-                    if v >= 2
-                    else " (C stored at part of an accumulation's cost)"
-                    if v > 1
-                    else ""
-                ),
+                + (f" (C stored {output_passes_phrase(v)})" if v > 1 else ""),
                 src(f"product_output_passes.{d}"),
             ]
             for d, v in target.product_output_passes.items()

@@ -340,6 +340,15 @@ def _per_dtype(
     return MappingProxyType(out)
 
 
+def output_passes_phrase(passes: float) -> str:
+    """How a GEMM library with ``passes`` of C (``TargetSpec.product_output_passes``)
+    stores it: as if the product accumulated (two), at part of an accumulation's
+    cost (between one and two), or nothing to say (one: stored whole)."""
+    if passes >= 2:
+        return "as if it accumulated"
+    return "at part of an accumulation's cost" if passes > 1 else ""
+
+
 @frozen(kw_only=True)
 class TargetSpec:
     """One hardware configuration: compute, memory tiers, power, provenance.
@@ -382,7 +391,7 @@ class TargetSpec:
     than a product that accumulates onto it, as ``linear`` does onto the
     bias broadcast into C: two passes in the model). A freshly mapped
     output and a product that accumulates keep their own passes (one and
-    two). The Zen 4's fp32 products (MKL's AVX2 sgemm) take two:
+    two). The AMD hosts' fp32 products (MKL's AVX2 sgemm) take two; on the Zen 4
     ``matmul`` of 2048 x 3 x 2048 takes what ``linear`` onto its bias
     takes, and ``torch.mm`` into one C (``beta = 0``) 1.4-1.7 times what
     ``addmm_`` into it takes (``beta = 1``;
@@ -878,8 +887,8 @@ class TargetSpec:
             self._cpu_library(
                 f"product_output_passes.{dtype}",
                 dtype,
-                "writes C without reading it: a library reading C first is a CPU's "
-                "(write-allocate caches)",
+                "writes C without reading it: a library storing C as if it accumulated is a "
+                "CPU's (write-allocate caches)",
                 "kernel writes C",
             )
 

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 from attrs import evolve, field, frozen
 
+from graphsval_core.datamodel.target import output_passes_phrase
 from graphsval_core.datamodel.units import fmt_bytes, fmt_joules, fmt_seconds, fmt_si
 from graphsval_core.model.terms.latency import unhidden_time
 
@@ -323,8 +324,7 @@ class Prediction:
         reread = self._library_passes(i)
         if reread:
             times = "twice" if reread == 2 else f"{reread:g} times"
-            how = "as if it accumulated" if reread >= 2 else "at part of an accumulation's cost"
-            unpacked += f"C crosses {times}: the library stores it {how}; "
+            unpacked += f"C crosses {times}: the library stores it {output_passes_phrase(reread)}; "
         parts.append(
             f"it streams {fmt_bytes(moved)} from {self.binding_tier[i]} at "
             f"{fmt_si(bw, 'B/s')} effective ({unpacked}{fmt_seconds(self.memory_s[i])} "

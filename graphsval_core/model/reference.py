@@ -21,7 +21,7 @@ latency and energy of one call on warm data, term by term
   whole, never reading C; linear accumulates onto the bias it broadcast, so
   it reads C), unless the target's ``product_output_passes`` gives the
   dtype's library its own ``p`` for such a product (M, K and N of two or
-  more, C not freshly mapped: MKL's fp32 on the Zen 4 stores C no cheaper
+  more, C not freshly mapped: MKL's fp32 on the AMD hosts stores C no cheaper
   than a product that accumulates, ``p`` = 2); a CPU's vector_add moves
   its output twice unless it is freshly mapped.
 - **Residency** (:mod:`.terms.residency`). The levels inside tier ``k`` keep
