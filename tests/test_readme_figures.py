@@ -118,6 +118,12 @@ QUOTES: list[Callable[[], str]] = [
         f"{_product_l2_gbps(INTEL, 'fp32'):.0f}"
     ),
     lambda: f"a share's own spread `+- {_spread(INTEL, 'in_place_fraction.bf16'):.2f}`",
+    lambda: (
+        f"(the Zen 3 {_v(ZEN3, 'gemv_fraction.fp32'):.2f}, the Zen 4 "
+        f"{_v(ZEN4, 'gemv_fraction.fp32'):.2f}, against their products' "
+        f"{_v(ZEN3, 'product_bandwidth_fraction.fp32'):.2f} and "
+        f"{_v(ZEN4, 'product_bandwidth_fraction.fp32'):.2f})"
+    ),
 ]
 
 

@@ -112,7 +112,12 @@ from graphsval_core.datamodel.target import (
 from graphsval_core.files.baseline import BaselineRow
 from graphsval_core.files.calibration import SHARES  # noqa: F401 (re-exported)
 from graphsval_core.files.calibration_file import MAX_FRACTION
-from graphsval_core.model.terms.overheads import library_rows, reads_b_in_place, team_gemv_rows
+from graphsval_core.model.terms.overheads import (
+    gemv_stream_rows,
+    library_rows,
+    reads_b_in_place,
+    team_gemv_rows,
+)
 from graphsval_core.model.terms.reference_kernel import tlb_misses
 from graphsval_core.model.terms.residency import inner_capacities
 
@@ -135,6 +140,9 @@ OVERLAP_SHARE = 0.25
 #: Rows of a dtype that read B in place before its ``in_place_fraction`` is
 #: fitted.
 IN_PLACE_ROWS = 4
+#: Distinct GEMVs of a dtype a tier beyond the innermost bounds before its
+#: ``gemv_fraction`` is fitted.
+GEMV_STREAM_ROWS = 4
 
 
 @define
@@ -304,6 +312,7 @@ def choose_params(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) 
             )
     params += _product_shares(spec, gate)
     params += _in_place_shares(registry, spec, rows, gate)
+    params += _gemv_shares(registry, spec, rows, bound, gate)
     multi = [r for r in rows if registry.op(r.op).kernels > 1]
     if spec.kernel_overhead_s is not None and multi:
         params.append(
@@ -727,6 +736,44 @@ def _in_place_shares(
         )
         for dtype, count in counts.items()
         if count >= IN_PLACE_ROWS and gate.fits(dtype)
+    ]
+
+
+def _gemv_shares(
+    registry: Any,
+    spec: TargetSpec,
+    rows: Sequence[BaselineRow],
+    bound: np.ndarray,
+    gate: ShareGate,
+) -> list[Param]:
+    """``gemv_fraction.<dtype>`` for each dtype the spec gives one, where the
+    dtype's products' share is fitted (streams pin the tiers) and at least
+    :data:`GEMV_STREAM_ROWS` distinct rows of it on the library's level-2
+    path (a GEMV, or fewer rows of A than it packs from:
+    :func:`gemv_stream_rows`) are bound by a tier beyond the innermost
+    (``bound``: each row's tiers that take a real share of its latency)."""
+    if not spec.gemv_fraction or len(spec.tiers) < 2:
+        return []
+    outer = np.any(bound[:, 1:], axis=1)
+    seen: dict[str, set[tuple[str, tuple[int, ...]]]] = {d: set() for d in spec.gemv_fraction}
+    for dtype, index, gemm, _op in _product_batches(registry, rows):
+        if dtype not in seen:
+            continue
+        own = gemv_stream_rows(spec, dtype, gemm, library_rows(spec, dtype, gemm, len(index)))
+        for j, i in enumerate(index):
+            if own[j] and outer[i]:
+                seen[dtype].add((rows[i].op, tuple(rows[i].dims)))
+    return [
+        Param(
+            f"gemv_fraction.{dtype}",
+            spec.gemv_fraction[dtype],
+            1e-2,
+            MAX_PRODUCT_SHARE,
+            f"{len(shapes)} {dtype} GEMVs (M or N of 1, or A too short to pack) a tier beyond the "
+            f"{spec.tiers[0].name} bounds, against the tiers' own rates",
+        )
+        for dtype, shapes in sorted(seen.items())
+        if len(shapes) >= GEMV_STREAM_ROWS and gate.fits(dtype)
     ]
 
 

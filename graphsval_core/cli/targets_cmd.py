@@ -344,6 +344,17 @@ def _detail_rows(registry: Registry, target: TargetSpec) -> list[list[str]]:
         ],
         *[
             [
+                f"GEMV stream {d}",
+                f"{share:.3g} of each tier's bandwidth beyond the {target.tiers[0].name} "
+                "for a GEMV's matrix (M or N of 1; A too short to pack: a GEMV per row) "
+                f"({fmt_si(target.tiers[-1].effective_bandwidth_bps * share, 'B/s')} "
+                f"from {target.tiers[-1].name})",
+                src(f"gemv_fraction.{d}"),
+            ]
+            for d, share in target.gemv_fraction.items()
+        ],
+        *[
+            [
                 f"packing A {d}",
                 f"{fmt_si(rate, 'B/s')} beyond the last cache, N > {PACK_A_MIN_COLUMNS}",
                 src(f"pack_a_bps.{d}"),

@@ -225,7 +225,8 @@ def _memory_linear(target: TargetSpec, ctx: CheckContext, batches: Batches) -> O
     the tier's access-latency floor, once a matrix product's time is scaled by
     its library's share of the bandwidth (``product_bandwidth_fraction`` and the
     tier's ``product_fraction``), or by the row's own where the prediction
-    gives one (a product reading B in place: ``in_place_fraction``)."""
+    gives one (a product reading B in place: ``in_place_fraction``; a GEMV
+    beyond the innermost tier: ``gemv_fraction``)."""
     verdict = Verdict("monotonicity.memory_linear", target, ctx)
     tiers = ctx.memory_hierarchy(target)
     per_byte: dict[str, list[tuple[float, str]]] = {}
@@ -233,7 +234,7 @@ def _memory_linear(target: TargetSpec, ctx: CheckContext, batches: Batches) -> O
         product = ctx.op(op).gemm_dims is not None
         for k, tier in enumerate(tiers):
             share = target.tier_share(tier, dtype, product)
-            if p.row_bandwidth_bps is not None:  # a row at its own rate (B read in place)
+            if p.row_bandwidth_bps is not None:  # a row at its own rate (in place, a GEMV)
                 share = float(p.row_bandwidth_bps[i, k]) / tier.effective_bandwidth_bps
             moved, time = float(p.bytes_per_tier[i, k]), float(p.time_per_tier_s[i, k])
             if moved > 0 and time > tier.access_latency_ns * 1e-9 * (1 + EXACT):

@@ -448,6 +448,15 @@ class TargetSpec:
     unset: the products' share) the share of each tier's bandwidth at which
     such a product streams the part of B the caches do not keep: its kernel
     reads the weight's rows as they lie, not packed panels;
+    ``gemv_fraction`` (per dtype, a dtype some GEMM library runs, a target
+    of more than one memory tier; unset: the products' share) the share of
+    each tier's bandwidth beyond the innermost at which the library's
+    level-2 path (a GEMV: M or N of 1) streams its matrix: it packs nothing
+    and reads the matrix once, front to back, as a stream's prefetchers
+    follow it, where a micro-kernel reads packed panels in short bursts
+    (MKL's fp32 sgemv on the AMD hosts: 1 x 4096 x 4096 at 22 GB/s from
+    main memory, 1.7 times the GEMMs' share); the innermost tier, which
+    feeds the registers, keeps the products' share;
     ``pack_a_bps`` (per dtype; unset: no such cost) the rate at which it
     packs an A its last-level cache does not hold, serially with its compute,
     once N is above ``PACK_A_MIN_COLUMNS`` (main memory's rows reach the
@@ -532,6 +541,7 @@ class TargetSpec:
     pack_min_rows: Mapping[str, float] = field(factory=dict)
     in_place_max_rows: Mapping[str, float] = field(factory=dict)
     in_place_fraction: Mapping[str, float] = field(factory=dict)
+    gemv_fraction: Mapping[str, float] = field(factory=dict)
     parallel_grain_ops: float | None = None
     detected: bool = False
     description: str = ""
@@ -675,6 +685,7 @@ class TargetSpec:
             ("product_bandwidth_fraction", MAX_PRODUCT_SHARE),
             ("product_overlap", 1.0),
             ("in_place_fraction", MAX_PRODUCT_SHARE),
+            ("gemv_fraction", MAX_PRODUCT_SHARE),
         ):
             _set(self, name, _per_dtype(name, getattr(self, name), peaks, prov, most=most))
         packing = {name: self._packing(name, peaks, prov) for name in self.PACKING}
@@ -692,6 +703,7 @@ class TargetSpec:
         self._check_in_place()
         self._check_tiers()
         self._check_overlap()
+        self._check_gemv_fraction()
         required = [
             *self.PROVENANCED,
             *(f"peak_ops_per_s.{d}" for d in peaks),
@@ -711,6 +723,7 @@ class TargetSpec:
             *(f"{name}.{d}" for name in self.PACKING for d in getattr(self, name)),
             *(f"in_place_max_rows.{d}" for d in self.in_place_max_rows),
             *(f"in_place_fraction.{d}" for d in self.in_place_fraction),
+            *(f"gemv_fraction.{d}" for d in self.gemv_fraction),
         ]
         for optional in self.OPTIONAL_NUMBERS:
             if getattr(self, optional) is not None:
@@ -819,6 +832,19 @@ class TargetSpec:
                 f"product_overlap.{next(iter(self.product_overlap))}",
                 "a target of one memory tier has no time beyond its innermost tier for a "
                 "library to overlap",
+            )
+
+    def _check_gemv_fraction(self) -> None:
+        """A GEMV's own share of the tiers beyond the innermost is a GEMM
+        library's level-2 path's, for a dtype some library runs (not one of
+        ``no_gemm_library``), on a target with a tier beyond the innermost."""
+        for dtype in self.gemv_fraction:
+            self._library_runs(f"gemv_fraction.{dtype}", dtype, "runs its products")
+        if self.gemv_fraction and len(self.tiers) < 2:
+            raise SpecError(
+                f"gemv_fraction.{next(iter(self.gemv_fraction))}",
+                "a target of one memory tier has no tier beyond its innermost for a GEMV "
+                "to stream from",
             )
 
     def _check_gemv_team(self) -> None:
@@ -1108,6 +1134,7 @@ class TargetSpec:
             "pack_min_rows": dict(self.pack_min_rows),
             "in_place_max_rows": dict(self.in_place_max_rows),
             "in_place_fraction": dict(self.in_place_fraction),
+            "gemv_fraction": dict(self.gemv_fraction),
             "launch_overhead_s": self.launch_overhead_s,
             "idle_power_w": self.idle_power_w,
             "tdp_w": self.tdp_w,

@@ -49,6 +49,7 @@ PER_DTYPE = (
     "product_bandwidth_fraction",
     "product_overlap",
     "in_place_fraction",
+    "gemv_fraction",
     "pack_a_bps",
     "vector_first_touch_bps",
     *TargetSpec.REFERENCE,
@@ -72,6 +73,7 @@ SPEC_DTYPES_ONLY = (
     "gemv_fork_join_s",
     "product_overlap",
     "in_place_fraction",
+    "gemv_fraction",
     *TargetSpec.REFERENCE,
 )
 
@@ -138,7 +140,12 @@ def _range(name: str) -> tuple[float, float | None, bool]:
     last = name.split(".")[-1] if name.startswith("tiers.") else name.split(".")[0]
     if last in ("achievable_fraction", "compute_fraction"):
         return 0.0, MAX_FRACTION, True
-    if last in ("product_bandwidth_fraction", "product_fraction", "in_place_fraction"):
+    if last in (
+        "product_bandwidth_fraction",
+        "product_fraction",
+        "in_place_fraction",
+        "gemv_fraction",
+    ):
         return 0.0, MAX_PRODUCT_SHARE, True
     if last == "product_overlap":
         return 0.0, 1.0, True

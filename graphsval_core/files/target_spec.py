@@ -50,6 +50,7 @@ _MAPS = (
     *TargetSpec.PACKING,
     "in_place_max_rows",
     "in_place_fraction",
+    "gemv_fraction",
 )
 
 
@@ -516,6 +517,15 @@ def effective_rates(spec: TargetSpec) -> list[tuple[str, float, str]]:
                 "B/s",
             )
             for d, share in spec.in_place_fraction.items()
+        ]
+        out += [  # ... and what a GEMV streams its matrix at beyond the innermost tier
+            (
+                f"{at} x achievable_fraction x gemv_fraction.{d}",
+                tier.effective_bandwidth_bps * share,
+                "B/s",
+            )
+            for d, share in spec.gemv_fraction.items()
+            if i > 0
         ]
     return out
 

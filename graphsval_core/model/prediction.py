@@ -69,7 +69,8 @@ class Prediction:
     #: ``(n, T)``, where some rows stream at other rates than
     #: ``tier_bandwidth_bps`` (a product reading B in place, part of it at
     #: its ``in_place_fraction``; one whose A is too short to pack, at the
-    #: library's share without a tier's ``product_fraction``); None: none do
+    #: library's share without a tier's ``product_fraction``; a GEMV, beyond
+    #: the innermost tier at its ``gemv_fraction``); None: none do
     row_bandwidth_bps: np.ndarray | None = None
     bytes_per_tier: np.ndarray | None = None
     time_per_tier_s: np.ndarray | None = None
@@ -119,6 +120,11 @@ class Prediction:
     #: per row: A has fewer rows than the library packs from (``pack_min_rows``),
     #: so B streams as it lies, at the library's share of each tier's rate
     b_unpacked: np.ndarray | None = None
+    #: per row: a GEMV (M or N of 1) on the library's level-2 path streaming its
+    #: matrix from the tiers beyond the innermost at the dtype's ``gemv_fraction``
+    gemv_stream: np.ndarray | None = None
+    #: the dtype's ``gemv_fraction`` (None: GEMVs stream at the products' share)
+    gemv_fraction: float | None = None
     #: per row: the product runs in the framework's own kernel (no GEMM library),
     #: timed per output and per multiply-add (its ``compute_s``)
     reference_kernel: np.ndarray | None = None
@@ -259,6 +265,8 @@ class Prediction:
                 d["in_place_fraction"] = float(self.in_place_fraction)
         if self.b_unpacked is not None and self.b_unpacked[i]:
             d["b_unpacked"] = True
+        if self._gemv_streams(i):
+            d["gemv_fraction"] = float(self.gemv_fraction)  # type: ignore[arg-type]
         if self._library_passes(i):
             d["library_output_passes"] = self._library_passes(i)
         if self.team_s is not None and self.team_s[i] > 0:
@@ -299,6 +307,15 @@ class Prediction:
             return 0.0
         return float(self.library_output_passes[i])
 
+    def _gemv_streams(self, i: int) -> bool:
+        """Whether row ``i`` is a GEMV streaming its matrix at the dtype's
+        ``gemv_fraction`` (:attr:`gemv_stream`)."""
+        return (
+            self.gemv_stream is not None
+            and self.gemv_fraction is not None
+            and bool(self.gemv_stream[i])
+        )
+
     def sentence(self, i: int) -> str:
         """One sentence that reads like a person's explanation of shape ``i``."""
         head = f"{self.op} {self.shape_string(i)} {self.dtype} on {self.target}"
@@ -321,6 +338,11 @@ class Prediction:
         unpacked = ""
         if self.b_unpacked is not None and self.b_unpacked[i]:
             unpacked = "B unpacked, A too short to pack it: B streams as it lies; "
+        if self._gemv_streams(i) and k > 0:
+            unpacked += (
+                f"a GEMV: its matrix streams at {self.gemv_fraction:.2g} of each tier's rate "
+                f"beyond the {self.tier_names[0]}; "
+            )
         reread = self._library_passes(i)
         if reread:
             times = "twice" if reread == 2 else f"{reread:g} times"

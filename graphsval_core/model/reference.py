@@ -173,6 +173,8 @@ from graphsval_core.model.terms.overheads import (
     first_kernel_time,
     first_touch_time,
     fresh_output,
+    gemv_bandwidth,
+    gemv_stream_rows,
     gemv_team_cost,
     in_place_bandwidth,
     launch_time,
@@ -287,6 +289,9 @@ def predict(
         gemm = np.asarray(op.gemm_dims(shapes), dtype=np.float64).reshape(len(shapes), 3)
         library = library_rows(target, dtype, gemm, len(shapes))  # the rows its library runs
         tiles = _tiles(registry, target, op, shapes, dtype, gemm, tiers)
+        if dtype in target.gemv_fraction:  # its level-2 path runs a GEMV per row of an
+            # A too short to pack: each streams B from wherever it lies
+            tiles[unpacked_rows(target, dtype, gemm, library), 1:, 0] = 1.0
         outside = outside_product_bytes(operands, gemm, bpe, out_bpe)
         # C's passes: a library may store C as if the product accumulated, though it does not
         rewritten = library_rewrites(gemm, overwrites & write_allocates(target) & ~fresh, library)
@@ -321,6 +326,10 @@ def predict(
     row_bandwidth = unpacked_bandwidth(
         unpacked, effective * target.bandwidth_share(dtype), bandwidth, row_bandwidth
     )
+    # a GEMV streams its matrix from the tiers beyond the innermost at its own share
+    gemv = gemv_stream_rows(target, dtype, gemm, library)
+    gemv_share = target.gemv_fraction.get(dtype)
+    row_bandwidth = gemv_bandwidth(gemv, gemv_share, effective, bandwidth, row_bandwidth)
     memory = memory_time(
         bytes_per_tier, bandwidth if row_bandwidth is None else row_bandwidth, access_latency
     )
@@ -459,6 +468,8 @@ def predict(
         pack_a_s=pack_a,
         b_in_place=in_place,
         b_unpacked=unpacked,
+        gemv_stream=gemv if gemv_share is not None and len(tiers) > 1 else None,
+        gemv_fraction=gemv_share,
         hidden_s=exposed.hidden_s,
         utilisation=compute.utilisation,
         waves=compute.waves,

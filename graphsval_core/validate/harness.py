@@ -566,7 +566,8 @@ def _terms(
     # every row of a cell is held against its binding tier's effective bandwidth, the one
     # figure the tier has: an op reads each tier at its dtype's share of that (a product at
     # its library's share times the tier's product_fraction: TargetSpec.tier_share; a row
-    # that reads B in place part of it at in_place_fraction), and a drift of the tier
+    # that reads B in place part of it at in_place_fraction, a GEMV beyond the innermost
+    # tier at gemv_fraction), and a drift of the tier
     # scales every share alike, so the implied rate, that bandwidth scaled by the row's
     # memory time over its measured time, is one constant however a cell pools dtypes,
     # products with streams, or rows read in place with packed ones

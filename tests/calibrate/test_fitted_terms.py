@@ -605,3 +605,37 @@ def test_the_share_a_b_read_in_place_streams_at_is_fitted_where_rows_read_one(
     kept = [[4, 512, 512], [4, 512, 1024], [6, 1024, 512], [8, 700, 700]]
     shapes["linear"] = [*kept, *in_place[:3], [16, 4096, 4096]]
     assert "in_place_fraction.fp32" not in _fitted(registry, tmp_path, shapes, monkeypatch)
+
+
+def test_the_share_a_gemv_streams_its_matrix_at_is_fitted_where_rows_stream_one(
+    make_target, installed, tmp_path, monkeypatch
+):
+    def toy(share):
+        return make_target(
+            "toy",
+            pack_bps=estimated(20e9, "t"),
+            pack_min_rows=estimated(3, "t"),
+            gemv_fraction={"fp32": estimated(share, "the library")},
+            product_bandwidth_fraction={"fp32": estimated(0.4, "the library")},
+        )
+
+    registry = installed(toy(1.0), toy(0.8))
+    streams = [[int(n)] for n in np.geomspace(2e5, 4e7, 12)]
+    # GEMVs and a product of two rows of A (one GEMV per row) whose 16-64 MiB matrices
+    # outgrow the toy's caches; products of 8-16 rows pack B and stream it at their share
+    level2 = [[1, 2048, 2048], [4096, 2048, 1], [2, 4096, 2048], [1, 4096, 4096]]
+    packed = [[8, 2048, 2048], [16, 4096, 2048], [8, 2048, 4096]]
+    shapes = {"vector_add": streams, "matmul": [*level2, *packed], "linear": packed}
+    constants = _fitted(registry, tmp_path, shapes, monkeypatch)
+    share = constants["gemv_fraction.fp32"]
+    assert share["value"] == pytest.approx(0.8, rel=0.02)
+    assert share["datasheet"] == pytest.approx(1.0)  # the spec's, beside the fitted value
+    assert share["from"].startswith("4 fp32 GEMVs (M or N of 1, or A too short to pack)")
+    assert constants["product_bandwidth_fraction.fp32"]["value"] == pytest.approx(0.4, rel=0.02)
+    # with three such rows it is not fitted
+    shapes["matmul"] = [*level2[:3], *packed]
+    assert "gemv_fraction.fp32" not in _fitted(registry, tmp_path, shapes, monkeypatch)
+    # nor with four small ones (matrices of 64-256 KiB) no tier beyond the L1 bounds
+    small = [[1, 128, 128], [1, 256, 256], [2, 128, 256], [128, 256, 1]]
+    shapes["matmul"] = [*small, *level2[:3], *packed]
+    assert "gemv_fraction.fp32" not in _fitted(registry, tmp_path, shapes, monkeypatch)

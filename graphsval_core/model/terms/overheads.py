@@ -247,6 +247,47 @@ def unpacked_bandwidth(
     return np.where(unpacked[:, None], streams[None, :], rows)
 
 
+def gemv_stream_rows(
+    target: TargetSpec, dtype: str, gemm: np.ndarray | None, library: np.ndarray
+) -> np.ndarray:
+    """Per row: the dtype's GEMM library streams the product's matrix on its
+    level-2 path, at the dtype's ``gemv_fraction``: a GEMV (:func:`gemv_rows`)
+    or a product with fewer rows of A than the library packs from
+    (:func:`unpacked_rows`), which it runs as one GEMV per row of A. None of
+    them where the spec gives the dtype no ``gemv_fraction``."""
+    if gemm is None or dtype not in target.gemv_fraction:
+        return np.zeros(len(library), dtype=bool)
+    return gemv_rows(target, dtype, gemm, len(library)) | unpacked_rows(
+        target, dtype, gemm, library
+    )
+
+
+def gemv_bandwidth(
+    gemv: np.ndarray,
+    share: float | None,
+    effective: np.ndarray,
+    bandwidth: np.ndarray,
+    row_bandwidth: np.ndarray | None,
+) -> np.ndarray | None:
+    """Per row, each tier's bandwidth ``(n, T)`` with the ``gemv`` rows
+    (:func:`gemv_rows`) streaming from every tier beyond the innermost at
+    ``share`` of its ``effective`` bandwidth (the dtype's ``gemv_fraction``:
+    the library's level-2 path reads its matrix once, as it lies, at a
+    stream's pace, not a micro-kernel's bursts from packed panels); their
+    innermost tier, which feeds the registers, and the other rows keep
+    ``row_bandwidth`` (None: every row at ``bandwidth``). ``row_bandwidth``
+    itself where ``share`` is None or no row is a GEMV."""
+    if share is None or not gemv.any() or len(effective) < 2:
+        return row_bandwidth
+    rows = np.array(
+        np.broadcast_to(
+            bandwidth if row_bandwidth is None else row_bandwidth, (len(gemv), len(bandwidth))
+        )
+    )
+    rows[gemv, 1:] = effective[1:] * share
+    return rows
+
+
 def b_bytes(gemm: np.ndarray, bpe: float) -> np.ndarray:
     """Bytes of each row's B, ``K*N*bpe``."""
     return gemm[:, 1] * gemm[:, 2] * bpe

@@ -452,6 +452,7 @@ def _detect(root_text: str, usable: frozenset[int], given: bool) -> TargetSpec:
         pack_min_rows=library.pack_min_rows(libraried),
         in_place_max_rows=library.in_place_max_rows(libraried),
         in_place_fraction=library.in_place_fraction(libraried),
+        gemv_fraction=library.gemv_fraction(libraried, flags, vendor=info.vendor or ""),
         pack_a_bps=library.pack_a_rate(libraried, n_cpus),
         product_overlap=library.product_overlap(libraried, flags),
         library_min_macs=library.library_min_macs(libraried),

@@ -47,6 +47,35 @@ def gemv_fork_join(dtypes: Iterable[str], threads: int) -> dict[str, Sourced]:
     }
 
 
+def gemv_fraction(
+    dtypes: Iterable[str], flags: Iterable[str], *, vendor: str
+) -> dict[str, Sourced]:
+    """The share of each tier's bandwidth beyond the L1 at which MKL's
+    level-2 path streams its matrix on an AMD CPU with AVX2, for each of
+    ``dtypes`` MKL runs: a GEMV (M or N of 1), and a product of fewer rows of
+    A than MKL packs from, which it runs as one GEMV per row of A (on the
+    Zen 3 and Zen 4 hosts 2 x 4096 x 4096 takes 1.95-2.0 times 1 x 4096 x
+    4096, whatever the layout). sgemv packs nothing and reads the matrix
+    front to back, as a stream's prefetchers follow it (estimated at the
+    whole effective bandwidth until calibrated; the Zen 3's fit gives 0.75,
+    the Zen 4's 0.49, against the products' 0.29 and 0.24). Not on Intel's
+    CPUs, whose MKL reads a two-row linear's weight once (2 x 4096 x 4096 in
+    3034 us against 2995 for one row: the Intel host's refit with it loses
+    on validation), nor for oneDNN's bf16 and int8."""
+    if vendor != "AuthenticAMD" or "avx2" not in set(flags):
+        return {}
+    return {
+        dtype: estimated(
+            1.0,
+            f"MKL's {dtype} GEMV (sgemv) on an AMD CPU reads its matrix once as it lies, "
+            "packing nothing, and a product of too few rows of A to pack runs one GEMV per "
+            "row: at a stream's rate from the tiers beyond the L1, not a micro-kernel's share",
+        )
+        for dtype in dtypes
+        if dtype in MKL_DTYPES
+    }
+
+
 def grain() -> Sourced:
     """The work below which PyTorch keeps an op on one thread."""
     return estimated(

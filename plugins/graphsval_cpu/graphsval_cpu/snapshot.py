@@ -176,6 +176,7 @@ def snapshot_host(target: TargetSpec, threads: int | None) -> TargetSpec:
         # a product's share of each tier's bandwidth is a ratio: the same at any thread count
         product_bandwidth_fraction=_kept_per_dtype(target, "product_bandwidth_fraction"),
         in_place_fraction=_kept_per_dtype(target, "in_place_fraction"),
+        gemv_fraction=_kept_per_dtype(target, "gemv_fraction"),
         # the share of a product's shorter time its library hides: carried as detected
         # (the roofline's 1 until a calibration of the snapshot's own rows fits it)
         product_overlap=_kept_per_dtype(target, "product_overlap"),

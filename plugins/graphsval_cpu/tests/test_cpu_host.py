@@ -568,6 +568,25 @@ def test_cpu_onednn_reads_a_bf16_weight_in_place_for_few_rows(tmp_path: Path) ->
         assert snap.in_place_fraction == xeon.in_place_fraction  # a share: any thread count
 
 
+def test_cpu_mkl_s_gemv_path_streams_at_its_own_share_on_amd(tmp_path: Path) -> None:
+    # MKL's fp32 GEMVs (and products of too few rows of A to pack, a GEMV per row) stream
+    # their matrix at a share of their own on an AMD CPU with AVX2, estimated at a
+    # stream's whole rate until calibrated; not on Intel's CPUs, nor for oneDNN's dtypes
+    zen3_flags = "fpu sse sse2 avx fma avx2 hypervisor"
+    zen3 = detect_host_cpu(epyc_guest(tmp_path / "zen3", 25, zen3_flags), affinity={0, 1})
+    zen4 = detect_host_cpu(epyc_guest(tmp_path / "zen4", 25, ZEN4_FLAGS), affinity={0, 1})
+    for spec in (zen3, zen4):
+        assert dict(spec.gemv_fraction) == {"fp32": 1.0}
+        assert spec.provenance["gemv_fraction.fp32"].kind == "estimated"
+        assert "sgemv" in spec.provenance["gemv_fraction.fp32"].source
+        for threads in (1, 2):
+            snap = snapshot_host(spec, threads)
+            assert snap.gemv_fraction == spec.gemv_fraction  # a share: any thread count
+            assert snap.provenance["gemv_fraction.fp32"] == spec.provenance["gemv_fraction.fp32"]
+    for root in (kvm_guest(tmp_path / "xeon"), avx2_desktop(tmp_path / "desk")):
+        assert not detect_host_cpu(root, affinity={0, 1}).gemv_fraction
+
+
 def test_cpu_an_add_runs_at_its_loop_s_rate_per_core(tmp_path: Path) -> None:
     # fp32 and bf16 adds each get their own rate per core, estimated: the fp32 loop's
     # two loads and a store, not a cache's bandwidth; bf16's conversion around the add
