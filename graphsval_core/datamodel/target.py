@@ -451,12 +451,14 @@ class TargetSpec:
     ``gemv_fraction`` (per dtype, a dtype some GEMM library runs, a target
     of more than one memory tier; unset: the products' share) the share of
     each tier's bandwidth beyond the innermost at which the library's
-    level-2 path (a GEMV: M or N of 1) streams its matrix: it packs nothing
-    and reads the matrix once, front to back, as a stream's prefetchers
-    follow it, where a micro-kernel reads packed panels in short bursts
-    (MKL's fp32 sgemv on the AMD hosts: 1 x 4096 x 4096 at 22 GB/s from
-    main memory, 1.7 times the GEMMs' share); the innermost tier, which
-    feeds the registers, keeps the products' share;
+    level-2 path streams its matrix: a GEMV (M or N of 1), and a product
+    with fewer rows of A than ``pack_min_rows``, which it runs as one GEMV
+    per row of A (B read once a row); it packs nothing and reads the
+    matrix front to back, as a stream's prefetchers follow it, where a
+    micro-kernel reads packed panels in short bursts (MKL's fp32 on the AMD
+    hosts: calibrated at 0.75 and 0.49 of each tier's rate on the Zen 3 and
+    the Zen 4, their packed products at 0.29 and 0.24); the innermost tier,
+    which feeds the registers, keeps the products' share;
     ``pack_a_bps`` (per dtype; unset: no such cost) the rate at which it
     packs an A its last-level cache does not hold, serially with its compute,
     once N is above ``PACK_A_MIN_COLUMNS`` (main memory's rows reach the

@@ -120,8 +120,9 @@ class Prediction:
     #: per row: A has fewer rows than the library packs from (``pack_min_rows``),
     #: so B streams as it lies, at the library's share of each tier's rate
     b_unpacked: np.ndarray | None = None
-    #: per row: a GEMV (M or N of 1) on the library's level-2 path streaming its
-    #: matrix from the tiers beyond the innermost at the dtype's ``gemv_fraction``
+    #: per row: the library's level-2 path (a GEMV, M or N of 1; an A too short to
+    #: pack, a GEMV per row of A) streams the matrix from the tiers beyond the
+    #: innermost at the dtype's ``gemv_fraction``
     gemv_stream: np.ndarray | None = None
     #: the dtype's ``gemv_fraction`` (None: GEMVs stream at the products' share)
     gemv_fraction: float | None = None
@@ -339,10 +340,11 @@ class Prediction:
         if self.b_unpacked is not None and self.b_unpacked[i]:
             unpacked = "B unpacked, A too short to pack it: B streams as it lies; "
         if self._gemv_streams(i) and k > 0:
-            unpacked += (
-                f"a GEMV: its matrix streams at {self.gemv_fraction:.2g} of each tier's rate "
-                f"beyond the {self.tier_names[0]}; "
-            )
+            share = f"{self.gemv_fraction:.2g} of each tier's rate beyond the {self.tier_names[0]}"
+            if self.b_unpacked is not None and self.b_unpacked[i]:
+                unpacked += f"a GEMV per row of A, each streaming B at {share}; "
+            else:
+                unpacked += f"a GEMV: its matrix streams at {share}; "
         reread = self._library_passes(i)
         if reread:
             times = "twice" if reread == 2 else f"{reread:g} times"
