@@ -45,6 +45,7 @@ from attrs import frozen
 from graphsval_core.calibrate.energy import ALL_TIERS_PER_BYTE, ENERGY_FLOOR, EnergyFit
 from graphsval_core.calibrate.fit import Fit
 from graphsval_core.calibrate.params import (
+    GEMV_STREAM_ROWS,
     GEMV_TEAM_ROWS,
     REFERENCE_KS,
     REFERENCE_ROWS,
@@ -484,6 +485,46 @@ def gemv_team_not_fitted(spec: TargetSpec, gemv: Mapping[str, GemvTeam]) -> list
     ]
 
 
+def gemv_share_not_fitted(
+    spec: TargetSpec, streams: Mapping[str, int], gate: ShareGate | None, fit: Fit
+) -> list[Diagnostic]:
+    """Why ``gemv_fraction`` of a dtype was not fitted where some of its rows
+    stream their matrix on the library's level-2 path beyond the innermost
+    tier (``streams``: the distinct such rows per dtype): too few of them, or
+    the dtype's products' share itself unfitted (``gate``). The spec's share
+    stays, beside whatever the products' share became."""
+    out = []
+    for d, n in streams.items():
+        if not n or f"gemv_fraction.{d}" in fit.values:
+            continue
+        inner = spec.tiers[0].name
+        if n < GEMV_STREAM_ROWS:
+            why = (
+                f"only {n} {d} GEMV{'' if n == 1 else 's'} (M or N of 1, or A too short to "
+                f"pack) {'is' if n == 1 else 'are'} bound by a tier beyond the {inner} "
+                f"({GEMV_STREAM_ROWS} needed)"
+            )
+            add = f"add GEMVs whose matrix outgrows the {inner}"
+        elif gate is not None and not gate.fits(d):
+            why = (
+                f"the {d} products' share of the tiers is not fitted ({STREAM_ROWS} vector_add "
+                f"rows and 2 {d} products bound by a memory tier needed), and a GEMV's share "
+                "is fitted only beside it"
+            )
+            add = "add vector_add rows across the tiers"
+        else:
+            continue
+        out.append(
+            Diagnostic(
+                "not_fitted",
+                f"gemv_fraction.{d}",
+                f"gemv_fraction.{d} is not fitted: {why}; {d} GEMVs keep the spec's "
+                f"{spec.gemv_fraction[d]:.3g} of each tier's rate beyond the {inner}: {add}",
+            )
+        )
+    return out
+
+
 def _threads(row: BaselineRow) -> int | None:
     """The row's ``threads`` column as a count (None when absent or not a count)."""
     text = row.extras.get("threads", "").strip()
@@ -559,6 +600,7 @@ def diagnose(
     gate: ShareGate | None = None,
     own: OwnKernelRows | None = None,
     gemv: Mapping[str, GemvTeam] | None = None,
+    streams: Mapping[str, int] | None = None,
 ) -> tuple[Diagnostic, ...]:
     """Every finding about a calibration, in the order printed: a fit that
     reproduces its rows exactly, latency constants at a bound, cache tiers
@@ -567,7 +609,8 @@ def diagnose(
     optimum as good), a bandwidth share left unfitted (``gate``: the counts
     its gate judged), the framework kernel's times left unfitted (``own``:
     its rows), a GEMV's team cost left unfitted (``gemv``: the GEMVs above
-    the grain), a thread-count mismatch."""
+    the grain), a GEMV's share left unfitted (``streams``: the level-2 rows
+    beyond the innermost tier), a thread-count mismatch."""
     unknown = unidentified(fit)
     return (
         *exact_fit(fit),
@@ -579,5 +622,6 @@ def diagnose(
         *share_not_fitted(spec, gate),
         *reference_not_fitted(spec, own),
         *gemv_team_not_fitted(spec, gemv or {}),
+        *gemv_share_not_fitted(spec, streams or {}, gate, fit),
         *thread_mismatch(spec, files),
     )

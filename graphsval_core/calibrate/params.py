@@ -739,6 +739,34 @@ def _in_place_shares(
     ]
 
 
+def gemv_stream_rows_bound(
+    registry: Any,
+    spec: TargetSpec,
+    rows: Sequence[BaselineRow],
+    bound: np.ndarray | None = None,
+) -> dict[str, int]:
+    """Per dtype the spec gives a ``gemv_fraction``, the distinct rows of it on
+    the library's level-2 path (a GEMV, or fewer rows of A than it packs
+    from: :func:`gemv_stream_rows`) that a tier beyond the innermost bounds
+    (``bound``: each row's tiers that take a real share of its latency, from
+    the spec's own predictions when not given)."""
+    if not spec.gemv_fraction or len(spec.tiers) < 2:
+        return {}
+    if bound is None:
+        latency, terms = predict_rows(registry, spec, rows)
+        bound = terms["tier_time"] >= EXERCISED_SHARE * latency[:, None]
+    outer = np.any(bound[:, 1:], axis=1)
+    seen: dict[str, set[tuple[str, tuple[int, ...]]]] = {d: set() for d in spec.gemv_fraction}
+    for dtype, index, gemm, _op in _product_batches(registry, rows):
+        if dtype not in seen:
+            continue
+        own = gemv_stream_rows(spec, dtype, gemm, library_rows(spec, dtype, gemm, len(index)))
+        for j, i in enumerate(index):
+            if own[j] and outer[i]:
+                seen[dtype].add((rows[i].op, tuple(rows[i].dims)))
+    return {d: len(shapes) for d, shapes in sorted(seen.items())}
+
+
 def _gemv_shares(
     registry: Any,
     spec: TargetSpec,
@@ -749,31 +777,19 @@ def _gemv_shares(
     """``gemv_fraction.<dtype>`` for each dtype the spec gives one, where the
     dtype's products' share is fitted (streams pin the tiers) and at least
     :data:`GEMV_STREAM_ROWS` distinct rows of it on the library's level-2
-    path (a GEMV, or fewer rows of A than it packs from:
-    :func:`gemv_stream_rows`) are bound by a tier beyond the innermost
-    (``bound``: each row's tiers that take a real share of its latency)."""
-    if not spec.gemv_fraction or len(spec.tiers) < 2:
-        return []
-    outer = np.any(bound[:, 1:], axis=1)
-    seen: dict[str, set[tuple[str, tuple[int, ...]]]] = {d: set() for d in spec.gemv_fraction}
-    for dtype, index, gemm, _op in _product_batches(registry, rows):
-        if dtype not in seen:
-            continue
-        own = gemv_stream_rows(spec, dtype, gemm, library_rows(spec, dtype, gemm, len(index)))
-        for j, i in enumerate(index):
-            if own[j] and outer[i]:
-                seen[dtype].add((rows[i].op, tuple(rows[i].dims)))
+    path are bound by a tier beyond the innermost
+    (:func:`gemv_stream_rows_bound`)."""
     return [
         Param(
             f"gemv_fraction.{dtype}",
             spec.gemv_fraction[dtype],
             1e-2,
             MAX_PRODUCT_SHARE,
-            f"{len(shapes)} {dtype} GEMVs (M or N of 1, or A too short to pack) a tier beyond the "
+            f"{count} {dtype} GEMVs (M or N of 1, or A too short to pack) a tier beyond the "
             f"{spec.tiers[0].name} bounds, against the tiers' own rates",
         )
-        for dtype, shapes in sorted(seen.items())
-        if len(shapes) >= GEMV_STREAM_ROWS and gate.fits(dtype)
+        for dtype, count in gemv_stream_rows_bound(registry, spec, rows, bound).items()
+        if count >= GEMV_STREAM_ROWS and gate.fits(dtype)
     ]
 
 

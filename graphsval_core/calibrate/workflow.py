@@ -43,6 +43,7 @@ from graphsval_core.calibrate.fit import Fit, fit_latency
 from graphsval_core.calibrate.inputs import SuspectRow, read_rows, unlabelled_warnings
 from graphsval_core.calibrate.params import (
     choose_params,
+    gemv_stream_rows_bound,
     gemv_team_rows,
     own_kernel_rows,
     product_share_gate,
@@ -295,7 +296,8 @@ def calibrate(registry: Registry, options: CalibrateOptions) -> CalibrateResult:
     gate = product_share_gate(registry, spec, fit.rows)
     own = own_kernel_rows(registry, spec, fit.rows)
     gemv = gemv_team_rows(registry, spec, fit.rows)
-    diagnostics = diagnose(spec, fit, energy, files, gate, own, gemv)
+    streams = gemv_stream_rows_bound(registry, spec, fit.rows)
+    diagnostics = diagnose(spec, fit, energy, files, gate, own, gemv, streams)
     content = build_file(
         spec,
         found.sources,

@@ -838,10 +838,20 @@ class TargetSpec:
 
     def _check_gemv_fraction(self) -> None:
         """A GEMV's own share of the tiers beyond the innermost is a GEMM
-        library's level-2 path's, for a dtype some library runs (not one of
-        ``no_gemm_library``), on a target with a tier beyond the innermost."""
+        library's level-2 path's, which packs nothing: for a dtype some library
+        runs (not one of ``no_gemm_library``) and, where it packs B, from more
+        than one row of A (``pack_min_rows``; a library that packs for one row
+        packs its GEMVs too), on a target with a tier beyond the innermost."""
         for dtype in self.gemv_fraction:
             self._library_runs(f"gemv_fraction.{dtype}", dtype, "runs its products")
+            least = self.pack_min_rows.get(dtype)
+            if least is not None and least <= 1:
+                raise SpecError(
+                    f"gemv_fraction.{dtype}",
+                    f"{dtype}'s library packs B from {_shown(least)} row of A "
+                    f"(pack_min_rows.{dtype}): it packs a GEMV's B too, so its GEMVs stream "
+                    "at the products' share, not a level-2 path's own",
+                )
         if self.gemv_fraction and len(self.tiers) < 2:
             raise SpecError(
                 f"gemv_fraction.{next(iter(self.gemv_fraction))}",

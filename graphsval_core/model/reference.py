@@ -290,7 +290,9 @@ def predict(
         library = library_rows(target, dtype, gemm, len(shapes))  # the rows its library runs
         tiles = _tiles(registry, target, op, shapes, dtype, gemm, tiers)
         if dtype in target.gemv_fraction:  # its level-2 path runs a GEMV per row of an
-            # A too short to pack: each streams B from wherever it lies
+            # A too short to pack: each streams B from the tiers beyond the innermost (less
+            # what the inner tier keeps, as for any product); the innermost's traffic keeps
+            # the register tile, B once (a limitation: an L1-bound one comes out too fast)
             tiles[unpacked_rows(target, dtype, gemm, library), 1:, 0] = 1.0
         outside = outside_product_bytes(operands, gemm, bpe, out_bpe)
         # C's passes: a library may store C as if the product accumulated, though it does not

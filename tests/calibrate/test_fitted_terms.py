@@ -632,9 +632,25 @@ def test_the_share_a_gemv_streams_its_matrix_at_is_fitted_where_rows_stream_one(
     assert share["datasheet"] == pytest.approx(1.0)  # the spec's, beside the fitted value
     assert share["from"].startswith("4 fp32 GEMVs (M or N of 1, or A too short to pack)")
     assert constants["product_bandwidth_fraction.fp32"]["value"] == pytest.approx(0.4, rel=0.02)
-    # with three such rows it is not fitted
+    # with three such rows it is not fitted, and calibrate says why, printed and in the file
     shapes["matmul"] = [*level2[:3], *packed]
     assert "gemv_fraction.fp32" not in _fitted(registry, tmp_path, shapes, monkeypatch)
+    result = _run(tmp_path / "toy.calibration.csv", tmp_path / "toy.json", "--no-grouped-cv")
+    why = (
+        "gemv_fraction.fp32 is not fitted: only 3 fp32 GEMVs (M or N of 1, or A too short to "
+        "pack) are bound by a tier beyond the l1 (4 needed); fp32 GEMVs keep the spec's 1 of "
+        "each tier's rate beyond the l1: add GEMVs whose matrix outgrows the l1"
+    )
+    assert f"warning: {why}" in " ".join(result.output.split())
+    found = json.loads((tmp_path / "toy.json").read_text())["fit"]["diagnostics"]
+    assert {"kind": "not_fitted", "subject": "gemv_fraction.fp32", "message": why} in found
+    # nor without the streams that pin the tiers, which the products' share needs too
+    shapes = {"vector_add": streams[:3], "matmul": [*level2, *packed], "linear": packed}
+    assert "gemv_fraction.fp32" not in _fitted(registry, tmp_path, shapes, monkeypatch)
+    result = _run(tmp_path / "toy.calibration.csv", tmp_path / "toy.json", "--no-grouped-cv")
+    assert "gemv_fraction.fp32 is not fitted: the fp32 products' share of the tiers is not " in (
+        " ".join(result.output.split())
+    )
     # nor with four small ones (matrices of 64-256 KiB) no tier beyond the L1 bounds
     small = [[1, 128, 128], [1, 256, 256], [2, 128, 256], [128, 256, 1]]
     shapes["matmul"] = [*small, *level2[:3], *packed]

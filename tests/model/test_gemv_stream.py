@@ -81,10 +81,17 @@ def test_a_product_with_an_a_too_short_to_pack_is_a_gemv_per_row_of_a(registry_o
 
 
 def test_a_b_the_inner_tiers_keep_is_not_streamed_again_per_row(registry_of):
-    # two rows of A against a 16 KiB B: what the L2 keeps, each GEMV finds there
-    p = predict_batch(_registry(registry_of, 0.8), "t", "matmul", [[2, 64, 64]], "fp32")
-    assert p.gemv_stream.tolist() == [True]
-    assert p.bytes_per_tier[0, -1] == 0.0
+    # two rows of A against a 256 KiB B, beyond the toy's 32 KiB L1 and inside its 1 MiB
+    # L2: each GEMV streams B from the L2 (twice the one row's bytes there), and main
+    # memory, whose L2 keeps B, moves nothing
+    shapes = [[1, 256, 256], [2, 256, 256]]
+    p = predict_batch(_registry(registry_of, 0.8), "t", "matmul", shapes, "fp32")
+    before = predict_batch(_registry(registry_of, None), "t", "matmul", shapes, "fp32")
+    assert p.gemv_stream.tolist() == [True, True]
+    assert p.bytes_per_tier[0, 1] > 0
+    assert p.bytes_per_tier[1, 1] == pytest.approx(2 * p.bytes_per_tier[0, 1], rel=0.02)
+    assert before.bytes_per_tier[1, 1] < 1.1 * before.bytes_per_tier[0, 1]  # once, packed
+    assert p.bytes_per_tier[:, -1].tolist() == [0.0, 0.0]
 
 
 def test_without_a_share_of_its_own_a_gemv_is_timed_as_before(registry_of):
@@ -120,6 +127,10 @@ def test_the_share_round_trips_and_its_rate_is_checked(make_target):
         ({"no_gemm_library": ("fp32",)}, "no_gemm_library: no library runs its products"),
         ("one tier", "one memory tier has no tier beyond its innermost"),
         ({"dtype": "int8"}, "gemv_fraction.int8"),
+        (
+            {"pack_bps": estimated(10e9, "t"), "pack_min_rows": estimated(1, "t")},
+            r"packs B from 1 row of A \(pack_min_rows.fp32\): it packs a GEMV's B too",
+        ),
     ],
 )
 def test_a_gemv_s_own_share_is_checked(make_target, make_tier, fields, message):

@@ -188,23 +188,45 @@ def test_memory_time_linear_in_bytes_above_latency_floor(registry, dims, op, dat
     target = data.draw(st.sampled_from(_targets(registry)))
     dtype = data.draw(st.sampled_from(target.dtypes))
     p = predict_batch(registry, target.key, op, [_ops_shapes(op, dims)], dtype)
+    _memory_time_is_bytes_over_its_rate(registry, target, op, dtype, p)
+
+
+def _memory_time_is_bytes_over_its_rate(registry, target, op: str, dtype: str, p) -> None:
+    """Each tier's time of ``p``'s one row is its bytes over the row's rate (or
+    the tier's access latency, where that is longer)."""
     tiers = registry.memory_hierarchy(target)
     # a matrix product streams at its library's share of each tier's bandwidth, times the
     # tier's own share for products (a private L2's) unless its A is too short to pack B
-    # (it streams B as it lies); a B read in place blends in its own share (tested apart)
+    # (it streams B as it lies); on the library's level-2 path (a GEMV, or an A too short
+    # to pack) beyond the innermost tier at the dtype's gemv_fraction; a B read in place
+    # blends in its own share (tested apart)
     product = registry.op(op).gemm_dims is not None
     if product and p.b_in_place is not None and p.b_in_place[0]:
         return
     unpacked = product and p.b_unpacked is not None and bool(p.b_unpacked[0])
+    level2 = product and p.gemv_stream is not None and bool(p.gemv_stream[0])
     for k, tier in enumerate(tiers):
         share = target.product_bandwidth_fraction.get(dtype, 1.0) if product else 1.0
         share *= tier.product_fraction if product and not unpacked else 1.0
+        if level2 and k > 0:
+            share = target.gemv_fraction[dtype]
         moved = p.bytes_per_tier[0, k]
         streaming = moved / (tier.effective_bandwidth_bps * share)
         if moved > 0 and streaming >= tier.access_latency_ns * 1e-9:
             assert p.time_per_tier_s[0, k] == pytest.approx(streaming, rel=1e-12)
         elif moved > 0:
             assert p.time_per_tier_s[0, k] == pytest.approx(tier.access_latency_ns * 1e-9)
+
+
+def test_a_gemv_s_memory_time_is_its_bytes_at_its_own_share(registry):
+    # the draw that found it on the Zen 3 (its L2 timed at the GEMV's share, 6.13 ns,
+    # against the products' 6.18 ns), and a GEMV and a product of two rows from memory
+    target = registry.target("host_amd_epyc_2c_1t")
+    assert "fp32" in target.gemv_fraction
+    for shape in ([1, 89, 91], [1, 4096, 4096], [2, 2048, 2048], [4096, 4096, 1]):
+        p = predict_batch(registry, target.key, "matmul", [shape], "fp32")
+        assert p.gemv_stream is not None and bool(p.gemv_stream[0])
+        _memory_time_is_bytes_over_its_rate(registry, target, "matmul", "fp32", p)
 
 
 def _scaled_tier_target(make_target, make_tier, scale: float):

@@ -54,7 +54,7 @@ def gemv_fraction(
     level-2 path streams its matrix on an AMD CPU with AVX2, for each of
     ``dtypes`` MKL runs: a GEMV (M or N of 1), and a product of fewer rows of
     A than MKL packs from, which it runs as one GEMV per row of A (on the
-    Zen 3 and Zen 4 hosts 2 x 4096 x 4096 takes 1.95-2.0 times 1 x 4096 x
+    Zen 3 and Zen 4 hosts 2 x 4096 x 4096 takes 1.95-2.15 times 1 x 4096 x
     4096, whatever the layout). sgemv packs nothing and reads the matrix
     front to back, as a stream's prefetchers follow it (estimated at the
     whole effective bandwidth until calibrated; the Zen 3's fit gives 0.75,
