@@ -267,11 +267,8 @@ def choose_params(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) 
                     f"{n} {dtype} rows of ops with no matrix product (the cache-resident ones)",
                 )
             )
-    # a tier is exercised by a row when its time is a real share of the row's
-    # latency (launch included): tiny launch-bound rows exercise no tier
-    busy = latency
     gate = share_gate(registry, rows, latency, terms["tier_time"])
-    bound = terms["tier_time"] >= EXERCISED_SHARE * busy[:, None]
+    bound = tiers_bound(latency, terms["tier_time"])
     for k, tier in enumerate(spec.tiers):
         exercised = bound[:, k]
         binding = int(np.sum(exercised))
@@ -663,6 +660,13 @@ class ShareGate:
         return self.streams >= STREAM_ROWS and self.products.get(dtype, 0) >= 2
 
 
+def tiers_bound(latency: np.ndarray, tier_time: np.ndarray) -> np.ndarray:
+    """``(n, T)``: whether each tier bounds each row, its time at least
+    :data:`EXERCISED_SHARE` of the row's ``latency`` (launch included: tiny
+    launch-bound rows exercise no tier)."""
+    return tier_time >= EXERCISED_SHARE * latency[:, None]
+
+
 def share_gate(
     registry: Any,
     rows: Sequence[BaselineRow],
@@ -672,19 +676,13 @@ def share_gate(
     """The counts the share's gate judges, from the spec's uncalibrated
     ``latency`` and ``tier_time`` of ``rows``: a row is bound by a memory tier
     when one takes at least :data:`EXERCISED_SHARE` of its latency."""
-    bound = np.any(tier_time >= EXERCISED_SHARE * latency[:, None], axis=1)
+    bound = np.any(tiers_bound(latency, tier_time), axis=1)
     product = np.array([registry.op(r.op).gemm_dims is not None for r in rows], dtype=bool)
     products = {
         dtype: int(np.sum(bound & product & np.array([r.dtype == dtype for r in rows])))
         for dtype in sorted({r.dtype for r in rows})
     }
     return ShareGate(int(np.sum(bound & ~product)), products)
-
-
-def product_share_gate(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) -> ShareGate:
-    """:func:`share_gate` of ``rows`` under ``spec``'s own predictions."""
-    latency, terms = predict_rows(registry, spec, rows)
-    return share_gate(registry, rows, latency, terms["tier_time"])
 
 
 def _product_shares(spec: TargetSpec, gate: ShareGate) -> list[Param]:
@@ -743,18 +741,14 @@ def gemv_stream_rows_bound(
     registry: Any,
     spec: TargetSpec,
     rows: Sequence[BaselineRow],
-    bound: np.ndarray | None = None,
+    bound: np.ndarray,
 ) -> dict[str, int]:
     """Per dtype the spec gives a ``gemv_fraction``, the distinct rows of it on
     the library's level-2 path (a GEMV, or fewer rows of A than it packs
     from: :func:`gemv_stream_rows`) that a tier beyond the innermost bounds
-    (``bound``: each row's tiers that take a real share of its latency, from
-    the spec's own predictions when not given)."""
+    (``bound``: :func:`tiers_bound` of each row)."""
     if not spec.gemv_fraction or len(spec.tiers) < 2:
         return {}
-    if bound is None:
-        latency, terms = predict_rows(registry, spec, rows)
-        bound = terms["tier_time"] >= EXERCISED_SHARE * latency[:, None]
     outer = np.any(bound[:, 1:], axis=1)
     seen: dict[str, set[tuple[str, tuple[int, ...]]]] = {d: set() for d in spec.gemv_fraction}
     for dtype, index, gemm, _op in _product_batches(registry, rows):

@@ -46,7 +46,8 @@ from graphsval_core.calibrate.params import (
     gemv_stream_rows_bound,
     gemv_team_rows,
     own_kernel_rows,
-    product_share_gate,
+    share_gate,
+    tiers_bound,
 )
 from graphsval_core.calibrate.rows import canonical, predict_rows
 from graphsval_core.calibrate.validation import (
@@ -293,10 +294,13 @@ def calibrate(registry: Registry, options: CalibrateOptions) -> CalibrateResult:
     warnings = unlabelled_warnings(found) + tuple(w for w in warned if w)
     used = {id(r) for r in rows}
     files = [(b.path, [r for r in b.rows if id(r) in used]) for b, _ in found.sources]
-    gate = product_share_gate(registry, spec, fit.rows)
+    # the gates' counts, judged under the spec's own predictions (as the fit chose them)
+    latency_s, spec_terms = predict_rows(registry, spec, fit.rows)
+    gate = share_gate(registry, fit.rows, latency_s, spec_terms["tier_time"])
     own = own_kernel_rows(registry, spec, fit.rows)
-    gemv = gemv_team_rows(registry, spec, fit.rows)
-    streams = gemv_stream_rows_bound(registry, spec, fit.rows)
+    gemv = gemv_team_rows(registry, spec, fit.rows, spec_terms["regime"])
+    bound = tiers_bound(latency_s, spec_terms["tier_time"])
+    streams = gemv_stream_rows_bound(registry, spec, fit.rows, bound)
     diagnostics = diagnose(spec, fit, energy, files, gate, own, gemv, streams)
     content = build_file(
         spec,

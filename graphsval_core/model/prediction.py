@@ -337,11 +337,12 @@ class Prediction:
         moved = self.bytes_per_tier[i, k] if self.bytes_per_tier is not None else 0.0
         bw = self.bandwidth_of(i)[k] if self.tier_bandwidth_bps else float("nan")
         unpacked = ""
-        if self.b_unpacked is not None and self.b_unpacked[i]:
+        short_a = self.b_unpacked is not None and bool(self.b_unpacked[i])
+        if short_a:
             unpacked = "B unpacked, A too short to pack it: B streams as it lies; "
         if self._gemv_streams(i) and k > 0:
             share = f"{self.gemv_fraction:.2g} of each tier's rate beyond the {self.tier_names[0]}"
-            if self.b_unpacked is not None and self.b_unpacked[i]:
+            if short_a:
                 unpacked += f"a GEMV per row of A, each streaming B at {share}; "
             else:
                 unpacked += f"a GEMV: its matrix streams at {share}; "

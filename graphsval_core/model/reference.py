@@ -285,15 +285,18 @@ def predict(
     tiles: np.ndarray | None = None
     library_passes: np.ndarray | None = None
     library = np.zeros(len(shapes), dtype=bool)
+    unpacked = np.zeros(len(shapes), dtype=bool)
     if op.gemm_dims is not None:
         gemm = np.asarray(op.gemm_dims(shapes), dtype=np.float64).reshape(len(shapes), 3)
         library = library_rows(target, dtype, gemm, len(shapes))  # the rows its library runs
+        # the rows whose A is too short to pack (B streams as it lies)
+        unpacked = unpacked_rows(target, dtype, gemm, library)
         tiles = _tiles(registry, target, op, shapes, dtype, gemm, tiers)
         if dtype in target.gemv_fraction:  # its level-2 path runs a GEMV per row of an
             # A too short to pack: each streams B from the tiers beyond the innermost (less
             # what the inner tier keeps, as for any product); the innermost's traffic keeps
             # the register tile, B once (a limitation: an L1-bound one comes out too fast)
-            tiles[unpacked_rows(target, dtype, gemm, library), 1:, 0] = 1.0
+            tiles[unpacked, 1:, 0] = 1.0
         outside = outside_product_bytes(operands, gemm, bpe, out_bpe)
         # C's passes: a library may store C as if the product accumulated, though it does not
         rewritten = library_rewrites(gemm, overwrites & write_allocates(target) & ~fresh, library)
@@ -316,11 +319,8 @@ def predict(
     access_latency = np.array([t.access_latency_ns * 1e-9 for t in tiers])
     kept = float(capacities[-1])
     in_place = np.zeros(len(shapes), dtype=bool)
-    unpacked = np.zeros(len(shapes), dtype=bool)
-    if gemm is not None:  # the rows of the dtype's GEMM library (above) that read B in
-        # place; which have an A too short to pack (B streams as it lies)
+    if gemm is not None:  # the rows of the dtype's GEMM library (above) that read B in place
         in_place = reads_b_in_place(target, dtype, gemm, bpe, op.b_transposed, kept)
-        unpacked = unpacked_rows(target, dtype, gemm, library)
     # a product reading B in place streams what it does not pack at its own share of each
     # tier; one with an A too short to pack, B at no micro-kernel share of a tier
     packed = np.ones(len(shapes)) if gemm is None else packed_share(in_place, gemm, bpe, kept)
@@ -470,7 +470,7 @@ def predict(
         pack_a_s=pack_a,
         b_in_place=in_place,
         b_unpacked=unpacked,
-        gemv_stream=gemv if gemv_share is not None and len(tiers) > 1 else None,
+        gemv_stream=gemv if gemv_share is not None else None,
         gemv_fraction=gemv_share,
         hidden_s=exposed.hidden_s,
         utilisation=compute.utilisation,

@@ -270,10 +270,10 @@ def gemv_bandwidth(
     row_bandwidth: np.ndarray | None,
 ) -> np.ndarray | None:
     """Per row, each tier's bandwidth ``(n, T)`` with the ``gemv`` rows
-    (:func:`gemv_rows`) streaming from every tier beyond the innermost at
-    ``share`` of its ``effective`` bandwidth (the dtype's ``gemv_fraction``:
-    the library's level-2 path reads its matrix once, as it lies, at a
-    stream's pace, not a micro-kernel's bursts from packed panels); their
+    (:func:`gemv_stream_rows`) streaming from every tier beyond the innermost
+    at ``share`` of its ``effective`` bandwidth (the dtype's ``gemv_fraction``:
+    the library's level-2 path reads its matrix as it lies, at a stream's
+    pace, not a micro-kernel's bursts from packed panels); their
     innermost tier, which feeds the registers, and the other rows keep
     ``row_bandwidth`` (None: every row at ``bandwidth``). ``row_bandwidth``
     itself where ``share`` is None or no row is a GEMV."""
