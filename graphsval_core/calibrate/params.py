@@ -751,10 +751,11 @@ def gemv_stream_rows_bound(
         return {}
     outer = np.any(bound[:, 1:], axis=1)
     seen: dict[str, set[tuple[str, tuple[int, ...]]]] = {d: set() for d in spec.gemv_fraction}
-    for dtype, index, gemm, _op in _product_batches(registry, rows):
+    for dtype, index, gemm, op in _product_batches(registry, rows):
         if dtype not in seen:
             continue
-        own = gemv_stream_rows(spec, dtype, gemm, library_rows(spec, dtype, gemm, len(index)))
+        library = library_rows(spec, dtype, gemm, len(index))
+        own = gemv_stream_rows(spec, dtype, gemm, library, op.b_transposed)
         for j, i in enumerate(index):
             if own[j] and outer[i]:
                 seen[dtype].add((rows[i].op, tuple(rows[i].dims)))

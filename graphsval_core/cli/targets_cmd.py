@@ -344,6 +344,17 @@ def _detail_rows(registry: Registry, target: TargetSpec) -> list[list[str]]:
         ],
         *[
             [
+                f"transposed B {d}",
+                f"unpacked below {_rows_of_a(rows)}, read once per "
+                f"{_rows_of_a(target.transposed_pass_rows[d])}"
+                if d in target.transposed_pass_rows
+                else f"unpacked below {_rows_of_a(rows)}",
+                src(f"transposed_pack_min_rows.{d}"),
+            ]
+            for d, rows in target.transposed_pack_min_rows.items()
+        ],
+        *[
+            [
                 f"GEMV stream {d}",
                 f"{share:.3g} of each tier's bandwidth beyond the {target.tiers[0].name} "
                 "for a GEMV's matrix (M or N of 1; A too short to pack: a GEMV per row) "

@@ -448,6 +448,15 @@ class TargetSpec:
     unset: the products' share) the share of each tier's bandwidth at which
     such a product streams the part of B the caches do not keep: its kernel
     reads the weight's rows as they lie, not packed panels;
+    ``transposed_pack_min_rows`` (per dtype, a dtype with ``pack_bps``;
+    unset: ``pack_min_rows``) from how many rows of A the library packs a
+    transposed B (a linear's weight, K-contiguous), and
+    ``transposed_pass_rows`` (per dtype, a dtype with
+    ``transposed_pack_min_rows``) how many rows of A its unpacked kernel
+    takes per pass over such a B below that: B is read once a pass (MKL's
+    fp32 on the Intel host: a linear of 3 rows reads its weight once, of 4
+    twice, of 7 or 8 three times, of 10 four times, one of 16 packs; no
+    shipped target gives them yet, docs/model-fidelity.md, session 59);
     ``gemv_fraction`` (per dtype, a dtype some GEMM library runs, a target
     of more than one memory tier; unset: the products' share) the share of
     each tier's bandwidth beyond the innermost at which the library's
@@ -543,6 +552,8 @@ class TargetSpec:
     pack_min_rows: Mapping[str, float] = field(factory=dict)
     in_place_max_rows: Mapping[str, float] = field(factory=dict)
     in_place_fraction: Mapping[str, float] = field(factory=dict)
+    transposed_pack_min_rows: Mapping[str, float] = field(factory=dict)
+    transposed_pass_rows: Mapping[str, float] = field(factory=dict)
     gemv_fraction: Mapping[str, float] = field(factory=dict)
     parallel_grain_ops: float | None = None
     detected: bool = False
@@ -703,6 +714,9 @@ class TargetSpec:
             _per_dtype("in_place_max_rows", self.in_place_max_rows, peaks, prov),
         )
         self._check_in_place()
+        for name in ("transposed_pack_min_rows", "transposed_pass_rows"):
+            _set(self, name, _per_dtype(name, getattr(self, name), peaks, prov))
+        self._check_transposed()
         self._check_tiers()
         self._check_overlap()
         self._check_gemv_fraction()
@@ -725,6 +739,8 @@ class TargetSpec:
             *(f"{name}.{d}" for name in self.PACKING for d in getattr(self, name)),
             *(f"in_place_max_rows.{d}" for d in self.in_place_max_rows),
             *(f"in_place_fraction.{d}" for d in self.in_place_fraction),
+            *(f"transposed_pack_min_rows.{d}" for d in self.transposed_pack_min_rows),
+            *(f"transposed_pass_rows.{d}" for d in self.transposed_pass_rows),
             *(f"gemv_fraction.{d}" for d in self.gemv_fraction),
         ]
         for optional in self.OPTIONAL_NUMBERS:
@@ -971,6 +987,52 @@ class TargetSpec:
                     "that read B in place",
                 )
 
+    def _check_transposed(self) -> None:
+        """A transposed B's own packing threshold is a CPU GEMM library's that
+        packs B (``pack_bps``): a whole number of rows of A, at least 2 (a
+        library that packs from one row has no unpacked kernel); its rows per
+        pass a whole number from 1 up to the rows it runs unpacked, for a dtype
+        with such a threshold and without a GEMV per row of A
+        (``gemv_fraction``, which reads B once a row already)."""
+        for dtype, rows in self.transposed_pack_min_rows.items():
+            name = f"transposed_pack_min_rows.{dtype}"
+            self._cpu_library(
+                name,
+                dtype,
+                "does not pack B on the call: a transposed B's own threshold is a CPU GEMM "
+                "library's",
+                "packs its B",
+            )
+            if dtype not in self.pack_bps:
+                raise SpecError(
+                    name, f"{dtype} has no pack_bps: only a library that packs B has a threshold"
+                )
+            if rows != int(rows) or rows < 2:
+                raise SpecError(
+                    name, f"must be a whole number of rows of A, at least 2, got {_shown(rows)}"
+                )
+        for dtype, rows in self.transposed_pass_rows.items():
+            name = f"transposed_pass_rows.{dtype}"
+            least = self.transposed_pack_min_rows.get(dtype)
+            if least is None:
+                raise SpecError(
+                    name,
+                    f"{dtype} has no transposed_pack_min_rows: the passes are those of the "
+                    "rows it runs unpacked",
+                )
+            if dtype in self.gemv_fraction:
+                raise SpecError(
+                    name,
+                    f"{dtype} has a gemv_fraction: its level-2 path runs a GEMV per row of A "
+                    "(one row a pass)",
+                )
+            if rows != int(rows) or not 1 <= rows < least:
+                raise SpecError(
+                    name,
+                    f"must be a whole number of rows of A from 1 to below "
+                    f"transposed_pack_min_rows.{dtype} ({_shown(least)}), got {_shown(rows)}",
+                )
+
     def fastest_mac_s(self, dtype: str, peaks: Mapping[str, float] | None = None) -> float:
         """The least time a multiply-add of ``dtype`` takes on one compute
         unit at the dtype's peak (2 ops): the floor of the framework
@@ -1146,6 +1208,8 @@ class TargetSpec:
             "pack_min_rows": dict(self.pack_min_rows),
             "in_place_max_rows": dict(self.in_place_max_rows),
             "in_place_fraction": dict(self.in_place_fraction),
+            "transposed_pack_min_rows": dict(self.transposed_pack_min_rows),
+            "transposed_pass_rows": dict(self.transposed_pass_rows),
             "gemv_fraction": dict(self.gemv_fraction),
             "launch_overhead_s": self.launch_overhead_s,
             "idle_power_w": self.idle_power_w,

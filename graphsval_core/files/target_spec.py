@@ -50,6 +50,8 @@ _MAPS = (
     *TargetSpec.PACKING,
     "in_place_max_rows",
     "in_place_fraction",
+    "transposed_pack_min_rows",
+    "transposed_pass_rows",
     "gemv_fraction",
 )
 

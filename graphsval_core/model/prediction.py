@@ -120,6 +120,12 @@ class Prediction:
     #: per row: A has fewer rows than the library packs from (``pack_min_rows``),
     #: so B streams as it lies, at the library's share of each tier's rate
     b_unpacked: np.ndarray | None = None
+    #: per row: how many passes the library's unpacked kernel makes over a
+    #: transposed B, ``transposed_pass_rows`` rows of A a pass (0: not such a
+    #: row); None: no row of the batch takes passes
+    b_passes: np.ndarray | None = None
+    #: the dtype's ``transposed_pass_rows`` where some row takes passes
+    pass_rows: float | None = None
     #: per row: the library's level-2 path (a GEMV, M or N of 1; an A too short to
     #: pack, a GEMV per row of A) streams the matrix from the tiers beyond the
     #: innermost at the dtype's ``gemv_fraction``
@@ -266,6 +272,8 @@ class Prediction:
                 d["in_place_fraction"] = float(self.in_place_fraction)
         if self.b_unpacked is not None and self.b_unpacked[i]:
             d["b_unpacked"] = True
+        if self._passes(i):
+            d["b_passes"] = self._passes(i)
         if self._gemv_streams(i):
             d["gemv_fraction"] = float(self.gemv_fraction)  # type: ignore[arg-type]
         if self._library_passes(i):
@@ -308,6 +316,11 @@ class Prediction:
             return 0.0
         return float(self.library_output_passes[i])
 
+    def _passes(self, i: int) -> int:
+        """Row ``i``'s passes over a transposed B (:attr:`b_passes`), 0 where
+        it takes none."""
+        return 0 if self.b_passes is None else int(self.b_passes[i])
+
     def _gemv_streams(self, i: int) -> bool:
         """Whether row ``i`` is a GEMV streaming its matrix at the dtype's
         ``gemv_fraction`` (:attr:`gemv_stream`)."""
@@ -338,7 +351,12 @@ class Prediction:
         bw = self.bandwidth_of(i)[k] if self.tier_bandwidth_bps else float("nan")
         unpacked = ""
         short_a = self.b_unpacked is not None and bool(self.b_unpacked[i])
-        if short_a:
+        if short_a and self._passes(i):
+            unpacked = (
+                "B unpacked, A too short to pack it: B streams as it lies, once per "
+                f"{self.pass_rows:g} rows of A ({self._passes(i)} passes); "
+            )
+        elif short_a:
             unpacked = "B unpacked, A too short to pack it: B streams as it lies; "
         if self._gemv_streams(i) and k > 0:
             share = f"{self.gemv_fraction:.2g} of each tier's rate beyond the {self.tier_names[0]}"

@@ -186,6 +186,7 @@ from graphsval_core.model.terms.overheads import (
     reads_b_in_place,
     team_cost,
     unpacked_bandwidth,
+    unpacked_pass_rows,
     unpacked_rows,
 )
 from graphsval_core.model.terms.reference_kernel import reference_rows, reference_time
@@ -286,17 +287,23 @@ def predict(
     library_passes: np.ndarray | None = None
     library = np.zeros(len(shapes), dtype=bool)
     unpacked = np.zeros(len(shapes), dtype=bool)
+    b_passes: np.ndarray | None = None
     if op.gemm_dims is not None:
         gemm = np.asarray(op.gemm_dims(shapes), dtype=np.float64).reshape(len(shapes), 3)
         library = library_rows(target, dtype, gemm, len(shapes))  # the rows its library runs
         # the rows whose A is too short to pack (B streams as it lies)
-        unpacked = unpacked_rows(target, dtype, gemm, library)
+        unpacked = unpacked_rows(target, dtype, gemm, library, op.b_transposed)
         tiles = _tiles(registry, target, op, shapes, dtype, gemm, tiers)
         if dtype in target.gemv_fraction:  # its level-2 path runs a GEMV per row of an
             # A too short to pack: each streams B from the tiers beyond the innermost (less
             # what the inner tier keeps, as for any product); the innermost's traffic keeps
             # the register tile, B once (a limitation: an L1-bound one comes out too fast)
             tiles[unpacked, 1:, 0] = 1.0
+        per_pass = unpacked_pass_rows(target, dtype, gemm, unpacked, op.b_transposed)
+        if per_pass is not None:  # its unpacked kernel reads a transposed B once a pass of
+            # a few rows of A: the tiers beyond the innermost see B once a pass, as above
+            tiles[:, 1:, 0] = np.minimum(tiles[:, 1:, 0], per_pass[:, None])
+            b_passes = np.where(unpacked, np.ceil(gemm[:, 0] / per_pass), 0.0)
         outside = outside_product_bytes(operands, gemm, bpe, out_bpe)
         # C's passes: a library may store C as if the product accumulated, though it does not
         rewritten = library_rewrites(gemm, overwrites & write_allocates(target) & ~fresh, library)
@@ -329,7 +336,7 @@ def predict(
         unpacked, effective * target.bandwidth_share(dtype), bandwidth, row_bandwidth
     )
     # a GEMV streams its matrix from the tiers beyond the innermost at its own share
-    gemv = gemv_stream_rows(target, dtype, gemm, library)
+    gemv = gemv_stream_rows(target, dtype, gemm, library, op.b_transposed)
     gemv_share = target.gemv_fraction.get(dtype)
     row_bandwidth = gemv_bandwidth(gemv, gemv_share, effective, bandwidth, row_bandwidth)
     memory = memory_time(
@@ -400,9 +407,10 @@ def predict(
             read_b = pack_read_time(
                 gemm, bpe, stream_miss_fraction(working_set, capacities), streams, access_latency
             )
-        pack = pack_time(
-            gemm, bpe, target.pack_bps.get(dtype), target.pack_min_rows.get(dtype), read_b
-        )
+        pack_from = target.pack_min_rows.get(dtype)
+        if op.b_transposed:  # a library may pack a linear's weight from its own count of rows
+            pack_from = target.transposed_pack_min_rows.get(dtype, pack_from)
+        pack = pack_time(gemm, bpe, target.pack_bps.get(dtype), pack_from, read_b)
         pack_a = pack_a_time(gemm, bpe, crossing[:, -1], target.pack_a_bps.get(dtype))
         pack = np.where(library, pack * packed, 0.0)
         pack_a = np.where(library, pack_a, 0.0)
@@ -470,6 +478,8 @@ def predict(
         pack_a_s=pack_a,
         b_in_place=in_place,
         b_unpacked=unpacked,
+        b_passes=b_passes,
+        pass_rows=target.transposed_pass_rows.get(dtype) if b_passes is not None else None,
         gemv_stream=gemv if gemv_share is not None else None,
         gemv_fraction=gemv_share,
         hidden_s=exposed.hidden_s,

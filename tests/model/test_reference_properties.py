@@ -85,6 +85,15 @@ def test_non_decreasing_in_each_dimension(registry, dims, axis, grow, op, data):
     # the multiply-adds) 6.9 us. Latency may drop by that difference, no more.
     # Growing it above the grain wakes the team: the smaller shape on the team too.
     q = _as_a_team_if_it_wakes_one(registry, target, p, op, dims, dtype)
+    if _starts_packing_a_transposed_b(p):
+        # A third step down: a linear whose A grows to the library's own threshold
+        # for a transposed B (transposed_pack_min_rows) packs it once instead of
+        # reading it once a pass of a few rows. Compared on one path: the smaller
+        # shape with B packed takes no longer.
+        packed = attrs.evolve(target, transposed_pack_min_rows={}, transposed_pass_rows={})
+        q = predict(registry, packed, registry.op(op), [list(dims)], dtype)
+        assert p.latency_s[1] >= q.latency_s[0] * (1 - 1e-12)
+        return
     step = 0.0
     if q.gemv_team is not None and q.gemv_team[0] and not p.gemv_team[1]:
         step = max(0.0, q.team_s[0] - p.team_s[1])
@@ -96,6 +105,31 @@ def test_non_decreasing_in_each_dimension(registry, dims, axis, grow, op, data):
         assert dynamic[0] >= dynamic[1] * (1 - 1e-12)
         static_drop = q.energy_static_j[0] * step / q.latency_s[0]
         assert p.energy_j[1] >= (q.energy_j[0] - static_drop) * (1 - 1e-9)
+
+
+def _starts_packing_a_transposed_b(p) -> bool:
+    """Whether the smaller row of ``p``'s pair reads a transposed B once a pass
+    of a few rows of A (``b_passes``) and the bigger one packs it."""
+    return p.b_passes is not None and p.b_passes[0] > 0 and not p.b_unpacked[1]
+
+
+def test_packing_a_transposed_b_is_a_step_down(registry):
+    """The Intel host's fp32 linear as its calibration rows show MKL runs it
+    (its weight read once per 3 rows of A below 12 rows, packed from 12: 10
+    rows take 3.9 times 2 rows' time, 16 rows 3.7-5.3): 11 rows (4 passes)
+    take longer than 12 (packed). With B packed the 11 rows take no longer."""
+    shipped = registry.target("host_intel_xeon_2c_1t")
+    target = attrs.evolve(
+        shipped,
+        transposed_pack_min_rows={"fp32": estimated(12, "test")},
+        transposed_pass_rows={"fp32": estimated(3, "test")},
+    )
+    shapes = [[11, 4096, 4096], [12, 4096, 4096]]
+    p = predict(registry, target, registry.op("linear"), shapes, "fp32")
+    assert list(p.b_passes) == [4, 0] and _starts_packing_a_transposed_b(p)
+    assert p.latency_s[1] < p.latency_s[0]
+    q = predict(registry, shipped, registry.op("linear"), [shapes[0]], "fp32")
+    assert p.latency_s[1] >= q.latency_s[0]
 
 
 def _enters_the_library(target, dtype: str, dims, bigger) -> bool:

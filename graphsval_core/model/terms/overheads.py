@@ -214,16 +214,38 @@ def in_place_bandwidth(
 
 
 def unpacked_rows(
-    target: TargetSpec, dtype: str, gemm: np.ndarray, library: np.ndarray
+    target: TargetSpec,
+    dtype: str,
+    gemm: np.ndarray,
+    library: np.ndarray,
+    transposed: bool = False,
 ) -> np.ndarray:
     """Per row: the dtype's GEMM library runs the product (``library``:
     :func:`library_rows`) with fewer rows of A than it packs from (the
-    dtype's ``pack_min_rows``): it packs nothing (:func:`pack_time`) and
-    streams B as it lies. None of them where the spec gives no such count."""
+    dtype's ``pack_min_rows``; for a ``transposed`` B, a linear's weight, its
+    ``transposed_pack_min_rows`` where the spec gives one): it packs nothing
+    (:func:`pack_time`) and streams B as it lies. None of them where the spec
+    gives no such count."""
     least = target.pack_min_rows.get(dtype)
+    if transposed:
+        least = target.transposed_pack_min_rows.get(dtype, least)
     if least is None:
         return np.zeros(gemm.shape[0], dtype=bool)
     return library & (gemm[:, 0] < least)
+
+
+def unpacked_pass_rows(
+    target: TargetSpec, dtype: str, gemm: np.ndarray, unpacked: np.ndarray, transposed: bool
+) -> np.ndarray | None:
+    """Per row: how many rows of A the library's unpacked kernel takes per
+    pass over B (B is read once a pass), for the ``unpacked`` rows
+    (:func:`unpacked_rows`) of a ``transposed`` B where the dtype has
+    ``transposed_pass_rows``: ``min(M, transposed_pass_rows)``. None where no
+    row takes such passes."""
+    per_pass = target.transposed_pass_rows.get(dtype)
+    if not transposed or per_pass is None or not unpacked.any():
+        return None
+    return np.where(unpacked, np.minimum(gemm[:, 0], per_pass), gemm[:, 0])
 
 
 def unpacked_bandwidth(
@@ -248,7 +270,11 @@ def unpacked_bandwidth(
 
 
 def gemv_stream_rows(
-    target: TargetSpec, dtype: str, gemm: np.ndarray | None, library: np.ndarray
+    target: TargetSpec,
+    dtype: str,
+    gemm: np.ndarray | None,
+    library: np.ndarray,
+    transposed: bool = False,
 ) -> np.ndarray:
     """Per row: the dtype's GEMM library streams the product's matrix on its
     level-2 path, at the dtype's ``gemv_fraction``: a GEMV (:func:`gemv_rows`)
@@ -258,7 +284,7 @@ def gemv_stream_rows(
     if gemm is None or dtype not in target.gemv_fraction:
         return np.zeros(len(library), dtype=bool)
     return gemv_rows(target, dtype, gemm, len(library)) | unpacked_rows(
-        target, dtype, gemm, library
+        target, dtype, gemm, library, transposed
     )
 
 

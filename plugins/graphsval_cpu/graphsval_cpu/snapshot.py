@@ -143,6 +143,8 @@ def snapshot_host(target: TargetSpec, threads: int | None) -> TargetSpec:
         pack_bps=_kept_per_dtype(target, "pack_bps"),
         pack_min_rows=_kept_per_dtype(target, "pack_min_rows"),
         in_place_max_rows=_kept_per_dtype(target, "in_place_max_rows"),
+        transposed_pack_min_rows=_kept_per_dtype(target, "transposed_pack_min_rows"),
+        transposed_pass_rows=_kept_per_dtype(target, "transposed_pass_rows"),
         # the framework's choice of kernel by a product's size does not depend on the threads
         library_min_macs=_kept_per_dtype(target, "library_min_macs"),
         # nor its micro-kernel's width

@@ -1,0 +1,121 @@
+"""A GEMM library's unpacked kernel over a transposed B (a linear's weight:
+``TargetSpec.transposed_pack_min_rows`` and ``transposed_pass_rows``): below
+its own packing threshold it packs nothing and reads B once per pass of a
+few rows of A (MKL's fp32 linear on the Intel host: 3 rows a pass)."""
+
+from __future__ import annotations
+
+import pytest
+
+from graphsval_core.datamodel.provenance import estimated
+from graphsval_core.datamodel.target import SpecError
+from graphsval_core.files.target_spec import spec_from_json, spec_to_json
+from graphsval_core.model.predict import predict_batch
+
+#: Beyond the toy target's 1 MiB L2: a 64 MiB weight in main memory.
+BIG = 4096
+
+
+def _registry(registry_of, passes: bool = True, **kw):
+    """The toy target with MKL-like packing (from 3 rows of A) and, with
+    ``passes``, a transposed B unpacked below 12 rows, 3 rows a pass."""
+    own = (
+        {
+            "transposed_pack_min_rows": {"fp32": estimated(12, "t")},
+            "transposed_pass_rows": {"fp32": estimated(3, "t")},
+        }
+        if passes
+        else {}
+    )
+    return registry_of(
+        pack_bps=estimated(20e9, "t"),
+        pack_min_rows=estimated(3, "t"),
+        **own,
+        **kw,
+    )
+
+
+ROWS = [2, 3, 4, 6, 7, 10, 11, 12]
+
+
+def test_a_transposed_b_is_read_once_a_pass_of_rows_below_its_threshold(registry_of):
+    shapes = [[m, BIG, BIG] for m in ROWS]
+    own = predict_batch(_registry(registry_of), "t", "linear", shapes, "fp32")
+    dram = own.bytes_per_tier[:, -1]
+    # main memory sees the weight (less what the caches keep) once a pass of 3 rows:
+    # ceil(M / 3) times what 2 rows, one pass, see
+    passes = [-(-m // 3) for m in ROWS[:-1]]
+    for m, got, want in zip(ROWS, dram, passes, strict=False):
+        assert got == pytest.approx(want * dram[0], rel=0.02), m
+    # 12 rows pack it: one read of B by the kernel, and the packing's own time
+    assert dram[-1] < 1.1 * dram[0]  # (not the 4 passes 12 rows would take)
+    assert own.b_unpacked.tolist() == [True] * 7 + [False]
+    assert own.pack_s[:-1].tolist() == [0.0] * 7 and own.pack_s[-1] > 0
+    assert own.memory_s[2] == pytest.approx(2 * own.memory_s[0], rel=0.02)
+
+
+def test_without_the_fields_a_linear_packs_from_pack_min_rows(registry_of):
+    shapes = [[m, BIG, BIG] for m in ROWS]
+    before = predict_batch(_registry(registry_of, False), "t", "linear", shapes, "fp32")
+    assert before.b_unpacked.tolist() == [True] + [False] * 7
+    assert all(p > 0 for p in before.pack_s[1:])
+    assert before.bytes_per_tier[2, -1] < 1.02 * before.bytes_per_tier[0, -1]  # 4 rows: B once
+
+
+@pytest.mark.parametrize("m", [2, 4, 7, 12])
+def test_a_matmul_an_n_contiguous_b_keeps_pack_min_rows(registry_of, m):
+    shape = [[m, BIG, BIG]]
+    own = predict_batch(_registry(registry_of), "t", "matmul", shape, "fp32")
+    before = predict_batch(_registry(registry_of, False), "t", "matmul", shape, "fp32")
+    assert own.latency_s[0] == pytest.approx(before.latency_s[0])
+    assert own.b_unpacked.tolist() == before.b_unpacked.tolist() == [m < 3]
+
+
+def test_the_fields_round_trip_through_a_target_file(registry_of):
+    spec = _registry(registry_of).target("t")
+    again = spec_from_json(spec_to_json(spec))
+    assert dict(again.transposed_pack_min_rows) == {"fp32": 12.0}
+    assert dict(again.transposed_pass_rows) == {"fp32": 3.0}
+    assert again.provenance["transposed_pass_rows.fp32"].kind == "estimated"
+
+
+@pytest.mark.parametrize(
+    ("fields", "words"),
+    [
+        ({"transposed_pack_min_rows": 1}, "at least 2, got 1"),
+        ({"transposed_pack_min_rows": 7.5}, "whole number of rows of A, at least 2, got 7.5"),
+        ({"transposed_pass_rows": 3}, "has no transposed_pack_min_rows"),
+        (
+            {"transposed_pack_min_rows": 12, "transposed_pass_rows": 12},
+            "from 1 to below transposed_pack_min_rows.fp32 (12), got 12",
+        ),
+        (
+            {"transposed_pack_min_rows": 12, "transposed_pass_rows": 0.5},
+            "from 1 to below transposed_pack_min_rows.fp32 (12), got 0.5",
+        ),
+        (
+            {"transposed_pack_min_rows": 12, "transposed_pass_rows": 3, "gemv_fraction": 0.5},
+            "has a gemv_fraction",
+        ),
+    ],
+)
+def test_a_bad_transposed_field_is_refused_with_its_name(registry_of, fields, words):
+    kw = {name: {"fp32": estimated(v, "t")} for name, v in fields.items()}
+    with pytest.raises(SpecError, match="transposed_") as err:
+        registry_of(pack_bps=estimated(20e9, "t"), pack_min_rows=estimated(3, "t"), **kw)
+    assert words in str(err.value)
+
+
+def test_a_threshold_needs_a_library_that_packs(registry_of):
+    with pytest.raises(SpecError, match="has no pack_bps"):
+        registry_of(transposed_pack_min_rows={"fp32": estimated(12, "t")})
+
+
+def test_a_threshold_below_pack_min_rows_packs_a_transposed_b_from_it(registry_of):
+    # a library may pack a linear's weight from fewer rows than a matmul's B: 2 rows pack
+    reg = _registry(registry_of, False, transposed_pack_min_rows={"fp32": estimated(2, "t")})
+    shapes = [[1, BIG, BIG], [2, BIG, BIG]]
+    linear = predict_batch(reg, "t", "linear", shapes, "fp32")
+    matmul = predict_batch(reg, "t", "matmul", shapes, "fp32")
+    assert linear.b_unpacked.tolist() == [True, False] and linear.pack_s[1] > 0
+    assert matmul.b_unpacked.tolist() == [True, True] and matmul.pack_s[1] == 0
