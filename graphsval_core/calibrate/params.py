@@ -333,7 +333,12 @@ def choose_params(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) 
                     1e8,
                     1e13,
                     f"{packed} {dtype} matmul/linear rows of {least:g} "
-                    f"row{'' if least == 1 else 's'} of A or more",
+                    f"row{'' if least == 1 else 's'} of A or more"
+                    + (
+                        f" (linears of {spec.transposed_pack_min_rows[dtype]:g} or more)"
+                        if dtype in spec.transposed_pack_min_rows
+                        else ""
+                    ),
                 )
             )
     params += _pack_a(registry, spec, rows)

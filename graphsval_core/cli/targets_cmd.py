@@ -345,13 +345,18 @@ def _detail_rows(registry: Registry, target: TargetSpec) -> list[list[str]]:
         *[
             [
                 f"transposed B {d}",
-                f"unpacked below {_rows_of_a(rows)}, read once per "
-                f"{_rows_of_a(target.transposed_pass_rows[d])}"
-                if d in target.transposed_pass_rows
-                else f"unpacked below {_rows_of_a(rows)}",
+                f"a linear's weight unpacked below {_rows_of_a(rows)} (packed from there)",
                 src(f"transposed_pack_min_rows.{d}"),
             ]
             for d, rows in target.transposed_pack_min_rows.items()
+        ],
+        *[
+            [
+                f"transposed B {d}, passes",
+                f"read once per {_rows_of_a(rows)} below it",
+                src(f"transposed_pass_rows.{d}"),
+            ]
+            for d, rows in target.transposed_pass_rows.items()
         ],
         *[
             [

@@ -713,9 +713,9 @@ class TargetSpec:
             "in_place_max_rows",
             _per_dtype("in_place_max_rows", self.in_place_max_rows, peaks, prov),
         )
-        self._check_in_place()
         for name in ("transposed_pack_min_rows", "transposed_pass_rows"):
             _set(self, name, _per_dtype(name, getattr(self, name), peaks, prov))
+        self._check_in_place()
         self._check_transposed()
         self._check_tiers()
         self._check_overlap()
@@ -950,7 +950,9 @@ class TargetSpec:
         """Reading B in place skips a packing a CPU GEMM library does: only for
         a dtype some library runs (not one of ``no_gemm_library``) and packs
         B for (``pack_bps``), from a whole number of rows at least its
-        ``pack_min_rows``, on a target with caches for B to outgrow (more
+        ``pack_min_rows`` (``transposed_pack_min_rows`` where given: below it
+        the library reads such a B unpacked), on a target with caches for B to
+        outgrow (more
         than one memory tier); ``in_place_fraction`` only for a dtype that
         reads B in place."""
         for dtype, rows in self.in_place_max_rows.items():
@@ -973,10 +975,13 @@ class TargetSpec:
                     "instead",
                 )
             least = self.pack_min_rows[dtype]
+            which = "pack_min_rows"
+            if dtype in self.transposed_pack_min_rows:  # it reads a transposed B unpacked below
+                least, which = self.transposed_pack_min_rows[dtype], "transposed_pack_min_rows"
             if rows != int(rows) or rows < least:
                 raise SpecError(
                     name,
-                    f"must be a whole number of rows of A, at least pack_min_rows.{dtype} "
+                    f"must be a whole number of rows of A, at least {which}.{dtype} "
                     f"({_shown(least)}), got {_shown(rows)}",
                 )
         for dtype in self.in_place_fraction:

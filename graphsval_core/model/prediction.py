@@ -122,7 +122,8 @@ class Prediction:
     b_unpacked: np.ndarray | None = None
     #: per row: how many passes the library's unpacked kernel makes over a
     #: transposed B, ``transposed_pass_rows`` rows of A a pass (0: not such a
-    #: row); None: no row of the batch takes passes
+    #: row; explain and the details name them from two passes); None: no row
+    #: of the batch takes passes
     b_passes: np.ndarray | None = None
     #: the dtype's ``transposed_pass_rows`` where some row takes passes
     pass_rows: float | None = None
@@ -272,7 +273,7 @@ class Prediction:
                 d["in_place_fraction"] = float(self.in_place_fraction)
         if self.b_unpacked is not None and self.b_unpacked[i]:
             d["b_unpacked"] = True
-        if self._passes(i):
+        if self._passes(i) > 1:
             d["b_passes"] = self._passes(i)
         if self._gemv_streams(i):
             d["gemv_fraction"] = float(self.gemv_fraction)  # type: ignore[arg-type]
@@ -351,7 +352,7 @@ class Prediction:
         bw = self.bandwidth_of(i)[k] if self.tier_bandwidth_bps else float("nan")
         unpacked = ""
         short_a = self.b_unpacked is not None and bool(self.b_unpacked[i])
-        if short_a and self._passes(i):
+        if short_a and self._passes(i) > 1:
             unpacked = (
                 "B unpacked, A too short to pack it: B streams as it lies, once per "
                 f"{self.pass_rows:g} rows of A ({self._passes(i)} passes); "

@@ -89,7 +89,8 @@ def test_non_decreasing_in_each_dimension(registry, dims, axis, grow, op, data):
         # A third step down: a linear whose A grows to the library's own threshold
         # for a transposed B (transposed_pack_min_rows) packs it once instead of
         # reading it once a pass of a few rows. Compared on one path: the smaller
-        # shape with B packed takes no longer.
+        # shape with B packed takes no longer. (No shipped target gives the threshold
+        # yet: test_packing_a_transposed_b_is_a_step_down draws this step by name.)
         packed = attrs.evolve(target, transposed_pack_min_rows={}, transposed_pass_rows={})
         q = predict(registry, packed, registry.op(op), [list(dims)], dtype)
         assert p.latency_s[1] >= q.latency_s[0] * (1 - 1e-12)
@@ -116,7 +117,8 @@ def _starts_packing_a_transposed_b(p) -> bool:
 def test_packing_a_transposed_b_is_a_step_down(registry):
     """The Intel host's fp32 linear as its calibration rows show MKL runs it
     (its weight read once per 3 rows of A below 12 rows, packed from 12: 10
-    rows take 3.9 times 2 rows' time, 16 rows 3.7-5.3): 11 rows (4 passes)
+    rows take 3.9 times 3 rows' time per byte of weight, 16 rows 3.5-5.3
+    times 2 rows'): 11 rows (4 passes)
     take longer than 12 (packed). With B packed the 11 rows take no longer."""
     shipped = registry.target("host_intel_xeon_2c_1t")
     target = attrs.evolve(

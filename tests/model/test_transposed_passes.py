@@ -119,3 +119,33 @@ def test_a_threshold_below_pack_min_rows_packs_a_transposed_b_from_it(registry_o
     matmul = predict_batch(reg, "t", "matmul", shapes, "fp32")
     assert linear.b_unpacked.tolist() == [True, False] and linear.pack_s[1] > 0
     assert matmul.b_unpacked.tolist() == [True, True] and matmul.pack_s[1] == 0
+
+
+def test_explain_the_details_and_targets_name_the_passes(registry_of):
+    from graphsval_core.cli.targets_cmd import _detail_rows
+
+    reg = _registry(registry_of)
+    p = predict_batch(reg, "t", "linear", [[7, BIG, BIG], [2, BIG, BIG]], "fp32")
+    assert "B streams as it lies, once per 3 rows of A (3 passes);" in p.sentence(0)
+    assert p.details(0)["b_passes"] == 3
+    # one pass is as any unpacked product reads B: no clause, no key
+    assert "B streams as it lies;" in p.sentence(1) and "passes" not in p.sentence(1)
+    assert "b_passes" not in p.details(1)
+    rows = {r[0]: r[1] for r in _detail_rows(reg, reg.target("t"))}
+    assert (
+        rows["transposed B fp32"]
+        == "a linear's weight unpacked below 12 rows of A (packed from there)"
+    )
+    assert rows["transposed B fp32, passes"] == "read once per 3 rows of A below it"
+
+
+def test_a_transposed_b_is_read_in_place_only_from_its_own_threshold(registry_of):
+    # reading B in place replaces packing it: a linear the library runs unpacked does neither
+    in_place = {"in_place_max_rows": {"fp32": estimated(64, "t")}}
+    reg = _registry(registry_of, **in_place)
+    p = predict_batch(reg, "t", "linear", [[4, BIG, BIG], [12, BIG, BIG]], "fp32")
+    assert p.b_in_place.tolist() == [False, True]
+    assert p.b_unpacked.tolist() == [True, False]
+    with pytest.raises(SpecError, match="in_place_max_rows.fp32") as err:
+        _registry(registry_of, in_place_max_rows={"fp32": estimated(8, "t")})
+    assert "at least transposed_pack_min_rows.fp32 (12), got 8" in str(err.value)

@@ -170,7 +170,8 @@ def reads_b_in_place(
     """Per row: whether the dtype's GEMM library (:func:`library_rows`)
     reads B where it lies instead of packing it: a transposed B (``OpSpec.b_transposed``: a
     linear's weight, each row a contiguous run of K), A of the dtype's
-    ``pack_min_rows`` rows (fewer pack nothing anyway) up to its
+    ``pack_min_rows`` rows (its ``transposed_pack_min_rows`` where the spec
+    gives one: fewer pack nothing anyway) up to its
     ``in_place_max_rows``, and B larger than what the caches keep
     (``kept_bytes``, the last tier's inner capacity; none without caches).
     oneDNN's bf16 linear with 2-21 rows and a weight in main memory takes
@@ -180,7 +181,8 @@ def reads_b_in_place(
     most = target.in_place_max_rows.get(dtype)
     if most is None or not b_transposed or kept_bytes <= 0:
         return np.zeros(gemm.shape[0], dtype=bool)
-    rows = (gemm[:, 0] >= target.pack_min_rows.get(dtype, 0.0)) & (gemm[:, 0] <= most)
+    least = target.transposed_pack_min_rows.get(dtype, target.pack_min_rows.get(dtype, 0.0))
+    rows = (gemm[:, 0] >= least) & (gemm[:, 0] <= most)
     library = library_rows(target, dtype, gemm, gemm.shape[0])
     return library & rows & (b_bytes(gemm, bpe) > kept_bytes)
 
@@ -240,12 +242,13 @@ def unpacked_pass_rows(
     """Per row: how many rows of A the library's unpacked kernel takes per
     pass over B (B is read once a pass), for the ``unpacked`` rows
     (:func:`unpacked_rows`) of a ``transposed`` B where the dtype has
-    ``transposed_pass_rows``: ``min(M, transposed_pass_rows)``. None where no
-    row takes such passes."""
+    ``transposed_pass_rows``: ``min(M, transposed_pass_rows)``; infinite for
+    the other rows (no bound on their tiles). None where no row takes such
+    passes."""
     per_pass = target.transposed_pass_rows.get(dtype)
     if not transposed or per_pass is None or not unpacked.any():
         return None
-    return np.where(unpacked, np.minimum(gemm[:, 0], per_pass), gemm[:, 0])
+    return np.where(unpacked, np.minimum(gemm[:, 0], per_pass), np.inf)
 
 
 def unpacked_bandwidth(
