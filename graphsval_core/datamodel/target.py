@@ -21,6 +21,7 @@ from attrs import field, frozen
 
 from graphsval_core.datamodel.dtypes import KNOWN_DTYPES
 from graphsval_core.datamodel.errors import UserInputError
+from graphsval_core.datamodel.op import MAX_DIM
 from graphsval_core.datamodel.provenance import Provenance, Sourced
 from graphsval_core.datamodel.regimes import TIER_NAMES, tier_regime
 
@@ -994,11 +995,13 @@ class TargetSpec:
 
     def _check_transposed(self) -> None:
         """A transposed B's own packing threshold is a CPU GEMM library's that
-        packs B (``pack_bps``): a whole number of rows of A, at least 2 (a
-        library that packs from one row has no unpacked kernel); its rows per
-        pass a whole number from 1 up to the rows it runs unpacked, for a dtype
-        with such a threshold and without a GEMV per row of A
-        (``gemv_fraction``, which reads B once a row already)."""
+        packs B (``pack_bps``) from more than one row (``pack_min_rows``; a
+        library that packs from one row, as oneDNN's bf16 and int8, has no
+        unpacked kernel): a whole number of rows of A from 2 to a shape's
+        largest dimension (``MAX_DIM``); its rows per pass a whole number from
+        1 up to the rows it runs unpacked, for a dtype with such a threshold
+        and without a GEMV per row of A (``gemv_fraction``, which reads B once
+        a row already)."""
         for dtype, rows in self.transposed_pack_min_rows.items():
             name = f"transposed_pack_min_rows.{dtype}"
             self._cpu_library(
@@ -1012,9 +1015,19 @@ class TargetSpec:
                 raise SpecError(
                     name, f"{dtype} has no pack_bps: only a library that packs B has a threshold"
                 )
-            if rows != int(rows) or rows < 2:
+            least = self.pack_min_rows[dtype]
+            if least <= 1:
                 raise SpecError(
-                    name, f"must be a whole number of rows of A, at least 2, got {_shown(rows)}"
+                    name,
+                    f"{dtype}'s library packs B from {_shown(least)} row of A "
+                    f"(pack_min_rows.{dtype}): it has no unpacked kernel to read a transposed "
+                    "B with",
+                )
+            if rows != int(rows) or not 2 <= rows <= MAX_DIM:
+                raise SpecError(
+                    name,
+                    f"must be a whole number of rows of A from 2 to {MAX_DIM:,} (a shape's "
+                    f"largest dimension), got {_shown(rows)}",
                 )
         for dtype, rows in self.transposed_pass_rows.items():
             name = f"transposed_pass_rows.{dtype}"

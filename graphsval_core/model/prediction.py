@@ -353,9 +353,10 @@ class Prediction:
         unpacked = ""
         short_a = self.b_unpacked is not None and bool(self.b_unpacked[i])
         if short_a and self._passes(i) > 1:
+            per = "row" if self.pass_rows == 1 else f"{self.pass_rows:g} rows"
             unpacked = (
                 "B unpacked, A too short to pack it: B streams as it lies, once per "
-                f"{self.pass_rows:g} rows of A ({self._passes(i)} passes); "
+                f"{per} of A ({self._passes(i)} passes); "
             )
         elif short_a:
             unpacked = "B unpacked, A too short to pack it: B streams as it lies; "

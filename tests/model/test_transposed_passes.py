@@ -82,8 +82,9 @@ def test_the_fields_round_trip_through_a_target_file(registry_of):
 @pytest.mark.parametrize(
     ("fields", "words"),
     [
-        ({"transposed_pack_min_rows": 1}, "at least 2, got 1"),
-        ({"transposed_pack_min_rows": 7.5}, "whole number of rows of A, at least 2, got 7.5"),
+        ({"transposed_pack_min_rows": 1}, "from 2 to 1,099,511,627,776 (a shape's largest"),
+        ({"transposed_pack_min_rows": 7.5}, "whole number of rows of A from 2 to"),
+        ({"transposed_pack_min_rows": 1e300}, "got 1e+300"),
         ({"transposed_pass_rows": 3}, "has no transposed_pack_min_rows"),
         (
             {"transposed_pack_min_rows": 12, "transposed_pass_rows": 12},
@@ -149,3 +150,25 @@ def test_a_transposed_b_is_read_in_place_only_from_its_own_threshold(registry_of
     with pytest.raises(SpecError, match="in_place_max_rows.fp32") as err:
         _registry(registry_of, in_place_max_rows={"fp32": estimated(8, "t")})
     assert "at least transposed_pack_min_rows.fp32 (12), got 8" in str(err.value)
+
+
+def test_a_library_packing_from_one_row_has_no_unpacked_kernel(registry_of):
+    # oneDNN's bf16 and int8 pack B from one row of A: no threshold of their own
+    with pytest.raises(SpecError, match="transposed_pack_min_rows.fp32") as err:
+        registry_of(
+            pack_bps=estimated(20e9, "t"),
+            pack_min_rows=estimated(1, "t"),
+            transposed_pack_min_rows={"fp32": estimated(12, "t")},
+        )
+    assert "packs B from 1 row of A (pack_min_rows.fp32)" in str(err.value)
+
+
+def test_one_row_a_pass_reads_as_one_row(registry_of):
+    reg = _registry(
+        registry_of,
+        False,
+        transposed_pack_min_rows={"fp32": estimated(12, "t")},
+        transposed_pass_rows={"fp32": estimated(1, "t")},
+    )
+    p = predict_batch(reg, "t", "linear", [[4, BIG, BIG]], "fp32")
+    assert "once per row of A (4 passes);" in p.sentence(0)
