@@ -707,6 +707,13 @@ class TargetSpec:
             raise SpecError(
                 "pack_bps", "give pack_bps and pack_min_rows for the same dtypes (or neither)"
             )
+        for dtype, rows in packing["pack_min_rows"].items():
+            if rows != int(rows) or rows > MAX_DIM:
+                raise SpecError(
+                    f"pack_min_rows.{dtype}",
+                    f"must be a whole number of rows of A from 1 to {MAX_DIM:,} (a shape's "
+                    f"largest dimension), got {_shown(rows)}",
+                )
         for name, values in packing.items():
             _set(self, name, values)
         _set(
@@ -979,11 +986,12 @@ class TargetSpec:
             which = "pack_min_rows"
             if dtype in self.transposed_pack_min_rows:  # it reads a transposed B unpacked below
                 least, which = self.transposed_pack_min_rows[dtype], "transposed_pack_min_rows"
-            if rows != int(rows) or rows < least:
+            if rows != int(rows) or not least <= rows <= MAX_DIM:
                 raise SpecError(
                     name,
-                    f"must be a whole number of rows of A, at least {which}.{dtype} "
-                    f"({_shown(least)}), got {_shown(rows)}",
+                    f"must be a whole number of rows of A from {which}.{dtype} "
+                    f"({_shown(least)}) to {MAX_DIM:,} (a shape's largest dimension), "
+                    f"got {_shown(rows)}",
                 )
         for dtype in self.in_place_fraction:
             if dtype not in self.in_place_max_rows:

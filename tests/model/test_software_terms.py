@@ -914,7 +914,23 @@ def test_reading_b_in_place_never_makes_a_larger_linear_faster(registry_of):
                 "pack_min_rows": estimated(3, "t"),
                 "in_place_max_rows": {"fp32": estimated(2, "t")},
             },
-            r"at least pack_min_rows.fp32 \(3\), got 2",
+            r"from pack_min_rows.fp32 \(3\) to 1,099,511,627,776 .*, got 2",
+        ),
+        (
+            {
+                "pack_bps": estimated(10e9, "t"),
+                "pack_min_rows": estimated(3, "t"),
+                "in_place_max_rows": {"fp32": estimated(1e300, "t")},
+            },
+            r"in_place_max_rows.fp32.*largest dimension\), got 1e\+300",
+        ),
+        (
+            {"pack_bps": estimated(10e9, "t"), "pack_min_rows": estimated(1e300, "t")},
+            r"pack_min_rows.fp32.*from 1 to 1,099,511,627,776 .*, got 1e\+300",
+        ),
+        (
+            {"pack_bps": estimated(10e9, "t"), "pack_min_rows": estimated(2.5, "t")},
+            r"pack_min_rows.fp32.*whole number of rows of A from 1 to .*, got 2.5",
         ),
         (
             {
