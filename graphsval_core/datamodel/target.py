@@ -982,10 +982,12 @@ class TargetSpec:
                     f"{dtype} has no pack_bps: only a library that packs B can read it in place "
                     "instead",
                 )
-            least = self.pack_min_rows[dtype]
-            which = "pack_min_rows"
-            if dtype in self.transposed_pack_min_rows:  # it reads a transposed B unpacked below
-                least, which = self.transposed_pack_min_rows[dtype], "transposed_pack_min_rows"
+            least = self.packs_from(dtype, True)  # below it the library reads B unpacked
+            which = (
+                "transposed_pack_min_rows"
+                if dtype in self.transposed_pack_min_rows
+                else "pack_min_rows"
+            )
             if rows != int(rows) or not least <= rows <= MAX_DIM:
                 raise SpecError(
                     name,
@@ -1132,6 +1134,16 @@ class TargetSpec:
                         f"({previous.total_capacity_bytes:g} B)",
                     )
             previous = tier
+
+    def packs_from(self, dtype: str, transposed: bool) -> float | None:
+        """From how many rows of A the dtype's GEMM library packs B: its
+        ``pack_min_rows``, or for a ``transposed`` B (a linear's weight) its
+        ``transposed_pack_min_rows`` where the spec gives one. None where the
+        library packs nothing (no count)."""
+        least = self.pack_min_rows.get(dtype)
+        if transposed:
+            return self.transposed_pack_min_rows.get(dtype, least)
+        return least
 
     def bandwidth_share(self, dtype: str, product: bool = True) -> float:
         """The share of each tier's bandwidth an op at ``dtype`` gets: a matrix

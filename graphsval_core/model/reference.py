@@ -407,9 +407,7 @@ def predict(
             read_b = pack_read_time(
                 gemm, bpe, stream_miss_fraction(working_set, capacities), streams, access_latency
             )
-        pack_from = target.pack_min_rows.get(dtype)
-        if op.b_transposed:  # a library may pack a linear's weight from its own count of rows
-            pack_from = target.transposed_pack_min_rows.get(dtype, pack_from)
+        pack_from = target.packs_from(dtype, op.b_transposed)  # a linear's own count, if any
         pack = pack_time(gemm, bpe, target.pack_bps.get(dtype), pack_from, read_b)
         pack_a = pack_a_time(gemm, bpe, crossing[:, -1], target.pack_a_bps.get(dtype))
         pack = np.where(library, pack * packed, 0.0)

@@ -181,8 +181,8 @@ def reads_b_in_place(
     most = target.in_place_max_rows.get(dtype)
     if most is None or not b_transposed or kept_bytes <= 0:
         return np.zeros(gemm.shape[0], dtype=bool)
-    least = target.transposed_pack_min_rows.get(dtype, target.pack_min_rows.get(dtype, 0.0))
-    rows = (gemm[:, 0] >= least) & (gemm[:, 0] <= most)
+    least = target.packs_from(dtype, True)
+    rows = (gemm[:, 0] >= (least or 0.0)) & (gemm[:, 0] <= most)
     library = library_rows(target, dtype, gemm, gemm.shape[0])
     return library & rows & (b_bytes(gemm, bpe) > kept_bytes)
 
@@ -228,9 +228,7 @@ def unpacked_rows(
     ``transposed_pack_min_rows`` where the spec gives one): it packs nothing
     (:func:`pack_time`) and streams B as it lies. None of them where the spec
     gives no such count."""
-    least = target.pack_min_rows.get(dtype)
-    if transposed:
-        least = target.transposed_pack_min_rows.get(dtype, least)
+    least = target.packs_from(dtype, transposed)
     if least is None:
         return np.zeros(gemm.shape[0], dtype=bool)
     return library & (gemm[:, 0] < least)
