@@ -180,6 +180,71 @@ def _keep_shared_first_touch(
         values["first_touch_bps"] = shared
 
 
+def _dtype_of(name: str, dtypes: set[str]) -> str | None:
+    """The dtype a per-dtype constant ``<name>.<dtype>`` belongs to, where
+    ``dtypes`` (the rows') hold it; None for any other constant."""
+    head, _, tail = name.rpartition(".")
+    if not head or name.startswith("tiers."):
+        return None
+    return tail if tail in dtypes else None
+
+
+class Objective:
+    """The fit's residuals over ``rows`` (canonical order) as functions of the
+    log values ``x`` of ``params``: log(predicted / measured) per row, then
+    the hierarchy penalty; and their Jacobian."""
+
+    def __init__(
+        self, registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow], params: Sequence[Param]
+    ) -> None:
+        self.registry, self.spec, self.rows, self.params = registry, spec, list(rows), params
+        self.measured = np.array([r.latency_s for r in rows], dtype=np.float64)
+        self.hi = np.log([p.upper for p in params])
+        #: the positions of each dtype's rows, and the rows themselves
+        self.index = {
+            d: np.array([i for i, r in enumerate(rows) if r.dtype == d])
+            for d in sorted({r.dtype for r in rows})
+        }
+        self.of_dtype = {d: [self.rows[i] for i in where] for d, where in self.index.items()}
+        #: per constant, the dtype whose rows alone it moves (None: any row)
+        self.owners = [_dtype_of(p.name, set(self.index)) for p in params]
+
+    def _spec(self, x: np.ndarray) -> TargetSpec:
+        return apply_constants(self.spec, _values(self.params, x), "fit")
+
+    def residuals(self, x: np.ndarray) -> np.ndarray:
+        candidate = self._spec(x)
+        latency, _ = predict_rows(self.registry, candidate, self.rows)
+        return np.concatenate([np.log(latency / self.measured), _hierarchy_penalty(candidate)])
+
+    def jacobian(self, x: np.ndarray, sparse: bool = True) -> np.ndarray:
+        """Forward differences with an absolute step in log terms (scipy's
+        relative step would vanish for a multiplier near 1, whose log is
+        near 0, and wrongly call that constant unidentifiable); backward
+        where the forward step would leave the bounds. A constant of one
+        dtype moves only that dtype's rows and no tier: with ``sparse``, its
+        column predicts those rows alone, and the others keep the zeros a
+        whole evaluation gives them (the same columns, a third of the work
+        on a host of three dtypes)."""
+        f0 = self.residuals(x)
+        n = len(self.rows)
+        jac = np.zeros((f0.size, x.size))
+        for i in range(x.size):
+            h = JACOBIAN_STEP if x[i] + JACOBIAN_STEP <= self.hi[i] else -JACOBIAN_STEP
+            moved = x.copy()
+            moved[i] += h
+            dtype = self.owners[i]
+            if dtype is None or not sparse:
+                jac[:, i] = (self.residuals(moved) - f0) / h
+                continue
+            candidate = self._spec(moved)
+            latency, _ = predict_rows(self.registry, candidate, self.of_dtype[dtype])
+            where = self.index[dtype]
+            jac[where, i] = (np.log(latency / self.measured[where]) - f0[where]) / h
+            jac[n:, i] = (_hierarchy_penalty(candidate) - f0[n:]) / h
+        return jac
+
+
 def fit_latency(
     registry: Any,
     spec: TargetSpec,
@@ -202,34 +267,11 @@ def fit_latency(
 
     rows = canonical(rows)
     params = list(params if params is not None else choose_params(registry, spec, rows))
-    measured = np.array([r.latency_s for r in rows], dtype=np.float64)
-
-    def residuals(x: np.ndarray) -> np.ndarray:
-        candidate = apply_constants(spec, _values(params, x), "fit")
-        latency, _ = predict_rows(registry, candidate, rows)
-        return np.concatenate(
-            [
-                np.log(latency / measured),
-                _hierarchy_penalty(candidate),
-            ]
-        )
-
+    objective = Objective(registry, spec, rows, params)
+    measured = objective.measured
+    residuals, jacobian = objective.residuals, objective.jacobian
     lo = np.log([p.lower for p in params])
-    hi = np.log([p.upper for p in params])
-
-    def jacobian(x: np.ndarray) -> np.ndarray:
-        # forward differences with an absolute step in log terms (scipy's
-        # relative step would vanish for a multiplier near 1, whose log is
-        # near 0, and wrongly call that constant unidentifiable); backward
-        # where the forward step would leave the bounds
-        f0 = residuals(x)
-        jac = np.empty((f0.size, x.size))
-        for i in range(x.size):
-            h = JACOBIAN_STEP if x[i] + JACOBIAN_STEP <= hi[i] else -JACOBIAN_STEP
-            moved = x.copy()
-            moved[i] += h
-            jac[:, i] = (residuals(moved) - f0) / h
-        return jac
+    hi = objective.hi
 
     starts = [x_start] if x_start is not None else _starts(params)
     best = None
