@@ -18,9 +18,12 @@ of C's row.
   or a piece, at the same cost (N = 5 = 4 + 1 and 32: 1.65-1.7; 7 = 4 + 2 +
   1 and 48: 2.3-2.4; 15: 3.0; 31 = 16 + 15: 3.6), the evidence behind
   "Then an int8 N's tail costs a vector a piece" (``tail_piece_vectors``).
-- fp32 (MKL): a matmul of 2-10 columns takes about 2.6 times what 16
-  take, a linear about N / 8 of it: neither is padding alone, and both
-  cost more per column than a full vector's.
+- fp32 (MKL): a matmul of 2-11 columns takes 1.8-3.8 times what 16
+  take (a median 2.7 at 2048 x 512), a linear about N / 8 of it: neither
+  is padding alone, and both cost more per column than a full vector's.
+  The evidence behind MKL's narrow kernel (``narrow_n_columns`` 11 and
+  ``narrow_n_fraction``, started at 1 / 2.7 and calibrated per host; the
+  AMD hosts' linears keep the lane kernel, whose time is not N / 8).
 
 Not a capture: nothing is written, and no figure here is fitted.
 """

@@ -81,7 +81,7 @@ QUOTES: list[Callable[[], str]] = [
         f"{_spread(INTEL, 'product_overlap.fp32'):.2f} is barely identified"
     ),
     lambda: (
-        f"the Zen 3's fp32 sits at its floor, {_v(ZEN3, 'product_overlap.fp32'):.2f} +- "
+        f"the Zen 3's fp32 is not identified, {_v(ZEN3, 'product_overlap.fp32'):.2f} +- "
         f"{_spread(ZEN3, 'product_overlap.fp32'):.2f}"
     ),
     lambda: (
@@ -123,6 +123,12 @@ QUOTES: list[Callable[[], str]] = [
         f"{_v(ZEN4, 'gemv_fraction.fp32'):.2f}, against their products' "
         f"{_v(ZEN3, 'product_bandwidth_fraction.fp32'):.2f} and "
         f"{_v(ZEN4, 'product_bandwidth_fraction.fp32'):.2f})"
+    ),
+    lambda: (
+        f"the Zen 3 fits {_v(ZEN3, 'narrow_n_fraction.fp32'):.2f} +- "
+        f"{_spread(ZEN3, 'narrow_n_fraction.fp32'):.2f}, the Zen 4 "
+        f"{_v(ZEN4, 'narrow_n_fraction.fp32'):.2f} +- "
+        f"{_spread(ZEN4, 'narrow_n_fraction.fp32'):.2f})"
     ),
 ]
 

@@ -56,6 +56,11 @@ exercise it:
   fitted and at least :data:`IN_PLACE_ROWS` of its rows may read B in place
   (a transposed B beyond what the caches keep, a shared last cache counted
   at the least capacity the fit may give it, under few enough rows of A);
+- ``narrow_n_fraction.<dtype>``: the share of the compute rate at which the
+  dtype's GEMM library runs a product of a narrow N in its narrow kernel,
+  for each dtype the spec gives one, from at least :data:`NARROW_ROWS`
+  distinct such rows (N from 2 to ``narrow_n_columns``, or
+  ``transposed_narrow_n_columns`` for a linear);
 - ``pack_a_bps.<dtype>``: the rate at which a CPU GEMM library packs an A
   that lies beyond the last-level cache (serially with its compute), for
   each dtype the spec gives one (MKL's fp32), from the rows of that dtype
@@ -112,6 +117,7 @@ from graphsval_core.datamodel.target import (
 from graphsval_core.files.baseline import BaselineRow
 from graphsval_core.files.calibration import SHARES  # noqa: F401 (re-exported)
 from graphsval_core.files.calibration_file import MAX_FRACTION
+from graphsval_core.model.terms.compute import narrow_rows
 from graphsval_core.model.terms.overheads import (
     gemv_stream_rows,
     library_rows,
@@ -143,6 +149,9 @@ IN_PLACE_ROWS = 4
 #: Distinct GEMVs of a dtype a tier beyond the innermost bounds before its
 #: ``gemv_fraction`` is fitted.
 GEMV_STREAM_ROWS = 4
+#: Distinct products of a dtype in its library's narrow kernel (a narrow N)
+#: before its ``narrow_n_fraction`` is fitted.
+NARROW_ROWS = 3
 
 
 @define
@@ -310,6 +319,7 @@ def choose_params(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) 
     params += _product_shares(spec, gate)
     params += _in_place_shares(registry, spec, rows, gate)
     params += _gemv_shares(registry, spec, rows, bound, gate)
+    params += _narrow_shares(registry, spec, rows)
     multi = [r for r in rows if registry.op(r.op).kernels > 1]
     if spec.kernel_overhead_s is not None and multi:
         params.append(
@@ -790,6 +800,45 @@ def _gemv_shares(
         )
         for dtype, count in gemv_stream_rows_bound(registry, spec, rows, bound).items()
         if count >= GEMV_STREAM_ROWS and gate.fits(dtype)
+    ]
+
+
+def narrow_kernel_rows(
+    registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]
+) -> dict[str, int]:
+    """Per dtype the spec gives a ``narrow_n_fraction``, the distinct rows its
+    library runs in its narrow kernel (:func:`narrow_rows`)."""
+    if not spec.narrow_n_fraction:
+        return {}
+    seen: dict[str, set[tuple[str, tuple[int, ...]]]] = {d: set() for d in spec.narrow_n_fraction}
+    for dtype, index, gemm, op in _product_batches(registry, rows):
+        if dtype not in seen:
+            continue
+        library = library_rows(spec, dtype, gemm, len(index))
+        narrow = narrow_rows(spec, dtype, gemm, library, op.b_transposed)
+        if narrow is None:
+            continue
+        for j, i in enumerate(index):
+            if narrow[j]:
+                seen[dtype].add((rows[i].op, tuple(rows[i].dims)))
+    return {d: len(shapes) for d, shapes in sorted(seen.items())}
+
+
+def _narrow_shares(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) -> list[Param]:
+    """``narrow_n_fraction.<dtype>`` for each dtype the spec gives one, with at
+    least :data:`NARROW_ROWS` distinct rows in its library's narrow kernel
+    (:func:`narrow_kernel_rows`)."""
+    return [
+        Param(
+            f"narrow_n_fraction.{dtype}",
+            spec.narrow_n_fraction[dtype],
+            1e-2,
+            MAX_PRODUCT_SHARE,
+            f"{count} {dtype} matmul/linear rows of a narrow N (the library's narrow kernel), "
+            "against its lane kernel's rate",
+        )
+        for dtype, count in narrow_kernel_rows(registry, spec, rows).items()
+        if count >= NARROW_ROWS
     ]
 
 

@@ -360,6 +360,27 @@ def _detail_rows(registry: Registry, target: TargetSpec) -> list[list[str]]:
         ],
         *[
             [
+                f"narrow N {d}" if transposed == "" else f"narrow N {d}, linear",
+                f"2 to {columns:g} columns of {'a linear' if transposed else 'a matmul'}'s B "
+                "in the library's narrow kernel",
+                src(f"{transposed}narrow_n_columns.{d}"),
+            ]
+            for transposed, per_dtype in (
+                ("", target.narrow_n_columns),
+                ("transposed_", target.transposed_narrow_n_columns),
+            )
+            for d, columns in per_dtype.items()
+        ],
+        *[
+            [
+                f"narrow N {d}, rate",
+                f"{share:.3g} of the compute rate in that kernel",
+                src(f"narrow_n_fraction.{d}"),
+            ]
+            for d, share in target.narrow_n_fraction.items()
+        ],
+        *[
+            [
                 f"GEMV stream {d}",
                 f"{share:.3g} of each tier's bandwidth beyond the {target.tiers[0].name} "
                 "for a GEMV's matrix (M or N of 1; A too short to pack: a GEMV per row) "

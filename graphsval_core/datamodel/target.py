@@ -458,6 +458,16 @@ class TargetSpec:
     fp32 on the Intel host: a linear of 3 rows reads its weight once, of 4
     twice, of 7 or 8 three times, of 10 four times, one of 16 packs; no
     shipped target gives them yet, docs/model-fidelity.md, session 59);
+    ``narrow_n_columns`` (per dtype, a dtype a CPU GEMM library runs) the
+    most columns of N, from 2, for which the library runs a product of a
+    row-major B (a matmul's) in a narrow kernel of its own rather than its
+    lane micro-kernel, and ``transposed_narrow_n_columns`` the same for a
+    transposed B (a linear's weight); ``narrow_n_fraction`` (per dtype, a
+    dtype with either) the share of the compute rate such a product reaches
+    (MKL's fp32 on AVX2: a matmul of 2 to 11 columns takes 1.8 to 3.8 times
+    what 16 take, ``benchmarks/bench_narrow_n.py`` on the Zen 3 host: a chain
+    of dependent multiply-adds, one a step of K per row of C, bound by their
+    latency); unset: the lane kernel's padding alone;
     ``gemv_fraction`` (per dtype, a dtype some GEMM library runs, a target
     of more than one memory tier; unset: the products' share) the share of
     each tier's bandwidth beyond the innermost at which the library's
@@ -466,8 +476,8 @@ class TargetSpec:
     per row of A (B read once a row); it packs nothing and reads the
     matrix front to back, as a stream's prefetchers follow it, where a
     micro-kernel reads packed panels in short bursts (MKL's fp32 on the AMD
-    hosts: calibrated at 0.75 and 0.49 of each tier's rate on the Zen 3 and
-    the Zen 4, their packed products at 0.29 and 0.24); the innermost tier,
+    hosts: calibrated at 0.73 and 0.51 of each tier's rate on the Zen 3 and
+    the Zen 4, their packed products at 0.28 and 0.24); the innermost tier,
     which feeds the registers, keeps the products' share;
     ``pack_a_bps`` (per dtype; unset: no such cost) the rate at which it
     packs an A its last-level cache does not hold, serially with its compute,
@@ -555,6 +565,9 @@ class TargetSpec:
     in_place_fraction: Mapping[str, float] = field(factory=dict)
     transposed_pack_min_rows: Mapping[str, float] = field(factory=dict)
     transposed_pass_rows: Mapping[str, float] = field(factory=dict)
+    narrow_n_columns: Mapping[str, float] = field(factory=dict)
+    transposed_narrow_n_columns: Mapping[str, float] = field(factory=dict)
+    narrow_n_fraction: Mapping[str, float] = field(factory=dict)
     gemv_fraction: Mapping[str, float] = field(factory=dict)
     parallel_grain_ops: float | None = None
     detected: bool = False
@@ -700,6 +713,7 @@ class TargetSpec:
             ("product_overlap", 1.0),
             ("in_place_fraction", MAX_PRODUCT_SHARE),
             ("gemv_fraction", MAX_PRODUCT_SHARE),
+            ("narrow_n_fraction", MAX_PRODUCT_SHARE),
         ):
             _set(self, name, _per_dtype(name, getattr(self, name), peaks, prov, most=most))
         packing = {name: self._packing(name, peaks, prov) for name in self.PACKING}
@@ -721,10 +735,16 @@ class TargetSpec:
             "in_place_max_rows",
             _per_dtype("in_place_max_rows", self.in_place_max_rows, peaks, prov),
         )
-        for name in ("transposed_pack_min_rows", "transposed_pass_rows"):
+        for name in (
+            "transposed_pack_min_rows",
+            "transposed_pass_rows",
+            "narrow_n_columns",
+            "transposed_narrow_n_columns",
+        ):
             _set(self, name, _per_dtype(name, getattr(self, name), peaks, prov))
         self._check_in_place()
         self._check_transposed()
+        self._check_narrow()
         self._check_tiers()
         self._check_overlap()
         self._check_gemv_fraction()
@@ -749,6 +769,9 @@ class TargetSpec:
             *(f"in_place_fraction.{d}" for d in self.in_place_fraction),
             *(f"transposed_pack_min_rows.{d}" for d in self.transposed_pack_min_rows),
             *(f"transposed_pass_rows.{d}" for d in self.transposed_pass_rows),
+            *(f"narrow_n_columns.{d}" for d in self.narrow_n_columns),
+            *(f"transposed_narrow_n_columns.{d}" for d in self.transposed_narrow_n_columns),
+            *(f"narrow_n_fraction.{d}" for d in self.narrow_n_fraction),
             *(f"gemv_fraction.{d}" for d in self.gemv_fraction),
         ]
         for optional in self.OPTIONAL_NUMBERS:
@@ -1061,6 +1084,54 @@ class TargetSpec:
                     f"transposed_pack_min_rows.{dtype} ({_shown(least)}), got {_shown(rows)}",
                 )
 
+    def _check_narrow(self) -> None:
+        """A narrow kernel is a CPU GEMM library's: its columns a whole
+        number from 2 (an N of one is the library's GEMV) to a shape's largest
+        dimension, for a dtype some library runs; its share of the compute
+        rate given exactly for the dtypes with such a kernel in either
+        layout."""
+        for name in ("narrow_n_columns", "transposed_narrow_n_columns"):
+            for dtype, columns in getattr(self, name).items():
+                where = f"{name}.{dtype}"
+                self._cpu_library(
+                    where,
+                    dtype,
+                    "picks its kernels otherwise: a narrow kernel is a CPU GEMM library's",
+                    "runs its products",
+                )
+                if columns != int(columns) or not 2 <= columns <= MAX_DIM:
+                    raise SpecError(
+                        where,
+                        f"must be a whole number of columns of N from 2 to {MAX_DIM:,} (a "
+                        f"shape's largest dimension; an N of 1 is a GEMV), got {_shown(columns)}",
+                    )
+        narrow = set(self.narrow_n_columns) | set(self.transposed_narrow_n_columns)
+        for dtype in sorted(set(self.narrow_n_fraction) - narrow)[:1]:
+            raise SpecError(
+                f"narrow_n_fraction.{dtype}",
+                f"{dtype} has no narrow_n_columns or transposed_narrow_n_columns: no product "
+                "runs in a narrow kernel to take that share",
+            )
+        for dtype in sorted(narrow - set(self.narrow_n_fraction))[:1]:
+            which = (
+                "narrow_n_columns"
+                if dtype in self.narrow_n_columns
+                else "transposed_narrow_n_columns"
+            )
+            raise SpecError(
+                f"{which}.{dtype}",
+                f"give narrow_n_fraction.{dtype} too: the share of the compute rate its "
+                "narrow kernel reaches",
+            )
+
+    def narrow_n_max(self, dtype: str, transposed: bool) -> float | None:
+        """The most columns of N the dtype's library runs a product of this
+        layout of B (``transposed``: a linear's weight) in its narrow kernel
+        for (``narrow_n_columns`` or ``transposed_narrow_n_columns``); None
+        where it has none."""
+        columns = self.transposed_narrow_n_columns if transposed else self.narrow_n_columns
+        return columns.get(dtype)
+
     def fastest_mac_s(self, dtype: str, peaks: Mapping[str, float] | None = None) -> float:
         """The least time a multiply-add of ``dtype`` takes on one compute
         unit at the dtype's peak (2 ops): the floor of the framework
@@ -1248,6 +1319,9 @@ class TargetSpec:
             "in_place_fraction": dict(self.in_place_fraction),
             "transposed_pack_min_rows": dict(self.transposed_pack_min_rows),
             "transposed_pass_rows": dict(self.transposed_pass_rows),
+            "narrow_n_columns": dict(self.narrow_n_columns),
+            "transposed_narrow_n_columns": dict(self.transposed_narrow_n_columns),
+            "narrow_n_fraction": dict(self.narrow_n_fraction),
             "gemv_fraction": dict(self.gemv_fraction),
             "launch_overhead_s": self.launch_overhead_s,
             "idle_power_w": self.idle_power_w,

@@ -28,7 +28,7 @@ class CalibrationError(UserInputError):
 #: its shorter time, the share of a tier a weight read in place streams at): a
 #: fit judges them by their own spread, ``value x relative uncertainty``, which
 #: the relative figure (of a log, large for a share near 0) overstates.
-SHARES = ("product_overlap.", "in_place_fraction.", "gemv_fraction.")
+SHARES = ("product_overlap.", "in_place_fraction.", "gemv_fraction.", "narrow_n_fraction.")
 
 #: The widest relative uncertainty ``fit_notes`` writes out (10 = 1000%):
 #: beyond it the value means nothing, and the figure says so.
@@ -181,6 +181,7 @@ PER_DTYPE_VALUES = (
     "product_overlap",
     "in_place_fraction",
     "gemv_fraction",
+    "narrow_n_fraction",
     "pack_a_bps",
     "vector_first_touch_bps",
     *TargetSpec.REFERENCE,
@@ -252,6 +253,7 @@ def apply_constants(spec: TargetSpec, values: dict[str, float], source: str) -> 
                     "product_overlap.",
                     "in_place_fraction.",
                     "gemv_fraction.",
+                    "narrow_n_fraction.",
                     "pack_a_bps.",
                     "vector_first_touch_bps.",
                     *(f"{name}." for name in TargetSpec.REFERENCE),
@@ -374,6 +376,8 @@ def current_values(spec: TargetSpec) -> dict[str, float]:
         out[f"in_place_fraction.{d}"] = share
     for d, share in spec.gemv_fraction.items():
         out[f"gemv_fraction.{d}"] = share
+    for d, share in spec.narrow_n_fraction.items():
+        out[f"narrow_n_fraction.{d}"] = share
     for d, rate in spec.pack_a_bps.items():
         out[f"pack_a_bps.{d}"] = rate
     for d, rate in spec.vector_first_touch_bps.items():

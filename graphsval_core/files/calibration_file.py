@@ -50,6 +50,7 @@ PER_DTYPE = (
     "product_overlap",
     "in_place_fraction",
     "gemv_fraction",
+    "narrow_n_fraction",
     "pack_a_bps",
     "vector_first_touch_bps",
     *TargetSpec.REFERENCE,
@@ -74,6 +75,7 @@ SPEC_DTYPES_ONLY = (
     "product_overlap",
     "in_place_fraction",
     "gemv_fraction",
+    "narrow_n_fraction",
     *TargetSpec.REFERENCE,
 )
 
@@ -145,6 +147,7 @@ def _range(name: str) -> tuple[float, float | None, bool]:
         "product_fraction",
         "in_place_fraction",
         "gemv_fraction",
+        "narrow_n_fraction",
     ):
         return 0.0, MAX_PRODUCT_SHARE, True
     if last == "product_overlap":

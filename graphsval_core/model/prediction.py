@@ -133,6 +133,13 @@ class Prediction:
     gemv_stream: np.ndarray | None = None
     #: the dtype's ``gemv_fraction`` (None: GEMVs stream at the products' share)
     gemv_fraction: float | None = None
+    #: per row: the library computes the product in its narrow kernel (N from 2
+    #: to the dtype's ``narrow_n_columns``, or ``transposed_narrow_n_columns``
+    #: for a linear's weight) at :attr:`narrow_n_fraction` of the compute rate;
+    #: None: no row of the batch does
+    narrow_n: np.ndarray | None = None
+    #: the dtype's ``narrow_n_fraction`` where some row runs in the narrow kernel
+    narrow_n_fraction: float | None = None
     #: per row: the product runs in the framework's own kernel (no GEMM library),
     #: timed per output and per multiply-add (its ``compute_s``)
     reference_kernel: np.ndarray | None = None
@@ -277,6 +284,8 @@ class Prediction:
             d["b_passes"] = self._passes(i)
         if self._gemv_streams(i):
             d["gemv_fraction"] = float(self.gemv_fraction)  # type: ignore[arg-type]
+        if self._narrow(i):
+            d["narrow_n_fraction"] = float(self.narrow_n_fraction)  # type: ignore[arg-type]
         if self._library_passes(i):
             d["library_output_passes"] = self._library_passes(i)
         if self.team_s is not None and self.team_s[i] > 0:
@@ -329,6 +338,14 @@ class Prediction:
             self.gemv_stream is not None
             and self.gemv_fraction is not None
             and bool(self.gemv_stream[i])
+        )
+
+    def _narrow(self, i: int) -> bool:
+        """Whether row ``i`` runs in the library's narrow kernel (:attr:`narrow_n`)."""
+        return (
+            self.narrow_n is not None
+            and self.narrow_n_fraction is not None
+            and bool(self.narrow_n[i])
         )
 
     def sentence(self, i: int) -> str:
@@ -394,6 +411,11 @@ class Prediction:
             compute += (
                 f" at {frac:.0%} of the {fmt_si(self.peak_ops_per_s, unit)} {self.dtype} peak"
             )
+            if self._narrow(i):
+                compute += (
+                    f" and {self.narrow_n_fraction:.2g} of that in the library's narrow-N "
+                    "kernel (not its lane micro-kernel)"
+                )
         tiled = self.utilisation is not None and self.waves is not None
         if compute and tiled and self.compute_units:
             active = self.compute_units

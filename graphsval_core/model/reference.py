@@ -155,6 +155,7 @@ from graphsval_core.model.terms.compute import (
     cta_tiles,
     lane_tile,
     lane_vectors,
+    narrow_rows,
     parallelism,
     product_tiles,
     register_tile_bytes,
@@ -377,6 +378,12 @@ def predict(
         register_tiles = streaming_tiles(flops, operands, register_tile_bytes(target))
     compute = compute_waves(flops, register_tiles, active, units, achievable)
     compute_s = compute.compute_s
+    utilisation = compute.utilisation
+    narrow = narrow_rows(target, dtype, gemm, library, op.b_transposed)
+    narrow_share = target.narrow_n_fraction.get(dtype) if narrow is not None else None
+    if narrow is not None and narrow_share is not None:  # its narrow kernel's share of the rate
+        compute_s = np.where(narrow, compute_s / narrow_share, compute_s)
+        utilisation = np.where(narrow, utilisation * narrow_share, utilisation)
     reference = np.zeros(len(shapes), dtype=bool)
     tlb_s = np.zeros(len(shapes))
     if gemm is not None:
@@ -480,8 +487,10 @@ def predict(
         pass_rows=target.transposed_pass_rows.get(dtype) if b_passes is not None else None,
         gemv_stream=gemv if gemv_share is not None else None,
         gemv_fraction=gemv_share,
+        narrow_n=narrow if narrow_share is not None else None,
+        narrow_n_fraction=narrow_share,
         hidden_s=exposed.hidden_s,
-        utilisation=compute.utilisation,
+        utilisation=utilisation,
         waves=compute.waves,
         compute_units=units,
         compute_unit_name=target.compute_unit_name,

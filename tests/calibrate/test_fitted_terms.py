@@ -655,3 +655,28 @@ def test_the_share_a_gemv_streams_its_matrix_at_is_fitted_where_rows_stream_one(
     small = [[1, 128, 128], [1, 256, 256], [2, 128, 256], [128, 256, 1]]
     shapes["matmul"] = [*small, *level2[:3], *packed]
     assert "gemv_fraction.fp32" not in _fitted(registry, tmp_path, shapes, monkeypatch)
+
+
+def test_a_narrow_kernels_share_is_recovered_where_rows_have_a_narrow_n(
+    make_target, installed, tmp_path, monkeypatch
+):
+    def toy(share: float):
+        return make_target(
+            "toy",
+            accumulator_lanes={"fp32": estimated(16, "t")},
+            narrow_n_columns={"fp32": estimated(11, "t")},
+            narrow_n_fraction={"fp32": estimated(share, "t")},
+        )
+
+    registry = installed(toy(0.37), toy(0.3))
+    narrow = [[512, 512, 4], [2048, 256, 8], [1024, 1024, 3]]
+    monkeypatch.setitem(SHAPES, "matmul", [*SHAPES["matmul"], *narrow])
+    base = _write(tmp_path / "toy.calibration.csv", registry, "silicon")
+    out = tmp_path / "toy.json"
+    share = _calibrate(base, out, "--no-grouped-cv")["narrow_n_fraction.fp32"]
+    assert share["value"] == pytest.approx(0.3, rel=0.02)
+    assert share["from"].startswith("3 fp32 matmul/linear rows of a narrow N")
+    # with two such rows it is not fitted: the spec's share stays
+    monkeypatch.setitem(SHAPES, "matmul", [*SHAPES["matmul"][:-1]])
+    fewer = _write(tmp_path / "fewer.calibration.csv", registry, "silicon")
+    assert "narrow_n_fraction.fp32" not in _calibrate(fewer, out, "--no-grouped-cv")

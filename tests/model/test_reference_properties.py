@@ -85,6 +85,17 @@ def test_non_decreasing_in_each_dimension(registry, dims, axis, grow, op, data):
     # the multiply-adds) 6.9 us. Latency may drop by that difference, no more.
     # Growing it above the grain wakes the team: the smaller shape on the team too.
     q = _as_a_team_if_it_wakes_one(registry, target, p, op, dims, dtype)
+    if _leaves_the_narrow_kernel(p):
+        # Another: a product whose N grows past the library's narrow kernel
+        # (narrow_n_columns: MKL's fp32 matmul of 2 to 11 columns on the AMD hosts
+        # takes 1.8 to 3.8 times what 16 take) runs in its lane kernel, faster.
+        # Compared on one path: the smaller shape in the lane kernel takes no longer.
+        lane = attrs.evolve(
+            target, narrow_n_columns={}, transposed_narrow_n_columns={}, narrow_n_fraction={}
+        )
+        q = predict(registry, lane, registry.op(op), [list(dims)], dtype)
+        assert p.latency_s[1] >= q.latency_s[0] * (1 - 1e-12)
+        return
     if _starts_packing_a_transposed_b(p):
         # A third step down: a linear whose A grows to the library's own threshold
         # for a transposed B (transposed_pack_min_rows) packs it once instead of
@@ -112,6 +123,27 @@ def _starts_packing_a_transposed_b(p) -> bool:
     """Whether the smaller row of ``p``'s pair reads a transposed B once a pass
     of a few rows of A (``b_passes``) and the bigger one packs it."""
     return p.b_passes is not None and p.b_passes[0] > 0 and not p.b_unpacked[1]
+
+
+def _leaves_the_narrow_kernel(p) -> bool:
+    """Whether the smaller row of ``p``'s pair runs in the library's narrow
+    kernel (``narrow_n``) and the bigger one does not."""
+    return p.narrow_n is not None and bool(p.narrow_n[0]) and not p.narrow_n[1]
+
+
+def test_leaving_the_narrow_kernel_is_a_step_down(registry):
+    """The Zen 3 host's fp32 matmul: 11 columns run in MKL's narrow kernel,
+    12 in its lane kernel, faster; in the lane kernel the 11 take no longer."""
+    target = registry.target("host_amd_epyc_2c_1t")
+    shapes = [[2048, 512, 11], [2048, 512, 12]]
+    p = predict(registry, target, registry.op("matmul"), shapes, "fp32")
+    assert _leaves_the_narrow_kernel(p)
+    assert p.latency_s[1] < p.latency_s[0]
+    lane = attrs.evolve(
+        target, narrow_n_columns={}, transposed_narrow_n_columns={}, narrow_n_fraction={}
+    )
+    q = predict(registry, lane, registry.op("matmul"), [shapes[0]], "fp32")
+    assert p.latency_s[1] >= q.latency_s[0]
 
 
 def test_packing_a_transposed_b_is_a_step_down(registry):

@@ -154,6 +154,26 @@ def tail_pieces(gemm: np.ndarray, lanes: float) -> np.ndarray:
     return pieces
 
 
+def narrow_rows(
+    target: TargetSpec,
+    dtype: str,
+    gemm: np.ndarray | None,
+    library: np.ndarray,
+    transposed: bool,
+) -> np.ndarray | None:
+    """The rows (``library``: the ones the dtype's GEMM library runs) whose
+    product the library computes in its narrow kernel: N from 2 to the most
+    columns it runs so for this layout of B (``transposed``: a linear's
+    weight; :meth:`TargetSpec.narrow_n_max`), at the dtype's
+    ``narrow_n_fraction`` of the compute rate. None where it has no such
+    kernel (or the op is no matrix product)."""
+    most = target.narrow_n_max(dtype, transposed)
+    if gemm is None or most is None:
+        return None
+    n = gemm[:, 2]
+    return library & (n >= 2) & (n <= most)
+
+
 def partition_waves(along_m: np.ndarray, along_n: np.ndarray, active: np.ndarray) -> np.ndarray:
     """The tiles of the busiest thread when ``active`` threads split a grid
     of ``along_m x along_n`` tiles into ``a x b`` blocks of whole tiles

@@ -453,6 +453,11 @@ def _detect(root_text: str, usable: frozenset[int], given: bool) -> TargetSpec:
         in_place_max_rows=library.in_place_max_rows(libraried),
         in_place_fraction=library.in_place_fraction(libraried),
         gemv_fraction=library.gemv_fraction(libraried, flags, vendor=info.vendor or ""),
+        narrow_n_columns=library.narrow_n_columns(libraried, flags, vendor=info.vendor or ""),
+        transposed_narrow_n_columns=library.narrow_n_columns(
+            libraried, flags, vendor=info.vendor or "", transposed=True
+        ),
+        narrow_n_fraction=library.narrow_n_fraction(libraried, flags, vendor=info.vendor or ""),
         pack_a_bps=library.pack_a_rate(libraried, n_cpus),
         product_overlap=library.product_overlap(libraried, flags),
         library_min_macs=library.library_min_macs(libraried),

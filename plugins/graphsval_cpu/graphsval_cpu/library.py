@@ -179,6 +179,82 @@ def tail_piece_vectors(dtypes: Iterable[str], flags: Iterable[str]) -> dict[str,
 REREAD_DTYPES = ("fp32",)
 
 
+#: The most columns of N MKL's fp32 product runs in its narrow kernel
+#: (``benchmarks/bench_narrow_n.py`` on the Zen 3 host, one thread, 2048 x 512
+#: and 256 x 256: a matmul of 2 to 11 columns takes 1.8 to 3.8 times what 16
+#: take, one of 12 1.35 to 1.5 times, as the lane kernel's vectors and pieces).
+MKL_NARROW_COLUMNS = 11
+#: The narrow kernel's share of the compute rate the model starts from: the
+#: bench's matmuls of 2 to 11 columns take a median 2.7 times what 16 take.
+MKL_NARROW_SHARE = 0.37
+
+
+def _narrow_mkl(vendor: str, flags: set[str], transposed: bool) -> bool:
+    """Whether MKL's fp32 runs a narrow N of this layout of B (``transposed``:
+    a linear's weight) in a narrow kernel on this CPU: on an AMD CPU with AVX2
+    (its AVX2 path, the Zen 3 and Zen 4 alike) a matmul's only, as its linear
+    of 2 to 8 columns costs about N / 8 of 16 columns' time (a kernel of dot
+    products, not measured further); on an Intel CPU with AVX-512 both (the
+    Intel host's calibration products of 4 and 8 columns take 1.6 to 2.5 times
+    the model's in either layout; as for :func:`accumulator_lanes`, a CPU
+    whose vendor is neither's counts as Intel's)."""
+    if not {"avx2", "fma"} <= flags:
+        return False
+    if vendor == "AuthenticAMD":
+        return not transposed
+    return "avx512f" in flags
+
+
+def narrow_n_columns(
+    dtypes: Iterable[str], flags: Iterable[str], *, vendor: str, transposed: bool = False
+) -> dict[str, Sourced]:
+    """The most columns of N (from 2) for which MKL runs a product of each of
+    ``dtypes`` it runs in its narrow kernel, per layout of B (``transposed``:
+    a linear's weight; :func:`_narrow_mkl` says where): 11 columns, measured
+    on the Zen 3 host (:data:`MKL_NARROW_COLUMNS`), taken as MKL's choice on
+    the Intel host, whose rows hold only N of 4 and 8."""
+    if not _narrow_mkl(vendor, set(flags), transposed):
+        return {}
+    layout = "a linear's (transposed) weight" if transposed else "a matmul's row-major B"
+    seen = (
+        "the Intel host's calibration linears of 4 and 8 columns take 1.6 to 2.4 times the "
+        "model's 16-lane time, as its matmuls do; the most columns are the Zen 3's"
+        if transposed
+        else "on the Zen 3 host (bench_narrow_n.py, one thread) matmuls of 2 to 11 columns "
+        "take 1.8 to 3.8 times what 16 take, 12 columns 1.35 to 1.5 times"
+    )
+    return {
+        dtype: estimated(
+            MKL_NARROW_COLUMNS,
+            f"MKL's {dtype} product of {layout} with 2 to {MKL_NARROW_COLUMNS} columns runs "
+            f"in a narrow kernel, not its lane micro-kernel: {seen}",
+        )
+        for dtype in dtypes
+        if dtype in MKL_DTYPES
+    }
+
+
+def narrow_n_fraction(
+    dtypes: Iterable[str], flags: Iterable[str], *, vendor: str
+) -> dict[str, Sourced]:
+    """The share of the compute rate MKL's narrow kernel reaches, for each
+    of ``dtypes`` with one in either layout (:func:`narrow_n_columns`):
+    :data:`MKL_NARROW_SHARE`, from the Zen 3 bench, until calibrated."""
+    flags = set(flags)
+    if not (_narrow_mkl(vendor, flags, False) or _narrow_mkl(vendor, flags, True)):
+        return {}
+    return {
+        dtype: estimated(
+            MKL_NARROW_SHARE,
+            f"MKL's {dtype} narrow kernel: on the Zen 3 host (bench_narrow_n.py, one thread, "
+            "2048 x 512) matmuls of 2 to 11 columns take a median 2.7 times what 16 take, "
+            "about a dependent multiply-add's latency per row of C and step of K",
+        )
+        for dtype in dtypes
+        if dtype in MKL_DTYPES
+    }
+
+
 def product_output_passes(
     dtypes: Iterable[str], flags: Iterable[str], *, vendor: str
 ) -> dict[str, Sourced]:

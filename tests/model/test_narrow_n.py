@@ -1,0 +1,134 @@
+"""A GEMM library's narrow kernel (``TargetSpec.narrow_n_columns``,
+``transposed_narrow_n_columns`` and ``narrow_n_fraction``): a product of 2 up
+to a few columns of N runs at a share of the compute rate, not in the lane
+micro-kernel (MKL's fp32 matmul on the AMD hosts: 2 to 11 columns take 1.8 to
+3.8 times what 16 take)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from graphsval_core.datamodel.provenance import estimated
+from graphsval_core.datamodel.target import SpecError
+from graphsval_core.files.target_spec import effective_rates, spec_from_json, spec_to_json
+from graphsval_core.model.predict import predict_batch
+
+SHARE = 0.25
+#: a compute-bound product: A of 4096 x 4096 in main memory is streamed once
+M, K = 512, 512
+
+
+def _registry(registry_of, narrow: bool = True, transposed: bool = False, **kw):
+    """The toy target with 16-lane accumulators and, with ``narrow``, a narrow
+    kernel up to 11 columns (of a matmul's B, or with ``transposed`` of a
+    linear's) at :data:`SHARE` of the compute rate."""
+    own = {}
+    if narrow:
+        name = "transposed_narrow_n_columns" if transposed else "narrow_n_columns"
+        own = {
+            name: {"fp32": estimated(11, "t")},
+            "narrow_n_fraction": {"fp32": estimated(SHARE, "t")},
+        }
+    return registry_of(accumulator_lanes={"fp32": estimated(16, "t")}, **own, **kw)
+
+
+NS = [1, 2, 4, 8, 11, 12, 16]
+
+
+def test_a_narrow_n_computes_at_the_share_of_the_rate(registry_of):
+    shapes = [[M, K, n] for n in NS]
+    own = predict_batch(_registry(registry_of), "t", "matmul", shapes, "fp32")
+    lane = predict_batch(_registry(registry_of, False), "t", "matmul", shapes, "fp32")
+    narrow = [2 <= n <= 11 for n in NS]
+    assert own.narrow_n.tolist() == narrow
+    for i, n in enumerate(NS):
+        want = lane.compute_s[i] / SHARE if narrow[i] else lane.compute_s[i]
+        assert own.compute_s[i] == pytest.approx(want), n
+        want_u = lane.utilisation[i] * SHARE if narrow[i] else lane.utilisation[i]
+        assert own.utilisation[i] == pytest.approx(want_u), n
+    # memory is the lane kernel's: the narrow kernel reads what it reads
+    np.testing.assert_allclose(own.memory_s, lane.memory_s)
+    # 11 columns in the narrow kernel take longer than 12 in the lane kernel
+    assert own.latency_s[NS.index(11)] > own.latency_s[NS.index(12)]
+
+
+def test_each_layout_has_its_own_threshold(registry_of):
+    shapes = [[M, K, 4]]
+    for transposed, slow, same in ((False, "matmul", "linear"), (True, "linear", "matmul")):
+        reg = _registry(registry_of, transposed=transposed)
+        plain = _registry(registry_of, False)
+        mine = predict_batch(reg, "t", slow, shapes, "fp32")
+        other = predict_batch(reg, "t", same, shapes, "fp32")
+        assert mine.compute_s[0] == pytest.approx(
+            predict_batch(plain, "t", slow, shapes, "fp32").compute_s[0] / SHARE
+        )
+        assert other.narrow_n is None
+        assert other.latency_s[0] == pytest.approx(
+            predict_batch(plain, "t", same, shapes, "fp32").latency_s[0]
+        )
+
+
+def test_the_fields_round_trip_through_a_target_file(registry_of):
+    spec = _registry(registry_of, transposed=True).target("t")
+    again = spec_from_json(spec_to_json(spec))
+    assert dict(again.transposed_narrow_n_columns) == {"fp32": 11.0}
+    assert dict(again.narrow_n_columns) == {}
+    assert dict(again.narrow_n_fraction) == {"fp32": SHARE}
+    assert again.provenance["narrow_n_fraction.fp32"].kind == "estimated"
+    rates = {at: rate for at, rate, _ in effective_rates(spec)}
+    assert rates["peak_ops_per_s.fp32 x compute_fraction.fp32 x narrow_n_fraction.fp32"] == (
+        pytest.approx(256e9 * SHARE)
+    )
+
+
+@pytest.mark.parametrize(
+    ("fields", "where", "words"),
+    [
+        ({"narrow_n_columns": 1}, "narrow_n_columns.fp32", "from 2 to 1,099,511,627,776"),
+        ({"narrow_n_columns": 7.5}, "narrow_n_columns.fp32", "whole number of columns of N"),
+        ({"transposed_narrow_n_columns": 1e300}, "transposed_narrow_n_columns", "got 1e+300"),
+        ({"narrow_n_fraction": 0.5}, "narrow_n_fraction.fp32", "has no narrow_n_columns"),
+        ({"narrow_n_columns": 11}, "narrow_n_columns.fp32", "give narrow_n_fraction.fp32"),
+        (
+            {"transposed_narrow_n_columns": 11},
+            "transposed_narrow_n_columns.fp32",
+            "give narrow_n_fraction.fp32",
+        ),
+        ({"narrow_n_columns": 11, "narrow_n_fraction": 0}, "narrow_n_fraction", "0"),
+        ({"narrow_n_columns": 11, "narrow_n_fraction": 1.5}, "narrow_n_fraction", "1.5"),
+    ],
+)
+def test_a_bad_narrow_field_is_refused_with_its_name(registry_of, fields, where, words):
+    kw = {name: {"fp32": estimated(v, "t")} for name, v in fields.items()}
+    with pytest.raises(SpecError, match=where) as err:
+        registry_of(**kw)
+    assert words in str(err.value)
+
+
+def test_a_narrow_kernel_is_a_cpu_librarys(registry_of):
+    with pytest.raises(SpecError, match="narrow_n_columns.fp32': a gpu target's library"):
+        registry_of(
+            architecture="gpu",
+            narrow_n_columns={"fp32": estimated(11, "t")},
+            narrow_n_fraction={"fp32": estimated(SHARE, "t")},
+        )
+    with pytest.raises(SpecError, match="fp32 is in no_gemm_library"):
+        registry_of(
+            no_gemm_library=("fp32",),
+            narrow_n_columns={"fp32": estimated(11, "t")},
+            narrow_n_fraction={"fp32": estimated(SHARE, "t")},
+        )
+
+
+def test_explain_the_details_and_targets_name_the_narrow_kernel(registry_of):
+    from graphsval_core.cli.targets_cmd import _detail_rows
+
+    reg = _registry(registry_of)
+    p = predict_batch(reg, "t", "matmul", [[M, K, 4], [M, K, 16]], "fp32")
+    assert "0.25 of that in the library's narrow-N kernel" in p.sentence(0)
+    assert p.details(0)["narrow_n_fraction"] == SHARE
+    assert "narrow" not in p.sentence(1) and "narrow_n_fraction" not in p.details(1)
+    rows = {r[0]: r[1] for r in _detail_rows(reg, reg.target("t"))}
+    assert rows["narrow N fp32"] == "2 to 11 columns of a matmul's B in the library's narrow kernel"
+    assert rows["narrow N fp32, rate"] == "0.25 of the compute rate in that kernel"
