@@ -123,6 +123,7 @@ from graphsval_core.model.terms.overheads import (
     library_rows,
     reads_b_in_place,
     team_gemv_rows,
+    unpacked_rows,
 )
 from graphsval_core.model.terms.reference_kernel import tlb_misses
 from graphsval_core.model.terms.residency import inner_capacities
@@ -319,7 +320,7 @@ def choose_params(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) 
     params += _product_shares(spec, gate)
     params += _in_place_shares(registry, spec, rows, gate)
     params += _gemv_shares(registry, spec, rows, bound, gate)
-    params += _narrow_shares(registry, spec, rows)
+    params += _narrow_shares(registry, spec, rows, terms["regime"])
     multi = [r for r in rows if registry.op(r.op).kernels > 1]
     if spec.kernel_overhead_s is not None and multi:
         params.append(
@@ -804,10 +805,12 @@ def _gemv_shares(
 
 
 def narrow_kernel_rows(
-    registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]
+    registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow], regime: np.ndarray
 ) -> dict[str, int]:
     """Per dtype the spec gives a ``narrow_n_fraction``, the distinct rows its
-    library runs in its narrow kernel (:func:`narrow_rows`)."""
+    library runs in its narrow kernel (:func:`narrow_rows`) that are not
+    launch-bound (``regime``: each row's under the spec's values): a call
+    its launch hides says nothing of the kernel's rate."""
     if not spec.narrow_n_fraction:
         return {}
     seen: dict[str, set[tuple[str, tuple[int, ...]]]] = {d: set() for d in spec.narrow_n_fraction}
@@ -815,29 +818,32 @@ def narrow_kernel_rows(
         if dtype not in seen:
             continue
         library = library_rows(spec, dtype, gemm, len(index))
-        narrow = narrow_rows(spec, dtype, gemm, library, op.b_transposed)
+        unpacked = unpacked_rows(spec, dtype, gemm, library, op.b_transposed)
+        narrow = narrow_rows(spec, dtype, gemm, library, unpacked, op.b_transposed)
         if narrow is None:
             continue
         for j, i in enumerate(index):
-            if narrow[j]:
+            if narrow[j] and regime[i] != "launch_bound":
                 seen[dtype].add((rows[i].op, tuple(rows[i].dims)))
     return {d: len(shapes) for d, shapes in sorted(seen.items())}
 
 
-def _narrow_shares(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) -> list[Param]:
+def _narrow_shares(
+    registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow], regime: np.ndarray
+) -> list[Param]:
     """``narrow_n_fraction.<dtype>`` for each dtype the spec gives one, with at
     least :data:`NARROW_ROWS` distinct rows in its library's narrow kernel
-    (:func:`narrow_kernel_rows`)."""
+    that are not launch-bound (:func:`narrow_kernel_rows`)."""
     return [
         Param(
             f"narrow_n_fraction.{dtype}",
             spec.narrow_n_fraction[dtype],
             1e-2,
             MAX_PRODUCT_SHARE,
-            f"{count} {dtype} matmul/linear rows of a narrow N (the library's narrow kernel), "
-            "against its lane kernel's rate",
+            f"{count} {dtype} matmul/linear rows of a narrow N (the library's narrow kernel) "
+            "that are not launch-bound",
         )
-        for dtype, count in narrow_kernel_rows(registry, spec, rows).items()
+        for dtype, count in narrow_kernel_rows(registry, spec, rows, regime).items()
         if count >= NARROW_ROWS
     ]
 

@@ -360,14 +360,14 @@ def _detail_rows(registry: Registry, target: TargetSpec) -> list[list[str]]:
         ],
         *[
             [
-                f"narrow N {d}" if transposed == "" else f"narrow N {d}, linear",
-                f"2 to {columns:g} columns of {'a linear' if transposed else 'a matmul'}'s B "
-                "in the library's narrow kernel",
+                f"narrow N {d}, {op}",
+                f"N of 2 to {columns:g} columns of {operand} in the library's narrow kernel "
+                "(a row of C a step of K)",
                 src(f"{transposed}narrow_n_columns.{d}"),
             ]
-            for transposed, per_dtype in (
-                ("", target.narrow_n_columns),
-                ("transposed_", target.transposed_narrow_n_columns),
+            for transposed, op, operand, per_dtype in (
+                ("", "matmul", "a matmul's B", target.narrow_n_columns),
+                ("transposed_", "linear", "a linear's weight", target.transposed_narrow_n_columns),
             )
             for d, columns in per_dtype.items()
         ],

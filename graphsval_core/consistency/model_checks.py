@@ -184,6 +184,17 @@ def _grown(op: str, shape: list[int]) -> list[tuple[int, list[int]]]:
     return out
 
 
+def _leaves_narrow(p: Any, i: int, q: Any, j: int) -> bool:
+    """Whether row ``i`` of ``p`` runs in its library's narrow kernel
+    (``narrow_n_columns``) and its grown shape, row ``j`` of ``q``, does not:
+    the step out to the lane kernel is faster (MKL's fp32 matmul of 11
+    columns on the Zen 3 takes 2.8 times what 12 take), the one fall the
+    model allows as N grows."""
+    return bool(
+        p.narrow_n is not None and p.narrow_n[i] and not (q.narrow_n is not None and q.narrow_n[j])
+    )
+
+
 def monotonicity(target: TargetSpec, ctx: CheckContext) -> list[Outcome]:
     """Latency and energy never fall as a dimension grows; memory time is
     linear in bytes above the latency floor at a fixed tier; adding a tier's
@@ -196,6 +207,8 @@ def monotonicity(target: TargetSpec, ctx: CheckContext) -> list[Outcome]:
         q = ctx.predict(target, op, [g for _, _, g in pairs], dtype)
         dims = ctx.op(op).dims
         for j, (i, axis, g) in enumerate(pairs):
+            if _leaves_narrow(p, i, q, j):
+                continue  # leaving the library's narrow kernel for its lane kernel: faster
             name = workload_name(op, shapes[i], dtype)
             to = f"{name} -> {'x'.join(map(str, g))} ({dims[axis]} grown)"
             for verdict, old, new, unit in (
@@ -213,7 +226,9 @@ def monotonicity(target: TargetSpec, ctx: CheckContext) -> list[Outcome]:
                     after=float(new),
                 )
     return [
-        grow_latency.outcome("latency never falls as M, K, N, B, IN, OUT or N grows"),
+        grow_latency.outcome(
+            "latency never falls as M, K, N, B, IN, OUT or N grows (but out of a narrow kernel)"
+        ),
         grow_energy.outcome("energy never falls as any dimension grows"),
         _memory_linear(target, ctx, batches),
         _tier_traffic(target, ctx, batches),

@@ -476,7 +476,7 @@ class TargetSpec:
     per row of A (B read once a row); it packs nothing and reads the
     matrix front to back, as a stream's prefetchers follow it, where a
     micro-kernel reads packed panels in short bursts (MKL's fp32 on the AMD
-    hosts: calibrated at 0.73 and 0.51 of each tier's rate on the Zen 3 and
+    hosts: calibrated at 0.73 and 0.50 of each tier's rate on the Zen 3 and
     the Zen 4, their packed products at 0.28 and 0.24); the innermost tier,
     which feeds the registers, keeps the products' share;
     ``pack_a_bps`` (per dtype; unset: no such cost) the rate at which it
@@ -1086,10 +1086,10 @@ class TargetSpec:
 
     def _check_narrow(self) -> None:
         """A narrow kernel is a CPU GEMM library's: its columns a whole
-        number from 2 (an N of one is the library's GEMV) to a shape's largest
-        dimension, for a dtype some library runs; its share of the compute
-        rate given exactly for the dtypes with such a kernel in either
-        layout."""
+        number from 2 (an N of one is the library's GEMV) to the dtype's
+        ``accumulator_lanes`` (or :data:`MAX_ACCUMULATOR_LANES` where it has
+        none), for a dtype some library runs; its share of the compute rate
+        given exactly for the dtypes with such a kernel in either layout."""
         for name in ("narrow_n_columns", "transposed_narrow_n_columns"):
             for dtype, columns in getattr(self, name).items():
                 where = f"{name}.{dtype}"
@@ -1099,11 +1099,18 @@ class TargetSpec:
                     "picks its kernels otherwise: a narrow kernel is a CPU GEMM library's",
                     "runs its products",
                 )
-                if columns != int(columns) or not 2 <= columns <= MAX_DIM:
+                most = self.accumulator_lanes.get(dtype, MAX_ACCUMULATOR_LANES)
+                widest = (
+                    f"its accumulator_lanes.{dtype}"
+                    if dtype in self.accumulator_lanes
+                    else "the widest accumulator a spec may give"
+                )
+                if columns != int(columns) or not 2 <= columns <= most:
                     raise SpecError(
                         where,
-                        f"must be a whole number of columns of N from 2 to {MAX_DIM:,} (a "
-                        f"shape's largest dimension; an N of 1 is a GEMV), got {_shown(columns)}",
+                        f"must be a whole number of columns of N from 2 (an N of 1 is a GEMV) "
+                        f"to {_shown(most)} ({widest}: a narrow kernel is for an N narrower "
+                        f"than the lane kernel's), got {_shown(columns)}",
                     )
         narrow = set(self.narrow_n_columns) | set(self.transposed_narrow_n_columns)
         for dtype in sorted(set(self.narrow_n_fraction) - narrow)[:1]:

@@ -123,7 +123,11 @@ def measured_regime(
     achievable = prediction.achievable_ops_per_s or 0.0
     scores = []
     if prediction.flops is not None and achievable > 0:
-        scores.append((ALU_BOUND, prediction.flops / np.where(valid, t, np.inf) / achievable))
+        rate = np.full(n, achievable)
+        if prediction.narrow_n is not None and prediction.compute_s is not None:
+            # a row in its library's narrow kernel, at the rate that kernel allows it
+            rate = np.where(prediction.narrow_n, prediction.flops / prediction.compute_s, rate)
+        scores.append((ALU_BOUND, prediction.flops / np.where(valid, t, np.inf) / rate))
     if prediction.bytes_per_tier is not None:
         for k, name in enumerate(prediction.tier_names):
             bw = prediction.tier_bandwidth_bps[k]

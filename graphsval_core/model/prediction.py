@@ -140,6 +140,8 @@ class Prediction:
     narrow_n: np.ndarray | None = None
     #: the dtype's ``narrow_n_fraction`` where some row runs in the narrow kernel
     narrow_n_fraction: float | None = None
+    #: the most columns the narrow kernel takes (it computes every N as that many)
+    narrow_n_columns: float | None = None
     #: per row: the product runs in the framework's own kernel (no GEMM library),
     #: timed per output and per multiply-add (its ``compute_s``)
     reference_kernel: np.ndarray | None = None
@@ -286,6 +288,7 @@ class Prediction:
             d["gemv_fraction"] = float(self.gemv_fraction)  # type: ignore[arg-type]
         if self._narrow(i):
             d["narrow_n_fraction"] = float(self.narrow_n_fraction)  # type: ignore[arg-type]
+            d["narrow_n_columns"] = float(self.narrow_n_columns or 0.0)
         if self._library_passes(i):
             d["library_output_passes"] = self._library_passes(i)
         if self.team_s is not None and self.team_s[i] > 0:
@@ -414,10 +417,11 @@ class Prediction:
             if self._narrow(i):
                 compute += (
                     f" and {self.narrow_n_fraction:.2g} of that in the library's narrow-N "
-                    "kernel (not its lane micro-kernel)"
+                    f"kernel (a row of C a step of K, N computed as {self.narrow_n_columns:g}, "
+                    f"{float(self.utilisation[i]):.0%} utilisation)"  # type: ignore[index]
                 )
         tiled = self.utilisation is not None and self.waves is not None
-        if compute and tiled and self.compute_units:
+        if compute and tiled and self.compute_units and not self._narrow(i):
             active = self.compute_units
             if self.active_units is not None:
                 active = int(self.active_units[i])

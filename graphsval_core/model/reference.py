@@ -155,6 +155,7 @@ from graphsval_core.model.terms.compute import (
     cta_tiles,
     lane_tile,
     lane_vectors,
+    narrow_compute,
     narrow_rows,
     parallelism,
     product_tiles,
@@ -379,11 +380,14 @@ def predict(
     compute = compute_waves(flops, register_tiles, active, units, achievable)
     compute_s = compute.compute_s
     utilisation = compute.utilisation
-    narrow = narrow_rows(target, dtype, gemm, library, op.b_transposed)
+    narrow = narrow_rows(target, dtype, gemm, library, unpacked, op.b_transposed)
     narrow_share = target.narrow_n_fraction.get(dtype) if narrow is not None else None
-    if narrow is not None and narrow_share is not None:  # its narrow kernel's share of the rate
-        compute_s = np.where(narrow, compute_s / narrow_share, compute_s)
-        utilisation = np.where(narrow, utilisation * narrow_share, utilisation)
+    narrow_columns = target.narrow_n_max(dtype, op.b_transposed)
+    if gemm is not None and narrow is not None and narrow_share and narrow_columns:
+        # its narrow kernel: a row of C a step of K, at its share of the rate
+        own = narrow_compute(gemm, narrow_columns, achievable, units, active, narrow_share)
+        compute_s = np.where(narrow, own, compute_s)
+        utilisation = np.where(narrow, flops / (own * achievable), utilisation)
     reference = np.zeros(len(shapes), dtype=bool)
     tlb_s = np.zeros(len(shapes))
     if gemm is not None:
@@ -489,6 +493,7 @@ def predict(
         gemv_fraction=gemv_share,
         narrow_n=narrow if narrow_share is not None else None,
         narrow_n_fraction=narrow_share,
+        narrow_n_columns=narrow_columns if narrow_share is not None else None,
         hidden_s=exposed.hidden_s,
         utilisation=utilisation,
         waves=compute.waves,

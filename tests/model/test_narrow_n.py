@@ -36,21 +36,42 @@ def _registry(registry_of, narrow: bool = True, transposed: bool = False, **kw):
 NS = [1, 2, 4, 8, 11, 12, 16]
 
 
-def test_a_narrow_n_computes_at_the_share_of_the_rate(registry_of):
+def test_a_narrow_n_computes_a_row_of_c_a_step_of_k_at_the_share_of_the_rate(registry_of):
     shapes = [[M, K, n] for n in NS]
     own = predict_batch(_registry(registry_of), "t", "matmul", shapes, "fp32")
     lane = predict_batch(_registry(registry_of, False), "t", "matmul", shapes, "fp32")
     narrow = [2 <= n <= 11 for n in NS]
     assert own.narrow_n.tolist() == narrow
+    rate = 256e9  # the toy's peak, its compute fraction 1
     for i, n in enumerate(NS):
-        want = lane.compute_s[i] / SHARE if narrow[i] else lane.compute_s[i]
+        # every N computed as the kernel's 11 columns, the rows over the active units
+        active = float(own.active_units[i])
+        want = 2 * M * K * 11 / (rate / 4 * SHARE * active) if narrow[i] else lane.compute_s[i]
         assert own.compute_s[i] == pytest.approx(want), n
-        want_u = lane.utilisation[i] * SHARE if narrow[i] else lane.utilisation[i]
+        want_u = n * SHARE * active / (11 * 4) if narrow[i] else lane.utilisation[i]
         assert own.utilisation[i] == pytest.approx(want_u), n
+    # its time goes with M x K, not N
+    assert own.compute_s[NS.index(2)] == pytest.approx(own.compute_s[NS.index(11)])
     # memory is the lane kernel's: the narrow kernel reads what it reads
     np.testing.assert_allclose(own.memory_s, lane.memory_s)
     # 11 columns in the narrow kernel take longer than 12 in the lane kernel
     assert own.latency_s[NS.index(11)] > own.latency_s[NS.index(12)]
+
+
+@pytest.mark.parametrize("m", [1, 2])
+def test_a_gemv_or_an_a_too_short_to_pack_is_not_the_narrow_kernel(registry_of, m):
+    # M of 1 is the library's GEMV; fewer rows of A than it packs from run on its level-2
+    # path (a GEMV per row of A): neither is the narrow kernel
+    reg = _registry(registry_of, pack_bps=estimated(20e9, "t"), pack_min_rows=estimated(3, "t"))
+    plain = _registry(
+        registry_of, False, pack_bps=estimated(20e9, "t"), pack_min_rows=estimated(3, "t")
+    )
+    shapes = [[m, 4096, 8], [3, 4096, 8]]
+    own = predict_batch(reg, "t", "matmul", shapes, "fp32")
+    assert own.narrow_n.tolist() == [False, True]
+    base = predict_batch(plain, "t", "matmul", shapes, "fp32")
+    assert own.latency_s[0] == pytest.approx(base.latency_s[0])
+    assert "narrow" not in own.sentence(0)
 
 
 def test_each_layout_has_its_own_threshold(registry_of):
@@ -60,9 +81,8 @@ def test_each_layout_has_its_own_threshold(registry_of):
         plain = _registry(registry_of, False)
         mine = predict_batch(reg, "t", slow, shapes, "fp32")
         other = predict_batch(reg, "t", same, shapes, "fp32")
-        assert mine.compute_s[0] == pytest.approx(
-            predict_batch(plain, "t", slow, shapes, "fp32").compute_s[0] / SHARE
-        )
+        assert mine.narrow_n.tolist() == [True]
+        assert mine.compute_s[0] == pytest.approx(2 * M * K * 11 / (256e9 * SHARE))
         assert other.narrow_n is None
         assert other.latency_s[0] == pytest.approx(
             predict_batch(plain, "t", same, shapes, "fp32").latency_s[0]
@@ -85,7 +105,8 @@ def test_the_fields_round_trip_through_a_target_file(registry_of):
 @pytest.mark.parametrize(
     ("fields", "where", "words"),
     [
-        ({"narrow_n_columns": 1}, "narrow_n_columns.fp32", "from 2 to 1,099,511,627,776"),
+        ({"narrow_n_columns": 1}, "narrow_n_columns.fp32", "from 2 (an N of 1 is a GEMV) to 16"),
+        ({"narrow_n_columns": 17}, "narrow_n_columns.fp32", "its accumulator_lanes.fp32"),
         ({"narrow_n_columns": 7.5}, "narrow_n_columns.fp32", "whole number of columns of N"),
         ({"transposed_narrow_n_columns": 1e300}, "transposed_narrow_n_columns", "got 1e+300"),
         ({"narrow_n_fraction": 0.5}, "narrow_n_fraction.fp32", "has no narrow_n_columns"),
@@ -95,15 +116,27 @@ def test_the_fields_round_trip_through_a_target_file(registry_of):
             "transposed_narrow_n_columns.fp32",
             "give narrow_n_fraction.fp32",
         ),
-        ({"narrow_n_columns": 11, "narrow_n_fraction": 0}, "narrow_n_fraction", "0"),
-        ({"narrow_n_columns": 11, "narrow_n_fraction": 1.5}, "narrow_n_fraction", "1.5"),
+        ({"narrow_n_columns": 11, "narrow_n_fraction": 0}, "narrow_n_fraction", "(0, 1], got 0"),
+        (
+            {"narrow_n_columns": 11, "narrow_n_fraction": 1.5},
+            "narrow_n_fraction",
+            "(0, 1], got 1.5",
+        ),
     ],
 )
 def test_a_bad_narrow_field_is_refused_with_its_name(registry_of, fields, where, words):
     kw = {name: {"fp32": estimated(v, "t")} for name, v in fields.items()}
     with pytest.raises(SpecError, match=where) as err:
-        registry_of(**kw)
+        registry_of(accumulator_lanes={"fp32": estimated(16, "t")}, **kw)
     assert words in str(err.value)
+
+
+def test_without_lanes_a_narrow_kernel_is_at_most_the_widest_accumulator(registry_of):
+    share = {"narrow_n_fraction": {"fp32": estimated(SHARE, "t")}}
+    registry_of(narrow_n_columns={"fp32": estimated(64, "t")}, **share)
+    with pytest.raises(SpecError, match="narrow_n_columns.fp32") as err:
+        registry_of(narrow_n_columns={"fp32": estimated(65, "t")}, **share)
+    assert "to 64 (the widest accumulator a spec may give" in str(err.value)
 
 
 def test_a_narrow_kernel_is_a_cpu_librarys(registry_of):
@@ -126,9 +159,39 @@ def test_explain_the_details_and_targets_name_the_narrow_kernel(registry_of):
 
     reg = _registry(registry_of)
     p = predict_batch(reg, "t", "matmul", [[M, K, 4], [M, K, 16]], "fp32")
-    assert "0.25 of that in the library's narrow-N kernel" in p.sentence(0)
+    assert "0.25 of that in the library's narrow-N kernel (a row of C a step of K, N " in (
+        p.sentence(0)
+    )
+    assert "N computed as 11, " in p.sentence(0) and "waves" not in p.sentence(0)
     assert p.details(0)["narrow_n_fraction"] == SHARE
+    assert p.details(0)["narrow_n_columns"] == 11
     assert "narrow" not in p.sentence(1) and "narrow_n_fraction" not in p.details(1)
     rows = {r[0]: r[1] for r in _detail_rows(reg, reg.target("t"))}
-    assert rows["narrow N fp32"] == "2 to 11 columns of a matmul's B in the library's narrow kernel"
+    assert rows["narrow N fp32, matmul"] == (
+        "N of 2 to 11 columns of a matmul's B in the library's narrow kernel "
+        "(a row of C a step of K)"
+    )
     assert rows["narrow N fp32, rate"] == "0.25 of the compute rate in that kernel"
+
+
+def test_a_narrow_row_measured_at_its_kernels_rate_is_measured_alu_bound(registry_of):
+    from graphsval_core.model.classifier import measured_regime
+
+    reg = _registry(registry_of)
+    p = predict_batch(reg, "t", "matmul", [[4096, 4096, 4], [4096, 4096, 16]], "fp32")
+    assert p.regime.tolist() == ["alu_bound", "alu_bound"]
+    # measured as predicted: the narrow row at its kernel's rate, not the lane kernel's
+    got = measured_regime(p, p.latency_s, reg.target("t"))
+    assert got.tolist() == ["alu_bound", "alu_bound"]
+
+
+def test_the_consistency_check_allows_only_the_step_out_of_the_narrow_kernel(registry_of):
+    from graphsval_core.consistency.model_checks import _leaves_narrow
+
+    reg = _registry(registry_of)
+    p = predict_batch(reg, "t", "matmul", [[M, K, 11], [M, K, 4], [M, K, 12]], "fp32")
+    q = predict_batch(reg, "t", "matmul", [[M, K, 12], [M, K, 8], [M, K, 24]], "fp32")
+    assert [_leaves_narrow(p, i, q, i) for i in range(3)] == [True, False, False]
+    assert q.latency_s[0] < p.latency_s[0]  # the step down it allows
+    plain = predict_batch(_registry(registry_of, False), "t", "matmul", [[M, K, 11]], "fp32")
+    assert not _leaves_narrow(plain, 0, q, 0)

@@ -159,19 +159,39 @@ def narrow_rows(
     dtype: str,
     gemm: np.ndarray | None,
     library: np.ndarray,
+    unpacked: np.ndarray,
     transposed: bool,
 ) -> np.ndarray | None:
     """The rows (``library``: the ones the dtype's GEMM library runs) whose
     product the library computes in its narrow kernel: N from 2 to the most
     columns it runs so for this layout of B (``transposed``: a linear's
-    weight; :meth:`TargetSpec.narrow_n_max`), at the dtype's
-    ``narrow_n_fraction`` of the compute rate. None where it has no such
+    weight; :meth:`TargetSpec.narrow_n_max`), M of 2 or more and an A long
+    enough to pack (``unpacked``: its level-2 path, a GEMV per row of A, is
+    not this kernel; nor is a GEMV, M or N of 1). None where it has no such
     kernel (or the op is no matrix product)."""
     most = target.narrow_n_max(dtype, transposed)
     if gemm is None or most is None:
         return None
-    n = gemm[:, 2]
-    return library & (n >= 2) & (n <= most)
+    m, n = gemm[:, 0], gemm[:, 2]
+    return library & ~unpacked & (m >= 2) & (n >= 2) & (n <= most)
+
+
+def narrow_compute(
+    gemm: np.ndarray,
+    columns: float,
+    achievable_ops_per_s: float,
+    units: int,
+    active_units: np.ndarray,
+    share: float,
+) -> np.ndarray:
+    """The compute time of a product in its library's narrow kernel: a row
+    of C a step of K, every N up to the kernel's ``columns`` computed as that
+    many (its time goes with M x K: MKL's fp32 matmul of 2 to 8 columns takes
+    one dependent multiply-add's latency a step on the Zen 3), ``2 M K
+    columns`` ops at ``share`` of one unit's achievable rate, the rows split
+    over the ``active_units``."""
+    ops = 2.0 * gemm[:, 0] * gemm[:, 1] * columns
+    return ops / (achievable_ops_per_s / units * share * active_units)
 
 
 def partition_waves(along_m: np.ndarray, along_n: np.ndarray, active: np.ndarray) -> np.ndarray:

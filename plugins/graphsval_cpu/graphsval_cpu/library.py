@@ -185,8 +185,9 @@ REREAD_DTYPES = ("fp32",)
 #: take, one of 12 1.35 to 1.5 times, as the lane kernel's vectors and pieces).
 MKL_NARROW_COLUMNS = 11
 #: The narrow kernel's share of the compute rate the model starts from: the
-#: bench's matmuls of 2 to 11 columns take a median 2.7 times what 16 take.
-MKL_NARROW_SHARE = 0.37
+#: bench's matmuls of 2 to 11 columns take a median 2.7 times what 16 take, and
+#: the kernel computes them as 11 columns: 11 / (16 x 2.7).
+MKL_NARROW_SHARE = 0.25
 
 
 def _narrow_mkl(vendor: str, flags: set[str], transposed: bool) -> bool:
@@ -194,15 +195,14 @@ def _narrow_mkl(vendor: str, flags: set[str], transposed: bool) -> bool:
     a linear's weight) in a narrow kernel on this CPU: on an AMD CPU with AVX2
     (its AVX2 path, the Zen 3 and Zen 4 alike) a matmul's only, as its linear
     of 2 to 8 columns costs about N / 8 of 16 columns' time (a kernel of dot
-    products, not measured further); on an Intel CPU with AVX-512 both (the
-    Intel host's calibration products of 4 and 8 columns take 1.6 to 2.5 times
-    the model's in either layout; as for :func:`accumulator_lanes`, a CPU
-    whose vendor is neither's counts as Intel's)."""
+    products, not measured further). Not on Intel's CPUs: the Intel host's
+    calibration products of 4 and 8 columns take 1.6 to 2.5 times the
+    model's in either layout, but its refit with the kernel in both layouts
+    moved constants its rows do not identify and lost on validation (linear
+    12.4% -> 14.5%, docs/model-fidelity.md, session 60)."""
     if not {"avx2", "fma"} <= flags:
         return False
-    if vendor == "AuthenticAMD":
-        return not transposed
-    return "avx512f" in flags
+    return vendor == "AuthenticAMD" and not transposed
 
 
 def narrow_n_columns(
@@ -211,23 +211,16 @@ def narrow_n_columns(
     """The most columns of N (from 2) for which MKL runs a product of each of
     ``dtypes`` it runs in its narrow kernel, per layout of B (``transposed``:
     a linear's weight; :func:`_narrow_mkl` says where): 11 columns, measured
-    on the Zen 3 host (:data:`MKL_NARROW_COLUMNS`), taken as MKL's choice on
-    the Intel host, whose rows hold only N of 4 and 8."""
+    on the Zen 3 host (:data:`MKL_NARROW_COLUMNS`)."""
     if not _narrow_mkl(vendor, set(flags), transposed):
         return {}
-    layout = "a linear's (transposed) weight" if transposed else "a matmul's row-major B"
-    seen = (
-        "the Intel host's calibration linears of 4 and 8 columns take 1.6 to 2.4 times the "
-        "model's 16-lane time, as its matmuls do; the most columns are the Zen 3's"
-        if transposed
-        else "on the Zen 3 host (bench_narrow_n.py, one thread) matmuls of 2 to 11 columns "
-        "take 1.8 to 3.8 times what 16 take, 12 columns 1.35 to 1.5 times"
-    )
     return {
         dtype: estimated(
             MKL_NARROW_COLUMNS,
-            f"MKL's {dtype} product of {layout} with 2 to {MKL_NARROW_COLUMNS} columns runs "
-            f"in a narrow kernel, not its lane micro-kernel: {seen}",
+            f"MKL's {dtype} matmul (a row-major B) of 2 to {MKL_NARROW_COLUMNS} columns runs "
+            "in a narrow kernel, not its lane micro-kernel: on the Zen 3 host "
+            "(bench_narrow_n.py, one thread) matmuls of 2 to 11 columns take 1.8 to 3.8 times "
+            "what 16 take, 12 columns 1.35 to 1.5 times",
         )
         for dtype in dtypes
         if dtype in MKL_DTYPES
@@ -239,7 +232,8 @@ def narrow_n_fraction(
 ) -> dict[str, Sourced]:
     """The share of the compute rate MKL's narrow kernel reaches, for each
     of ``dtypes`` with one in either layout (:func:`narrow_n_columns`):
-    :data:`MKL_NARROW_SHARE`, from the Zen 3 bench, until calibrated."""
+    :data:`MKL_NARROW_SHARE`, from the Zen 3 bench, until calibrated (the
+    kernel computes a row of C a step of K, every N as its 11 columns)."""
     flags = set(flags)
     if not (_narrow_mkl(vendor, flags, False) or _narrow_mkl(vendor, flags, True)):
         return {}
@@ -248,7 +242,8 @@ def narrow_n_fraction(
             MKL_NARROW_SHARE,
             f"MKL's {dtype} narrow kernel: on the Zen 3 host (bench_narrow_n.py, one thread, "
             "2048 x 512) matmuls of 2 to 11 columns take a median 2.7 times what 16 take, "
-            "about a dependent multiply-add's latency per row of C and step of K",
+            "about a dependent multiply-add's latency per row of C and step of K; computed "
+            "as 11 columns, 11 / (16 x 2.7) of the rate",
         )
         for dtype in dtypes
         if dtype in MKL_DTYPES
