@@ -21,9 +21,10 @@ of C's row.
 - fp32 (MKL): a matmul of 2-11 columns takes 1.8-3.8 times what 16
   take (a median 2.7 at 2048 x 512), a linear about N / 8 of it: neither
   is padding alone, and both cost more per column than a full vector's.
-  The evidence behind MKL's narrow kernel (``narrow_n_columns`` 11 and
-  ``narrow_n_fraction``, started at 1 / 2.7 and calibrated per host; the
-  AMD hosts' linears keep the lane kernel, whose time is not N / 8).
+  The evidence behind MKL's narrow kernel on AMD CPUs (``narrow_n_columns``
+  11: every N computed as 11 columns, a row of C a step of K, at
+  ``narrow_n_fraction``, started at 11 / (16 x 2.7) = 0.25 and calibrated
+  per host; their linears keep the lane kernel, whose time is not N / 8).
 
 Not a capture: nothing is written, and no figure here is fitted.
 """
