@@ -765,15 +765,32 @@ def gemv_stream_rows_bound(
     (``bound``: :func:`tiers_bound` of each row)."""
     if not spec.gemv_fraction or len(spec.tiers) < 2:
         return {}
+
+    def own(dtype: str, gemm: np.ndarray, library: np.ndarray, op: OpSpec) -> np.ndarray:
+        return gemv_stream_rows(spec, dtype, gemm, library, op.b_transposed)
+
     outer = np.any(bound[:, 1:], axis=1)
-    seen: dict[str, set[tuple[str, tuple[int, ...]]]] = {d: set() for d in spec.gemv_fraction}
+    return _distinct_rows(registry, spec, rows, spec.gemv_fraction, own, outer)
+
+
+def _distinct_rows(
+    registry: Any,
+    spec: TargetSpec,
+    rows: Sequence[BaselineRow],
+    dtypes: Any,
+    own: Any,
+    keep: np.ndarray,
+) -> dict[str, int]:
+    """Per dtype of ``dtypes``, the distinct (op, shape) rows its GEMM library
+    runs that ``own(dtype, gemm, library, op)`` picks in their (op, dtype)
+    batch and ``keep`` (one flag a row of ``rows``) keeps."""
+    seen: dict[str, set[tuple[str, tuple[int, ...]]]] = {d: set() for d in dtypes}
     for dtype, index, gemm, op in _product_batches(registry, rows):
         if dtype not in seen:
             continue
-        library = library_rows(spec, dtype, gemm, len(index))
-        own = gemv_stream_rows(spec, dtype, gemm, library, op.b_transposed)
+        picked = own(dtype, gemm, library_rows(spec, dtype, gemm, len(index)), op)
         for j, i in enumerate(index):
-            if own[j] and outer[i]:
+            if picked[j] and keep[i]:
                 seen[dtype].add((rows[i].op, tuple(rows[i].dims)))
     return {d: len(shapes) for d, shapes in sorted(seen.items())}
 
@@ -813,19 +830,14 @@ def narrow_kernel_rows(
     its launch hides says nothing of the kernel's rate."""
     if not spec.narrow_n_fraction:
         return {}
-    seen: dict[str, set[tuple[str, tuple[int, ...]]]] = {d: set() for d in spec.narrow_n_fraction}
-    for dtype, index, gemm, op in _product_batches(registry, rows):
-        if dtype not in seen:
-            continue
-        library = library_rows(spec, dtype, gemm, len(index))
+
+    def own(dtype: str, gemm: np.ndarray, library: np.ndarray, op: OpSpec) -> np.ndarray:
         unpacked = unpacked_rows(spec, dtype, gemm, library, op.b_transposed)
         narrow = narrow_rows(spec, dtype, gemm, library, unpacked, op.b_transposed)
-        if narrow is None:
-            continue
-        for j, i in enumerate(index):
-            if narrow[j] and regime[i] != "launch_bound":
-                seen[dtype].add((rows[i].op, tuple(rows[i].dims)))
-    return {d: len(shapes) for d, shapes in sorted(seen.items())}
+        return np.zeros(len(library), dtype=bool) if narrow is None else narrow
+
+    shown = np.asarray(regime) != "launch_bound"
+    return _distinct_rows(registry, spec, rows, spec.narrow_n_fraction, own, shown)
 
 
 def _narrow_shares(

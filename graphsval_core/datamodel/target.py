@@ -1113,13 +1113,16 @@ class TargetSpec:
                         f"than the lane kernel's), got {_shown(columns)}",
                     )
         narrow = set(self.narrow_n_columns) | set(self.transposed_narrow_n_columns)
-        for dtype in sorted(set(self.narrow_n_fraction) - narrow)[:1]:
+        unused = sorted(set(self.narrow_n_fraction) - narrow)
+        if unused:
             raise SpecError(
-                f"narrow_n_fraction.{dtype}",
-                f"{dtype} has no narrow_n_columns or transposed_narrow_n_columns: no product "
-                "runs in a narrow kernel to take that share",
+                f"narrow_n_fraction.{unused[0]}",
+                f"{unused[0]} has no narrow_n_columns or transposed_narrow_n_columns: no "
+                "product runs in a narrow kernel to take that share",
             )
-        for dtype in sorted(narrow - set(self.narrow_n_fraction))[:1]:
+        unshared = sorted(narrow - set(self.narrow_n_fraction))
+        if unshared:
+            dtype = unshared[0]
             which = (
                 "narrow_n_columns"
                 if dtype in self.narrow_n_columns

@@ -74,14 +74,19 @@ def _baseline(registry, name: str) -> str:
     return found[0]
 
 
-@pytest.mark.parametrize("item", SHIPPED, ids=lambda i: i.name)
-def test_a_shipped_calibration_is_todays_fit_of_its_rows(item):
-    registry = build_registry()
+def shipped_rows(registry, item) -> tuple[dict, object, list]:
+    """A shipped calibration file's contents, its target's datasheet spec and
+    the trusted rows of the baselines it names, in canonical order."""
     data = json.loads(item.read_text())
     spec = registry.datasheet_target(data["target"])
     paths = [_baseline(registry, s["file"]) for s in data["provenance"]["sources"]]
-    found = read_rows(registry, spec, paths)
-    rows = canonical(found.trusted)
+    return data, spec, canonical(read_rows(registry, spec, paths).trusted)
+
+
+@pytest.mark.parametrize("item", SHIPPED, ids=lambda i: i.name)
+def test_a_shipped_calibration_is_todays_fit_of_its_rows(item):
+    registry = build_registry()
+    data, spec, rows = shipped_rows(registry, item)
     fit = fit_latency(registry, spec, rows)
     # as a fit gives them (fractions as multipliers); the energy coefficients have their own fit
     shipped = {k: v for k, v in constants_from_file(data).items() if k in fit.values}

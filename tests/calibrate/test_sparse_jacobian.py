@@ -5,17 +5,13 @@ moves another dtype's rows (or a tier) would be fitted blind to them."""
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pytest
 
 from graphsval_core.calibrate.fit import Objective, _dtype_of
-from graphsval_core.calibrate.inputs import read_rows
 from graphsval_core.calibrate.params import choose_params
-from graphsval_core.calibrate.rows import canonical
 from graphsval_core.plugins.loader import build_registry
-from tests.calibrate.test_shipped_calibrations import SHIPPED, _baseline
+from tests.calibrate.test_shipped_calibrations import SHIPPED, shipped_rows
 
 
 def test_a_constant_belongs_to_a_dtype_only_by_its_last_part():
@@ -31,10 +27,7 @@ def test_a_constant_belongs_to_a_dtype_only_by_its_last_part():
 @pytest.mark.parametrize("item", SHIPPED, ids=lambda i: i.name)
 def test_the_sparse_jacobian_is_the_whole_one(item):
     registry = build_registry()
-    data = json.loads(item.read_text())
-    spec = registry.datasheet_target(data["target"])
-    paths = [_baseline(registry, s["file"]) for s in data["provenance"]["sources"]]
-    rows = canonical(read_rows(registry, spec, paths).trusted)
+    _data, spec, rows = shipped_rows(registry, item)
     params = choose_params(registry, spec, rows)
     objective = Objective(registry, spec, rows, params)
     # somewhere off the start, so that no term sits at a kink of the spec's values

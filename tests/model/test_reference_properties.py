@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+from graphsval_core.consistency.model_checks import _leaves_narrow
 from graphsval_core.datamodel.provenance import datasheet, estimated
 from graphsval_core.model.predict import predict_batch
 from graphsval_core.model.reference import predict
@@ -85,7 +86,7 @@ def test_non_decreasing_in_each_dimension(registry, dims, axis, grow, op, data):
     # the multiply-adds) 6.9 us. Latency may drop by that difference, no more.
     # Growing it above the grain wakes the team: the smaller shape on the team too.
     q = _as_a_team_if_it_wakes_one(registry, target, p, op, dims, dtype)
-    if _leaves_the_narrow_kernel(p):
+    if _leaves_narrow(p, 0, p, 1):
         # Another: a product whose N grows past the library's narrow kernel
         # (narrow_n_columns: MKL's fp32 matmul of 2 to 11 columns on the AMD hosts
         # takes 1.8 to 3.8 times what 16 take) runs in its lane kernel, faster.
@@ -125,19 +126,13 @@ def _starts_packing_a_transposed_b(p) -> bool:
     return p.b_passes is not None and p.b_passes[0] > 0 and not p.b_unpacked[1]
 
 
-def _leaves_the_narrow_kernel(p) -> bool:
-    """Whether the smaller row of ``p``'s pair runs in the library's narrow
-    kernel (``narrow_n``) and the bigger one does not."""
-    return p.narrow_n is not None and bool(p.narrow_n[0]) and not p.narrow_n[1]
-
-
 def test_leaving_the_narrow_kernel_is_a_step_down(registry):
     """The Zen 3 host's fp32 matmul: 11 columns run in MKL's narrow kernel,
     12 in its lane kernel, faster; in the lane kernel the 11 take no longer."""
     target = registry.target("host_amd_epyc_2c_1t")
     shapes = [[2048, 512, 11], [2048, 512, 12]]
     p = predict(registry, target, registry.op("matmul"), shapes, "fp32")
-    assert _leaves_the_narrow_kernel(p)
+    assert _leaves_narrow(p, 0, p, 1)
     assert p.latency_s[1] < p.latency_s[0]
     lane = attrs.evolve(
         target, narrow_n_columns={}, transposed_narrow_n_columns={}, narrow_n_fraction={}
