@@ -13,6 +13,8 @@ from graphsval_core.datamodel.errors import UserInputError
 from graphsval_core.datamodel.provenance import Provenance, Sourced
 from graphsval_core.datamodel.target import MemoryTier, TargetSpec, first_touch_threshold
 from graphsval_core.files.calibration_file import (
+    PER_DTYPE,
+    PER_DTYPE_CONSTANTS,
     SPEC_DTYPES_ONLY,
     CalibrationFileError,
     check_calibration,
@@ -28,7 +30,7 @@ class CalibrationError(UserInputError):
 #: its shorter time, the share of a tier a weight read in place streams at): a
 #: fit judges them by their own spread, ``value x relative uncertainty``, which
 #: the relative figure (of a log, large for a share near 0) overstates.
-SHARES = ("product_overlap.", "in_place_fraction.", "gemv_fraction.", "narrow_n_fraction.")
+SHARES = tuple(f"{n}." for n, c in PER_DTYPE_CONSTANTS.items() if c.share)
 
 #: The widest relative uncertainty ``fit_notes`` writes out (10 = 1000%):
 #: beyond it the value means nothing, and the figure says so.
@@ -172,20 +174,7 @@ def _per_dtype(
 
 
 #: Per-dtype constants applied as values (not multipliers of the spec's).
-PER_DTYPE_VALUES = (
-    "dispatch_overhead_s",
-    "gemv_fork_join_s",
-    "pack_bps",
-    "vector_ops_per_s",
-    "product_bandwidth_fraction",
-    "product_overlap",
-    "in_place_fraction",
-    "gemv_fraction",
-    "narrow_n_fraction",
-    "pack_a_bps",
-    "vector_first_touch_bps",
-    *TargetSpec.REFERENCE,
-)
+PER_DTYPE_VALUES = tuple(n for n, c in PER_DTYPE_CONSTANTS.items() if c.replaces)
 
 
 def apply_constants(spec: TargetSpec, values: dict[str, float], source: str) -> TargetSpec:
@@ -240,25 +229,7 @@ def apply_constants(spec: TargetSpec, values: dict[str, float], source: str) -> 
         provenance={
             k: v
             for k, v in prov.items()
-            if not k.startswith(
-                (
-                    "peak_ops_per_s.",
-                    "compute_fraction.",
-                    "energy_per_op_j.",
-                    "dispatch_overhead_s.",
-                    "gemv_fork_join_s.",
-                    "pack_bps.",
-                    "vector_ops_per_s.",
-                    "product_bandwidth_fraction.",
-                    "product_overlap.",
-                    "in_place_fraction.",
-                    "gemv_fraction.",
-                    "narrow_n_fraction.",
-                    "pack_a_bps.",
-                    "vector_first_touch_bps.",
-                    *(f"{name}." for name in TargetSpec.REFERENCE),
-                )
-            )
+            if not k.startswith(("peak_ops_per_s.", *(f"{name}." for name in PER_DTYPE)))
         },
     )
     fields.update(changes)

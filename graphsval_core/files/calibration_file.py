@@ -20,6 +20,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from attrs import define
+
 from graphsval_core.datamodel.errors import UserInputError
 from graphsval_core.datamodel.target import MAX_PRODUCT_SHARE, TargetSpec
 from graphsval_core.files import schema
@@ -38,23 +40,46 @@ SCALARS = (
 )
 #: Scalars applied only where the spec gives one (the TLB-miss cost needs the TLB's reach).
 SPEC_SCALARS_ONLY = ("page_walk_s",)
+
+
+@define(frozen=True)
+class PerDtype:
+    """How a calibration file holds a per-dtype constant ``<name>.<dtype>``
+    (:data:`PER_DTYPE_CONSTANTS`): the range of its value (a key of
+    :data:`RANGES`), whether it applies only to the dtypes whose spec gives
+    one (a library that packs, a vector rate: a calibration cannot add the
+    term for another), whether applying it replaces the spec's value (the
+    compute fraction and the energy per op have their own rules), and whether
+    it is a share a fit judges by its own spread (``value x relative
+    uncertainty``), which the relative figure, of a log, overstates near 0."""
+
+    range: str
+    spec_dtypes_only: bool = True
+    replaces: bool = True
+    share: bool = False
+
+
+#: Every per-dtype constant a calibration file may hold, and how (a new one
+#: is added here alone: checking, applying and the fit's judgement read it).
+PER_DTYPE_CONSTANTS: dict[str, PerDtype] = {
+    "dispatch_overhead_s": PerDtype("latency", spec_dtypes_only=False),
+    "gemv_fork_join_s": PerDtype("positive_latency"),
+    "pack_bps": PerDtype("rate"),
+    "compute_fraction": PerDtype("fraction", spec_dtypes_only=False, replaces=False),
+    "energy_per_op_j": PerDtype("energy", spec_dtypes_only=False, replaces=False),
+    "vector_ops_per_s": PerDtype("rate"),
+    "product_bandwidth_fraction": PerDtype("product_share", spec_dtypes_only=False),
+    "product_overlap": PerDtype("unit_share", share=True),
+    "in_place_fraction": PerDtype("product_share", share=True),
+    "gemv_fraction": PerDtype("product_share", share=True),
+    "narrow_n_fraction": PerDtype("product_share", share=True),
+    "pack_a_bps": PerDtype("rate"),
+    "vector_first_touch_bps": PerDtype("rate", spec_dtypes_only=False),
+    **{name: PerDtype("positive_latency") for name in TargetSpec.REFERENCE},
+}
 #: Constants of one dtype: ``<name>.<dtype>``.
-PER_DTYPE = (
-    "dispatch_overhead_s",
-    "gemv_fork_join_s",
-    "pack_bps",
-    "compute_fraction",
-    "energy_per_op_j",
-    "vector_ops_per_s",
-    "product_bandwidth_fraction",
-    "product_overlap",
-    "in_place_fraction",
-    "gemv_fraction",
-    "narrow_n_fraction",
-    "pack_a_bps",
-    "vector_first_touch_bps",
-    *TargetSpec.REFERENCE,
-)
+PER_DTYPE = tuple(PER_DTYPE_CONSTANTS)
+
 #: Constants of one memory tier: ``tiers.<tier>.<name>``.
 PER_TIER = ("achievable_fraction", "usable_capacity_bytes", "energy_per_byte_j", "product_fraction")
 
@@ -63,21 +88,10 @@ class CalibrationFileError(UserInputError):
     """A calibration file does not hold what applying it needs."""
 
 
-#: Per-dtype rates applied only to the dtypes whose spec gives one (a library
-#: that packs, a vector rate): a calibration cannot add the term for another
+#: Per-dtype constants applied only to the dtypes whose spec gives one
 #: (applying, :func:`graphsval_core.files.calibration.apply_constants`, follows
 #: the same rule).
-SPEC_DTYPES_ONLY = (
-    "pack_bps",
-    "pack_a_bps",
-    "vector_ops_per_s",
-    "gemv_fork_join_s",
-    "product_overlap",
-    "in_place_fraction",
-    "gemv_fraction",
-    "narrow_n_fraction",
-    *TargetSpec.REFERENCE,
-)
+SPEC_DTYPES_ONLY = tuple(n for n, c in PER_DTYPE_CONSTANTS.items() if c.spec_dtypes_only)
 
 
 def _known(name: str, spec: TargetSpec) -> bool:
@@ -115,50 +129,43 @@ MAX_FRACTION = 2.0
 #: below a megabyte (or a million operations) a second, and a rate near 0
 #: would overflow every prediction to infinity.
 MIN_RATE = 1e6
-#: Latency constants (s), rates and sizes (positive), energies and power (non-negative).
-#: (those above 0 are POSITIVE_LATENCIES)
-LATENCIES = ("launch_overhead_s", "dispatch_overhead_s")
-#: Latency constants that must stay above 0 (a time per element or per miss, and
-#: the thread team's and each further kernel's, which the spec holds above 0).
-POSITIVE_LATENCIES = (
-    *TargetSpec.REFERENCE,
-    "page_walk_s",
-    "fork_join_s",
-    "gemv_fork_join_s",
-    "kernel_overhead_s",
-)
-RATES = (
-    "pack_bps",
-    "pack_a_bps",
-    "first_touch_bps",
-    "vector_first_touch_bps",
-    "vector_ops_per_s",
-    "usable_capacity_bytes",
-)
+#: The ranges of a constant's value, ``(low, high, low_open)``: a fraction
+#: of a peak, a share of a tier's rate (:data:`MAX_PRODUCT_SHARE`) or of
+#: anything (at most 1), a latency (0 allowed, or above 0), a rate or size,
+#: an energy or power.
+RANGES: dict[str, tuple[float, float | None, bool]] = {
+    "fraction": (0.0, MAX_FRACTION, True),
+    "product_share": (0.0, MAX_PRODUCT_SHARE, True),
+    "unit_share": (0.0, 1.0, True),
+    "latency": (0.0, MAX_LATENCY_S, False),
+    "positive_latency": (0.0, MAX_LATENCY_S, True),
+    "rate": (MIN_RATE, None, False),
+    "energy": (0.0, None, False),
+}
+#: The ranges of the scalars and the tiers' constants (each per-dtype
+#: constant's is in :data:`PER_DTYPE_CONSTANTS`); any other is an energy or power.
+OTHER_RANGES = {
+    "launch_overhead_s": "latency",
+    "page_walk_s": "positive_latency",
+    "fork_join_s": "positive_latency",
+    "kernel_overhead_s": "positive_latency",
+    "pack_bps": "rate",
+    "first_touch_bps": "rate",
+    "achievable_fraction": "fraction",
+    "product_fraction": "product_share",
+    "usable_capacity_bytes": "rate",
+}
 
 
 def _range(name: str) -> tuple[float, float | None, bool]:
     """``(low, high, low_open)`` of constant ``name``'s value."""
-    last = name.split(".")[-1] if name.startswith("tiers.") else name.split(".")[0]
-    if last in ("achievable_fraction", "compute_fraction"):
-        return 0.0, MAX_FRACTION, True
-    if last in (
-        "product_bandwidth_fraction",
-        "product_fraction",
-        "in_place_fraction",
-        "gemv_fraction",
-        "narrow_n_fraction",
-    ):
-        return 0.0, MAX_PRODUCT_SHARE, True
-    if last == "product_overlap":
-        return 0.0, 1.0, True
-    if last in POSITIVE_LATENCIES:
-        return 0.0, MAX_LATENCY_S, True
-    if last in LATENCIES:
-        return 0.0, MAX_LATENCY_S, False
-    if last in RATES:
-        return MIN_RATE, None, False
-    return 0.0, None, False
+    if name.startswith("tiers."):
+        kind = OTHER_RANGES.get(name.split(".")[-1], "energy")
+    elif "." in name:
+        kind = PER_DTYPE_CONSTANTS[name.split(".")[0]].range
+    else:
+        kind = OTHER_RANGES.get(name, "energy")
+    return RANGES[kind]
 
 
 def check_calibration(data: Any, where: str, spec: TargetSpec) -> dict[str, Any]:

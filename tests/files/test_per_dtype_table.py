@@ -1,0 +1,75 @@
+"""One table, :data:`PER_DTYPE_CONSTANTS`, says how a calibration file holds
+each per-dtype constant; checking, applying and the fit's judgement of a
+share all read it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import attrs
+import pytest
+
+from graphsval_core.calibrate.fit import apart
+from graphsval_core.datamodel.provenance import estimated
+from graphsval_core.datamodel.target import TargetSpec
+from graphsval_core.files.calibration import SHARES, apply_constants, share_spread
+from graphsval_core.files.calibration_file import (
+    PER_DTYPE_CONSTANTS,
+    RANGES,
+    CalibrationFileError,
+    check_calibration,
+    known_constants,
+)
+
+FIELDS = {a.name for a in attrs.fields(TargetSpec)}
+
+
+def test_every_constant_of_the_table_is_a_per_dtype_field_of_a_spec_with_a_range(make_target):
+    spec = make_target()
+    for name, how in PER_DTYPE_CONSTANTS.items():
+        assert name in FIELDS, name
+        assert isinstance(getattr(spec, name), Mapping), name
+        assert how.range in RANGES, name
+        if how.share:  # judged by its spread: a share of at most 1
+            assert RANGES[how.range][1] is not None and RANGES[how.range][1] <= 1, name
+
+
+def _file(spec, name, value):
+    return {
+        "target": spec.key,
+        "constants": {name: {"value": value}},
+        "provenance": {"sources": [], "graphsval_version": "0"},
+    }
+
+
+def test_a_share_of_the_table_is_checked_applied_and_judged_by_its_spread(make_target):
+    spec = make_target(
+        accumulator_lanes={"fp32": estimated(16, "t")},
+        narrow_n_columns={"fp32": estimated(11, "t")},
+        narrow_n_fraction={"fp32": estimated(0.25, "t")},
+    )
+    name = "narrow_n_fraction.fp32"
+    assert name in known_constants(spec)
+    check_calibration(_file(spec, name, 0.3), "f.json", spec)
+    with pytest.raises(CalibrationFileError, match=r"f\.json: constants\.narrow_n_fraction"):
+        check_calibration(_file(spec, name, 1.5), "f.json", spec)
+    applied = apply_constants(spec, {name: 0.3}, "fit")
+    assert applied.narrow_n_fraction["fp32"] == 0.3
+    assert applied.provenance[name].kind == "calibrated"
+    assert name.startswith(SHARES) and share_spread(name, 0.3, 0.5) == pytest.approx(0.15)
+    assert apart(name, 0.1, 0.4) == pytest.approx(0.3 / 0.25)
+
+
+def test_a_constant_only_for_the_dtypes_the_spec_gives_is_refused_for_another(make_target):
+    spec = make_target(
+        peak_ops_per_s={"fp32": estimated(1e11, "t"), "bf16": estimated(1e11, "t")},
+        energy_per_op_j={"fp32": estimated(1e-12, "t"), "bf16": estimated(1e-12, "t")},
+        pack_bps={"fp32": estimated(2e10, "t")},
+    )
+    assert PER_DTYPE_CONSTANTS["pack_bps"].spec_dtypes_only
+    check_calibration(_file(spec, "pack_bps.fp32", 3e10), "f.json", spec)
+    with pytest.raises(CalibrationFileError, match="gives no pack_bps for bf16"):
+        check_calibration(_file(spec, "pack_bps.bf16", 3e10), "f.json", spec)
+    # a dispatch may be calibrated for any of the spec's dtypes
+    assert not PER_DTYPE_CONSTANTS["dispatch_overhead_s"].spec_dtypes_only
+    check_calibration(_file(spec, "dispatch_overhead_s.bf16", 3e-6), "f.json", spec)
