@@ -173,7 +173,8 @@ def _per_dtype(
     return out
 
 
-#: Per-dtype constants applied as values (not multipliers of the spec's).
+#: Per-dtype constants whose calibrated value replaces the spec's (the
+#: compute fraction, a multiplier of the spec's, has its own rule below).
 PER_DTYPE_VALUES = tuple(n for n, c in PER_DTYPE_CONSTANTS.items() if c.replaces)
 
 
@@ -206,12 +207,6 @@ def apply_constants(spec: TargetSpec, values: dict[str, float], source: str) -> 
             peaks[dtype] = Sourced(peaks[dtype], prov[f"peak_ops_per_s.{dtype}"])
         if not isinstance(fractions[dtype], Sourced):
             fractions[dtype] = Sourced(fractions[dtype], prov[f"compute_fraction.{dtype}"])
-    energies = {
-        d: Sourced(v, prov[f"energy_per_op_j.{d}"]) for d, v in spec.energy_per_op_j.items()
-    }
-    for dtype in spec.dtypes:
-        if f"energy_per_op_j.{dtype}" in values:
-            energies[dtype] = Sourced(values[f"energy_per_op_j.{dtype}"], _prov(source))
     for name in SCALAR_CONSTANTS:
         if name in values:
             changes[name] = Sourced(values[name], _prov(source))
@@ -224,7 +219,6 @@ def apply_constants(spec: TargetSpec, values: dict[str, float], source: str) -> 
     fields.update(
         peak_ops_per_s=peaks,
         compute_fraction=fractions,
-        energy_per_op_j=energies,
         tiers=tiers,
         provenance={
             k: v

@@ -48,10 +48,11 @@ class PerDtype:
     (:data:`PER_DTYPE_CONSTANTS`): the range of its value (a key of
     :data:`RANGES`), whether it applies only to the dtypes whose spec gives
     one (a library that packs, a vector rate: a calibration cannot add the
-    term for another), whether applying it replaces the spec's value (the
-    compute fraction and the energy per op have their own rules), and whether
-    it is a share a fit judges by its own spread (``value x relative
-    uncertainty``), which the relative figure, of a log, overstates near 0."""
+    term for another), whether applying it replaces the spec's value with the
+    calibrated one (the compute fraction is a multiplier of the spec's, with
+    a rule of its own), and whether it is a share a fit judges by its own
+    spread (``value x relative uncertainty``), which the relative figure, of
+    a log, overstates near 0."""
 
     range: str
     spec_dtypes_only: bool = True
@@ -59,14 +60,16 @@ class PerDtype:
     share: bool = False
 
 
-#: Every per-dtype constant a calibration file may hold, and how (a new one
-#: is added here alone: checking, applying and the fit's judgement read it).
+#: Every per-dtype constant a calibration file may hold, and how: checking a
+#: file, applying it and the fit's judgement of a share read this table (a
+#: new constant also needs its TargetSpec field, the target file's entry and
+#: the fit's Param in :mod:`graphsval_core.calibrate.params`).
 PER_DTYPE_CONSTANTS: dict[str, PerDtype] = {
     "dispatch_overhead_s": PerDtype("latency", spec_dtypes_only=False),
     "gemv_fork_join_s": PerDtype("positive_latency"),
     "pack_bps": PerDtype("rate"),
     "compute_fraction": PerDtype("fraction", spec_dtypes_only=False, replaces=False),
-    "energy_per_op_j": PerDtype("energy", spec_dtypes_only=False, replaces=False),
+    "energy_per_op_j": PerDtype("positive_energy", spec_dtypes_only=False),
     "vector_ops_per_s": PerDtype("rate"),
     "product_bandwidth_fraction": PerDtype("product_share", spec_dtypes_only=False),
     "product_overlap": PerDtype("unit_share", share=True),
@@ -132,7 +135,7 @@ MIN_RATE = 1e6
 #: The ranges of a constant's value, ``(low, high, low_open)``: a fraction
 #: of a peak, a share of a tier's rate (:data:`MAX_PRODUCT_SHARE`) or of
 #: anything (at most 1), a latency (0 allowed, or above 0), a rate or size,
-#: an energy or power.
+#: an energy or power (0 allowed), an energy per op (above 0, as a spec holds it).
 RANGES: dict[str, tuple[float, float | None, bool]] = {
     "fraction": (0.0, MAX_FRACTION, True),
     "product_share": (0.0, MAX_PRODUCT_SHARE, True),
@@ -141,6 +144,7 @@ RANGES: dict[str, tuple[float, float | None, bool]] = {
     "positive_latency": (0.0, MAX_LATENCY_S, True),
     "rate": (MIN_RATE, None, False),
     "energy": (0.0, None, False),
+    "positive_energy": (0.0, None, True),
 }
 #: The ranges of the scalars and the tiers' constants (each per-dtype
 #: constant's is in :data:`PER_DTYPE_CONSTANTS`); any other is an energy or power.
@@ -149,7 +153,7 @@ OTHER_RANGES = {
     "page_walk_s": "positive_latency",
     "fork_join_s": "positive_latency",
     "kernel_overhead_s": "positive_latency",
-    "pack_bps": "rate",
+    "pack_bps": PER_DTYPE_CONSTANTS["pack_bps"].range,  # one rate for every dtype (older files)
     "first_touch_bps": "rate",
     "achievable_fraction": "fraction",
     "product_fraction": "product_share",
@@ -158,11 +162,13 @@ OTHER_RANGES = {
 
 
 def _range(name: str) -> tuple[float, float | None, bool]:
-    """``(low, high, low_open)`` of constant ``name``'s value."""
+    """``(low, high, low_open)`` of constant ``name``'s value (a name
+    :func:`_known` knows; any other takes an energy's range)."""
     if name.startswith("tiers."):
         kind = OTHER_RANGES.get(name.split(".")[-1], "energy")
     elif "." in name:
-        kind = PER_DTYPE_CONSTANTS[name.split(".")[0]].range
+        own = PER_DTYPE_CONSTANTS.get(name.split(".")[0])
+        kind = own.range if own is not None else "energy"
     else:
         kind = OTHER_RANGES.get(name, "energy")
     return RANGES[kind]

@@ -11,7 +11,7 @@ import pytest
 
 from graphsval_core.calibrate.fit import apart
 from graphsval_core.datamodel.provenance import estimated
-from graphsval_core.datamodel.target import TargetSpec
+from graphsval_core.datamodel.target import SpecError, TargetSpec
 from graphsval_core.files.calibration import SHARES, apply_constants, share_spread
 from graphsval_core.files.calibration_file import (
     PER_DTYPE_CONSTANTS,
@@ -20,6 +20,7 @@ from graphsval_core.files.calibration_file import (
     check_calibration,
     known_constants,
 )
+from graphsval_core.plugins.loader import build_registry
 
 FIELDS = {a.name for a in attrs.fields(TargetSpec)}
 
@@ -65,6 +66,7 @@ def test_a_constant_only_for_the_dtypes_the_spec_gives_is_refused_for_another(ma
         peak_ops_per_s={"fp32": estimated(1e11, "t"), "bf16": estimated(1e11, "t")},
         energy_per_op_j={"fp32": estimated(1e-12, "t"), "bf16": estimated(1e-12, "t")},
         pack_bps={"fp32": estimated(2e10, "t")},
+        pack_min_rows={"fp32": estimated(3, "t")},
     )
     assert PER_DTYPE_CONSTANTS["pack_bps"].spec_dtypes_only
     check_calibration(_file(spec, "pack_bps.fp32", 3e10), "f.json", spec)
@@ -73,3 +75,47 @@ def test_a_constant_only_for_the_dtypes_the_spec_gives_is_refused_for_another(ma
     # a dispatch may be calibrated for any of the spec's dtypes
     assert not PER_DTYPE_CONSTANTS["dispatch_overhead_s"].spec_dtypes_only
     check_calibration(_file(spec, "dispatch_overhead_s.bf16", 3e-6), "f.json", spec)
+
+
+def _file_takes(spec, name, value) -> bool:
+    try:
+        check_calibration(_file(spec, name, value), "f.json", spec)
+    except CalibrationFileError:
+        return False
+    return True
+
+
+def _spec_takes(spec, name, value) -> bool:
+    try:
+        apply_constants(spec, {name: value}, "fit")
+    except SpecError:
+        return False
+    return True
+
+
+def test_the_tables_ranges_agree_with_what_a_spec_accepts():
+    # a file may not hold a value the spec would refuse once applied, nor refuse
+    # one it takes: 0 for each constant the table applies as a value (a latency
+    # that must stay above 0, a rate), and a share at and beyond its range's top
+    registry = build_registry()
+    seen = set()
+    for key in sorted(registry.targets()):
+        spec = registry.datasheet_target(key)
+        for name in known_constants(spec):
+            head = name.partition(".")[0]
+            how = PER_DTYPE_CONSTANTS.get(head)
+            if how is None or not how.replaces or "." not in name:
+                continue
+            seen.add(head)
+            low, high, _ = RANGES[how.range]
+            probes = [0.0] if low == 0.0 else []
+            if how.range in ("product_share", "unit_share"):
+                probes += [high, 1.5 * high]
+            for value in probes:
+                assert _file_takes(spec, name, value) == _spec_takes(spec, name, value), (
+                    key,
+                    name,
+                    value,
+                )
+    # the installed targets exercise most of the table
+    assert len(seen) >= len(PER_DTYPE_CONSTANTS) - 3, sorted(set(PER_DTYPE_CONSTANTS) - seen)
