@@ -116,7 +116,7 @@ from graphsval_core.datamodel.target import (
 )
 from graphsval_core.files.baseline import BaselineRow
 from graphsval_core.files.calibration import SHARES  # noqa: F401 (re-exported)
-from graphsval_core.files.calibration_file import MAX_FRACTION
+from graphsval_core.files.calibration_file import MAX_FRACTION, PER_DTYPE_CONSTANTS, RANGES
 from graphsval_core.model.terms.compute import narrow_rows
 from graphsval_core.model.terms.overheads import (
     gemv_stream_rows,
@@ -165,6 +165,15 @@ class Param:
     lower: float
     upper: float
     exercised_by: str
+
+
+def _top(name: str) -> float:
+    """The largest value a calibration file may give per-dtype constant
+    ``name`` (its range in :data:`~graphsval_core.files.calibration_file.PER_DTYPE_CONSTANTS`):
+    the fit's upper bound for a share."""
+    top = RANGES[PER_DTYPE_CONSTANTS[name].range][1]
+    assert top is not None, name
+    return top
 
 
 def _headroom(spec: TargetSpec, provenance: Provenance | None) -> float:
@@ -393,7 +402,7 @@ def _overlap(
                     f"product_overlap.{dtype}",
                     spec.product_overlap[dtype],
                     1e-2,
-                    1.0,
+                    _top("product_overlap"),
                     f"{count} {dtype} matmul/linear rows whose compute and memory times are "
                     f"within {1 / OVERLAP_SHARE:g}x of each other",
                 )
@@ -709,7 +718,7 @@ def _product_shares(spec: TargetSpec, gate: ShareGate) -> list[Param]:
             f"product_bandwidth_fraction.{dtype}",
             spec.bandwidth_share(dtype),
             1e-2,
-            MAX_PRODUCT_SHARE,
+            _top("product_bandwidth_fraction"),
             f"{count} {dtype} matmul/linear rows a memory tier bounds, "
             f"against {gate.streams} vector_add rows that set the tiers' own rates",
         )
@@ -744,7 +753,7 @@ def _in_place_shares(
             f"in_place_fraction.{dtype}",
             spec.in_place_fraction[dtype],
             1e-2,
-            MAX_PRODUCT_SHARE,
+            _top("in_place_fraction"),
             f"{count} {dtype} rows that may read B in place (a linear's transposed weight "
             "beyond the caches, under few enough rows of A)",
         )
@@ -812,7 +821,7 @@ def _gemv_shares(
             f"gemv_fraction.{dtype}",
             spec.gemv_fraction[dtype],
             1e-2,
-            MAX_PRODUCT_SHARE,
+            _top("gemv_fraction"),
             f"{count} {dtype} GEMVs (M or N of 1, or A too short to pack) a tier beyond the "
             f"{spec.tiers[0].name} bounds, against the tiers' own rates",
         )
@@ -851,7 +860,7 @@ def _narrow_shares(
             f"narrow_n_fraction.{dtype}",
             spec.narrow_n_fraction[dtype],
             1e-2,
-            MAX_PRODUCT_SHARE,
+            _top("narrow_n_fraction"),
             f"{count} {dtype} matmul/linear rows of a narrow N (the library's narrow kernel) "
             "that are not launch-bound",
         )
