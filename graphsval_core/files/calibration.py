@@ -19,7 +19,7 @@ from graphsval_core.files.calibration_file import (
     CalibrationFileError,
     check_calibration,
 )
-from graphsval_core.files.target_spec import too_slow
+from graphsval_core.files.target_spec import out_of_bounds
 
 
 class CalibrationError(UserInputError):
@@ -284,28 +284,55 @@ def is_fraction(name: str) -> bool:
     return name.endswith("achievable_fraction") or name.startswith("compute_fraction.")
 
 
-def constants_from_file(data: dict[str, Any]) -> dict[str, float]:
-    """The values to apply, as multipliers for fractions (like a fit's values)."""
-    return {
-        name: entry["value"] / entry["datasheet"] if is_fraction(name) else entry["value"]
-        for name, entry in data["constants"].items()
-    }
+def _spec_fraction(spec: TargetSpec, name: str) -> float:
+    """The spec's value of fraction ``name`` (:func:`is_fraction`)."""
+    head, _, rest = name.partition(".")
+    if head == "compute_fraction":
+        return spec.compute_fraction[rest]
+    tier = rest.partition(".")[0]
+    return next(t.achievable_fraction for t in spec.tiers if t.name == tier)
+
+
+def constants_from_file(data: dict[str, Any], spec: TargetSpec | None = None) -> dict[str, float]:
+    """The values to apply, as multipliers for fractions (like a fit's
+    values): of the fraction ``spec`` gives, where given, so that the
+    calibrated fraction is the file's value whatever the target file says
+    (its ``datasheet``, the spec's at the fit, only records it); of the
+    file's ``datasheet`` otherwise (the fit's own multipliers)."""
+    out = {}
+    for name, entry in data["constants"].items():
+        if not is_fraction(name):
+            out[name] = entry["value"]
+            continue
+        base = entry["datasheet"] if spec is None else _spec_fraction(spec, name)
+        out[name] = entry["value"] / base
+    return out
 
 
 def apply_file(spec: TargetSpec, data: dict[str, Any], name: str) -> TargetSpec:
     """The calibrated spec a shipped calibration file describes (checked
     first: :mod:`graphsval_core.files.calibration_file`)."""
     check_calibration(data, name, spec)
+    for tier in spec.tiers:  # applying would clamp it (a fit's rounding); a file may not
+        entry = data["constants"].get(f"tiers.{tier.name}.usable_capacity_bytes")
+        if entry is not None and entry["value"] > tier.total_capacity_bytes * (1 + 1e-9):
+            raise CalibrationFileError(
+                f"{name}: constants.tiers.{tier.name}.usable_capacity_bytes: "
+                f"{entry['value']:.6g} B exceeds the tier's total capacity "
+                f"{tier.total_capacity_bytes:.6g} B"
+            )
     sources = ", ".join(s["file"] for s in data["provenance"]["sources"])
     calibrated = apply_constants(
         spec,
-        constants_from_file(data),
+        constants_from_file(data, spec),
         f"{name} (fitted on {sources}; graphsval {data['provenance']['graphsval_version']})",
     )
-    # each constant is in its range, yet fractions multiply: the rates they give must stand
-    slow = too_slow(calibrated)
-    if slow is not None:
-        raise CalibrationFileError(f"{name}: with its constants, {slow}")
+    # each constant is in its range, yet fractions multiply: the values they give must stand
+    # as a target file's must (no rate near 0 or past an exascale machine, no energy of a
+    # joule per op)
+    wrong = out_of_bounds(calibrated)
+    if wrong is not None:
+        raise CalibrationFileError(f"{name}: with its constants, {wrong}")
     return calibrated
 
 

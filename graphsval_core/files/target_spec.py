@@ -310,31 +310,9 @@ def read_spec(path: str | Path, text: str | bytes | None = None) -> TargetSpec:
         raise TargetFileError(f"{where}: {exc}") from None
     except (ValueError, AttributeError) as exc:
         raise TargetFileError(f"{where}: {exc}") from None
-    slow = too_slow(spec)
-    if slow is not None:
-        raise TargetFileError(f"{where}: {slow}")
-    for at, rate, unit in effective_rates(spec):
-        if rate > MAX_RATE:
-            raise TargetFileError(
-                f"{where}: {at}: {rate:.3g} {unit} is above {MAX_RATE:.0e} (an exascale "
-                "machine's whole: a rate is given per second, in ops or bytes)"
-            )
-    for at, value, most, what in _ceilings(spec):
-        if value > most:
-            raise TargetFileError(f"{where}: {at}: {value:.3g} is above {most:g} ({what})")
-    if spec.clock_hz < MIN_CLOCK_HZ:
-        raise TargetFileError(
-            f"{where}: clock_hz: {spec.clock_hz:.6g} Hz is below {MIN_CLOCK_HZ:.0e} "
-            "(no part clocks that slowly: a clock is given in Hz)"
-        )
-    for i, tier in enumerate(spec.tiers):
-        for name in ("capacity_bytes", "usable_capacity_bytes"):
-            value = getattr(tier, name)
-            if value is not None and value < MIN_CAPACITY_BYTES:
-                raise TargetFileError(
-                    f"{where}: tiers[{i}].{name} (tier {tier.name!r}): {value:.6g} B is below "
-                    f"{MIN_CAPACITY_BYTES} B (one cache line: a capacity is given in bytes)"
-                )
+    wrong = out_of_bounds(spec)
+    if wrong is not None:
+        raise TargetFileError(f"{where}: {wrong}")
     return spec
 
 
@@ -476,6 +454,42 @@ def _ceilings(spec: TargetSpec) -> list[tuple[str, float, float, str]]:
         for d, v in spec.library_min_macs.items()
     ]
     return out
+
+
+def out_of_bounds(spec: TargetSpec) -> str | None:
+    """The first of ``spec``'s values past what any part has, told as
+    ``<where>: <value> is below/above ...``: a rate (its fractions applied)
+    below :data:`MIN_RATE` or above :data:`MAX_RATE`, a value above its
+    ceiling (:func:`_ceilings`), a clock below :data:`MIN_CLOCK_HZ`, a
+    capacity below :data:`MIN_CAPACITY_BYTES`; None when every one stands.
+    A target file is held to it, and so is a spec a calibration file has
+    changed (each constant in its range, yet fractions multiply)."""
+    slow = too_slow(spec)
+    if slow is not None:
+        return slow
+    for at, rate, unit in effective_rates(spec):
+        if rate > MAX_RATE:
+            return (
+                f"{at}: {rate:.3g} {unit} is above {MAX_RATE:.0e} (an exascale "
+                "machine's whole: a rate is given per second, in ops or bytes)"
+            )
+    for at, value, most, what in _ceilings(spec):
+        if value > most:
+            return f"{at}: {value:.3g} is above {most:g} ({what})"
+    if spec.clock_hz < MIN_CLOCK_HZ:
+        return (
+            f"clock_hz: {spec.clock_hz:.6g} Hz is below {MIN_CLOCK_HZ:.0e} "
+            "(no part clocks that slowly: a clock is given in Hz)"
+        )
+    for i, tier in enumerate(spec.tiers):
+        for name in ("capacity_bytes", "usable_capacity_bytes"):
+            value = getattr(tier, name)
+            if value is not None and value < MIN_CAPACITY_BYTES:
+                return (
+                    f"tiers[{i}].{name} (tier {tier.name!r}): {value:.6g} B is below "
+                    f"{MIN_CAPACITY_BYTES} B (one cache line: a capacity is given in bytes)"
+                )
+    return None
 
 
 def too_slow(spec: TargetSpec) -> str | None:

@@ -425,6 +425,12 @@ def test_target_file_out_writes_into_the_workspace_in_use_and_never_over_a_file(
     alone = run(None, "targets", "--hw", "i7_12700k", "--out", tmp_path / "x.json")
     assert alone.exit_code == 2 and "give --target-file" in alone.output
     assert not (tmp_path / "x.json").exists()
+    # a folder, or a name ending in a slash, is not a file's name: nothing written
+    folder = run(ws, "targets", "--hw", "i7_12700k", "--target-file", "--out", tmp_path)
+    assert folder.exit_code == 2 and "is a folder; give the file's name" in folder.output
+    slash = run(ws, "targets", "--hw", "i7_12700k", "--target-file", "--out", f"{tmp_path}/new/")
+    assert slash.exit_code == 2 and "names a folder" in slash.output
+    assert not (tmp_path / "new").exists()
 
 
 def test_a_workspace_under_a_file_is_said_to_be_impossible_not_yet_to_come(run, tmp_path):

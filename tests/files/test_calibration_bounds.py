@@ -1,0 +1,75 @@
+"""A calibration file is held to what a target file is: each constant in its
+range, and the spec it makes within what any part has (a hand-edited energy of
+1e308 J per op would make every prediction infinite); its usable capacity no
+larger than the cache; a fraction is the file's value whatever the target
+file's fraction is."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+
+from graphsval_core.files.calibration import apply_file
+from graphsval_core.files.calibration_file import CalibrationFileError
+from graphsval_core.plugins.loader import build_registry
+from graphsval_core.plugins.resources import packaged_files
+
+KEY = "host_amd_epyc_2c_1t"
+
+
+@pytest.fixture(scope="module")
+def shipped():
+    registry = build_registry()
+    spec = registry.datasheet_target(KEY)
+    path = next(
+        p
+        for p in packaged_files("graphsval_cpu", "calibration", ".calibration.json")
+        if p.name == f"{KEY}.calibration.json"
+    )
+    return spec, json.loads(path.read_text())
+
+
+def _with(data, name, **entry):
+    out = copy.deepcopy(data)
+    out["constants"].setdefault(name, {}).update(entry)
+    return out
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "said"),
+    [
+        ("energy_per_op_j.fp32", 1e308, "energy_per_op_j.fp32: 1e+308 is above 0.001"),
+        ("tiers.dram.energy_per_byte_j", 5.0, "energy_per_byte_j (tier 'dram'): 5 is above"),
+        ("pack_bps.fp32", 1e300, "pack_bps.fp32: 1e+300 B/s is above 1e+18"),
+    ],
+)
+def test_a_value_no_part_has_is_refused_naming_it(shipped, name, value, said):
+    spec, data = shipped
+    with pytest.raises(CalibrationFileError, match="with its constants") as caught:
+        apply_file(spec, _with(data, name, value=value), "c.json")
+    assert said in str(caught.value) and str(caught.value).startswith("c.json: ")
+
+
+def test_a_usable_capacity_beyond_the_cache_is_refused_not_cut_down(shipped):
+    spec, data = shipped
+    l3 = next(t for t in spec.tiers if t.name == "l3")
+    name = "tiers.l3.usable_capacity_bytes"
+    with pytest.raises(CalibrationFileError, match="exceeds the tier's total capacity"):
+        apply_file(spec, _with(data, name, value=l3.total_capacity_bytes * 30), "c.json")
+    at_most = apply_file(spec, _with(data, name, value=l3.total_capacity_bytes), "c.json")
+    assert at_most.tiers[2].usable_capacity_bytes == l3.total_capacity_bytes
+
+
+def test_a_fraction_is_the_files_value_whatever_its_datasheet_field_says(shipped):
+    spec, data = shipped
+    name = "compute_fraction.fp32"
+    value = data["constants"][name]["value"]
+    edited = _with(data, name, datasheet=data["constants"][name]["datasheet"] / 2)
+    as_shipped = apply_file(spec, data, "c.json")
+    again = apply_file(spec, edited, "c.json")
+    assert again.achievable_ops("fp32", True) == as_shipped.achievable_ops("fp32", True)
+    assert again.peak_ops_per_s["fp32"] * again.compute_fraction["fp32"] == pytest.approx(
+        value * spec.peak_ops_per_s["fp32"]
+    )
