@@ -58,6 +58,9 @@ class PerDtype:
     spec_dtypes_only: bool = True
     replaces: bool = True
     share: bool = False
+    #: a constant of the dtype's GEMM library: refused for a dtype no library
+    #: runs (``no_gemm_library``), where it would change nothing
+    library: bool = False
 
 
 #: Every per-dtype constant a calibration file may hold, and how: checking a
@@ -65,18 +68,18 @@ class PerDtype:
 #: new constant also needs its TargetSpec field, the target file's entry and
 #: the fit's Param in :mod:`graphsval_core.calibrate.params`).
 PER_DTYPE_CONSTANTS: dict[str, PerDtype] = {
-    "dispatch_overhead_s": PerDtype("latency", spec_dtypes_only=False),
-    "gemv_fork_join_s": PerDtype("positive_latency"),
-    "pack_bps": PerDtype("rate"),
+    "dispatch_overhead_s": PerDtype("latency", spec_dtypes_only=False, library=True),
+    "gemv_fork_join_s": PerDtype("positive_latency", library=True),
+    "pack_bps": PerDtype("rate", library=True),
     "compute_fraction": PerDtype("fraction", spec_dtypes_only=False, replaces=False),
     "energy_per_op_j": PerDtype("positive_energy", spec_dtypes_only=False),
     "vector_ops_per_s": PerDtype("rate"),
-    "product_bandwidth_fraction": PerDtype("product_share", spec_dtypes_only=False),
-    "product_overlap": PerDtype("unit_share", share=True),
-    "in_place_fraction": PerDtype("product_share", share=True),
-    "gemv_fraction": PerDtype("product_share", share=True),
-    "narrow_n_fraction": PerDtype("product_share", share=True),
-    "pack_a_bps": PerDtype("rate"),
+    "product_bandwidth_fraction": PerDtype("product_share", spec_dtypes_only=False, library=True),
+    "product_overlap": PerDtype("unit_share", share=True, library=True),
+    "in_place_fraction": PerDtype("product_share", share=True, library=True),
+    "gemv_fraction": PerDtype("product_share", share=True, library=True),
+    "narrow_n_fraction": PerDtype("product_share", share=True, library=True),
+    "pack_a_bps": PerDtype("rate", library=True),
     "vector_first_touch_bps": PerDtype("rate", spec_dtypes_only=False),
     **{name: PerDtype("positive_latency") for name in TargetSpec.REFERENCE},
 }
@@ -103,6 +106,9 @@ def _known(name: str, spec: TargetSpec) -> bool:
     if name in SCALARS:
         return True
     head, _, tail = name.partition(".")
+    own = PER_DTYPE_CONSTANTS.get(head)
+    if own is not None and own.library and tail in spec.no_gemm_library:
+        return False  # a constant of a library the dtype does not run in
     if head in SPEC_DTYPES_ONLY:
         return tail in getattr(spec, head, {})
     if head in PER_DTYPE:
@@ -204,6 +210,12 @@ def check_calibration(data: Any, where: str, spec: TargetSpec) -> dict[str, Any]
             raise CalibrationFileError(
                 f"{at}: {spec.key} gives no {head} for {tail} (it gives one for: {given}), "
                 "so no calibration can set one"
+            )
+        own = PER_DTYPE_CONSTANTS.get(head)
+        if own is not None and own.library and tail in spec.no_gemm_library:
+            raise CalibrationFileError(
+                f"{at}: {spec.key} runs {tail} in no GEMM library (no_gemm_library: its "
+                "products run in the framework's own kernel), so no calibration can set one"
             )
         if not _known(name, spec):
             near = schema.suggest(name, known_constants(spec))

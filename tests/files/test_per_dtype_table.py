@@ -119,3 +119,15 @@ def test_the_tables_ranges_agree_with_what_a_spec_accepts():
                 )
     # the installed targets exercise most of the table
     assert len(seen) >= len(PER_DTYPE_CONSTANTS) - 3, sorted(set(PER_DTYPE_CONSTANTS) - seen)
+
+
+def test_a_library_constant_for_a_dtype_no_library_runs_is_refused():
+    # the Zen 3 host runs bf16 in PyTorch's own kernel: a dispatch or a bandwidth
+    # share of bf16's library would be taken and change nothing
+    spec = build_registry().datasheet_target("host_amd_epyc_2c_1t")
+    assert "bf16" in spec.no_gemm_library
+    for name in ("dispatch_overhead_s.bf16", "product_bandwidth_fraction.bf16"):
+        with pytest.raises(CalibrationFileError, match="runs bf16 in no GEMM library"):
+            check_calibration(_file(spec, name, 0.5 if "fraction" in name else 3e-6), "f", spec)
+    check_calibration(_file(spec, "dispatch_overhead_s.fp32", 3e-6), "f.json", spec)
+    check_calibration(_file(spec, "energy_per_op_j.bf16", 1e-11), "f.json", spec)
