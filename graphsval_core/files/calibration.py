@@ -18,6 +18,7 @@ from graphsval_core.files.calibration_file import (
     SPEC_DTYPES_ONLY,
     CalibrationFileError,
     check_calibration,
+    is_fraction,
 )
 from graphsval_core.files.target_spec import out_of_bounds
 
@@ -278,10 +279,6 @@ def _apply_tier(tier: MemoryTier, values: dict[str, float], source: str) -> Memo
         non_inclusive=tier.non_inclusive,
         product_fraction=product,
     )
-
-
-def is_fraction(name: str) -> bool:
-    return name.endswith("achievable_fraction") or name.startswith("compute_fraction.")
 
 
 def _spec_fraction(spec: TargetSpec, name: str) -> float:

@@ -100,15 +100,27 @@ class CalibrationFileError(UserInputError):
 SPEC_DTYPES_ONLY = tuple(n for n, c in PER_DTYPE_CONSTANTS.items() if c.spec_dtypes_only)
 
 
+def is_fraction(name: str) -> bool:
+    """Whether constant ``name`` is a fraction of a peak, applied as its
+    value over the spec's (a file gives it with its ``datasheet``)."""
+    return name.endswith("achievable_fraction") or name.startswith("compute_fraction.")
+
+
+def _outside_library(head: str, dtype: str, spec: TargetSpec) -> bool:
+    """Whether ``<head>.<dtype>`` is a GEMM library's constant for a dtype
+    no library runs on ``spec`` (``no_gemm_library``): no calibration sets it."""
+    own = PER_DTYPE_CONSTANTS.get(head)
+    return own is not None and own.library and dtype in spec.no_gemm_library
+
+
 def _known(name: str, spec: TargetSpec) -> bool:
     if name in SPEC_SCALARS_ONLY:
         return getattr(spec, name, None) is not None
     if name in SCALARS:
         return True
     head, _, tail = name.partition(".")
-    own = PER_DTYPE_CONSTANTS.get(head)
-    if own is not None and own.library and tail in spec.no_gemm_library:
-        return False  # a constant of a library the dtype does not run in
+    if _outside_library(head, tail, spec):
+        return False
     if head in SPEC_DTYPES_ONLY:
         return tail in getattr(spec, head, {})
     if head in PER_DTYPE:
@@ -211,8 +223,7 @@ def check_calibration(data: Any, where: str, spec: TargetSpec) -> dict[str, Any]
                 f"{at}: {spec.key} gives no {head} for {tail} (it gives one for: {given}), "
                 "so no calibration can set one"
             )
-        own = PER_DTYPE_CONSTANTS.get(head)
-        if own is not None and own.library and tail in spec.no_gemm_library:
+        if _outside_library(head, tail, spec):
             raise CalibrationFileError(
                 f"{at}: {spec.key} runs {tail} in no GEMM library (no_gemm_library: its "
                 "products run in the framework's own kernel), so no calibration can set one"
@@ -228,7 +239,7 @@ def check_calibration(data: Any, where: str, spec: TargetSpec) -> dict[str, Any]
         if "value" not in entry:
             raise CalibrationFileError(f"{at}: missing key 'value'")
         schema.keys(entry, at, err, required=("value",), optional=ENTRY_KEYS)
-        fraction = name.endswith("achievable_fraction") or name.startswith("compute_fraction.")
+        fraction = is_fraction(name)
         low, high, low_open = _range(name)
         schema.number(entry["value"], f"{at}.value", err, low, high, low_open=low_open)
         if fraction:  # applied as value / datasheet
