@@ -748,6 +748,8 @@ class TargetSpec:
         self._check_tiers()
         self._check_overlap()
         self._check_gemv_fraction()
+        for dtype in self.dispatch_overhead_s:  # a library's call cost: a dtype one runs
+            self._library_runs(f"dispatch_overhead_s.{dtype}", dtype, "dispatches its products")
         required = [
             *self.PROVENANCED,
             *(f"peak_ops_per_s.{d}" for d in peaks),

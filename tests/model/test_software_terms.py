@@ -636,6 +636,20 @@ def test_a_gemv_team_cost_needs_a_team_and_a_library(make_target):
         )
 
 
+def test_a_dispatch_cost_is_a_library_s_for_a_dtype_one_runs(make_target):
+    """A dtype no GEMM library runs (``no_gemm_library``) has no library call
+    to pay for: its dispatch would change no prediction, so it is refused."""
+    two = {
+        "peak_ops_per_s": {"fp32": datasheet(1e12, "t"), "bf16": datasheet(1e12, "t")},
+        "energy_per_op_j": {"fp32": estimated(1e-12, "t"), "bf16": estimated(1e-12, "t")},
+        "no_gemm_library": ["bf16"],
+    }
+    with pytest.raises(SpecError, match="dispatch_overhead_s.bf16.*bf16 is in no_gemm_library"):
+        make_target("t", dispatch_overhead_s={"bf16": estimated(5e-6, "test")}, **two)
+    kept = make_target("t", dispatch_overhead_s={"fp32": estimated(5e-6, "test")}, **two)
+    assert kept.launch_for("fp32") == 5e-6
+
+
 def test_a_gemv_team_cost_is_above_zero_as_the_teams(make_target):
     with pytest.raises(SpecError, match="gemv_fork_join_s.fp32"):
         make_target(
