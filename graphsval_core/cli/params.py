@@ -104,6 +104,13 @@ def _refuse_empty(callback: Any) -> Any:
         values = value if isinstance(value, tuple) else (value,)
         if any(v == "" for v in values):
             raise click.BadParameter("an empty path names no file or folder", ctx, param)
+        if any(v == "-" for v in values):  # not a file called "-", written or read silently
+            raise click.BadParameter(
+                "'-' (standard input or output) is not read or written here; name a file or "
+                "folder (./- for one called '-')",
+                ctx,
+                param,
+            )
         return callback(ctx, param, value) if callback is not None else value
 
     check.refuses_empty = True  # type: ignore[attr-defined]
@@ -113,7 +120,9 @@ def _refuse_empty(callback: Any) -> Any:
 def refuse_empty_paths(command: click.Command) -> click.Command:
     """Make every option of ``command`` (and of its subcommands) that names a
     file or folder (metavar FILE, DIR or CSV) refuse an empty value, a usage
-    error naming the flag, instead of ignoring it or writing a default file."""
+    error naming the flag, instead of ignoring it or writing a default file;
+    and ``-``, which would name standard output or input to a user, instead
+    of writing or reading a file called ``-``."""
     for param in command.params:
         named = isinstance(param, click.Option) and param.metavar in PATH_METAVARS
         if named and not getattr(param.callback, "refuses_empty", False):

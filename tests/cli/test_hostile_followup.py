@@ -107,6 +107,27 @@ def test_an_empty_path_is_a_usage_error_naming_the_flag(tmp_path):
     assert not list(Path.cwd().glob("*.calibration.json.tmp"))
 
 
+def test_a_dash_path_is_a_usage_error_naming_the_flag(tmp_path, monkeypatch):
+    """``-`` reads as standard output or input to a user: no command writes
+    or reads a file called ``-`` instead (``./-`` names one)."""
+    monkeypatch.chdir(tmp_path)
+    cases = [
+        ("validate", "--hw", HOST, "--op", "matmul", "--out", "-"),
+        ("validate", "--baseline", "-"),
+        ("calibrate", "--hw", HOST, "--baseline", HOST_CAL, "--out", "-"),
+        ("targets", "--hw", HOST, "--target-file", "--out", "-"),
+        ("sweep", "from-config", "c.json", "--out", "-"),
+        ("--workspace", "-", "targets"),
+    ]
+    for argv in cases:
+        flag = argv[argv.index("-") - 1]
+        line = _error(*argv)
+        assert f"'{flag}'" in line and "standard input or output" in line, line
+    assert not (tmp_path / "-").exists()
+    result = _invoke("targets", "--hw", HOST, "--target-file", "--out", "./-")
+    assert result.exit_code == 0 and (tmp_path / "-").is_file(), result.output
+
+
 def test_quiet_and_verbose_together_are_refused():
     line = _error("validate", "--hw", HOST, "-q", "-v")
     assert "-q and -v" in line
