@@ -333,8 +333,15 @@ def apply_file(spec: TargetSpec, data: dict[str, Any], name: str) -> TargetSpec:
     return calibrated
 
 
+#: The per-dtype constants a spec has a value of for every dtype (a default
+#: where it gives none): :func:`current_values` reads them its own way.
+_EVERY_DTYPE = ("dispatch_overhead_s", "compute_fraction", "energy_per_op_j")
+
+
 def current_values(spec: TargetSpec) -> dict[str, float]:
-    """The spec's value of every constant a calibration may set."""
+    """The spec's value of every constant a calibration may set (each
+    per-dtype constant of :data:`PER_DTYPE_CONSTANTS` for the dtypes the spec
+    gives it, beside those every dtype has)."""
     out: dict[str, float] = {
         **{f"dispatch_overhead_s.{d}": spec.launch_for(d) for d in spec.dtypes},
         "launch_overhead_s": spec.launch_overhead_s,
@@ -351,29 +358,10 @@ def current_values(spec: TargetSpec) -> dict[str, float]:
     for name in ("first_touch_bps", "fork_join_s", "kernel_overhead_s", "page_walk_s"):
         if getattr(spec, name) is not None:
             out[name] = getattr(spec, name)
-    for d, seconds in spec.gemv_fork_join_s.items():
-        out[f"gemv_fork_join_s.{d}"] = seconds
-    for d, rate in spec.pack_bps.items():
-        out[f"pack_bps.{d}"] = rate
-    for d, rate in spec.vector_ops_per_s.items():
-        out[f"vector_ops_per_s.{d}"] = rate
-    for d, share in spec.product_bandwidth_fraction.items():
-        out[f"product_bandwidth_fraction.{d}"] = share
-    for d, share in spec.product_overlap.items():
-        out[f"product_overlap.{d}"] = share
-    for d, share in spec.in_place_fraction.items():
-        out[f"in_place_fraction.{d}"] = share
-    for d, share in spec.gemv_fraction.items():
-        out[f"gemv_fraction.{d}"] = share
-    for d, share in spec.narrow_n_fraction.items():
-        out[f"narrow_n_fraction.{d}"] = share
-    for d, rate in spec.pack_a_bps.items():
-        out[f"pack_a_bps.{d}"] = rate
-    for d, rate in spec.vector_first_touch_bps.items():
-        out[f"vector_first_touch_bps.{d}"] = rate
-    for name in TargetSpec.REFERENCE:
-        for d, seconds in getattr(spec, name).items():
-            out[f"{name}.{d}"] = seconds
+    for name in PER_DTYPE:  # the library's and the kernels' own: the dtypes the spec gives
+        if name not in _EVERY_DTYPE:
+            for d, value in getattr(spec, name).items():
+                out[f"{name}.{d}"] = value
     return out
 
 

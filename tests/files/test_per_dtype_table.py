@@ -12,7 +12,12 @@ import pytest
 from graphsval_core.calibrate.fit import apart
 from graphsval_core.datamodel.provenance import estimated
 from graphsval_core.datamodel.target import SpecError, TargetSpec
-from graphsval_core.files.calibration import SHARES, apply_constants, share_spread
+from graphsval_core.files.calibration import (
+    SHARES,
+    apply_constants,
+    current_values,
+    share_spread,
+)
 from graphsval_core.files.calibration_file import (
     PER_DTYPE_CONSTANTS,
     RANGES,
@@ -131,3 +136,20 @@ def test_a_library_constant_for_a_dtype_no_library_runs_is_refused():
             check_calibration(_file(spec, name, 0.5 if "fraction" in name else 3e-6), "f", spec)
     check_calibration(_file(spec, "dispatch_overhead_s.fp32", 3e-6), "f.json", spec)
     check_calibration(_file(spec, "energy_per_op_j.bf16", 1e-11), "f.json", spec)
+
+
+def test_the_spec_s_value_of_every_constant_of_the_table_is_known_beside_the_fit():
+    """``current_values`` gives calibrate the spec's value (the file's
+    ``datasheet``) of every per-dtype constant the spec gives a dtype, read
+    from the table: a constant added to the table is not left out."""
+    registry = build_registry()
+    for key in registry.targets():
+        spec = registry.target(key) if isinstance(key, str) else key
+        values = current_values(spec)
+        for name in PER_DTYPE_CONSTANTS:
+            for dtype, value in getattr(spec, name).items():
+                assert values[f"{name}.{dtype}"] == value, (spec.key, name, dtype)
+        for dtype in spec.dtypes:  # and the three every dtype has, defaults included
+            assert values[f"dispatch_overhead_s.{dtype}"] == spec.launch_for(dtype)
+            assert values[f"compute_fraction.{dtype}"] == spec.compute_fraction[dtype]
+            assert values[f"energy_per_op_j.{dtype}"] == spec.energy_per_op_j[dtype]
