@@ -1,8 +1,9 @@
 """Benchmark: what a GEMV's dot products cost beyond the stream of its matrix.
 
 Run: python benchmarks/bench_gemv_rows.py [--mib MIB] [--rounds R] [--sizes]
-Prints figures; asserts nothing; about two minutes at one thread. The
-evidence behind "Measured in session 62" in docs/model-fidelity.md:
+Prints figures; asserts nothing; under a minute at one thread. The
+evidence behind "Measured and screened in session 62" in
+docs/model-fidelity.md:
 ``torch.nn.functional.linear`` of one row of A against an N x K weight
 (MKL's transposed sgemv on an x86 host: a dot product a row of the weight),
 warm data, one thread, rounds interleaved over the shapes, the median call.
@@ -73,7 +74,7 @@ def over_k(mib: float, rounds: int) -> None:
 
 def over_size(rounds: int) -> None:
     print("\nover the weight's size: GB/s of each round (a VM's L3 keeps a weight or not)")
-    print(f"{'MB':>5} " + " ".join(f"{'K=' + str(k):>{7 * rounds}}" for k in SIZE_KS))
+    print(f"{'MB':>5} " + "  ".join(f"{'K=' + str(k):>{7 * rounds - 1}}" for k in SIZE_KS))
     rates: dict[tuple[float, int], list[float]] = {}
     for _ in range(rounds):
         for mb in SIZES_MB:
@@ -91,8 +92,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds (default 3)")
     parser.add_argument("--sizes", action="store_true", help="also sweep the weight's size")
     args = parser.parse_args()
-    if args.mib <= 0 or args.rounds < 1:
-        parser.error("--mib must be above 0 and --rounds at least 1")
+    if args.mib * 2**20 / 4 < max(KS) or args.rounds < 1:  # a row of the longest K at least
+        parser.error(f"--mib must hold a row of {max(KS)} fp32 and --rounds be at least 1")
     torch.set_num_threads(1)
     over_k(args.mib, args.rounds)
     if args.sizes:

@@ -106,8 +106,9 @@ def _refuse_empty(callback: Any) -> Any:
             raise click.BadParameter("an empty path names no file or folder", ctx, param)
         if any(v == "-" for v in values):  # not a file called "-", written or read silently
             raise click.BadParameter(
-                "'-' (standard input or output) is not read or written here; name a file or "
-                "folder (./- for one called '-')",
+                "'-' is not standard input or output here: name a file or folder "
+                "(/dev/stdin to read a pipe; leave out --out where a command prints; "
+                "./- for a file called '-')",
                 ctx,
                 param,
             )

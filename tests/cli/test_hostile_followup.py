@@ -122,7 +122,7 @@ def test_a_dash_path_is_a_usage_error_naming_the_flag(tmp_path, monkeypatch):
     for argv in cases:
         flag = argv[argv.index("-") - 1]
         line = _error(*argv)
-        assert f"'{flag}'" in line and "standard input or output" in line, line
+        assert f"'{flag}'" in line and "'-' is not standard input or output here" in line
     assert not (tmp_path / "-").exists()
     result = _invoke("targets", "--hw", HOST, "--target-file", "--out", "./-")
     assert result.exit_code == 0 and (tmp_path / "-").is_file(), result.output
