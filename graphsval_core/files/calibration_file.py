@@ -74,7 +74,8 @@ PER_DTYPE_CONSTANTS: dict[str, PerDtype] = {
     "compute_fraction": PerDtype("fraction", spec_dtypes_only=False, replaces=False),
     "energy_per_op_j": PerDtype("positive_energy", spec_dtypes_only=False),
     "vector_ops_per_s": PerDtype("rate"),
-    "product_bandwidth_fraction": PerDtype("product_share", spec_dtypes_only=False, library=True),
+    # every product of the dtype streams at it, the framework's own kernel's too
+    "product_bandwidth_fraction": PerDtype("product_share", spec_dtypes_only=False),
     "product_overlap": PerDtype("unit_share", share=True, library=True),
     "in_place_fraction": PerDtype("product_share", share=True, library=True),
     "gemv_fraction": PerDtype("product_share", share=True, library=True),

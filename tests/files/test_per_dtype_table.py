@@ -25,6 +25,7 @@ from graphsval_core.files.calibration_file import (
     check_calibration,
     known_constants,
 )
+from graphsval_core.model.predict import predict_shapes
 from graphsval_core.plugins.loader import build_registry
 
 FIELDS = {a.name for a in attrs.fields(TargetSpec)}
@@ -127,15 +128,38 @@ def test_the_tables_ranges_agree_with_what_a_spec_accepts():
 
 
 def test_a_library_constant_for_a_dtype_no_library_runs_is_refused():
-    # the Zen 3 host runs bf16 in PyTorch's own kernel: a dispatch or a bandwidth
-    # share of bf16's library would be taken and change nothing
+    # the Zen 3 host runs bf16 in PyTorch's own kernel: a dispatch or a packing rate
+    # of bf16's library would be taken and change nothing
     spec = build_registry().datasheet_target("host_amd_epyc_2c_1t")
     assert "bf16" in spec.no_gemm_library
-    for name in ("dispatch_overhead_s.bf16", "product_bandwidth_fraction.bf16"):
-        with pytest.raises(CalibrationFileError, match="runs bf16 in no GEMM library"):
-            check_calibration(_file(spec, name, 0.5 if "fraction" in name else 3e-6), "f", spec)
+    for name in ("dispatch_overhead_s.bf16", "gemv_fraction.bf16", "pack_a_bps.bf16"):
+        with pytest.raises(CalibrationFileError, match="bf16.*so no calibration can set one"):
+            value = 0.5 if "fraction" in name else 3e-6 if name.endswith("_s.bf16") else 1e10
+            check_calibration(_file(spec, name, value), "f", spec)
     check_calibration(_file(spec, "dispatch_overhead_s.fp32", 3e-6), "f.json", spec)
     check_calibration(_file(spec, "energy_per_op_j.bf16", 1e-11), "f.json", spec)
+
+
+HOST = "host_amd_epyc_2c_1t"
+
+
+def test_the_products_share_of_a_dtype_no_library_runs_is_a_calibration_s_to_set():
+    # the framework's own bf16 kernel streams at the products' share too: a calibration
+    # may set it (calibrate fits it from two bf16 products a memory tier bounds), and it
+    # moves the bf16 products' time as the same share in a target file does
+    registry = build_registry()
+    check_calibration(
+        _file(registry.datasheet_target(HOST), "product_bandwidth_fraction.bf16", 0.05),
+        "f.json",
+        registry.datasheet_target(HOST),
+    )
+    spec = registry.target(HOST)  # as calibrated: its bf16 linear bound by a memory tier
+    assert "bf16" in spec.no_gemm_library
+    shares = apply_constants(spec, {"product_bandwidth_fraction.bf16": 0.05}, "test")
+    assert shares.bandwidth_share("bf16") == pytest.approx(0.05)
+    slow = predict_shapes(registry, shares, "linear", [[2, 4096, 4096]], "bf16")
+    base = predict_shapes(registry, spec, "linear", [[2, 4096, 4096]], "bf16")
+    assert slow.latency_s[0] > 2 * base.latency_s[0]
 
 
 def test_the_spec_s_value_of_every_constant_of_the_table_is_known_beside_the_fit():
