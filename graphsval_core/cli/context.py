@@ -58,6 +58,14 @@ class AppContext:
                     f"workspace {found.path} ({found.source}) is {what}, not a folder; "
                     "name a folder with --workspace or GRAPHSVAL_WORKSPACE"
                 )
+            from graphsval_core.workspace.location import unreadable_folder
+
+            unread = unreadable_folder(found.path)
+            if unread is not None:  # never the installed target's answers in its place
+                raise InputError(
+                    f"workspace {unread} ({found.source}); fix its permissions or name "
+                    "another folder with --workspace or GRAPHSVAL_WORKSPACE"
+                )
             self._workspace = found
         return self._workspace
 

@@ -88,6 +88,29 @@ def locate_workspace(explicit: str | os.PathLike[str] | None = None) -> Workspac
     return WorkspaceLocation(user_data_dir(), FROM_USER_DATA)
 
 
+def unreadable_folder(ws: Path) -> str | None:
+    """Why the workspace ``ws`` cannot be read: it, or its ``targets``,
+    ``calibration``, ``baselines`` or ``baselines/recapture`` folder, is a
+    folder that cannot be listed (no read or search permission), told as
+    ``<folder>: cannot be read (<reason>)``; None when each can be, or is
+    absent. Every command stops on it: a target or calibration it could not
+    list would be replaced by the installed one's answers in silence."""
+    for folder in (
+        ws,
+        ws / TARGETS_DIR,
+        ws / CALIBRATION_DIR,
+        ws / BASELINES_DIR,
+        ws / BASELINES_DIR / RECAPTURE_DIR,
+    ):
+        if not folder.is_dir():
+            continue
+        try:
+            os.listdir(folder)
+        except OSError as exc:
+            return f"{folder}: cannot be read ({exc.strerror or exc})"
+    return None
+
+
 def workspace_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
     """The workspace folder (:func:`locate_workspace`'s path). Nothing is created."""
     return locate_workspace(explicit).path

@@ -308,3 +308,29 @@ def test_a_workspace_that_is_a_link_leading_nowhere_is_said(tmp_path, run):
     assert "does not exist yet" not in shown.output  # it is there: a link
     answered = run(ws, "targets")
     assert answered.exit_code == 0 and said in answered.output
+
+
+@pytest.mark.parametrize("part", ["", "targets", "calibration", "baselines"])
+def test_a_workspace_folder_that_cannot_be_read_stops_every_command(
+    workspace, run, monkeypatch, part
+):
+    """An unreadable ``targets/`` used to leave the installed target in the
+    workspace's one's place, with a warning; ``calibration/`` the datasheet's
+    answers. Each is one line naming the folder, exit 2 (permissions are
+    faked: a test run as root reads any folder)."""
+    import graphsval_core.workspace.location as location
+
+    (workspace / part).mkdir(parents=True, exist_ok=True)
+    denied = workspace / part
+    real = os.listdir
+
+    def listdir(path="."):
+        if os.fspath(path) == os.fspath(denied):
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        return real(path)
+
+    monkeypatch.setattr(location.os, "listdir", listdir)
+    for argv in (EXPLAIN, ("targets", "--hw", KEY), ("validate", "--hw", KEY, "-q")):
+        line = _one_error(run(workspace, *argv))
+        assert f"workspace {denied}: cannot be read (Permission denied)" in line, line
+        assert "--workspace or GRAPHSVAL_WORKSPACE" in line
