@@ -12,6 +12,7 @@ time reads the same everywhere it is written down.
 from __future__ import annotations
 
 import math
+import os
 import re
 from typing import Any
 
@@ -112,6 +113,10 @@ def _refuse_empty(callback: Any) -> Any:
                 ctx,
                 param,
             )
+        if param.metavar != "DIR" and any(v.endswith(("/", os.sep)) for v in values if v):
+            raise click.BadParameter(  # a file "x" would be read or written for "x/"
+                "ends in '/', which names a folder: give a file's name", ctx, param
+            )
         return callback(ctx, param, value) if callback is not None else value
 
     check.refuses_empty = True  # type: ignore[attr-defined]
@@ -123,7 +128,9 @@ def refuse_empty_paths(command: click.Command) -> click.Command:
     file or folder (metavar FILE, DIR or CSV) refuse an empty value, a usage
     error naming the flag, instead of ignoring it or writing a default file;
     and ``-``, which would name standard output or input to a user, instead
-    of writing or reading a file called ``-``."""
+    of writing or reading a file called ``-``; and, for a file (FILE, CSV),
+    a name ending in ``/``, which names a folder, instead of the file
+    without the slash."""
     for param in command.params:
         named = isinstance(param, click.Option) and param.metavar in PATH_METAVARS
         if named and not getattr(param.callback, "refuses_empty", False):

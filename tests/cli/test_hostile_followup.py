@@ -128,6 +128,28 @@ def test_a_dash_path_is_a_usage_error_naming_the_flag(tmp_path, monkeypatch):
     assert result.exit_code == 0 and (tmp_path / "-").is_file(), result.output
 
 
+def test_a_file_named_with_a_trailing_slash_is_a_usage_error_naming_the_flag(tmp_path, monkeypatch):
+    """``x/`` names a folder: a file option given one wrote or read the file
+    ``x`` (``--floors new/`` made a file called ``new``); a folder option
+    (``validate --out DIR``) takes it."""
+    monkeypatch.chdir(tmp_path)
+    cases = [
+        ("validate", "--hw", HOST, "--op", "matmul", "-q", "--update-floors", "--floors", "fl/"),
+        ("check", "--hw", HOST, "--update-snapshot", "--snapshot", "snap/"),
+        ("sweep", "label", "--hw", HOST, "--out", "lab/"),
+        ("sweep", "from-config", "c.json", "--out", "sw/"),
+        ("validate", "--baseline", "x.csv/"),
+        ("calibrate", "--hw", HOST, "--baseline", HOST_CAL, "--out", "cal/"),
+    ]
+    for argv in cases:
+        flag = argv[-2]
+        line = _error(*argv)
+        assert f"'{flag}'" in line and "ends in '/', which names a folder" in line, line
+    assert not list(tmp_path.iterdir())  # nothing written
+    result = _invoke("validate", "--hw", HOST, "--op", "matmul", "-q", "--out", "reports/")
+    assert (tmp_path / "reports" / "report.json").is_file(), result.output
+
+
 def test_quiet_and_verbose_together_are_refused():
     line = _error("validate", "--hw", HOST, "-q", "-v")
     assert "-q and -v" in line
