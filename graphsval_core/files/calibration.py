@@ -87,9 +87,10 @@ def out_of_sample(data: dict[str, Any]) -> dict[str, dict[str, dict[str, float]]
     """The out-of-sample figures of a calibration file (grouped CV and the
     validation set, as calibrate stores them in ``fit``): per figure
     (:data:`OUT_OF_SAMPLE`), per op, ``rows``, ``median_abs_error`` and
-    ``within_band`` (and ``within_10pct`` where given). Written for people:
-    a figure or op that is missing or not a number is left out, never an
-    error (no command judges by them)."""
+    ``within_band`` (and ``within_10pct`` where given). A figure or op that
+    is missing or null (not a number when calibrate wrote it) is left out;
+    one of the wrong kind or out of its range was refused when the file was
+    read (:func:`~graphsval_core.files.calibration_file.check_calibration`)."""
     fit = data.get("fit")
     out: dict[str, dict[str, dict[str, float]]] = {}
     for name in OUT_OF_SAMPLE:

@@ -256,8 +256,47 @@ def check_calibration(data: Any, where: str, spec: TargetSpec) -> dict[str, Any]
                 "so this file must"
             )
     if "fit" in top:
-        _check_diagnostics(schema.obj(top["fit"], f"{where}: fit", err), f"{where}: fit")
+        fit = schema.obj(top["fit"], f"{where}: fit", err)
+        _check_diagnostics(fit, f"{where}: fit")
+        _check_out_of_sample(fit, f"{where}: fit")
     return top
+
+
+#: The figures of a fit's out-of-sample sections ``targets`` prints, and
+#: their ranges: a share of rows, an error (0.25 is 25%), a count of rows.
+FIGURES = {
+    "rows": (0.0, None),
+    "median_abs_error": (0.0, None),
+    "p90_abs_error": (0.0, None),
+    "within_band": (0.0, 1.0),
+    "within_10pct": (0.0, 1.0),
+}
+
+
+def _check_out_of_sample(fit: dict[str, Any], at: str) -> None:
+    """The fit's ``grouped_cv`` and ``validation`` sections (read by
+    ``graphsval targets``), where given: objects whose figures
+    (:data:`FIGURES`), overall and per op, are numbers in their range or
+    null (not a number when calibrate wrote it), a count of rows whole."""
+    err = CalibrationFileError
+    for name in ("grouped_cv", "validation"):
+        if name not in fit:
+            continue
+        section = schema.obj(fit[name], f"{at}.{name}", err)
+        per_op = schema.obj(section.get("per_op", {}), f"{at}.{name}.per_op", err)
+        places = [(f"{at}.{name}", section)] + [
+            (f"{at}.{name}.per_op.{op}", schema.obj(figures, f"{at}.{name}.per_op.{op}", err))
+            for op, figures in per_op.items()
+        ]
+        for place, figures in places:
+            for key, (low, high) in FIGURES.items():
+                value = figures.get(key)
+                if value is None:
+                    continue
+                if key == "rows":
+                    schema.integer(value, f"{place}.{key}", err)
+                else:
+                    schema.number(value, f"{place}.{key}", err, low, high)
 
 
 def _check_diagnostics(fit: dict[str, Any], at: str) -> None:

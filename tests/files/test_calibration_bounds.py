@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 
 import pytest
 
@@ -73,3 +74,33 @@ def test_a_fraction_is_the_files_value_whatever_its_datasheet_field_says(shipped
     assert again.peak_ops_per_s["fp32"] * again.compute_fraction["fp32"] == pytest.approx(
         value * spec.peak_ops_per_s["fp32"]
     )
+
+
+@pytest.mark.parametrize(
+    ("where", "value", "message"),
+    [
+        (("grouped_cv", "per_op", "linear", "median_abs_error"), -5, "in [0, inf], got -5"),
+        (("validation", "per_op", "vector_add", "within_band"), 7, "in [0, 1], got 7"),
+        (("validation", "per_op", "matmul", "median_abs_error"), "5%", "expected a number"),
+        (("grouped_cv", "per_op", "linear", "rows"), 138.5, "expected an integer"),
+        (("validation", "within_10pct"), 1.5, "in [0, 1], got 1.5"),
+        (("grouped_cv",), "x", "expected an object"),
+        (("grouped_cv", "per_op", "linear"), [], "expected an object"),
+    ],
+)
+def test_the_fit_s_out_of_sample_figures_are_held_to_their_ranges(shipped, where, value, message):
+    """``targets`` prints them: an edited -5 printed -500% and a 7 700% (from
+    the newcomer); each is one line naming the key now. A null (not a number
+    when calibrate wrote it) is left out of the table, as before."""
+    spec, data = shipped
+    bad = copy.deepcopy(data)
+    place = bad["fit"]
+    for key in where[:-1]:
+        place = place[key]
+    place[where[-1]] = value
+    at = "fit." + ".".join(where)
+    with pytest.raises(CalibrationFileError, match=rf"{re.escape(at)}: .*{re.escape(message)}"):
+        apply_file(spec, bad, "c.json")
+    nulls = copy.deepcopy(data)
+    nulls["fit"]["grouped_cv"]["per_op"]["linear"]["median_abs_error"] = None
+    apply_file(spec, nulls, "c.json")
