@@ -151,9 +151,11 @@ MAX_FRACTION = 2.0
 #: below a megabyte (or a million operations) a second, and a rate near 0
 #: would overflow every prediction to infinity.
 MIN_RATE = 1e6
+#: The smallest capacity (B) of a tier, a usable one included: one cache line.
+MIN_CAPACITY_BYTES = 64
 #: The ranges of a constant's value, ``(low, high, low_open)``: a fraction
 #: of a peak, a share of a tier's rate (:data:`MAX_PRODUCT_SHARE`) or of
-#: anything (at most 1), a latency (0 allowed, or above 0), a rate or size,
+#: anything (at most 1), a latency (0 allowed, or above 0), a rate, a size,
 #: an energy or power (0 allowed), an energy per op (above 0, as a spec holds it).
 RANGES: dict[str, tuple[float, float | None, bool]] = {
     "fraction": (0.0, MAX_FRACTION, True),
@@ -162,6 +164,7 @@ RANGES: dict[str, tuple[float, float | None, bool]] = {
     "latency": (0.0, MAX_LATENCY_S, False),
     "positive_latency": (0.0, MAX_LATENCY_S, True),
     "rate": (MIN_RATE, None, False),
+    "capacity": (MIN_CAPACITY_BYTES, None, False),  # at most its cache's, once applied
     "energy": (0.0, None, False),
     "positive_energy": (0.0, None, True),
 }
@@ -176,7 +179,7 @@ OTHER_RANGES = {
     "first_touch_bps": "rate",
     "achievable_fraction": "fraction",
     "product_fraction": "product_share",
-    "usable_capacity_bytes": "rate",
+    "usable_capacity_bytes": "capacity",
 }
 
 

@@ -16,7 +16,11 @@ from typing import Any
 from graphsval_core.datamodel.errors import UserInputError
 from graphsval_core.datamodel.provenance import PROVENANCE_KINDS, Provenance, Sourced
 from graphsval_core.datamodel.target import NO_PROVENANCE, MemoryTier, SpecError, TargetSpec
-from graphsval_core.files.calibration_file import MAX_LATENCY_S, MIN_RATE
+from graphsval_core.files.calibration_file import (
+    MAX_LATENCY_S,
+    MIN_CAPACITY_BYTES,
+    MIN_RATE,
+)
 
 SCHEMA_VERSION = 1
 _TIER_FIELDS = (
@@ -403,8 +407,6 @@ MAX_RATE = 1e18
 MIN_CLOCK_HZ = 1e6
 #: The most: a terahertz, two hundred times any part's clock.
 MAX_CLOCK_HZ = 1e12
-#: The least capacity of a tier (bytes): one cache line.
-MIN_CAPACITY_BYTES = 64
 
 #: The most a target file may give: past these no part exists, and the
 #: predictions overflow (a latency of 1e300 s, an energy of Infinity).

@@ -104,3 +104,15 @@ def test_the_fit_s_out_of_sample_figures_are_held_to_their_ranges(shipped, where
     nulls = copy.deepcopy(data)
     nulls["fit"]["grouped_cv"]["per_op"]["linear"]["median_abs_error"] = None
     apply_file(spec, nulls, "c.json")
+
+
+def test_a_usable_capacity_is_a_size_down_to_a_cache_line_up_to_its_cache(shipped):
+    """A private L2's usable capacity of 400 kB was refused below the rate
+    floor of 1e6 (from the newcomer): a capacity's floor is a cache line."""
+    spec, data = shipped
+    name = "tiers.l2.usable_capacity_bytes"
+    apply_file(spec, _with(data, name, value=400_000.0, datasheet=524_288.0), "c.json")
+    with pytest.raises(CalibrationFileError, match=r"expected a number in \[64, inf\], got 10"):
+        apply_file(spec, _with(data, name, value=10.0, datasheet=524_288.0), "c.json")
+    with pytest.raises(CalibrationFileError, match="exceeds the tier's total capacity"):
+        apply_file(spec, _with(data, name, value=1e9, datasheet=524_288.0), "c.json")
