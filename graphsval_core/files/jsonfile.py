@@ -150,6 +150,33 @@ def _pairs(refused: list[_Refused], repeated: list[tuple[dict[str, Any], str]]) 
     return hook
 
 
+def _unpaired_surrogate(value: Any, at: str = "") -> str | None:
+    """The path (``a.b[2]``, ``(top level)`` for the value itself) of the
+    first string of ``value``, a key or a value, that holds an unpaired
+    UTF-16 surrogate (a JSON ``\\ud800`` escape alone), which no UTF-8
+    output can write; None when there is none."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return at or "(top level)"
+        return None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            here = f"{at}.{key}" if at else str(key)
+            if _unpaired_surrogate(key) is not None:
+                return f"{at}.<a key>" if at else "<a key>"
+            found = _unpaired_surrogate(item, here)
+            if found is not None:
+                return found
+    if isinstance(value, list):
+        for i, item in enumerate(value):
+            found = _unpaired_surrogate(item, f"{at}[{i}]")
+            if found is not None:
+                return found
+    return None
+
+
 def parse_json(data: bytes | str, where: str, error: type[UserInputError] = UserInputError) -> Any:
     """The JSON value of ``data`` (the bytes or text of file ``where``), read
     strictly (see the module doc); ``error`` is the exception raised."""
@@ -179,6 +206,9 @@ def parse_json(data: bytes | str, where: str, error: type[UserInputError] = User
             found = _path_of(value)
             path, first = found if found is not None else ("", refused[0])
             raise _Invalid(f"{path}: {first.message}" if path else first.message)
+        unpaired = _unpaired_surrogate(value)
+        if unpaired is not None:  # "\ud800" parses, then no output can print it
+            raise _Invalid(f"{unpaired}: holds an unpaired surrogate escape, not text")
         for holder, key in repeated:
             at = _path_to(value, holder)
             named = f"{at}.{key}" if at else key

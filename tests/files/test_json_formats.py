@@ -72,6 +72,24 @@ def test_a_refused_number_is_named_by_its_key(text, message):
     assert str(err.value).startswith(message)
 
 
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (rb'{"name": "x\ud800y"}', "f.json: name: holds an unpaired surrogate escape"),
+        (rb'{"tiers": [{"label": "\udfff"}]}', "f.json: tiers[0].label: holds an unpaired"),
+        (rb'{"a": {"\ud800": 1}}', "f.json: a.<a key>: holds an unpaired surrogate escape"),
+    ],
+)
+def test_an_unpaired_surrogate_escape_is_refused_by_its_key(text, message):
+    """``"\\ud800"`` parses to a string no UTF-8 output can write: printing a
+    target's name that held one ended in an internal error (from the
+    newcomer). A pair of escapes (an emoji) is text."""
+    with pytest.raises(UserInputError) as err:
+        parse_json(text, "f.json")
+    assert str(err.value).startswith(message)
+    assert parse_json(rb'{"name": "\ud83d\ude00"}', "f.json") == {"name": "\U0001f600"}
+
+
 def test_a_key_given_twice_with_one_value_is_read_once_with_a_warning():
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", InputWarning)
