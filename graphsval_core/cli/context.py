@@ -50,6 +50,11 @@ class AppContext:
             from graphsval_core.workspace.location import locate_workspace
 
             found = locate_workspace(self.workspace_option)
+            if str(found.path) == "-":  # --workspace - is a usage error; so is the variable
+                raise InputError(
+                    f"workspace '-' ({found.source}) is not standard input or output here: "
+                    "name a folder (./- for one called '-')"
+                )
             if found.path.exists() and not found.path.is_dir():
                 from graphsval_core.files.outputs import special_kind
 

@@ -100,6 +100,13 @@ class Whole(_Written, click.IntRange):
 PATH_METAVARS = ("FILE", "DIR", "CSV")
 
 
+def _names_a_folder(value: str) -> bool:
+    """Whether path ``value`` can only name a folder: it ends in ``/`` or its
+    last part is ``.`` or ``..`` (``new/.`` would write a file ``new``)."""
+    last = value.replace(os.sep, "/").rsplit("/", 1)[-1]
+    return value.endswith(("/", os.sep)) or last in (".", "..")
+
+
 def _refuse_empty(callback: Any) -> Any:
     def check(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
         values = value if isinstance(value, tuple) else (value,)
@@ -113,9 +120,9 @@ def _refuse_empty(callback: Any) -> Any:
                 ctx,
                 param,
             )
-        if param.metavar != "DIR" and any(v.endswith(("/", os.sep)) for v in values if v):
+        if param.metavar != "DIR" and any(_names_a_folder(v) for v in values if v):
             raise click.BadParameter(  # a file "x" would be read or written for "x/"
-                "ends in '/', which names a folder: give a file's name", ctx, param
+                "ends in '/', '.' or '..', which names a folder: give a file's name", ctx, param
             )
         return callback(ctx, param, value) if callback is not None else value
 
@@ -129,8 +136,8 @@ def refuse_empty_paths(command: click.Command) -> click.Command:
     error naming the flag, instead of ignoring it or writing a default file;
     and ``-``, which would name standard output or input to a user, instead
     of writing or reading a file called ``-``; and, for a file (FILE, CSV),
-    a name ending in ``/``, which names a folder, instead of the file
-    without the slash."""
+    a name ending in ``/``, ``.`` or ``..``, which names a folder, instead
+    of a file of the name without them."""
     for param in command.params:
         named = isinstance(param, click.Option) and param.metavar in PATH_METAVARS
         if named and not getattr(param.callback, "refuses_empty", False):

@@ -12,7 +12,9 @@ or underflows to 0 (these name the key that holds them,
 ``tiers[1].capacity_bytes``), nesting deeper than the parser can follow, and
 a key given twice in one object with two values, ``1`` and ``1.0`` or
 ``true`` and ``1`` among them (named by its path too; twice with the same
-value: read once, with a warning naming its path).
+value: read once, with a warning naming its path), and a string holding an
+unpaired surrogate escape (``"\\ud800"``: it parses, then no UTF-8 output
+can write it; named by its path).
 """
 
 from __future__ import annotations

@@ -91,7 +91,8 @@ def locate_workspace(explicit: str | os.PathLike[str] | None = None) -> Workspac
 def unreadable_folder(ws: Path) -> str | None:
     """Why the workspace ``ws`` cannot be read: it, or its ``targets``,
     ``calibration``, ``baselines`` or ``baselines/recapture`` folder, is a
-    folder that cannot be listed (no read or search permission), told as
+    folder that cannot be listed or searched (no read or no search
+    permission: its names listed, its files not opened), told as
     ``<folder>: cannot be read (<reason>)``; None when each can be, or is
     absent. Every command stops on it: a target or calibration it could not
     list would be replaced by the installed one's answers in silence."""
@@ -105,7 +106,9 @@ def unreadable_folder(ws: Path) -> str | None:
         if not folder.is_dir():
             continue
         try:
-            os.listdir(folder)
+            names = os.listdir(folder)
+            if names:  # listed but not searched (no x bit): its files cannot be opened
+                os.stat(folder / names[0], follow_symlinks=False)
         except OSError as exc:
             return f"{folder}: cannot be read ({exc.strerror or exc})"
     return None

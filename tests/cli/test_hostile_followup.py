@@ -124,6 +124,10 @@ def test_a_dash_path_is_a_usage_error_naming_the_flag(tmp_path, monkeypatch):
         line = _error(*argv)
         assert f"'{flag}'" in line and "'-' is not standard input or output here" in line
     assert not (tmp_path / "-").exists()
+    monkeypatch.setenv("GRAPHSVAL_WORKSPACE", "-")  # the variable, as --workspace
+    line = _error("targets")
+    assert "workspace '-' (GRAPHSVAL_WORKSPACE) is not standard input or output" in line
+    monkeypatch.delenv("GRAPHSVAL_WORKSPACE")
     result = _invoke("targets", "--hw", HOST, "--target-file", "--out", "./-")
     assert result.exit_code == 0 and (tmp_path / "-").is_file(), result.output
 
@@ -140,14 +144,20 @@ def test_a_file_named_with_a_trailing_slash_is_a_usage_error_naming_the_flag(tmp
         ("sweep", "from-config", "c.json", "--out", "sw/"),
         ("validate", "--baseline", "x.csv/"),
         ("calibrate", "--hw", HOST, "--baseline", HOST_CAL, "--out", "cal/"),
+        # a last part of . or .. names a folder too: new/. wrote a file "new"
+        ("sweep", "label", "--hw", HOST, "--out", "new/."),
+        ("targets", "--hw", HOST, "--target-file", "--out", "a/b/.."),
+        ("validate", "--hw", HOST, "--op", "matmul", "-q", "--floors", ".."),
     ]
     for argv in cases:
         flag = argv[-2]
         line = _error(*argv)
-        assert f"'{flag}'" in line and "ends in '/', which names a folder" in line, line
+        assert f"'{flag}'" in line and "which names a folder" in line, line
     assert not list(tmp_path.iterdir())  # nothing written
     result = _invoke("validate", "--hw", HOST, "--op", "matmul", "-q", "--out", "reports/")
     assert (tmp_path / "reports" / "report.json").is_file(), result.output
+    result = _invoke("sweep", "label", "--hw", HOST, "--out", "./.lab.json")  # a dot file is one
+    assert result.exit_code == 0 and (tmp_path / ".lab.json").is_file(), result.output
 
 
 def test_quiet_and_verbose_together_are_refused():

@@ -330,6 +330,33 @@ def test_a_workspace_folder_that_cannot_be_read_stops_every_command(
         return real(path)
 
     monkeypatch.setattr(location.os, "listdir", listdir)
+    _refused_everywhere(workspace, run, denied)
+
+
+@pytest.mark.parametrize("part", ["targets", "calibration"])
+def test_a_workspace_folder_listed_but_not_searched_stops_every_command(
+    workspace, run, monkeypatch, part
+):
+    """Read but no search permission (chmod 644): its names list, its files
+    do not open, and the calibration's hook left the target uncalibrated
+    with a warning (from the newcomer's second run)."""
+    import graphsval_core.workspace.location as location
+
+    denied = workspace / part
+    denied.mkdir(parents=True, exist_ok=True)
+    (denied / "a.json").write_text("{}")
+    real = os.stat
+
+    def stat(path, *args, **kwargs):
+        if os.path.dirname(os.fspath(path)) == os.fspath(denied):
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(location.os, "stat", stat)
+    _refused_everywhere(workspace, run, denied)
+
+
+def _refused_everywhere(workspace, run, denied) -> None:
     for argv in (EXPLAIN, ("targets", "--hw", KEY), ("validate", "--hw", KEY, "-q")):
         line = _one_error(run(workspace, *argv))
         assert f"workspace {denied}: cannot be read (Permission denied)" in line, line
