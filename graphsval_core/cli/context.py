@@ -47,7 +47,7 @@ class AppContext:
         ``--workspace`` option, else ``GRAPHSVAL_WORKSPACE``, else the user's
         data directory. Nothing is created."""
         if self._workspace is None:
-            from graphsval_core.workspace.location import locate_workspace
+            from graphsval_core.workspace.location import locate_workspace, unreadable_folder
 
             found = locate_workspace(self.workspace_option)
             if str(found.path) == "-":  # --workspace - is a usage error; so is the variable
@@ -63,8 +63,6 @@ class AppContext:
                     f"workspace {found.path} ({found.source}) is {what}, not a folder; "
                     "name a folder with --workspace or GRAPHSVAL_WORKSPACE"
                 )
-            from graphsval_core.workspace.location import unreadable_folder
-
             unread = unreadable_folder(found.path)
             if unread is not None:  # never the installed target's answers in its place
                 raise InputError(

@@ -601,11 +601,9 @@ def _write_target_file(spec: TargetSpec, out: str) -> None:
     from graphsval_core.files.target_spec import TargetFileError, write_spec
     from graphsval_core.workspace.location import creating_parent
 
-    path = Path(out)
-    named = f"{spec.key}.target.json"
-    if out.endswith(("/", os.sep)):  # Path drops the slash: "new/" would become a file "new"
-        raise InputError(f"{out}: names a folder; give the file's name (e.g. {out}{named})")
+    path = Path(out)  # a name ending in "/" the option itself refused (cli.params)
     if path.is_dir():
+        named = f"{spec.key}.target.json"
         raise InputError(f"{out}: is a folder; give the file's name (e.g. {path / named})")
     if os.path.lexists(path):
         raise InputError(f"{out}: exists; remove it or name another file (not written over)")

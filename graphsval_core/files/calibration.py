@@ -282,27 +282,19 @@ def _apply_tier(tier: MemoryTier, values: dict[str, float], source: str) -> Memo
     )
 
 
-def _spec_fraction(spec: TargetSpec, name: str) -> float:
-    """The spec's value of fraction ``name`` (:func:`is_fraction`)."""
-    head, _, rest = name.partition(".")
-    if head == "compute_fraction":
-        return spec.compute_fraction[rest]
-    tier = rest.partition(".")[0]
-    return next(t.achievable_fraction for t in spec.tiers if t.name == tier)
-
-
 def constants_from_file(data: dict[str, Any], spec: TargetSpec | None = None) -> dict[str, float]:
     """The values to apply, as multipliers for fractions (like a fit's
     values): of the fraction ``spec`` gives, where given, so that the
     calibrated fraction is the file's value whatever the target file says
     (its ``datasheet``, the spec's at the fit, only records it); of the
     file's ``datasheet`` otherwise (the fit's own multipliers)."""
+    current = current_values(spec) if spec is not None else {}
     out = {}
     for name, entry in data["constants"].items():
         if not is_fraction(name):
             out[name] = entry["value"]
             continue
-        base = entry["datasheet"] if spec is None else _spec_fraction(spec, name)
+        base = entry["datasheet"] if spec is None else current[name]
         out[name] = entry["value"] / base
     return out
 
