@@ -748,8 +748,7 @@ class TargetSpec:
         self._check_tiers()
         self._check_overlap()
         self._check_gemv_fraction()
-        for dtype in self.dispatch_overhead_s:  # a library's call cost: a dtype one runs
-            self._library_runs(f"dispatch_overhead_s.{dtype}", dtype, "dispatches its products")
+        self._check_library_constants()
         required = [
             *self.PROVENANCED,
             *(f"peak_ops_per_s.{d}" for d in peaks),
@@ -863,6 +862,20 @@ class TargetSpec:
         ``no_gemm_library`` ("no library ``what``")."""
         if dtype in self.no_gemm_library:
             raise SpecError(name, f"{dtype} is in no_gemm_library: no library {what}")
+
+    def _check_library_constants(self) -> None:
+        """A GEMM library's call cost, its packing of A and of B and the
+        size it takes a product from are its own: refused for a dtype no
+        library runs (``no_gemm_library``), where they would change nothing."""
+        for name, what in (
+            ("dispatch_overhead_s", "dispatches its products"),
+            ("pack_bps", "packs its B"),
+            ("pack_min_rows", "packs its B"),
+            ("pack_a_bps", "packs its A"),
+            ("library_min_macs", "takes its products"),
+        ):
+            for dtype in getattr(self, name):
+                self._library_runs(f"{name}.{dtype}", dtype, what)
 
     def _cpu_library(self, name: str, dtype: str, elsewhere: str, what: str) -> None:
         """Refuse ``name``, a CPU GEMM library's constant, on another
@@ -1161,7 +1174,8 @@ class TargetSpec:
     ) -> Mapping[str, float]:
         """``pack_bps`` or ``pack_min_rows`` per dtype: a mapping of dtype to
         number, or one number (with the provenance filed under ``name``) for
-        every dtype of the spec."""
+        every dtype of the spec some GEMM library runs (not one of
+        ``no_gemm_library``)."""
         raw = getattr(self, name)
         if raw is None:
             return MappingProxyType({})
@@ -1171,6 +1185,8 @@ class TargetSpec:
         value = _number(name, _unwrap(raw, name, prov))
         source = prov.pop(name, None)
         for dtype in peaks:
+            if dtype in self.no_gemm_library:
+                continue
             out[dtype] = value
             if source is not None:
                 prov[f"{name}.{dtype}"] = source

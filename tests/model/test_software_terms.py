@@ -650,6 +650,55 @@ def test_a_dispatch_cost_is_a_library_s_for_a_dtype_one_runs(make_target):
     assert kept.launch_for("fp32") == 5e-6
 
 
+_TWO_DTYPES = {
+    "peak_ops_per_s": {"fp32": datasheet(1e12, "t"), "bf16": datasheet(1e12, "t")},
+    "energy_per_op_j": {"fp32": estimated(1e-12, "t"), "bf16": estimated(1e-12, "t")},
+    "no_gemm_library": ["bf16"],
+}
+
+
+@pytest.mark.parametrize(
+    ("fields", "refused"),
+    [
+        (
+            {
+                "pack_bps": {"bf16": estimated(1e10, "t")},
+                "pack_min_rows": {"bf16": estimated(3, "t")},
+            },
+            "pack_bps.bf16.*no library packs its B",
+        ),
+        ({"pack_a_bps": {"bf16": estimated(4e9, "t")}}, "pack_a_bps.bf16.*no library packs its A"),
+        (
+            {"library_min_macs": {"bf16": estimated(4096, "t")}},
+            "library_min_macs.bf16.*no library takes its products",
+        ),
+    ],
+)
+def test_a_library_s_packing_and_size_are_for_a_dtype_one_runs(make_target, fields, refused):
+    """Packing B or A and the size a library takes a product from belong to
+    the library: for a dtype in ``no_gemm_library`` they changed no
+    prediction (its products run in the framework's own kernel), so a
+    target file giving them is refused, naming the constant."""
+    with pytest.raises(SpecError, match=refused):
+        make_target("t", **fields, **_TWO_DTYPES)
+    kept = {name: {"fp32": value["bf16"]} for name, value in fields.items()}
+    target = make_target("t", **kept, **_TWO_DTYPES)
+    for name in fields:
+        assert set(getattr(target, name)) == {"fp32"}
+
+
+def test_one_packing_rate_for_every_dtype_covers_those_a_library_runs(make_target):
+    """``pack_bps`` and ``pack_min_rows`` given as one number apply to each
+    dtype some library runs: not to one in ``no_gemm_library``, which would
+    otherwise be refused for a constant the file never named per dtype."""
+    target = make_target(
+        "t", pack_bps=estimated(1e10, "t"), pack_min_rows=estimated(3, "t"), **_TWO_DTYPES
+    )
+    assert dict(target.pack_bps) == {"fp32": 1e10}
+    assert dict(target.pack_min_rows) == {"fp32": 3}
+    assert "pack_bps.fp32" in target.provenance and "pack_bps.bf16" not in target.provenance
+
+
 def test_a_gemv_team_cost_is_above_zero_as_the_teams(make_target):
     with pytest.raises(SpecError, match="gemv_fork_join_s.fp32"):
         make_target(
