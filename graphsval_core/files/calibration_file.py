@@ -250,6 +250,8 @@ def check_calibration(data: Any, where: str, spec: TargetSpec) -> dict[str, Any]
             if "datasheet" not in entry:
                 raise CalibrationFileError(f"{at}: missing key 'datasheet' (a fraction's)")
             schema.number(entry["datasheet"], f"{at}.datasheet", err, 0.0, 1.0, low_open=True)
+        elif entry.get("datasheet") is not None:  # the spec's value: in the constant's range
+            schema.number(entry["datasheet"], f"{at}.datasheet", err, low, high, low_open=low_open)
         _check_entry(entry, at)
         shared = spec.first_touch_bps is not None or "first_touch_bps" in constants
         if head == "vector_first_touch_bps" and not shared:

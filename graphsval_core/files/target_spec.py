@@ -265,6 +265,12 @@ def read_spec(path: str | Path, text: str | bytes | None = None) -> TargetSpec:
         top_level = at.startswith("provenance.")
         name = at.removeprefix("provenance.") if top_level else at.split(".provenance.", 1)[1]
         fields = known if top_level else (*_TIER_FIELDS, "num_units")
+        if top_level and name in TargetSpec.OPTIONAL_NUMBERS and top.get(name) is None:
+            raise TargetFileError(
+                f"{where}: {at}: {name} is "
+                + ("null" if name in top else "not given")
+                + f", so this provenance sources nothing: give {name} a value, or drop it"
+            )
         if name not in fields:
             head, _, item = name.partition(".")
             if top_level and head in _MAPS:  # the source of a per-dtype figure the file lacks
@@ -491,6 +497,35 @@ def out_of_bounds(spec: TargetSpec) -> str | None:
                     f"tiers[{i}].{name} (tier {tier.name!r}): {value:.6g} B is below "
                     f"{MIN_CAPACITY_BYTES} B (one cache line: a capacity is given in bytes)"
                 )
+    return _wrong_unit(spec)
+
+
+#: A target's sizes in bytes: none is below a cache line (one of 0.5 or 1 is
+#: a size given in KiB or MiB, or a count of tiles); the TLB's reach is held
+#: to a page by the spec itself.
+_SIZES = ("register_tile_bytes", "first_touch_min_bytes")
+
+
+def _wrong_unit(spec: TargetSpec) -> str | None:
+    """The first of ``spec``'s sizes below a cache line (:data:`_SIZES`)
+    or counts that are not whole (``parallel_grain_ops``,
+    ``library_min_macs``: operations and multiply-adds come whole; 0.5 is a
+    count in thousands or millions), told as ``<where>: ...``; None when
+    every one stands."""
+    for name in _SIZES:
+        value = getattr(spec, name)
+        if value is not None and value < MIN_CAPACITY_BYTES:
+            return (
+                f"{name}: {value:.6g} B is below {MIN_CAPACITY_BYTES} B (one cache line: a "
+                "size is given in bytes)"
+            )
+    counts = [("parallel_grain_ops", spec.parallel_grain_ops, "operations")]
+    counts += [
+        (f"library_min_macs.{d}", v, "multiply-adds") for d, v in spec.library_min_macs.items()
+    ]
+    for at, value, what in counts:
+        if value is not None and value != int(value):
+            return f"{at}: {value:.6g} is not a whole number ({what} come whole)"
     return None
 
 

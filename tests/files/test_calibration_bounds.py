@@ -116,3 +116,26 @@ def test_a_usable_capacity_is_a_size_down_to_a_cache_line_up_to_its_cache(shippe
         apply_file(spec, _with(data, name, value=10.0, datasheet=524_288.0), "c.json")
     with pytest.raises(CalibrationFileError, match="exceeds the tier's total capacity"):
         apply_file(spec, _with(data, name, value=1e9, datasheet=524_288.0), "c.json")
+
+
+@pytest.mark.parametrize(
+    ("name", "datasheet", "message"),
+    [
+        (
+            "launch_overhead_s",
+            1e9,
+            r"launch_overhead_s\.datasheet: expected a number in \[0, 86400\]",
+        ),
+        ("pack_bps.fp32", 5.0, r"pack_bps\.fp32\.datasheet: expected a number in \[1e\+06, inf\]"),
+        ("tiers.l3.usable_capacity_bytes", 8.0, r"usable_capacity_bytes\.datasheet: .*\[64, inf\]"),
+    ],
+)
+def test_a_datasheet_field_is_held_to_its_constant_s_range(shipped, name, datasheet, message):
+    """The spec's value a fit started from, which ``targets`` prints beside
+    the fitted one: a launch overhead's datasheet of 1e9 s was accepted
+    (from the newcomer); it is held to the range of the constant's value."""
+    spec, data = shipped
+    assert data["constants"][name]["datasheet"] is not None
+    with pytest.raises(CalibrationFileError, match=message):
+        apply_file(spec, _with(data, name, datasheet=datasheet), "c.json")
+    apply_file(spec, _with(data, name, datasheet=None), "c.json")  # none: the spec gives none

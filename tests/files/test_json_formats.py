@@ -323,6 +323,53 @@ def test_a_target_file_refuses_a_clock_or_a_capacity_in_the_wrong_unit(tmp_path,
     assert _refused(tmp_path, data).startswith(message)
 
 
+def _given(data: dict, name: str, value: float) -> None:
+    """Give ``data`` (a target file) the number ``name`` with a provenance."""
+    data[name] = value
+    data["provenance"][name] = {"kind": "estimated", "source": "test"}
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (
+            lambda d: _given(d, "register_tile_bytes", 1),
+            "register_tile_bytes: 1 B is below 64 B (one cache line: a size is given in bytes)",
+        ),
+        (
+            lambda d: (_given(d, "first_touch_min_bytes", 0.5), _given(d, "first_touch_bps", 2e9)),
+            "first_touch_min_bytes: 0.5 B is below 64 B",
+        ),
+        (
+            lambda d: _given(d, "parallel_grain_ops", 32.5),
+            "parallel_grain_ops: 32.5 is not a whole number (operations come whole)",
+        ),
+        (
+            lambda d: d["library_min_macs"].update(bf16=4.5),
+            "library_min_macs.bf16: 4.5 is not a whole number (multiply-adds come whole)",
+        ),
+    ],
+)
+def test_a_target_file_refuses_a_size_or_a_count_in_the_wrong_unit(tmp_path, edit, message):
+    """A size under a cache line is one given in KiB or MiB, a count that is
+    not whole one given in thousands: each was accepted and changed the
+    predictions silently (register_tile_bytes 1 made every tile one element)."""
+    data = _host_target_file()
+    assert _refused_or_none(tmp_path, data) is None  # the file as shipped stands
+    edit(data)
+    assert _refused(tmp_path, data).startswith(message)
+
+
+def _refused_or_none(tmp_path, data: dict) -> str | None:
+    path = tmp_path / "ok.target.json"
+    path.write_text(json.dumps(data))
+    try:
+        read_spec(path)
+    except TargetFileError as err:
+        return str(err)
+    return None
+
+
 def test_a_target_file_number_with_no_provenance_is_told_how_a_file_gives_one(tmp_path):
     data = _host_target_file()
     del data["provenance"]["tdp_w"]
@@ -439,3 +486,20 @@ def test_a_calibration_file_holds_a_team_cost_above_zero_as_the_spec_does():
         CalibrationFileError, match=r"gemv_fork_join_s.fp32.value: expected a number in \(0,"
     ):
         apply_file(spec, data, "c.json")
+
+
+@pytest.mark.parametrize("given", [None, "absent"])
+def test_a_provenance_of_an_optional_figure_the_file_does_not_give_is_refused(tmp_path, given):
+    """A source for ``first_touch_bps`` while the file gives it as null (or
+    not at all) was accepted: the file read as sourced, the model had no
+    such term (from the newcomer's provenance-only entries)."""
+    data = _host_target_file()
+    assert data["first_touch_bps"] is None
+    if given == "absent":
+        del data["first_touch_bps"]
+    data["provenance"]["first_touch_bps"] = {"kind": "estimated", "source": "test"}
+    said = "null" if given is None else "not given"
+    assert _refused(tmp_path, data) == (
+        f"provenance.first_touch_bps: first_touch_bps is {said}, so this provenance sources "
+        "nothing: give first_touch_bps a value, or drop it"
+    )
