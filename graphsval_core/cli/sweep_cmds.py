@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,7 @@ from graphsval_core.cli.output import echo_json
 from graphsval_core.cli.params import Whole, is_whole
 from graphsval_core.datamodel.errors import warn_input
 from graphsval_core.datamodel.tables import format_table
-from graphsval_core.files.outputs import check_output_file, check_output_files
+from graphsval_core.files.outputs import check_output_files, check_output_in_folder
 
 #: The most tokens ``sweep from-config --tokens`` takes (a context of 2^24).
 MAX_TOKENS = 2**24
@@ -24,7 +25,13 @@ def _shipped_dir(sweeps_dir: str | None) -> Path:
         if not Path(sweeps_dir).is_dir():
             what = "is not a folder" if Path(sweeps_dir).exists() else "does not exist"
             raise InputError(f"--sweeps-dir {sweeps_dir}: {what}; name the folder of the sweeps")
-        if not any(Path(sweeps_dir).glob("*.json")):
+        try:  # a folder it may not list is not one without sweeps
+            names = os.listdir(sweeps_dir)
+        except OSError as exc:
+            raise InputError(
+                f"--sweeps-dir {sweeps_dir}: cannot be read ({exc.strerror or exc})"
+            ) from None
+        if not any(n.endswith(".json") and not n.startswith(".") for n in names):
             raise InputError(f"--sweeps-dir {sweeps_dir}: no sweep files (*.json) in it")
         return Path(sweeps_dir)
     from graphsval_core.plugins.resources import sweeps_dir as shipped
@@ -172,7 +179,7 @@ def label(
     if not sweeps:
         raise InputError(f"no sweep files in {_shipped_dir(sweeps_dir)}")
     if out is not None:
-        check_output_file(out, InputError, f"--out {out}")
+        check_output_in_folder(out, InputError, f"--out {out}")
         try:
             write_overlay(overlay_for(app.registry, sweeps, hws), out)
         except OSError as exc:
@@ -270,7 +277,7 @@ def from_config(config: str, tokens: str, batch: int, dtype: str, out: str | Non
     except ModelConfigError as exc:
         raise InputError(str(exc)) from None
     path = Path(out) if out else Path(f"{Path(config).stem}_sweep.json")
-    check_output_file(path, InputError, f"--out {path}")
+    check_output_in_folder(path, InputError, f"--out {path}")
     write_sweep(result, path)
     calls = sum(e.extra["count"] for e in result.entries)
     click.echo(f"wrote {path}: {len(result.entries)} distinct shapes, {calls} calls")

@@ -37,8 +37,11 @@ def read_file_ref(item: FileRef) -> str:
     if isinstance(item, str | os.PathLike):
         if os.path.isdir(item):  # a folder of a file's name: say so, not "[Errno 21]"
             raise ValueError(f"{os.fspath(item)}: is a folder, not a file")
-        with open(item, encoding="utf-8") as handle:
-            return handle.read()
+        try:
+            with open(item, encoding="utf-8") as handle:
+                return handle.read()
+        except OSError as exc:  # unreadable: say so, not "[Errno 13] ... '<path>'"
+            raise ValueError(f"{os.fspath(item)}: cannot read: {exc.strerror or exc}") from None
     return str(item.read_text(encoding="utf-8"))
 
 

@@ -4,6 +4,7 @@ overlays, relabelling, malformed files, shapes from a model config."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -389,6 +390,34 @@ def test_an_empty_sweeps_folder_is_named(tmp_path):
     result = CliRunner().invoke(cli, ["sweep", "show", "--sweeps-dir", str(tmp_path)])
     assert result.exit_code == 2
     assert f"--sweeps-dir {tmp_path}: no sweep files (*.json) in it" in result.output
+
+
+def test_a_sweeps_folder_that_cannot_be_listed_is_not_called_empty(tmp_path, monkeypatch):
+    """A folder the user may not list read as "no sweep files (*.json) in
+    it" (from the newcomer); root cannot make one, so the listing fails here."""
+    from graphsval_core.cli import sweep_cmds
+
+    (tmp_path / "x.json").write_text("{}")
+
+    listdir = os.listdir
+
+    def denied(path=".") -> list[str]:
+        if os.fspath(path) == str(tmp_path):
+            raise PermissionError(13, "Permission denied", str(path))
+        return listdir(path)
+
+    monkeypatch.setattr(sweep_cmds.os, "listdir", denied)
+    result = CliRunner().invoke(cli, ["sweep", "show", "--sweeps-dir", str(tmp_path)])
+    assert result.exit_code == 2, result.output
+    assert result.output.strip() == (
+        f"Error: --sweeps-dir {tmp_path}: cannot be read (Permission denied)"
+    )
+    hidden = tmp_path / "only"
+    hidden.mkdir()
+    (hidden / ".x.json").write_text("{}")  # a hidden file is not a sweep, as before
+    monkeypatch.undo()
+    result = CliRunner().invoke(cli, ["sweep", "show", "--sweeps-dir", str(hidden)])
+    assert "no sweep files (*.json) in it" in result.output
 
 
 def test_a_token_count_or_a_call_site_given_twice_is_refused(tmp_path):
