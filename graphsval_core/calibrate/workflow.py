@@ -65,10 +65,9 @@ from graphsval_core.files.calibration import CalibrationError, apply_constants
 from graphsval_core.files.inputs import read_input
 from graphsval_core.files.jsonfile import parse_json
 from graphsval_core.files.outputs import (
-    check_output_file,
     check_output_files,
+    check_output_in_folder,
     check_output_temp,
-    check_writable_folder,
     write_text_atomic,
 )
 from graphsval_core.files.tolerances import load_tolerances
@@ -173,12 +172,8 @@ def _refuse_foreign(path: Path, key: str) -> None:
     never end), a regular one is read through the bounded reader; a path in
     no folder, or in one no file can be made in (probed), and a temp file's
     place (``<path>.tmp``) taken by something else than a file."""
-    check_output_file(path, CalibrationError, f"--out {path}")
-    real, _tmp = check_output_temp(path, CalibrationError, f"--out {path}")
-    folder = real.parent
-    if not folder.is_dir():  # said before the fit, not after its minutes
-        raise CalibrationError(f"--out {path}: no folder {folder} to write it in")
-    check_writable_folder(folder, CalibrationError, f"--out {path}")
+    check_output_in_folder(path, CalibrationError, f"--out {path}")  # before the fit's minutes
+    check_output_temp(path, CalibrationError, f"--out {path}")
     if not path.exists():
         return
     try:

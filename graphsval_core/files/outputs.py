@@ -73,6 +73,22 @@ def check_output_file(
     return Path(path)
 
 
+def check_output_in_folder(
+    path: str | os.PathLike[str], error: type[UserInputError], label: str
+) -> Path:
+    """:func:`check_output_file`, and ``path``'s folder (where a link leads:
+    the folder of the file it leads to) is there and a file can be made in
+    it: a file option whose folder is missing is refused before any work,
+    in one line naming the option (``label``), not after it as the system's
+    "No such file or directory" on an absolute path."""
+    checked = check_output_file(path, error, label)
+    folder = Path(os.path.realpath(path)).parent
+    if not folder.is_dir():
+        raise error(f"{label}: no folder {folder} to write it in")
+    check_writable_folder(folder, error, label)
+    return checked
+
+
 def check_output_folder(
     path: str | os.PathLike[str], error: type[UserInputError], label: str | None = None
 ) -> Path:

@@ -37,7 +37,7 @@ from graphsval_core.files.floors import (
     update_floors,
     write_floors,
 )
-from graphsval_core.files.outputs import check_output_file
+from graphsval_core.files.outputs import check_output_in_folder
 from graphsval_core.files.tolerances import load_tolerances
 from graphsval_core.plugins.registry import Registry
 from graphsval_core.plugins.resources import in_installed_package
@@ -425,7 +425,7 @@ def _floors(registry: Registry, summary: Summary, options: ValidateOptions) -> F
         named = Path(options.floors_file)
         if options.update_floors:  # refused before it is read or written
             try:
-                check_output_file(named, FloorsError, f"--floors {named}")
+                check_output_in_folder(named, FloorsError, f"--floors {named}")
             except FloorsError as exc:
                 return FloorsVerdict((), (), str(exc))
         if not options.update_floors and not named.exists():

@@ -97,6 +97,27 @@ def test_a_folder_where_a_file_is_expected(tmp_path):
     assert list(folder.iterdir()) == []
 
 
+def test_a_file_option_in_a_missing_folder_names_the_option(tmp_path, monkeypatch):
+    """``sweep label --out``, ``--floors`` and ``--snapshot`` in a folder that
+    is not there said "<absolute path>: cannot write: No such file or
+    directory" after the work, naming no option (from the newcomer); each
+    now says so first, as ``calibrate --out`` did."""
+    monkeypatch.chdir(tmp_path)
+    config = _config(tmp_path)
+    cases = [
+        ["sweep", "from-config", str(config), "--out", "nope/s.json"],
+        ["sweep", "label", "--hw", HOST, "--out", "nope/s.json"],
+        ["validate", "--hw", HOST, "-q", "--update-floors", "--floors", "nope/s.json"],
+        ["check", "--hw", HOST, "--update-snapshot", "--snapshot", "nope/s.json"],
+        ["calibrate", "--hw", HOST, "--baseline", str(CALIBRATION), "--out", "nope/s.json"],
+    ]
+    for argv in cases:
+        flag = argv[-2]
+        line = _refused(argv, f"{flag} nope/s.json: ")
+        assert line == f"Error: {flag} nope/s.json: no folder {tmp_path / 'nope'} to write it in"
+    assert not (tmp_path / "nope").exists()
+
+
 def test_the_helper_names_what_it_is(tmp_path, fifo):
     assert special_kind(fifo) == "a FIFO (named pipe)"
     assert special_kind(tmp_path) is None
