@@ -224,9 +224,12 @@ class Group(Subgroup):
         from graphsval_core.plugins.registry import HookError
 
         failed_in_hook = False
+        refused = True  # bad input or Ctrl-C: its one line, no note before it
         try:
             with input_warnings():
-                return super().invoke(ctx)  # a usage error: one line (Subgroup.invoke)
+                result = super().invoke(ctx)  # a usage error: one line (Subgroup.invoke)
+            refused = False
+            return result
         except HookError as exc:
             failed_in_hook = True
             raise InputError(str(exc)) from exc
@@ -241,9 +244,12 @@ class Group(Subgroup):
             failed_in_hook = True  # the user stopped it: no plugin warnings after
             click.echo("\ninterrupted (Ctrl-C): graphsval stopped", err=True)
             raise SystemExit(EXIT_INTERRUPTED) from None
+        except (SystemExit, click.exceptions.Exit) as exc:  # a verdict (validate's 1), not input
+            refused = exc.code not in (None, 0, 1) if isinstance(exc, SystemExit) else False
+            raise
         finally:
             app = ctx.obj if isinstance(ctx.obj, AppContext) else None
-            for note in app.notes() if app is not None else []:
+            for note in app.notes() if app is not None and not refused else []:
                 click.echo(f"note: {note}", err=True)
             listed = ctx.invoked_subcommand == "plugins"
             if not failed_in_hook and not listed and app is not None:

@@ -327,6 +327,28 @@ def test_a_folder_named_as_a_calibration_or_baseline_is_an_error_not_skipped(run
     assert result.exit_code == 2 and str(csv) in result.output, result.output
 
 
+def test_an_unreadable_calibration_is_named_without_a_raw_errno(run, workspace, monkeypatch):
+    """A workspace calibration the user may not read stopped the command
+    with "[Errno 13] Permission denied: '<path>'" (from the newcomer; a root
+    test cannot chmod a file unreadable, so the read fails here)."""
+    from graphsval_core.plugins import answers
+
+    path = calibration_path(workspace, KEY)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("{}")
+
+    def denied(name, *args, **kwargs):
+        raise PermissionError(13, "Permission denied", str(name))
+
+    monkeypatch.setattr(answers, "open", denied, raising=False)
+    result = run(workspace, "validate", "--hw", KEY, "-q")
+    assert result.exit_code == 2, result.output
+    (line,) = [x for x in result.output.splitlines() if x.strip()]
+    assert line == (
+        f"Error: workspace calibration {path}: cannot read: Permission denied; fix or remove it"
+    )
+
+
 def test_the_workspace_command_says_why_a_calibration_is_not_applied(run, workspace):
     # a calibration of an installed plugin's target: refused, and the listing says why
     path = calibration_path(workspace, "i7_12700k")
@@ -366,6 +388,12 @@ def test_target_file_of_a_target_in_code_replaces_it_as_its_plugin_ships_it(run,
     installed = predicted(None)
     write_json(target_path(ws, key), data)
     assert any("replaces the one of plugin 'cpu'" in n for n in notes(run(ws, "targets")))
+    # bad input is its one line: the note said before every error is left out (newcomer)
+    bad = run(ws, "predict", *shape[:-4], "--shape", "4x4", "--dtype", "fp32")
+    assert bad.exit_code == 2 and notes(bad) == [], bad.output
+    assert len(bad.output.strip().splitlines()) == 1, bad.output
+    failed = run(ws, "validate", "--hw", key, "-q")
+    assert failed.exit_code == 1 and notes(failed), failed.output  # a verdict keeps its notes
     # before calibration: the datasheet's prediction, not the calibrated one
     assert predicted(ws) != installed
     # with its plugin's calibration beside it, the installed target's prediction
