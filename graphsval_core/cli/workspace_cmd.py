@@ -86,21 +86,24 @@ def workspace(app: AppContext, as_json: bool) -> None:
             status = "not registered (see the warnings)"
         else:
             status = "".join(f"; replaces the one of plugin {p!r}" for p in t.replaces)
-        say(f"  {t.key or '?'}  {t.file}" + (f"  {status.lstrip('; ')}" if status else ""))
+        say(
+            f"  {t.key or '?'}  {shown_name(t.file)}"
+            + (f"  {status.lstrip('; ')}" if status else "")
+        )
     say(f"baselines ({len(summary.baselines)}):")
     for b in summary.baselines:
         if b.error:
-            say(f"  {b.file}  NOT READ: {b.error}")
+            say(f"  {shown_name(b.file)}  NOT READ: {b.error}")
             continue
         what = f"{b.rows} rows" + (f", {b.purpose}" if b.purpose else "")
-        say(f"  {b.file}  {what}" + ("  (recapture)" if b.recapture else ""))
+        say(f"  {shown_name(b.file)}  {what}" + ("  (recapture)" if b.recapture else ""))
     say(f"calibrations ({len(summary.calibrations)}):")
     for c in summary.calibrations:
         if c.error:
-            say(f"  {c.file}  NOT READ: {c.error}")
+            say(f"  {shown_name(c.file)}  NOT READ: {c.error}")
             continue
         state = "applied" if c.applied else "not applied (see the warnings)"
-        say(f"  {c.file}  {c.target}: {state}")
+        say(f"  {shown_name(c.file)}  {c.target}: {state}")
 
 
 def _blocker(path: Path) -> Path | None:
@@ -110,3 +113,11 @@ def _blocker(path: Path) -> Path | None:
         if parent.exists() or parent.is_symlink():
             return None if parent.is_dir() else parent
     return None
+
+
+def shown_name(name: str) -> str:
+    """A workspace file's name as printed: quoted as Python writes it where
+    the name hides something (a trailing space, a control character), so
+    ``x.target.json `` does not read as the name that is read."""
+    hidden = name != name.strip() or not name.isprintable()
+    return ascii(name) if hidden else name

@@ -128,9 +128,10 @@ def _targets(registry: Registry, folder: Path) -> list[TargetFile]:
         mine = owns_target(registry, key)
         replaces = tuple(registry.replaced.get(key, ())) if mine else ()
         out.append(TargetFile(name, key, mine, replaces))
-    # a spec under another name is never loaded: said, not passed over
-    for path in files_in(folder / TARGETS_DIR, ".json"):
-        if not path.name.endswith(TARGET_SUFFIX):
+    # a spec under another name (mine.json, KEY.target.JSON, a trailing space) is
+    # never loaded: said, not passed over; a hidden file (.DS_Store) is not a spec
+    for path in files_in(folder / TARGETS_DIR, ""):
+        if not path.name.endswith(TARGET_SUFFIX) and not path.name.startswith("."):
             error = f"a target file is named <key>{TARGET_SUFFIX}; this name is never read"
             out.append(TargetFile(str(path.relative_to(folder)), None, False, error=error))
     return sorted(out, key=lambda t: t.file)
@@ -160,6 +161,12 @@ def _baselines(folder: Path) -> list[BaselineFile]:
 
 def _calibrations(registry: Registry, folder: Path) -> list[CalibrationFile]:
     out = []
+    for path in files_in(folder / CALIBRATION_DIR, ""):  # never read: said, not passed over
+        if not path.name.endswith(CALIBRATION_SUFFIX) and not path.name.startswith("."):
+            error = (
+                f"a calibration file is named <key>{CALIBRATION_SUFFIX}; this name is never read"
+            )
+            out.append(CalibrationFile(str(path.relative_to(folder)), None, False, error))
     for path in files_in(folder / CALIBRATION_DIR, CALIBRATION_SUFFIX):
         name = str(path.relative_to(folder))
         if (special := special_file(path) or dangling_link(path)) is not None:
@@ -181,7 +188,7 @@ def _calibrations(registry: Registry, folder: Path) -> list[CalibrationFile]:
                 name, target, applied, why.removeprefix(f"workspace calibration {path}: ")
             )
         )
-    return out
+    return sorted(out, key=lambda c: c.file)
 
 
 def summarise(location: WorkspaceLocation, registry: Registry) -> WorkspaceSummary:

@@ -487,3 +487,25 @@ def test_a_target_file_of_another_name_and_a_calibration_folder_are_listed(run, 
     ) in text
     assert "calibration/odd.calibration.json  NOT READ: is a folder, not a file" in text
     assert "IsADirectoryError" not in text
+
+
+def test_a_target_or_calibration_of_a_near_name_is_listed_not_passed_over(run, workspace):
+    """``KEY.target.JSON``, a name with a trailing space and a calibration
+    not named ``<key>.calibration.json`` were never read and never listed
+    (from the newcomer); a trailing space is shown quoted, a hidden file is
+    not a spec."""
+    targets = workspace / "targets"
+    targets.mkdir(parents=True, exist_ok=True)
+    (targets / "mine.target.JSON").write_text("{}")
+    (targets / "mine.target.json ").write_text("{}")
+    (targets / ".DS_Store").write_text("")
+    (workspace / "calibration").mkdir(exist_ok=True)
+    (workspace / "calibration" / "mine.json").write_text("{}")
+    text = run(workspace, "workspace").output
+    never = "NOT LOADED: a target file is named <key>.target.json; this name is never read"
+    assert f"  ?  targets/mine.target.JSON  {never}" in " ".join(text.split("\n    "))
+    assert f"  ?  'targets/mine.target.json '  {never}" in " ".join(text.split("\n    "))
+    assert ".DS_Store" not in text
+    assert "calibration/mine.json  NOT READ: a calibration file is named" in text
+    listed = json.loads(run(workspace, "workspace", "--json").stdout)
+    assert "targets/mine.target.json " in [t["file"] for t in listed["targets"]]
