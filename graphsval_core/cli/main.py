@@ -15,6 +15,17 @@ from graphsval_core.cli.context import AppContext, Group
 from graphsval_core.cli.params import refuse_empty_paths, refuse_repeated_options
 
 
+def _plugin_names(values: tuple[str, ...]) -> tuple[str, ...]:
+    """``-p`` values, each naming a plugin: ``-p ''`` and ``-p no:`` name none
+    (a usage error, not a plugin that "failed to import")."""
+    for value in values:
+        if not value.removeprefix("no:").strip():
+            raise click.BadParameter(
+                f"{value!r} names no plugin: give -p NAME or -p no:NAME", param_hint="'-p'"
+            )
+    return values
+
+
 @click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", prog_name="graphsval")
 @click.option(
@@ -29,6 +40,7 @@ from graphsval_core.cli.params import refuse_empty_paths, refuse_repeated_option
     "plugin_args",
     multiple=True,
     metavar="NAME",
+    callback=lambda _ctx, _param, values: _plugin_names(values),
     help="Load plugin NAME even with autoload off, or block it with no:NAME (as in pytest). "
     "GRAPHSVAL_DISABLE_PLUGIN_AUTOLOAD=1 turns autoload off.",
 )

@@ -613,6 +613,12 @@ class TargetSpec:
         for name in ("name", "family"):
             if not isinstance(getattr(self, name), str) or not getattr(self, name):
                 raise SpecError(name, "must be a non-empty string")
+            if not getattr(self, name).isprintable():  # printed in tables and one-line errors
+                raise SpecError(
+                    name,
+                    f"{ascii(getattr(self, name))} holds a control character (a newline, a "
+                    "tab, a NUL): give one line of printable text",
+                )
         if self.architecture not in ARCHITECTURES:
             raise SpecError(
                 "architecture", f"{self.architecture!r} is not one of {', '.join(ARCHITECTURES)}"

@@ -264,6 +264,14 @@ def build_registry(
             continue
         load(name, PluginInfo(name, name), functools.partial(importlib.import_module, name))
 
+    known = {*BUILTIN_PLUGINS, WORKSPACE_PLUGIN, *eps, *(n for n, _ in extra_plugins)}
+    for name in sorted(blocked - known):  # a misspelt block blocks nothing: said, not silent
+        registry.record_problem(
+            name,
+            f"-p no:{name} blocks nothing: no plugin has that name (names: "
+            f"{', '.join(sorted(known))})",
+        )
+
     for name, obj in extra_plugins:
         register(name, obj, PluginInfo(name, getattr(obj, "__name__", repr(obj))))
 

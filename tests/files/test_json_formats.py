@@ -503,3 +503,17 @@ def test_a_provenance_of_an_optional_figure_the_file_does_not_give_is_refused(tm
         f"provenance.first_touch_bps: first_touch_bps is {said}, so this provenance sources "
         "nothing: give first_touch_bps a value, or drop it"
     )
+
+
+@pytest.mark.parametrize(("field", "value"), [("name", "two\nlines"), ("family", "a\u0000b")])
+def test_a_target_s_name_or_family_is_one_printable_line(tmp_path, field, value):
+    """A newline or a NUL in a target's name was accepted and printed raw in
+    every table (from the newcomer); an emoji or an accent is printable."""
+    data = _host_target_file()
+    data[field] = "Xeon \u00e9 \U0001f680"
+    assert _refused_or_none(tmp_path, data) is None
+    data[field] = value
+    assert _refused(tmp_path, data) == (
+        f"field '{field}': {ascii(value)} holds a control character (a newline, a tab, a "
+        "NUL): give one line of printable text"
+    )

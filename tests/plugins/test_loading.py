@@ -251,3 +251,23 @@ def test_unknown_target_suggests_close_keys_and_the_first_party_plugins_not_load
         "unknown target 'jetson_orin_nano_8gb'; known: cpu_one, toy_target (first-party "
         "plugins not loaded: graphsval-cuda, graphsval-jetson, graphsval-kpu, graphsval-tpu)"
     )
+
+
+def test_a_block_of_no_such_plugin_is_said_not_silent(fake_entry_points):
+    """``-p no:typo`` blocked nothing in silence (from the newcomer): a
+    misspelt block of a plugin that then loads is a warning naming it."""
+    fake_entry_points()
+    registry = build_registry(plugin_args=["no:builtin_opz"])
+    (problem,) = [p.message for p in registry.problems]
+    assert problem.startswith("plugin 'builtin_opz': -p no:builtin_opz blocks nothing")
+    assert "builtin_ops" in problem
+    assert set(registry.ops()) == {"matmul", "linear", "vector_add"}
+    assert build_registry(plugin_args=["no:builtin_ops"]).problems == []
+
+
+@pytest.mark.parametrize("value", ["", "no:", " "])
+def test_a_p_value_naming_no_plugin_is_a_usage_error(value):
+    result = CliRunner().invoke(cli, ["-p", value, "targets"])
+    assert result.exit_code == 2
+    (line,) = [x for x in result.output.splitlines() if x.strip()]
+    assert line.startswith(f"Error: Invalid value for '-p': {value!r} names no plugin")
