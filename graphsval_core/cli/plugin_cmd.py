@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from graphsval_core.cli.context import InputError, Subgroup
@@ -32,11 +34,16 @@ def new(name: str, parent: str) -> None:
         folder = scaffold(name, parent)
     except ScaffoldError as exc:
         raise InputError(str(exc)) from None
+    import shlex
+
     package = f"graphsval_{name}"
+
+    def shell(path: Path) -> str:  # a folder with a space: the commands still paste
+        return shlex.quote(str(path))
+
+    labels = shell(folder / package / "sweep_labels.json")
     click.echo(f"wrote {folder}")
-    click.echo(f"  pip install -e {folder}    # then: graphsval targets --hw {name}_dev1")
-    click.echo(f"  python -m pytest {folder / 'tests'}")
-    click.echo(f"  edit {folder / package / 'targets.py'}, then relabel:")
-    click.echo(
-        f"  graphsval sweep label --hw {name}_dev1 --out {folder / package / 'sweep_labels.json'}"
-    )
+    click.echo(f"  pip install -e {shell(folder)}    # then: graphsval targets --hw {name}_dev1")
+    click.echo(f"  python -m pytest {shell(folder / 'tests')}")
+    click.echo(f"  edit {shell(folder / package / 'targets.py')}, then relabel:")
+    click.echo(f"  graphsval sweep label --hw {name}_dev1 --out {labels}")

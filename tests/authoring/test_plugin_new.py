@@ -238,3 +238,18 @@ def test_names_derived_from_the_plugin_name():
         "graphsval_acme_npu",
         "acme_npu_dev1",
     )
+
+
+def test_the_next_steps_paste_into_a_shell_from_a_folder_with_a_space(tmp_path: Path):
+    """``plugin new --dir "my plugins"`` printed ``pip install -e my
+    plugins/graphsval-acme``, two arguments in a shell (from the newcomer)."""
+    import shlex
+
+    parent = tmp_path / "my plugins"
+    result = CliRunner().invoke(cli, ["plugin", "new", "acme", "--dir", str(parent)])
+    assert result.exit_code == 0, result.output
+    steps = [line.split("#")[0] for line in result.output.splitlines()[1:] if "  " in line]
+    install = next(s for s in steps if "pip install -e" in s)
+    assert shlex.split(install)[-1] == str(parent / "graphsval-acme")
+    label = next(s for s in steps if "sweep label" in s)
+    assert shlex.split(label)[-1] == str(parent / "graphsval-acme/graphsval_acme/sweep_labels.json")
