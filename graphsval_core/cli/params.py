@@ -98,6 +98,8 @@ class Whole(_Written, click.IntRange):
 
 #: The metavars of options that name a file or a folder.
 PATH_METAVARS = ("FILE", "DIR", "CSV")
+#: The metavars of arguments that name a file (``sweep from-config CONFIG.json``).
+PATH_ARGUMENT_METAVARS = ("CONFIG.json",)
 
 
 def _names_a_folder(value: str) -> bool:
@@ -132,14 +134,17 @@ def _refuse_empty(callback: Any) -> Any:
 
 def refuse_empty_paths(command: click.Command) -> click.Command:
     """Make every option of ``command`` (and of its subcommands) that names a
-    file or folder (metavar FILE, DIR or CSV) refuse an empty value, a usage
-    error naming the flag, instead of ignoring it or writing a default file;
+    file or folder (metavar FILE, DIR or CSV; an argument of metavar
+    CONFIG.json) refuse an empty value, a usage error naming the flag,
+    instead of ignoring it or writing a default file;
     and ``-``, which would name standard output or input to a user, instead
     of writing or reading a file called ``-``; and, for a file (FILE, CSV),
     a name ending in ``/``, ``.`` or ``..``, which names a folder, instead
     of a file of the name without them."""
     for param in command.params:
-        named = isinstance(param, click.Option) and param.metavar in PATH_METAVARS
+        named = (isinstance(param, click.Option) and param.metavar in PATH_METAVARS) or (
+            isinstance(param, click.Argument) and param.metavar in PATH_ARGUMENT_METAVARS
+        )
         if named and not getattr(param.callback, "refuses_empty", False):
             param.callback = _refuse_empty(param.callback)
     if isinstance(command, click.Group):

@@ -200,3 +200,17 @@ def test_registry_lookup_calls_an_unknown_dtype_unknown():
         "--dtype", "FP32",
     )  # fmt: skip
     assert "unknown dtype 'FP32' (did you mean 'fp32'?)" in line and "measured" not in line
+
+
+def test_sweep_from_config_s_file_argument_is_held_as_a_file_option_is():
+    """``sweep from-config -`` said "-: cannot read", naming no argument
+    (from the newcomer): it takes the file options' checks, naming CONFIG.json."""
+    for value, said in (
+        ("-", "'-' is not standard input or output here"),
+        ("", "an empty path names no file or folder"),
+        ("cfg/", "ends in '/', '.' or '..', which names a folder"),
+    ):
+        result = CliRunner().invoke(cli, ["sweep", "from-config", value])
+        assert result.exit_code == 2, result.output
+        (line,) = [x for x in result.output.splitlines() if x.strip()]
+        assert line.startswith(f"Error: Invalid value for 'CONFIG.json': {said}"), line
