@@ -60,7 +60,12 @@ exercise it:
   dtype's GEMM library runs a product of a narrow N in its narrow kernel,
   for each dtype the spec gives one, from at least :data:`NARROW_ROWS`
   distinct such rows (N from 2 to ``narrow_n_columns``, or
-  ``transposed_narrow_n_columns`` for a linear);
+  ``transposed_narrow_n_columns`` for a linear whose kernel has no share of
+  its own);
+- ``transposed_narrow_n_fraction.<dtype>``: the same for a linear's own
+  narrow kernel (MKL's fp32 on an AMD CPU: dot products along K), for each
+  dtype the spec gives one, from at least :data:`NARROW_ROWS` distinct
+  linears of 2 to ``transposed_narrow_n_columns`` columns;
 - ``pack_a_bps.<dtype>``: the rate at which a CPU GEMM library packs an A
   that lies beyond the last-level cache (serially with its compute), for
   each dtype the spec gives one (MKL's fp32), from the rows of that dtype
@@ -831,22 +836,32 @@ def _gemv_shares(
 
 
 def narrow_kernel_rows(
-    registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow], regime: np.ndarray
+    registry: Any,
+    spec: TargetSpec,
+    rows: Sequence[BaselineRow],
+    regime: np.ndarray,
+    transposed_share: bool = False,
 ) -> dict[str, int]:
-    """Per dtype the spec gives a ``narrow_n_fraction``, the distinct rows its
-    library runs in its narrow kernel (:func:`narrow_rows`) that are not
-    launch-bound (``regime``: each row's under the spec's values): a call
-    its launch hides says nothing of the kernel's rate."""
-    if not spec.narrow_n_fraction:
+    """Per dtype the spec gives a ``narrow_n_fraction`` (with
+    ``transposed_share``: a ``transposed_narrow_n_fraction``), the distinct
+    rows its library runs in the narrow kernel that share times
+    (:func:`narrow_rows`; a linear's where its kernel has a share of its
+    own) that are not launch-bound (``regime``: each row's under the spec's
+    values): a call its launch hides says nothing of the kernel's rate."""
+    shares = spec.transposed_narrow_n_fraction if transposed_share else spec.narrow_n_fraction
+    if not shares:
         return {}
 
     def own(dtype: str, gemm: np.ndarray, library: np.ndarray, op: OpSpec) -> np.ndarray:
+        apart = op.b_transposed and dtype in spec.transposed_narrow_n_fraction
+        if apart != transposed_share:
+            return np.zeros(len(library), dtype=bool)
         unpacked = unpacked_rows(spec, dtype, gemm, library, op.b_transposed)
         narrow = narrow_rows(spec, dtype, gemm, library, unpacked, op.b_transposed)
         return np.zeros(len(library), dtype=bool) if narrow is None else narrow
 
     shown = np.asarray(regime) != "launch_bound"
-    return _distinct_rows(registry, spec, rows, spec.narrow_n_fraction, own, shown)
+    return _distinct_rows(registry, spec, rows, shares, own, shown)
 
 
 def _narrow_shares(
@@ -865,6 +880,17 @@ def _narrow_shares(
             "that are not launch-bound",
         )
         for dtype, count in narrow_kernel_rows(registry, spec, rows, regime).items()
+        if count >= NARROW_ROWS
+    ] + [
+        Param(
+            f"transposed_narrow_n_fraction.{dtype}",
+            spec.transposed_narrow_n_fraction[dtype],
+            1e-2,
+            _top("transposed_narrow_n_fraction"),
+            f"{count} {dtype} linear rows of a narrow N (the library's narrow kernel for a "
+            "linear's weight) that are not launch-bound",
+        )
+        for dtype, count in narrow_kernel_rows(registry, spec, rows, regime, True).items()
         if count >= NARROW_ROWS
     ]
 

@@ -362,7 +362,12 @@ def _detail_rows(registry: Registry, target: TargetSpec) -> list[list[str]]:
             [
                 f"narrow N {d}, {op}",
                 f"N of 2 to {columns:g} columns of {operand} in the library's narrow kernel "
-                "(a row of C a step of K)",
+                + (
+                    f"(dot products along K, {target.transposed_narrow_n_group[d]:g} of the "
+                    "weight's rows a pass: N computed in whole groups)"
+                    if transposed and d in target.transposed_narrow_n_group
+                    else "(a row of C a step of K)"
+                ),
                 src(f"{transposed}narrow_n_columns.{d}"),
             ]
             for transposed, op, operand, per_dtype in (
@@ -373,11 +378,15 @@ def _detail_rows(registry: Registry, target: TargetSpec) -> list[list[str]]:
         ],
         *[
             [
-                f"narrow N {d}, rate",
+                f"narrow N {d}, {which}rate",
                 f"{share:.3g} of the compute rate in that kernel",
-                src(f"narrow_n_fraction.{d}"),
+                src(f"{name}.{d}"),
             ]
-            for d, share in target.narrow_n_fraction.items()
+            for name, which in (
+                ("narrow_n_fraction", ""),
+                ("transposed_narrow_n_fraction", "linear's "),
+            )
+            for d, share in getattr(target, name).items()
         ],
         *[
             [

@@ -467,7 +467,14 @@ class TargetSpec:
     (MKL's fp32 on AVX2: a matmul of 2 to 11 columns takes 1.8 to 3.8 times
     what 16 take, ``benchmarks/bench_narrow_n.py`` on the Zen 3 host: a chain
     of dependent multiply-adds, one a step of K per row of C, bound by their
-    latency); unset: the lane kernel's padding alone;
+    latency); unset: the lane kernel's padding alone; such a kernel computes
+    every N as its most columns, but a linear's computes N in whole groups of
+    ``transposed_narrow_n_group`` of the weight's rows where given (per
+    dtype, 1 to its ``transposed_narrow_n_columns``: MKL's fp32 linear of 2
+    to 15 columns on an AMD CPU takes dot products along K, four of the
+    weight's rows a pass, its time going with N rounded up to 4), at
+    ``transposed_narrow_n_fraction`` of the rate where given (per dtype, a
+    dtype with ``transposed_narrow_n_columns``; unset: ``narrow_n_fraction``);
     ``gemv_fraction`` (per dtype, a dtype some GEMM library runs, a target
     of more than one memory tier; unset: the products' share) the share of
     each tier's bandwidth beyond the innermost at which the library's
@@ -568,6 +575,8 @@ class TargetSpec:
     narrow_n_columns: Mapping[str, float] = field(factory=dict)
     transposed_narrow_n_columns: Mapping[str, float] = field(factory=dict)
     narrow_n_fraction: Mapping[str, float] = field(factory=dict)
+    transposed_narrow_n_group: Mapping[str, float] = field(factory=dict)
+    transposed_narrow_n_fraction: Mapping[str, float] = field(factory=dict)
     gemv_fraction: Mapping[str, float] = field(factory=dict)
     parallel_grain_ops: float | None = None
     detected: bool = False
@@ -720,6 +729,7 @@ class TargetSpec:
             ("in_place_fraction", MAX_PRODUCT_SHARE),
             ("gemv_fraction", MAX_PRODUCT_SHARE),
             ("narrow_n_fraction", MAX_PRODUCT_SHARE),
+            ("transposed_narrow_n_fraction", MAX_PRODUCT_SHARE),
         ):
             _set(self, name, _per_dtype(name, getattr(self, name), peaks, prov, most=most))
         packing = {name: self._packing(name, peaks, prov) for name in self.PACKING}
@@ -746,6 +756,7 @@ class TargetSpec:
             "transposed_pass_rows",
             "narrow_n_columns",
             "transposed_narrow_n_columns",
+            "transposed_narrow_n_group",
         ):
             _set(self, name, _per_dtype(name, getattr(self, name), peaks, prov))
         self._check_in_place()
@@ -779,6 +790,8 @@ class TargetSpec:
             *(f"narrow_n_columns.{d}" for d in self.narrow_n_columns),
             *(f"transposed_narrow_n_columns.{d}" for d in self.transposed_narrow_n_columns),
             *(f"narrow_n_fraction.{d}" for d in self.narrow_n_fraction),
+            *(f"transposed_narrow_n_group.{d}" for d in self.transposed_narrow_n_group),
+            *(f"transposed_narrow_n_fraction.{d}" for d in self.transposed_narrow_n_fraction),
             *(f"gemv_fraction.{d}" for d in self.gemv_fraction),
         ]
         for optional in self.OPTIONAL_NUMBERS:
@@ -1133,13 +1146,31 @@ class TargetSpec:
                         f"to {_shown(most)} ({widest}: a narrow kernel is for an N narrower "
                         f"than the lane kernel's), got {_shown(columns)}",
                     )
-        narrow = set(self.narrow_n_columns) | set(self.transposed_narrow_n_columns)
+        for name in ("transposed_narrow_n_group", "transposed_narrow_n_fraction"):
+            for dtype in getattr(self, name):  # the linear's own kernel: it needs one
+                if dtype not in self.transposed_narrow_n_columns:
+                    raise SpecError(
+                        f"{name}.{dtype}",
+                        f"{dtype} has no transposed_narrow_n_columns: no linear runs in a "
+                        "narrow kernel for it to describe",
+                    )
+        for dtype, group in self.transposed_narrow_n_group.items():
+            most = self.transposed_narrow_n_columns[dtype]
+            if group != int(group) or not 1 <= group <= most:
+                raise SpecError(
+                    f"transposed_narrow_n_group.{dtype}",
+                    f"must be a whole number of the weight's rows from 1 to "
+                    f"transposed_narrow_n_columns.{dtype} ({_shown(most)}), got {_shown(group)}",
+                )
+        own = set(self.transposed_narrow_n_fraction)
+        narrow = set(self.narrow_n_columns) | (set(self.transposed_narrow_n_columns) - own)
         unused = sorted(set(self.narrow_n_fraction) - narrow)
         if unused:
             raise SpecError(
                 f"narrow_n_fraction.{unused[0]}",
-                f"{unused[0]} has no narrow_n_columns or transposed_narrow_n_columns: no "
-                "product runs in a narrow kernel to take that share",
+                f"{unused[0]} has no narrow_n_columns, nor transposed_narrow_n_columns "
+                "without a transposed_narrow_n_fraction of its own: no product runs in a "
+                "narrow kernel to take that share",
             )
         unshared = sorted(narrow - set(self.narrow_n_fraction))
         if unshared:
@@ -1154,6 +1185,14 @@ class TargetSpec:
                 f"give narrow_n_fraction.{dtype} too: the share of the compute rate its "
                 "narrow kernel reaches",
             )
+
+    def narrow_n_share(self, dtype: str, transposed: bool) -> float | None:
+        """The share of the compute rate the dtype's narrow kernel for this
+        layout of B reaches: a linear's own (``transposed_narrow_n_fraction``)
+        where given, else ``narrow_n_fraction``; None where it has none."""
+        if transposed and dtype in self.transposed_narrow_n_fraction:
+            return self.transposed_narrow_n_fraction[dtype]
+        return self.narrow_n_fraction.get(dtype)
 
     def narrow_n_max(self, dtype: str, transposed: bool) -> float | None:
         """The most columns of N the dtype's library runs a product of this

@@ -80,6 +80,7 @@ PER_DTYPE_CONSTANTS: dict[str, PerDtype] = {
     "in_place_fraction": PerDtype("product_share", share=True, library=True),
     "gemv_fraction": PerDtype("product_share", share=True, library=True),
     "narrow_n_fraction": PerDtype("product_share", share=True, library=True),
+    "transposed_narrow_n_fraction": PerDtype("product_share", share=True, library=True),
     "pack_a_bps": PerDtype("rate", library=True),
     "vector_first_touch_bps": PerDtype("rate", spec_dtypes_only=False),
     **{name: PerDtype("positive_latency") for name in TargetSpec.REFERENCE},

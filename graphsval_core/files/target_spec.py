@@ -59,6 +59,8 @@ _MAPS = (
     "narrow_n_columns",
     "transposed_narrow_n_columns",
     "narrow_n_fraction",
+    "transposed_narrow_n_group",
+    "transposed_narrow_n_fraction",
     "gemv_fraction",
 )
 
@@ -549,10 +551,11 @@ def effective_rates(spec: TargetSpec) -> list[tuple[str, float, str]]:
         out.append((f"peak_ops_per_s.{dtype}", peak, "ops/s"))
         fraction = spec.compute_fraction.get(dtype, 1.0)
         out.append((f"peak_ops_per_s.{dtype} x compute_fraction.{dtype}", peak * fraction, "ops/s"))
-        if dtype in spec.narrow_n_fraction:  # ... and the library's narrow kernel's share of it
-            share = spec.narrow_n_fraction[dtype]
-            at = f"peak_ops_per_s.{dtype} x compute_fraction.{dtype} x narrow_n_fraction.{dtype}"
-            out.append((at, peak * fraction * share, "ops/s"))
+        for name in ("narrow_n_fraction", "transposed_narrow_n_fraction"):
+            if dtype in getattr(spec, name):  # ... and a narrow kernel's share of it
+                share = getattr(spec, name)[dtype]
+                at = f"peak_ops_per_s.{dtype} x compute_fraction.{dtype} x {name}.{dtype}"
+                out.append((at, peak * fraction * share, "ops/s"))
     for name in ("vector_ops_per_s", "pack_bps", "pack_a_bps", "vector_first_touch_bps"):
         unit = "ops/s" if name == "vector_ops_per_s" else "B/s"
         out += [(f"{name}.{d}", v, unit) for d, v in getattr(spec, name).items()]

@@ -140,8 +140,12 @@ class Prediction:
     narrow_n: np.ndarray | None = None
     #: the dtype's ``narrow_n_fraction`` where some row runs in the narrow kernel
     narrow_n_fraction: float | None = None
-    #: the most columns the narrow kernel takes (it computes every N as that many)
-    narrow_n_columns: float | None = None
+    #: per row: the columns of N the narrow kernel computes (a matmul's: its
+    #: most, whatever N; a linear's with a group: N rounded up to whole groups)
+    narrow_n_columns: np.ndarray | None = None
+    #: the weight's rows a linear's narrow kernel takes a pass (its
+    #: ``transposed_narrow_n_group``); None: it computes a row of C a step of K
+    narrow_n_group: float | None = None
     #: per row: the product runs in the framework's own kernel (no GEMM library),
     #: timed per output and per multiply-add (its ``compute_s``)
     reference_kernel: np.ndarray | None = None
@@ -288,7 +292,7 @@ class Prediction:
             d["gemv_fraction"] = float(self.gemv_fraction)  # type: ignore[arg-type]
         if self._narrow(i):
             d["narrow_n_fraction"] = float(self.narrow_n_fraction)  # type: ignore[arg-type]
-            d["narrow_n_columns"] = float(self.narrow_n_columns or 0.0)
+            d["narrow_n_columns"] = float(self.narrow_n_columns[i])  # type: ignore[index]
         if self._library_passes(i):
             d["library_output_passes"] = self._library_passes(i)
         if self.team_s is not None and self.team_s[i] > 0:
@@ -415,9 +419,15 @@ class Prediction:
                 f" at {frac:.0%} of the {fmt_si(self.peak_ops_per_s, unit)} {self.dtype} peak"
             )
             if self._narrow(i):
+                columns = float(self.narrow_n_columns[i])  # type: ignore[index]
+                how = (
+                    f"dot products along K, {self.narrow_n_group:g} of the weight's rows a pass"
+                    if self.narrow_n_group
+                    else "a row of C a step of K"
+                )
                 compute += (
                     f" and {self.narrow_n_fraction:.2g} of that in the library's narrow-N "
-                    f"kernel (a row of C a step of K, N computed as {self.narrow_n_columns:g}, "
+                    f"kernel ({how}, N computed as {columns:g}, "
                     f"{float(self.utilisation[i]):.0%} utilisation)"  # type: ignore[index]
                 )
         tiled = self.utilisation is not None and self.waves is not None

@@ -680,3 +680,40 @@ def test_a_narrow_kernels_share_is_recovered_where_rows_have_a_narrow_n(
     monkeypatch.setitem(SHAPES, "matmul", [*SHAPES["matmul"][:-1]])
     fewer = _write(tmp_path / "fewer.calibration.csv", registry, "silicon")
     assert "narrow_n_fraction.fp32" not in _calibrate(fewer, out, "--no-grouped-cv")
+
+
+def test_a_linear_s_own_narrow_share_is_recovered_apart_from_the_matmul_s(
+    make_target, installed, tmp_path, monkeypatch
+):
+    """MKL's fp32 on the AMD hosts: a matmul's narrow kernel and a linear's
+    (dot products, four of the weight's rows a pass) each at its own share,
+    each fitted from its own rows."""
+
+    def toy(matmul_share: float, linear_share: float):
+        return make_target(
+            "toy",
+            accumulator_lanes={"fp32": estimated(16, "t")},
+            narrow_n_columns={"fp32": estimated(11, "t")},
+            narrow_n_fraction={"fp32": estimated(matmul_share, "t")},
+            transposed_narrow_n_columns={"fp32": estimated(15, "t")},
+            transposed_narrow_n_group={"fp32": estimated(4, "t")},
+            transposed_narrow_n_fraction={"fp32": estimated(linear_share, "t")},
+        )
+
+    registry = installed(toy(0.37, 0.6), toy(0.3, 0.45))
+    narrow = [[512, 512, 4], [2048, 256, 8], [1024, 1024, 3]]
+    monkeypatch.setitem(SHAPES, "matmul", [*SHAPES["matmul"], *narrow])
+    monkeypatch.setitem(SHAPES, "linear", [*SHAPES["linear"], *narrow, [1024, 512, 13]])
+    base = _write(tmp_path / "toy.calibration.csv", registry, "silicon")
+    out = tmp_path / "toy.json"
+    constants = _calibrate(base, out, "--no-grouped-cv")
+    matmul = constants["narrow_n_fraction.fp32"]
+    linear = constants["transposed_narrow_n_fraction.fp32"]
+    assert matmul["value"] == pytest.approx(0.3, rel=0.02)
+    assert matmul["from"].startswith("3 fp32 matmul/linear rows of a narrow N")  # not the linears
+    assert linear["value"] == pytest.approx(0.45, rel=0.02)
+    assert linear["from"].startswith("4 fp32 linear rows of a narrow N")
+    # with two such linears it is not fitted: the spec's share stays
+    monkeypatch.setitem(SHAPES, "linear", [*SHAPES["linear"][:-2]])
+    fewer = _write(tmp_path / "fewer.calibration.csv", registry, "silicon")
+    assert "transposed_narrow_n_fraction.fp32" not in _calibrate(fewer, out, "--no-grouped-cv")

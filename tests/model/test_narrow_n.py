@@ -195,3 +195,139 @@ def test_the_consistency_check_allows_only_the_step_out_of_the_narrow_kernel(reg
     assert q.latency_s[0] < p.latency_s[0]  # the step down it allows
     plain = predict_batch(_registry(registry_of, False), "t", "matmul", [[M, K, 11]], "fp32")
     assert not _leaves_narrow(plain, 0, q, 0)
+
+
+LINEAR_SHARE = 0.45
+
+
+def _grouped(registry_of, **kw):
+    """The toy target with a linear's own narrow kernel: 2 to 15 columns, in
+    whole groups of 4 of the weight's rows, at :data:`LINEAR_SHARE`; and
+    the matmul's kernel of 11 columns at :data:`SHARE`."""
+    return registry_of(
+        accumulator_lanes={"fp32": estimated(16, "t")},
+        narrow_n_columns={"fp32": estimated(11, "t")},
+        narrow_n_fraction={"fp32": estimated(SHARE, "t")},
+        transposed_narrow_n_columns={"fp32": estimated(15, "t")},
+        transposed_narrow_n_group={"fp32": estimated(4, "t")},
+        transposed_narrow_n_fraction={"fp32": estimated(LINEAR_SHARE, "t")},
+        **kw,
+    )
+
+
+def test_a_linear_s_narrow_kernel_computes_n_in_whole_groups_at_its_own_share(registry_of):
+    """MKL's fp32 linear of 2 to 15 columns on the AMD hosts: dot products
+    along K, four of the weight's rows a pass (``bench_narrow_n.py``: N of
+    4, 8 and 12 cost the same per column, 2 and 3 what 4 costs)."""
+    reg = _grouped(registry_of)
+    ns = [2, 3, 4, 5, 8, 9, 12, 15, 16]
+    p = predict_batch(reg, "t", "linear", [[M, K, n] for n in ns], "fp32")
+    assert p.narrow_n.tolist() == [n <= 15 for n in ns]
+    for i, n in enumerate(ns[:-1]):
+        groups = -(-n // 4) * 4
+        active = float(p.active_units[i])
+        want = 2 * M * K * groups / (256e9 / 4 * LINEAR_SHARE * active)
+        assert p.compute_s[i] == pytest.approx(want), n
+        assert p.details(i)["narrow_n_columns"] == groups
+        assert p.details(i)["narrow_n_fraction"] == LINEAR_SHARE
+    # 2, 3 and 4 columns cost one group; 5 two; the time goes with the groups
+    assert p.compute_s[0] == pytest.approx(p.compute_s[2])
+    assert p.compute_s[3] == pytest.approx(2 * p.compute_s[2])
+    assert "dot products along K, 4 of the weight's rows a pass, N computed as 8" in (
+        p.sentence(ns.index(5))
+    )
+    # the matmul keeps its own kernel and share: every N as its 11 columns
+    mm = predict_batch(reg, "t", "matmul", [[M, K, 4]], "fp32")
+    assert mm.compute_s[0] == pytest.approx(2 * M * K * 11 / (256e9 * SHARE))
+    assert "a row of C a step of K, N computed as 11" in mm.sentence(0)
+
+
+def test_a_linear_s_own_kernel_fields_round_trip_and_are_shown(registry_of):
+    from graphsval_core.cli.targets_cmd import _detail_rows
+
+    reg = _grouped(registry_of)
+    spec = reg.target("t")
+    again = spec_from_json(spec_to_json(spec))
+    assert dict(again.transposed_narrow_n_group) == {"fp32": 4.0}
+    assert dict(again.transposed_narrow_n_fraction) == {"fp32": LINEAR_SHARE}
+    rates = {at: rate for at, rate, _ in effective_rates(spec)}
+    at = "peak_ops_per_s.fp32 x compute_fraction.fp32 x transposed_narrow_n_fraction.fp32"
+    assert rates[at] == pytest.approx(256e9 * LINEAR_SHARE)
+    rows = {r[0]: r[1] for r in _detail_rows(reg, spec)}
+    assert rows["narrow N fp32, linear"] == (
+        "N of 2 to 15 columns of a linear's weight in the library's narrow kernel (dot "
+        "products along K, 4 of the weight's rows a pass: N computed in whole groups)"
+    )
+    assert rows["narrow N fp32, linear's rate"] == "0.45 of the compute rate in that kernel"
+    # without a share of its own, the linear's kernel takes the matmul's
+    shared = registry_of(
+        accumulator_lanes={"fp32": estimated(16, "t")},
+        transposed_narrow_n_columns={"fp32": estimated(15, "t")},
+        transposed_narrow_n_group={"fp32": estimated(4, "t")},
+        narrow_n_fraction={"fp32": estimated(SHARE, "t")},
+    )
+    assert shared.target("t").narrow_n_share("fp32", True) == SHARE
+
+
+@pytest.mark.parametrize(
+    ("fields", "where", "words"),
+    [
+        (
+            {"transposed_narrow_n_group": 4},
+            "transposed_narrow_n_group.fp32",
+            "no transposed_narrow_n_columns",
+        ),
+        (
+            {"transposed_narrow_n_fraction": 0.4},
+            "transposed_narrow_n_fraction.fp32",
+            "no transposed_narrow_n_columns",
+        ),
+        (
+            {"transposed_narrow_n_columns": 15, "transposed_narrow_n_group": 16},
+            "transposed_narrow_n_group.fp32",
+            "from 1 to transposed_narrow_n_columns.fp32 (15), got 16",
+        ),
+        (
+            {"transposed_narrow_n_columns": 15, "transposed_narrow_n_group": 2.5},
+            "transposed_narrow_n_group.fp32",
+            "whole number of the weight's rows",
+        ),
+        (
+            {"transposed_narrow_n_columns": 15, "transposed_narrow_n_fraction": 1.5},
+            "transposed_narrow_n_fraction",
+            "(0, 1], got 1.5",
+        ),
+        (
+            {
+                "transposed_narrow_n_columns": 15,
+                "transposed_narrow_n_fraction": 0.4,
+                "narrow_n_fraction": 0.25,
+            },
+            "narrow_n_fraction.fp32",
+            "without a transposed_narrow_n_fraction of its own",
+        ),
+    ],
+)
+def test_a_bad_linear_narrow_field_is_refused_with_its_name(registry_of, fields, where, words):
+    kw = {name: {"fp32": estimated(v, "t")} for name, v in fields.items()}
+    with pytest.raises(SpecError, match=where) as err:
+        registry_of(accumulator_lanes={"fp32": estimated(16, "t")}, **kw)
+    assert words in str(err.value)
+
+
+def test_a_linear_s_dot_product_kernel_hides_its_traffic_under_its_compute(registry_of):
+    """The library hides only ``product_overlap`` of a product's shorter
+    time; its kernel of dot products streams A under its compute (MKL's fp32
+    of 4 columns on the Zen 3 host: the same time a multiply-add with A in
+    the L3 as in main memory), so its latency is the roofline's max."""
+    reg = _grouped(registry_of, product_overlap={"fp32": estimated(0.1, "t")})
+    shapes = [[8192, 2048, 4], [8192, 2048, 16]]  # A of 64 MiB: main memory
+    p = predict_batch(reg, "t", "linear", shapes, "fp32")
+    assert p.narrow_n.tolist() == [True, False]
+    assert p.memory_s[0] > 0 and p.compute_s[0] > 0
+    exposed = p.exposed_compute_s + p.exposed_memory_s
+    assert exposed[0] == pytest.approx(max(p.compute_s[0], p.memory_s[0]))
+    assert p.product_overlap is not None and np.isnan(p.product_overlap[0])
+    # the lane kernel's product keeps the library's share: part of its shorter time adds
+    assert exposed[1] > max(p.compute_s[1], p.memory_s[1]) * 1.01
+    assert p.product_overlap[1] == pytest.approx(0.1)

@@ -135,9 +135,20 @@ def test_leaving_the_narrow_kernel_is_a_step_down(registry):
     assert _leaves_narrow(p, 0, p, 1)
     assert p.latency_s[1] < p.latency_s[0]
     lane = attrs.evolve(
-        target, narrow_n_columns={}, transposed_narrow_n_columns={}, narrow_n_fraction={}
+        target,
+        narrow_n_columns={},
+        transposed_narrow_n_columns={},
+        narrow_n_fraction={},
+        transposed_narrow_n_group={},
+        transposed_narrow_n_fraction={},
     )
     q = predict(registry, lane, registry.op("matmul"), [shapes[0]], "fp32")
+    assert p.latency_s[1] >= q.latency_s[0]
+    # its linear of 15 columns runs in the dot-product kernel, 16 in the lane kernel
+    wide = [[2048, 512, 15], [2048, 512, 16]]
+    p = predict(registry, target, registry.op("linear"), wide, "fp32")
+    assert _leaves_narrow(p, 0, p, 1) and p.latency_s[1] < p.latency_s[0]
+    q = predict(registry, lane, registry.op("linear"), [wide[0]], "fp32")
     assert p.latency_s[1] >= q.latency_s[0]
 
 

@@ -176,18 +176,38 @@ def narrow_rows(
     return library & ~unpacked & (m >= 2) & (n >= 2) & (n <= most)
 
 
+def narrow_columns(
+    target: TargetSpec, dtype: str, gemm: np.ndarray, transposed: bool
+) -> np.ndarray | None:
+    """Per row, the columns of N the dtype's narrow kernel for this layout
+    of B computes: every N as its most columns (MKL's matmul kernel, a row
+    of C a step of K), or, for a linear's weight with a
+    ``transposed_narrow_n_group``, N rounded up to whole groups of that many
+    of the weight's rows (MKL's fp32 linear on an AMD CPU: dot products
+    along K, four rows a pass; ``bench_narrow_n.py``: N of 4, 8 and 12 cost
+    the same per column, 2 and 3 what 4 costs). None where it has no kernel."""
+    most = target.narrow_n_max(dtype, transposed)
+    if most is None:
+        return None
+    group = target.transposed_narrow_n_group.get(dtype) if transposed else None
+    if group:
+        return np.ceil(gemm[:, 2] / group) * group
+    return np.full(len(gemm), float(most))
+
+
 def narrow_compute(
     gemm: np.ndarray,
-    columns: float,
+    columns: np.ndarray,
     achievable_ops_per_s: float,
     units: int,
     active_units: np.ndarray,
     share: float,
 ) -> np.ndarray:
-    """The compute time of a product in its library's narrow kernel: a row
-    of C a step of K, every N up to the kernel's ``columns`` computed as that
-    many (its time goes with M x K: MKL's fp32 matmul of 2 to 8 columns takes
-    one dependent multiply-add's latency a step on the Zen 3), ``2 M K
+    """The compute time of a product in its library's narrow kernel, each
+    row's N computed as its ``columns`` (:func:`narrow_columns`: a matmul's
+    as the kernel's most, its time going with M x K, as MKL's fp32 matmul of
+    2 to 8 columns takes one dependent multiply-add's latency a step on the
+    Zen 3; a linear's in whole groups of the weight's rows): ``2 M K
     columns`` ops at ``share`` of one unit's achievable rate, the rows split
     over the ``active_units``."""
     ops = 2.0 * gemm[:, 0] * gemm[:, 1] * columns
