@@ -1,6 +1,6 @@
 """Benchmark: what a product with a narrow N costs, per dtype and layout.
 
-Run: python benchmarks/bench_narrow_n.py [--m M] [--k K] [--dtype D ...] [--n N ...]
+Run: python benchmarks/bench_narrow_n.py [--m M] [--k K] [--dtype D ...] [--n N ...] [--tiers]
 Prints figures; asserts nothing; a few seconds at one thread. The
 evidence behind "Then an N narrower than the lanes pays a whole vector" in
 docs/model-fidelity.md: for one M x K (by default 2048 x 512, A in the
@@ -19,12 +19,24 @@ of C's row.
   1 and 48: 2.3-2.4; 15: 3.0; 31 = 16 + 15: 3.6), the evidence behind
   "Then an int8 N's tail costs a vector a piece" (``tail_piece_vectors``).
 - fp32 (MKL): a matmul of 2-11 columns takes 1.8-3.8 times what 16
-  take (a median 2.7 at 2048 x 512), a linear about N / 8 of it: neither
-  is padding alone, and both cost more per column than a full vector's.
-  The evidence behind MKL's narrow kernel on AMD CPUs (``narrow_n_columns``
-  11: every N computed as 11 columns, a row of C a step of K, at
-  ``narrow_n_fraction``, started at 11 / (16 x 2.7) = 0.25 and calibrated
-  per host; their linears keep the lane kernel, whose time is not N / 8).
+  take (a median 2.7 at 2048 x 512): not padding, and more per column
+  than a full vector's. The evidence behind MKL's narrow kernel on AMD
+  CPUs (``narrow_n_columns`` 11: every N computed as 11 columns, a row of
+  C a step of K, at ``narrow_n_fraction``, started at 11 / (16 x 2.7) =
+  0.25 and calibrated per host).
+- fp32 linear (MKL, the weight N x K): 2 to 15 columns take 0.24 to 3.0
+  times what 16 take, going with N: N of 4, 8 and 12 cost the same per
+  column (72-110 ps a multiply-add on the Zen 3 host in one hour, 126-141
+  in a slower one), N of 2 and 3 about what 4 costs, and a remainder of
+  N beyond whole fours more per column. The evidence behind the linear's
+  own kernel (``transposed_narrow_n_columns`` 15, ``transposed_narrow_n_group``
+  4: N rounded up to whole fours, at ``transposed_narrow_n_fraction``,
+  started at 25.5 / 85 = 0.3 of the peak and calibrated per host).
+  ``--tiers`` times that kernel with A from the L2 to main memory (K of
+  1024, M of 64 to 32768): its time a multiply-add is the same from the L3
+  to main memory, so it streams A under its compute (the model keeps the
+  roofline's overlap for it), while 16 columns in the lane kernel slow
+  down once A leaves the L3.
 
 Not a capture: nothing is written, and no figure here is fitted.
 """
@@ -73,10 +85,26 @@ def product(layout: str, a: torch.Tensor, n: int) -> Callable[[], object]:
     return lambda: torch.matmul(a, b)
 
 
+def tiers(k: int = 1024) -> None:
+    """fp32 linears of 4, 8 and 16 columns with A of 256 KiB to 128 MiB: the
+    time a multiply-add, and the rate A is read at, per size of A."""
+    torch.set_num_threads(1)
+    print(f"fp32 linear M x {k} x N, one thread: A from the L2 to main memory")
+    print(f"{'N':>3} {'M':>6} {'A MiB':>7} {'us':>9} {'ps/MAC':>7} {'A GB/s':>7}")
+    for n in (4, 8, 16):
+        for m in (64, 128, 512, 2048, 8192, 32768):
+            us = best_us(product("linear", operand(m, k, torch.float32), n))
+            mib = m * k * 4 / 2**20
+            print(
+                f"{n:>3} {m:>6} {mib:>7.2f} {us:>9.1f} {us * 1e6 / (m * k * n):>7.1f} "
+                f"{m * k * 4 / us / 1e3:>7.1f}"
+            )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--m", type=int, default=2048, help="rows of A and C (default 2048)")
-    parser.add_argument("--k", type=int, default=512, help="columns of A (default 512)")
+    parser.add_argument("--k", type=int, help="columns of A (default 512; with --tiers 1024)")
     parser.add_argument(
         "--dtype", action="append", choices=sorted(DTYPES), help="repeatable (default: all three)"
     )
@@ -87,7 +115,19 @@ def main() -> None:
         help="an N to time (repeatable; N = 16 is always timed; default: "
         f"{', '.join(map(str, NS))})",
     )
+    parser.add_argument(
+        "--tiers",
+        action="store_true",
+        help="instead: fp32 linears of 4, 8 and 16 columns, K of 1024, A from the L2 "
+        "(M of 64) to main memory (M of 32768)",
+    )
     args = parser.parse_args()
+    if args.k is not None and args.k < 1:
+        parser.error("--m and --k must be at least 1")
+    if args.tiers:
+        tiers(args.k or 1024)
+        return
+    args.k = args.k or 512
     if args.m < 1 or args.k < 1:
         parser.error("--m and --k must be at least 1")
     if args.n and min(args.n) < 1:

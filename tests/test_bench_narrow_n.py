@@ -76,3 +76,16 @@ def test_the_ns_to_time_can_be_chosen_and_16_is_always_among_them():
     assert run.returncode == 0, run.stderr
     block = run.stdout.split("int8 matmul\n", 1)[1].splitlines()
     assert [int(line.split()[0]) for line in block[1:]] == [7, 16, 59]
+
+
+def test_tiers_times_the_linear_kernels_from_the_l2_to_main_memory():
+    run = _run("--tiers", "--k", "8")
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.startswith("fp32 linear M x 8 x N, one thread")
+    rows = [line.split() for line in run.stdout.splitlines()[2:]]
+    assert [(int(r[0]), int(r[1])) for r in rows] == [
+        (n, m) for n in (4, 8, 16) for m in (64, 128, 512, 2048, 8192, 32768)
+    ]
+    assert all(float(r[4]) > 0 for r in rows)  # ps a multiply-add
+    bad = _run("--tiers", "--k", "0")
+    assert bad.returncode == 2 and "--m and --k must be at least 1" in bad.stderr

@@ -458,6 +458,12 @@ def _detect(root_text: str, usable: frozenset[int], given: bool) -> TargetSpec:
             libraried, flags, vendor=info.vendor or "", transposed=True
         ),
         narrow_n_fraction=library.narrow_n_fraction(libraried, flags, vendor=info.vendor or ""),
+        transposed_narrow_n_group=library.transposed_narrow_n_group(
+            libraried, flags, vendor=info.vendor or ""
+        ),
+        transposed_narrow_n_fraction=library.transposed_narrow_n_fraction(
+            libraried, flags, vendor=info.vendor or ""
+        ),
         pack_a_bps=library.pack_a_rate(libraried, n_cpus),
         product_overlap=library.product_overlap(libraried, flags),
         library_min_macs=library.library_min_macs(libraried),

@@ -188,21 +188,37 @@ MKL_NARROW_COLUMNS = 11
 #: bench's matmuls of 2 to 11 columns take a median 2.7 times what 16 take, and
 #: the kernel computes them as 11 columns: 11 / (16 x 2.7).
 MKL_NARROW_SHARE = 0.25
+#: The most columns of N MKL's fp32 linear (a transposed B, the weight N x K)
+#: runs in its own narrow kernel on an AMD CPU: every N below its lane
+#: kernel's 16 (``bench_narrow_n.py`` on the Zen 3 host, 2048 x 512, 512 x
+#: 4096, 8192 x 128 and 256 x 1024: N of 2 to 15 cost 0.24 to 3.0 times what
+#: 16 take, going with N, not with the lanes).
+MKL_LINEAR_NARROW_COLUMNS = 15
+#: The weight's rows that kernel takes a pass (dot products along K): N of 4,
+#: 8 and 12 cost the same per column (72 to 110 ps a multiply-add in one hour
+#: of the VM, 126 to 141 in a slower one), N of 2 and 3 about what 4 costs, so
+#: its time goes with N rounded up to 4; with A anywhere from the L3 to main
+#: memory (``bench_narrow_n.py --tiers``), as it streams A under its compute.
+MKL_LINEAR_NARROW_GROUP = 4
+#: Its share of the compute rate the model starts from: 85 ps a multiply-add
+#: (the bench's median at N = 4, 8 and 12) against the 25.5 ps of the Zen 3
+#: host's peak (16 a cycle at 2.45 GHz): 0.3.
+MKL_LINEAR_NARROW_SHARE = 0.3
 
 
 def _narrow_mkl(vendor: str, flags: set[str], transposed: bool) -> bool:
     """Whether MKL's fp32 runs a narrow N of this layout of B (``transposed``:
     a linear's weight) in a narrow kernel on this CPU: on an AMD CPU with AVX2
-    (its AVX2 path, the Zen 3 and Zen 4 alike) a matmul's only, as its linear
-    of 2 to 8 columns costs about N / 8 of 16 columns' time (a kernel of dot
-    products, not measured further). Not on Intel's CPUs: the Intel host's
-    calibration products of 4 and 8 columns take 1.6 to 2.5 times the
-    model's in either layout, but its refit with the kernel in both layouts
-    moved constants its rows do not identify and lost on validation (linear
-    12.4% -> 14.5%, docs/model-fidelity.md, session 60)."""
+    (its AVX2 path, the Zen 3 and Zen 4 alike), a matmul's (a row of C a
+    step of K) and a linear's (dot products along K, four of the weight's
+    rows a pass: :func:`transposed_narrow_n_group`). Not on Intel's CPUs:
+    the Intel host's calibration products of 4 and 8 columns take 1.6 to
+    2.5 times the model's in either layout, but its refit with the kernel in
+    both layouts moved constants its rows do not identify and lost on
+    validation (linear 12.4% -> 14.5%, docs/model-fidelity.md, session 60)."""
     if not {"avx2", "fma"} <= flags:
         return False
-    return vendor == "AuthenticAMD" and not transposed
+    return vendor == "AuthenticAMD"
 
 
 def narrow_n_columns(
@@ -214,6 +230,18 @@ def narrow_n_columns(
     on the Zen 3 host (:data:`MKL_NARROW_COLUMNS`)."""
     if not _narrow_mkl(vendor, set(flags), transposed):
         return {}
+    if transposed:
+        return {
+            dtype: estimated(
+                MKL_LINEAR_NARROW_COLUMNS,
+                f"MKL's {dtype} linear (the weight N x K) of 2 to {MKL_LINEAR_NARROW_COLUMNS} "
+                "columns runs in a narrow kernel of dot products, not its lane micro-kernel: "
+                "on the Zen 3 host (bench_narrow_n.py, one thread, four shapes of A) they "
+                "take 0.24 to 3.0 times what 16 take, their time going with N",
+            )
+            for dtype in dtypes
+            if dtype in MKL_DTYPES
+        }
     return {
         dtype: estimated(
             MKL_NARROW_COLUMNS,
@@ -230,12 +258,12 @@ def narrow_n_columns(
 def narrow_n_fraction(
     dtypes: Iterable[str], flags: Iterable[str], *, vendor: str
 ) -> dict[str, Sourced]:
-    """The share of the compute rate MKL's narrow kernel reaches, for each
-    of ``dtypes`` with one in either layout (:func:`narrow_n_columns`):
+    """The share of the compute rate MKL's narrow matmul kernel reaches, for
+    each of ``dtypes`` with one (:func:`narrow_n_columns`):
     :data:`MKL_NARROW_SHARE`, from the Zen 3 bench, until calibrated (the
-    kernel computes a row of C a step of K, every N as its 11 columns)."""
-    flags = set(flags)
-    if not (_narrow_mkl(vendor, flags, False) or _narrow_mkl(vendor, flags, True)):
+    kernel computes a row of C a step of K, every N as its 11 columns); a
+    linear's kernel has its own (:func:`transposed_narrow_n_fraction`)."""
+    if not _narrow_mkl(vendor, set(flags), False):
         return {}
     return {
         dtype: estimated(
@@ -244,6 +272,48 @@ def narrow_n_fraction(
             "2048 x 512) matmuls of 2 to 11 columns take a median 2.7 times what 16 take, "
             "about a dependent multiply-add's latency per row of C and step of K; computed "
             "as 11 columns, 11 / (16 x 2.7) of the rate",
+        )
+        for dtype in dtypes
+        if dtype in MKL_DTYPES
+    }
+
+
+def transposed_narrow_n_group(
+    dtypes: Iterable[str], flags: Iterable[str], *, vendor: str
+) -> dict[str, Sourced]:
+    """The weight's rows MKL's narrow linear kernel takes a pass, for each of
+    ``dtypes`` with one (:func:`narrow_n_columns`, transposed): its time
+    goes with N rounded up to :data:`MKL_LINEAR_NARROW_GROUP`."""
+    if not _narrow_mkl(vendor, set(flags), True):
+        return {}
+    return {
+        dtype: estimated(
+            MKL_LINEAR_NARROW_GROUP,
+            f"MKL's {dtype} narrow linear on the Zen 3 host (bench_narrow_n.py, one thread, "
+            "2048 x 512, 512 x 4096, 8192 x 128, 256 x 1024): N of 4, 8 and 12 cost the same "
+            "per column, 72 to 110 ps a multiply-add, N of 2 and 3 about what 4 costs, and "
+            "the same with A in the L3 as in main memory (--tiers): dot products along K, "
+            "four of the weight's rows a pass, streaming A under their compute",
+        )
+        for dtype in dtypes
+        if dtype in MKL_DTYPES
+    }
+
+
+def transposed_narrow_n_fraction(
+    dtypes: Iterable[str], flags: Iterable[str], *, vendor: str
+) -> dict[str, Sourced]:
+    """The share of the compute rate MKL's narrow linear kernel reaches, for
+    each of ``dtypes`` with one: :data:`MKL_LINEAR_NARROW_SHARE`, from the
+    Zen 3 bench, until calibrated."""
+    if not _narrow_mkl(vendor, set(flags), True):
+        return {}
+    return {
+        dtype: estimated(
+            MKL_LINEAR_NARROW_SHARE,
+            f"MKL's {dtype} narrow linear on the Zen 3 host (bench_narrow_n.py, one thread): "
+            "85 ps a multiply-add (the median at N = 4, 8 and 12 over four shapes of A) "
+            "against the peak's 25.5 ps (16 a cycle at 2.45 GHz)",
         )
         for dtype in dtypes
         if dtype in MKL_DTYPES

@@ -149,6 +149,8 @@ def snapshot_host(target: TargetSpec, threads: int | None) -> TargetSpec:
         narrow_n_columns=_kept_per_dtype(target, "narrow_n_columns"),
         transposed_narrow_n_columns=_kept_per_dtype(target, "transposed_narrow_n_columns"),
         narrow_n_fraction=_kept_per_dtype(target, "narrow_n_fraction"),
+        transposed_narrow_n_group=_kept_per_dtype(target, "transposed_narrow_n_group"),
+        transposed_narrow_n_fraction=_kept_per_dtype(target, "transposed_narrow_n_fraction"),
         # the framework's choice of kernel by a product's size does not depend on the threads
         library_min_macs=_kept_per_dtype(target, "library_min_macs"),
         # nor its micro-kernel's width

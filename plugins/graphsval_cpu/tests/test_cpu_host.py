@@ -589,25 +589,35 @@ def test_cpu_mkl_s_gemv_path_streams_at_its_own_share_on_amd(tmp_path: Path) -> 
 
 def test_cpu_mkl_runs_a_narrow_n_in_its_narrow_kernel(tmp_path: Path) -> None:
     # MKL's fp32 matmul of 2 to 11 columns runs in a narrow kernel at a share of the rate
-    # on an AMD CPU with AVX2 (its linear costs about N / 8 of 16 columns, not that); not
-    # on Intel's CPUs (the Intel host's refit with it lost on validation), nor for
-    # oneDNN's dtypes
+    # on an AMD CPU with AVX2, and its linear of 2 to 15 in one of its own (dot products,
+    # four of the weight's rows a pass, at a share of its own); not on Intel's CPUs (the
+    # Intel host's refit with it lost on validation), nor for oneDNN's dtypes
     zen3_flags = "fpu sse sse2 avx fma avx2 hypervisor"
     zen3 = detect_host_cpu(epyc_guest(tmp_path / "zen3", 25, zen3_flags), affinity={0, 1})
     zen4 = detect_host_cpu(epyc_guest(tmp_path / "zen4", 25, ZEN4_FLAGS), affinity={0, 1})
     for spec in (zen3, zen4):
         assert dict(spec.narrow_n_columns) == {"fp32": library.MKL_NARROW_COLUMNS}
         assert dict(spec.narrow_n_fraction) == {"fp32": library.MKL_NARROW_SHARE}
-        assert not spec.transposed_narrow_n_columns
+        linear = {"fp32": library.MKL_LINEAR_NARROW_COLUMNS}
+        assert dict(spec.transposed_narrow_n_columns) == linear
+        assert dict(spec.transposed_narrow_n_group) == {"fp32": library.MKL_LINEAR_NARROW_GROUP}
+        share = {"fp32": library.MKL_LINEAR_NARROW_SHARE}
+        assert dict(spec.transposed_narrow_n_fraction) == share
+        assert spec.narrow_n_share("fp32", True) == library.MKL_LINEAR_NARROW_SHARE
+        assert spec.narrow_n_share("fp32", False) == library.MKL_NARROW_SHARE
         assert "bench_narrow_n.py" in spec.provenance["narrow_n_fraction.fp32"].source
+        assert "bench_narrow_n.py" in spec.provenance["transposed_narrow_n_group.fp32"].source
         for threads in (1, 2):
             snap = snapshot_host(spec, threads)
             assert snap.narrow_n_columns == spec.narrow_n_columns
             assert snap.transposed_narrow_n_columns == spec.transposed_narrow_n_columns
             assert snap.narrow_n_fraction == spec.narrow_n_fraction  # a share: any threads
+            assert snap.transposed_narrow_n_group == spec.transposed_narrow_n_group
+            assert snap.transposed_narrow_n_fraction == spec.transposed_narrow_n_fraction
     for root in (kvm_guest(tmp_path / "xeon"), avx2_desktop(tmp_path / "desk")):
         spec = detect_host_cpu(root, affinity={0, 1})
         assert not spec.narrow_n_columns and not spec.narrow_n_fraction
+        assert not spec.transposed_narrow_n_columns and not spec.transposed_narrow_n_fraction
 
 
 def test_cpu_an_add_runs_at_its_loop_s_rate_per_core(tmp_path: Path) -> None:
