@@ -876,8 +876,9 @@ def _narrow_shares(
             spec.narrow_n_fraction[dtype],
             1e-2,
             _top("narrow_n_fraction"),
-            f"{count} {dtype} matmul/linear rows of a narrow N (the library's narrow kernel) "
-            "that are not launch-bound",
+            f"{count} {dtype} "
+            + ("matmul" if dtype in spec.transposed_narrow_n_fraction else "matmul/linear")
+            + " rows of a narrow N (the library's narrow kernel) that are not launch-bound",
         )
         for dtype, count in narrow_kernel_rows(registry, spec, rows, regime).items()
         if count >= NARROW_ROWS

@@ -710,7 +710,7 @@ def test_a_linear_s_own_narrow_share_is_recovered_apart_from_the_matmul_s(
     matmul = constants["narrow_n_fraction.fp32"]
     linear = constants["transposed_narrow_n_fraction.fp32"]
     assert matmul["value"] == pytest.approx(0.3, rel=0.02)
-    assert matmul["from"].startswith("3 fp32 matmul/linear rows of a narrow N")  # not the linears
+    assert matmul["from"].startswith("3 fp32 matmul rows of a narrow N")  # not the linears
     assert linear["value"] == pytest.approx(0.45, rel=0.02)
     assert linear["from"].startswith("4 fp32 linear rows of a narrow N")
     # with two such linears it is not fitted: the spec's share stays
