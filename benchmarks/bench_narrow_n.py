@@ -27,7 +27,7 @@ of C's row.
 - fp32 linear (MKL, the weight N x K): 2 to 15 columns take 0.24 to 3.0
   times what 16 take, going with N: N of 4, 8 and 12 cost the same per
   column (72-110 ps a multiply-add on the Zen 3 host in one hour, 126-141
-  in a slower one), N of 2 and 3 about what 4 costs, and a remainder of
+  in a slower one), N of 2 and 3 0.75 to 1.7 times what 4 costs, and a remainder of
   N beyond whole fours more per column. The evidence behind the linear's
   own kernel (``transposed_narrow_n_columns`` 15, ``transposed_narrow_n_group``
   4: N rounded up to whole fours, at ``transposed_narrow_n_fraction``,
@@ -123,8 +123,13 @@ def main() -> None:
     )
     args = parser.parse_args()
     if args.k is not None and args.k < 1:
-        parser.error("--m and --k must be at least 1")
+        parser.error("--k must be at least 1")
     if args.tiers:
+        given = [
+            f for f, v in (("--m", args.m != 2048), ("--dtype", args.dtype), ("--n", args.n)) if v
+        ]
+        if given:
+            parser.error(f"--tiers times fp32 at its own M and N: it takes no {given[0]}")
         tiers(args.k or 1024)
         return
     args.k = args.k or 512

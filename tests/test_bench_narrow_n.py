@@ -88,4 +88,6 @@ def test_tiers_times_the_linear_kernels_from_the_l2_to_main_memory():
     ]
     assert all(float(r[4]) > 0 for r in rows)  # ps a multiply-add
     bad = _run("--tiers", "--k", "0")
-    assert bad.returncode == 2 and "--m and --k must be at least 1" in bad.stderr
+    assert bad.returncode == 2 and "--k must be at least 1" in bad.stderr
+    mixed = _run("--tiers", "--n", "4")
+    assert mixed.returncode == 2 and "--tiers times fp32 at its own M and N" in mixed.stderr

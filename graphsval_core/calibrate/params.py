@@ -392,9 +392,10 @@ def _overlap(
     registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow], terms: dict[str, np.ndarray]
 ) -> list[Param]:
     """``product_overlap.<dtype>`` for each dtype the spec gives one with at
-    least :data:`OVERLAP_ROWS` products its library runs whose shorter time (of compute
-    and memory) is at least :data:`OVERLAP_SHARE` of the longer."""
-    library = _library_rows(registry, spec, rows)
+    least :data:`OVERLAP_ROWS` products its library runs, and times with that
+    overlap (not a linear in a kernel of dot products), whose shorter time (of
+    compute and memory) is at least :data:`OVERLAP_SHARE` of the longer."""
+    library = _library_rows(registry, spec, rows) & terms["library_overlap"]
     compute, memory = terms["compute_s"], terms["memory_s"]
     longer = np.maximum(compute, memory)
     both = library & (np.minimum(compute, memory) >= OVERLAP_SHARE * longer) & (longer > 0)

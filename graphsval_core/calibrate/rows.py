@@ -32,13 +32,16 @@ def predict_rows(
     """Predicted latency of every row (batched per op and dtype), and per-row
     terms: ``compute_s``, ``memory_s``, ``launch_s``, ``pack_s`` (of which
     ``pack_a_s`` packs an A from main memory),
-    ``tier_time`` (one column per tier of ``spec``) and ``regime`` (the
-    model's regime of the row, whose tolerance judges it)."""
+    ``tier_time`` (one column per tier of ``spec``), ``regime`` (the
+    model's regime of the row, whose tolerance judges it) and
+    ``library_overlap`` (whether its GEMM library's ``product_overlap``
+    times it: not a linear in a kernel of dot products)."""
     latency = np.zeros(len(rows))
     names = ("compute_s", "memory_s", "launch_s", "pack_s", "pack_a_s")
     terms = {k: np.zeros(len(rows)) for k in names}
     tier_time = np.zeros((len(rows), len(spec.tiers)))
     regime = np.empty(len(rows), dtype=object)
+    overlapped = np.zeros(len(rows), dtype=bool)
     for (op_name, dtype), index in by_op_and_dtype(rows).items():
         shapes = np.array([rows[i].dims for i in index], dtype=np.int64)
         p = predict(registry, spec, registry.op(op_name), shapes, dtype)
@@ -47,6 +50,9 @@ def predict_rows(
             terms[k][index] = getattr(p, k)
         tier_time[index] = p.time_per_tier_s
         regime[index] = p.regime
+        if p.product_overlap is not None:
+            overlapped[index] = ~np.isnan(p.product_overlap)
     terms["tier_time"] = tier_time
     terms["regime"] = regime
+    terms["library_overlap"] = overlapped
     return latency, terms

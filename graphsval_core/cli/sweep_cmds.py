@@ -31,7 +31,7 @@ def _shipped_dir(sweeps_dir: str | None) -> Path:
             raise InputError(
                 f"--sweeps-dir {sweeps_dir}: cannot be read ({exc.strerror or exc})"
             ) from None
-        if not any(n.endswith(".json") and not n.startswith(".") for n in names):
+        if not any(n.endswith(".json") for n in names):  # as the sweeps' reader globs them
             raise InputError(f"--sweeps-dir {sweeps_dir}: no sweep files (*.json) in it")
         return Path(sweeps_dir)
     from graphsval_core.plugins.resources import sweeps_dir as shipped

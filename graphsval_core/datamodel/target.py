@@ -72,6 +72,18 @@ def _shown(value: Any) -> str:
     return json.dumps(value) if isinstance(value, str) else repr(value)
 
 
+def _control_character(text: str) -> str | None:
+    """The first control character in ``text`` (Unicode category Cc, or a
+    line or paragraph separator) as ``U+000A``; None when there is none. A
+    no-break space or a soft hyphen, as a datasheet's name may hold, is text."""
+    import unicodedata
+
+    for ch in text:
+        if unicodedata.category(ch) == "Cc" or ch in "\u2028\u2029":
+            return f"U+{ord(ch):04X}"
+    return None
+
+
 def _number(where: str, value: Any, *, minimum: float = 0.0, strict: bool = True) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise SpecError(where, f"must be a number, got {_shown(value)}")
@@ -622,11 +634,12 @@ class TargetSpec:
         for name in ("name", "family"):
             if not isinstance(getattr(self, name), str) or not getattr(self, name):
                 raise SpecError(name, "must be a non-empty string")
-            if not getattr(self, name).isprintable():  # printed in tables and one-line errors
+            bad = _control_character(getattr(self, name))
+            if bad is not None:  # printed in tables and one-line errors
                 raise SpecError(
                     name,
-                    f"{ascii(getattr(self, name))} holds a control character (a newline, a "
-                    "tab, a NUL): give one line of printable text",
+                    f"{ascii(getattr(self, name))} holds a control character ({bad}): give "
+                    "one line of text",
                 )
         if self.architecture not in ARCHITECTURES:
             raise SpecError(
@@ -1122,8 +1135,10 @@ class TargetSpec:
         """A narrow kernel is a CPU GEMM library's: its columns a whole
         number from 2 (an N of one is the library's GEMV) to the dtype's
         ``accumulator_lanes`` (or :data:`MAX_ACCUMULATOR_LANES` where it has
-        none), for a dtype some library runs; its share of the compute rate
-        given exactly for the dtypes with such a kernel in either layout."""
+        none), for a dtype some library runs; a linear's group of the
+        weight's rows (1 to its columns) and its own share only beside its
+        columns; ``narrow_n_fraction`` given exactly for the dtypes with a
+        matmul's kernel or a linear's without a share of its own."""
         for name in ("narrow_n_columns", "transposed_narrow_n_columns"):
             for dtype, columns in getattr(self, name).items():
                 where = f"{name}.{dtype}"
@@ -1228,6 +1243,8 @@ class TargetSpec:
             return _per_dtype(name, raw, peaks, prov)
         out: dict[str, float] = {}
         value = _number(name, _unwrap(raw, name, prov))
+        if all(dtype in self.no_gemm_library for dtype in peaks):
+            raise SpecError(name, "every dtype is in no_gemm_library: no library packs a B")
         source = prov.pop(name, None)
         for dtype in peaks:
             if dtype in self.no_gemm_library:

@@ -109,7 +109,13 @@ def spec_to_json(spec: TargetSpec) -> dict[str, Any]:
         **{f: dict(getattr(spec, f)) for f in _MAPS},
         **({"no_gemm_library": list(spec.no_gemm_library)} if spec.no_gemm_library else {}),
         "tiers": tiers,
-        "provenance": {k: _prov(v) for k, v in spec.provenance.items()},
+        # a source of an optional figure the spec leaves unset describes nothing: a
+        # target file may not hold one (read_spec refuses it), so none is written
+        "provenance": {
+            k: _prov(v)
+            for k, v in spec.provenance.items()
+            if not (k in TargetSpec.OPTIONAL_NUMBERS and getattr(spec, k) is None)
+        },
     }
 
 

@@ -138,7 +138,9 @@ class Prediction:
     #: for a linear's weight) at :attr:`narrow_n_fraction` of the compute rate;
     #: None: no row of the batch does
     narrow_n: np.ndarray | None = None
-    #: the dtype's ``narrow_n_fraction`` where some row runs in the narrow kernel
+    #: the share of the rate of the narrow kernel the rows run in (the details'
+    #: ``narrow_n_fraction``): the dtype's ``narrow_n_fraction``, or for a
+    #: linear its ``transposed_narrow_n_fraction`` where given
     narrow_n_fraction: float | None = None
     #: per row: the columns of N the narrow kernel computes (a matmul's: its
     #: most, whatever N; a linear's with a group: N rounded up to whole groups)

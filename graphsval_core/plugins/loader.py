@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from graphsval_core import PLUGIN_API_VERSION, __version__
+from graphsval_core.datamodel.errors import warn_input
 from graphsval_core.plugins import interrupts
 from graphsval_core.plugins.first_party import CORE_DISTRIBUTION, is_first_party
 from graphsval_core.plugins.registry import PluginInfo, Registry
@@ -264,12 +265,12 @@ def build_registry(
             continue
         load(name, PluginInfo(name, name), functools.partial(importlib.import_module, name))
 
-    known = {*BUILTIN_PLUGINS, WORKSPACE_PLUGIN, *eps, *(n for n, _ in extra_plugins)}
+    known = {*BUILTIN_PLUGINS, WORKSPACE_PLUGIN, *eps, *requested}
+    known |= {name for name, _ in extra_plugins}
     for name in sorted(blocked - known):  # a misspelt block blocks nothing: said, not silent
-        registry.record_problem(
-            name,
+        warn_input(  # the user's flag, not a plugin's problem: a warning even when strict
             f"-p no:{name} blocks nothing: no plugin has that name (names: "
-            f"{', '.join(sorted(known))})",
+            f"{', '.join(sorted(known))})"
         )
 
     for name, obj in extra_plugins:

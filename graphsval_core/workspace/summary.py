@@ -129,9 +129,9 @@ def _targets(registry: Registry, folder: Path) -> list[TargetFile]:
         replaces = tuple(registry.replaced.get(key, ())) if mine else ()
         out.append(TargetFile(name, key, mine, replaces))
     # a spec under another name (mine.json, KEY.target.JSON, a trailing space) is
-    # never loaded: said, not passed over; a hidden file (.DS_Store) is not a spec
+    # never loaded: said, not passed over
     for path in files_in(folder / TARGETS_DIR, ""):
-        if not path.name.endswith(TARGET_SUFFIX) and not path.name.startswith("."):
+        if not path.name.endswith(TARGET_SUFFIX) and near_json(path):
             error = f"a target file is named <key>{TARGET_SUFFIX}; this name is never read"
             out.append(TargetFile(str(path.relative_to(folder)), None, False, error=error))
     return sorted(out, key=lambda t: t.file)
@@ -159,10 +159,19 @@ def _baselines(folder: Path) -> list[BaselineFile]:
     return out
 
 
+def near_json(path: Path) -> bool:
+    """Whether ``path`` looks meant to be read: a file (not a folder, nor a
+    hidden one such as ``.DS_Store``) whose name ends in ``.json`` once
+    case and surrounding blanks are set aside (``KEY.target.JSON``, a
+    trailing space). A README or an editor's ``x.json~`` is not listed."""
+    name = path.name
+    return not name.startswith(".") and path.is_file() and name.strip().lower().endswith(".json")
+
+
 def _calibrations(registry: Registry, folder: Path) -> list[CalibrationFile]:
     out = []
     for path in files_in(folder / CALIBRATION_DIR, ""):  # never read: said, not passed over
-        if not path.name.endswith(CALIBRATION_SUFFIX) and not path.name.startswith("."):
+        if not path.name.endswith(CALIBRATION_SUFFIX) and near_json(path):
             error = (
                 f"a calibration file is named <key>{CALIBRATION_SUFFIX}; this name is never read"
             )

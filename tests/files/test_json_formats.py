@@ -505,15 +505,43 @@ def test_a_provenance_of_an_optional_figure_the_file_does_not_give_is_refused(tm
     )
 
 
-@pytest.mark.parametrize(("field", "value"), [("name", "two\nlines"), ("family", "a\u0000b")])
-def test_a_target_s_name_or_family_is_one_printable_line(tmp_path, field, value):
+@pytest.mark.parametrize(
+    ("field", "value", "code"),
+    [
+        ("name", "two\nlines", "U+000A"),
+        ("family", "a\u0000b", "U+0000"),
+        ("name", "a\tb", "U+0009"),
+    ],
+)
+def test_a_target_s_name_or_family_is_one_line_of_text(tmp_path, field, value, code):
     """A newline or a NUL in a target's name was accepted and printed raw in
-    every table (from the newcomer); an emoji or an accent is printable."""
+    every table (from the newcomer); an emoji, an accent, a no-break space or
+    a soft hyphen (a datasheet's name may hold one) is text."""
     data = _host_target_file()
-    data[field] = "Xeon \u00e9 \U0001f680"
+    data[field] = "Xeon\u00a0\u00e9 \U0001f680 Plat\u00adinum"
     assert _refused_or_none(tmp_path, data) is None
     data[field] = value
     assert _refused(tmp_path, data) == (
-        f"field '{field}': {ascii(value)} holds a control character (a newline, a tab, a "
-        "NUL): give one line of printable text"
+        f"field '{field}': {ascii(value)} holds a control character ({code}): give one line of text"
     )
+
+
+def test_a_spec_with_a_source_for_an_unset_figure_writes_a_file_that_reads_back(tmp_path):
+    """A plugin's spec may carry a provenance for an optional figure it
+    leaves unset; the file written from it (``targets --target-file``) does
+    not, so that reading it back does not refuse it (from the reviewer)."""
+    import attrs
+
+    from graphsval_core.datamodel.provenance import Provenance
+    from graphsval_core.files.target_spec import spec_to_json, write_spec
+
+    spec = build_registry().datasheet_target(HOST)
+    assert spec.first_touch_bps is None
+    odd = attrs.evolve(
+        spec,
+        provenance={**spec.provenance, "first_touch_bps": Provenance("estimated", "x")},
+    )
+    assert "first_touch_bps" not in spec_to_json(odd)["provenance"]
+    path = tmp_path / "t.target.json"
+    write_spec(odd, path)
+    assert read_spec(path).key == HOST

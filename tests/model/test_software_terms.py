@@ -697,6 +697,10 @@ def test_one_packing_rate_for_every_dtype_covers_those_a_library_runs(make_targe
     assert dict(target.pack_bps) == {"fp32": 1e10}
     assert dict(target.pack_min_rows) == {"fp32": 3}
     assert "pack_bps.fp32" in target.provenance and "pack_bps.bf16" not in target.provenance
+    # one number where no dtype has a library packs nothing: refused, not dropped
+    none = {**_TWO_DTYPES, "no_gemm_library": ["bf16", "fp32"]}
+    with pytest.raises(SpecError, match="pack_bps.*every dtype is in no_gemm_library"):
+        make_target("t", pack_bps=estimated(1e10, "t"), pack_min_rows=estimated(3, "t"), **none)
 
 
 def test_a_gemv_team_cost_is_above_zero_as_the_teams(make_target):

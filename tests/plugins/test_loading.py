@@ -256,13 +256,22 @@ def test_unknown_target_suggests_close_keys_and_the_first_party_plugins_not_load
 def test_a_block_of_no_such_plugin_is_said_not_silent(fake_entry_points):
     """``-p no:typo`` blocked nothing in silence (from the newcomer): a
     misspelt block of a plugin that then loads is a warning naming it."""
+    from graphsval_core.datamodel.errors import InputWarning
+
     fake_entry_points()
-    registry = build_registry(plugin_args=["no:builtin_opz"])
-    (problem,) = [p.message for p in registry.problems]
-    assert problem.startswith("plugin 'builtin_opz': -p no:builtin_opz blocks nothing")
-    assert "builtin_ops" in problem
+    with pytest.warns(InputWarning) as said:
+        registry = build_registry(strict=True, plugin_args=["no:builtin_opz"])
+    (line,) = [str(w.message) for w in said]
+    assert line.startswith("-p no:builtin_opz blocks nothing: no plugin has that name")
+    assert "builtin_ops" in line
+    assert registry.problems == []  # the user's flag, not a plugin's: strict loading stands
     assert set(registry.ops()) == {"matmul", "linear", "vector_add"}
-    assert build_registry(plugin_args=["no:builtin_ops"]).problems == []
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert build_registry(plugin_args=["no:builtin_ops"]).problems == []
+        build_registry(plugin_args=["some.module", "no:some.module"])  # a module it names
 
 
 @pytest.mark.parametrize("value", ["", "no:", " "])

@@ -412,11 +412,11 @@ def test_a_sweeps_folder_that_cannot_be_listed_is_not_called_empty(tmp_path, mon
     assert result.output.strip() == (
         f"Error: --sweeps-dir {tmp_path}: cannot be read (Permission denied)"
     )
-    hidden = tmp_path / "only"
-    hidden.mkdir()
-    (hidden / ".x.json").write_text("{}")  # a hidden file is not a sweep, as before
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "notes.txt").write_text("")
     monkeypatch.undo()
-    result = CliRunner().invoke(cli, ["sweep", "show", "--sweeps-dir", str(hidden)])
+    result = CliRunner().invoke(cli, ["sweep", "show", "--sweeps-dir", str(empty)])
     assert "no sweep files (*.json) in it" in result.output
 
 

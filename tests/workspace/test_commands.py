@@ -499,13 +499,16 @@ def test_a_target_or_calibration_of_a_near_name_is_listed_not_passed_over(run, w
     (targets / "mine.target.JSON").write_text("{}")
     (targets / "mine.target.json ").write_text("{}")
     (targets / ".DS_Store").write_text("")
+    (targets / "README").write_text("notes")
+    (targets / "old").mkdir()
     (workspace / "calibration").mkdir(exist_ok=True)
     (workspace / "calibration" / "mine.json").write_text("{}")
     text = run(workspace, "workspace").output
     never = "NOT LOADED: a target file is named <key>.target.json; this name is never read"
     assert f"  ?  targets/mine.target.JSON  {never}" in " ".join(text.split("\n    "))
     assert f"  ?  'targets/mine.target.json '  {never}" in " ".join(text.split("\n    "))
-    assert ".DS_Store" not in text
+    assert ".DS_Store" not in text and "README" not in text and "targets/old" not in text
+    assert " ".join(text.split()).count("this name is never read") == 3  # 2 targets, 1 calibration
     assert "calibration/mine.json  NOT READ: a calibration file is named" in text
     listed = json.loads(run(workspace, "workspace", "--json").stdout)
     assert "targets/mine.target.json " in [t["file"] for t in listed["targets"]]

@@ -185,7 +185,8 @@ def narrow_columns(
     ``transposed_narrow_n_group``, N rounded up to whole groups of that many
     of the weight's rows (MKL's fp32 linear on an AMD CPU: dot products
     along K, four rows a pass; ``bench_narrow_n.py``: N of 4, 8 and 12 cost
-    the same per column, 2 and 3 what 4 costs). None where it has no kernel."""
+    the same per column, 2 and 3 0.75 to 1.7 times what 4 costs). None
+    where it has no kernel."""
     most = target.narrow_n_max(dtype, transposed)
     if most is None:
         return None

@@ -196,8 +196,8 @@ MKL_NARROW_SHARE = 0.25
 MKL_LINEAR_NARROW_COLUMNS = 15
 #: The weight's rows that kernel takes a pass (dot products along K): N of 4,
 #: 8 and 12 cost the same per column (72 to 110 ps a multiply-add in one hour
-#: of the VM, 126 to 141 in a slower one), N of 2 and 3 about what 4 costs, so
-#: its time goes with N rounded up to 4; with A anywhere from the L3 to main
+#: of the VM, 126 to 141 in a slower one), N of 2 and 3 0.75 to 1.7 times what
+#: 4 costs, so its time goes with N rounded up to 4; with A anywhere from the L3 to main
 #: memory (``bench_narrow_n.py --tiers``), as it streams A under its compute.
 MKL_LINEAR_NARROW_GROUP = 4
 #: Its share of the compute rate the model starts from: 85 ps a multiply-add
@@ -206,9 +206,9 @@ MKL_LINEAR_NARROW_GROUP = 4
 MKL_LINEAR_NARROW_SHARE = 0.3
 
 
-def _narrow_mkl(vendor: str, flags: set[str], transposed: bool) -> bool:
-    """Whether MKL's fp32 runs a narrow N of this layout of B (``transposed``:
-    a linear's weight) in a narrow kernel on this CPU: on an AMD CPU with AVX2
+def _narrow_mkl(vendor: str, flags: set[str]) -> bool:
+    """Whether MKL's fp32 runs a narrow N in a narrow kernel of each layout
+    of B on this CPU: on an AMD CPU with AVX2
     (its AVX2 path, the Zen 3 and Zen 4 alike), a matmul's (a row of C a
     step of K) and a linear's (dot products along K, four of the weight's
     rows a pass: :func:`transposed_narrow_n_group`). Not on Intel's CPUs:
@@ -228,7 +228,7 @@ def narrow_n_columns(
     ``dtypes`` it runs in its narrow kernel, per layout of B (``transposed``:
     a linear's weight; :func:`_narrow_mkl` says where): 11 columns, measured
     on the Zen 3 host (:data:`MKL_NARROW_COLUMNS`)."""
-    if not _narrow_mkl(vendor, set(flags), transposed):
+    if not _narrow_mkl(vendor, set(flags)):
         return {}
     if transposed:
         return {
@@ -263,7 +263,7 @@ def narrow_n_fraction(
     :data:`MKL_NARROW_SHARE`, from the Zen 3 bench, until calibrated (the
     kernel computes a row of C a step of K, every N as its 11 columns); a
     linear's kernel has its own (:func:`transposed_narrow_n_fraction`)."""
-    if not _narrow_mkl(vendor, set(flags), False):
+    if not _narrow_mkl(vendor, set(flags)):
         return {}
     return {
         dtype: estimated(
@@ -284,14 +284,15 @@ def transposed_narrow_n_group(
     """The weight's rows MKL's narrow linear kernel takes a pass, for each of
     ``dtypes`` with one (:func:`narrow_n_columns`, transposed): its time
     goes with N rounded up to :data:`MKL_LINEAR_NARROW_GROUP`."""
-    if not _narrow_mkl(vendor, set(flags), True):
+    if not _narrow_mkl(vendor, set(flags)):
         return {}
     return {
         dtype: estimated(
             MKL_LINEAR_NARROW_GROUP,
             f"MKL's {dtype} narrow linear on the Zen 3 host (bench_narrow_n.py, one thread, "
             "2048 x 512, 512 x 4096, 8192 x 128, 256 x 1024): N of 4, 8 and 12 cost the same "
-            "per column, 72 to 110 ps a multiply-add, N of 2 and 3 about what 4 costs, and "
+            "per column, 72 to 110 ps a multiply-add, N of 2 and 3 0.75 to 1.7 times what 4 "
+            "costs, and "
             "the same with A in the L3 as in main memory (--tiers): dot products along K, "
             "four of the weight's rows a pass, streaming A under their compute",
         )
@@ -306,7 +307,7 @@ def transposed_narrow_n_fraction(
     """The share of the compute rate MKL's narrow linear kernel reaches, for
     each of ``dtypes`` with one: :data:`MKL_LINEAR_NARROW_SHARE`, from the
     Zen 3 bench, until calibrated."""
-    if not _narrow_mkl(vendor, set(flags), True):
+    if not _narrow_mkl(vendor, set(flags)):
         return {}
     return {
         dtype: estimated(
