@@ -114,6 +114,18 @@ class AppContext:
 pass_app = click.make_pass_decorator(AppContext)
 
 
+def one_line(text: str) -> str:
+    """``text`` with each control character (a newline in a file's name, an
+    escape sequence) written as Python writes it (``\\n``, ``\\x1b``), so a
+    warning stays one line and never drives the terminal."""
+    import unicodedata
+
+    return "".join(
+        ascii(ch)[1:-1] if unicodedata.category(ch) == "Cc" or ch in "\u2028\u2029" else ch
+        for ch in text
+    )
+
+
 @contextlib.contextmanager
 def input_warnings() -> Iterator[None]:
     """Print each :class:`~graphsval_core.datamodel.errors.InputWarning` a
@@ -131,7 +143,7 @@ def input_warnings() -> Iterator[None]:
                 usual(message, category, *args, **kwargs)
             elif str(message) not in shown:
                 shown.add(str(message))
-                click.echo(f"warning: {message}", err=True)
+                click.echo(f"warning: {one_line(str(message))}", err=True)
 
         warnings.showwarning = show
         yield
@@ -250,10 +262,10 @@ class Group(Subgroup):
         finally:
             app = ctx.obj if isinstance(ctx.obj, AppContext) else None
             for note in app.notes() if app is not None and not refused else []:
-                click.echo(f"note: {note}", err=True)
+                click.echo(f"note: {one_line(note)}", err=True)
             listed = ctx.invoked_subcommand == "plugins"
             if not failed_in_hook and not listed and app is not None:
                 for problem in app.problems():
                     if ctx.invoked_subcommand == "workspace" and _workspace_own(problem):
                         continue  # `graphsval workspace` shows it beside its file
-                    click.echo(f"warning: {problem}", err=True)
+                    click.echo(f"warning: {one_line(str(problem))}", err=True)

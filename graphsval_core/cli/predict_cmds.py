@@ -185,6 +185,8 @@ def predict(
         raise click.UsageError("give exactly one of --shape, --shapes FILE, --sweep FILE")
     if rollup and sweep_file is None:
         raise click.UsageError("--rollup needs --sweep FILE")
+    if rollup and fmt == "csv":  # phases are nested, not rows: it printed the table instead
+        raise click.UsageError("--rollup prints a table or --format json, not csv")
     _predictor(app, predictor)
     # (op, dims, dtype, extra) per requested shape, in input order
     items: list[tuple[str, tuple[int, ...], str, dict[str, Any]]] = []

@@ -278,6 +278,8 @@ def from_config(config: str, tokens: str, batch: int, dtype: str, out: str | Non
         raise InputError(str(exc)) from None
     path = Path(out) if out else Path(f"{Path(config).stem}_sweep.json")
     check_output_in_folder(path, InputError, f"--out {path}")
+    if Path(os.path.realpath(path)) == Path(os.path.realpath(config)):  # or a link to it
+        raise InputError(f"--out {path}: is the config it reads ({config}); name another file")
     write_sweep(result, path)
     calls = sum(e.extra["count"] for e in result.entries)
     click.echo(f"wrote {path}: {len(result.entries)} distinct shapes, {calls} calls")

@@ -616,6 +616,14 @@ def _write_target_file(spec: TargetSpec, out: str) -> None:
         raise InputError(f"{out}: is a folder; give the file's name (e.g. {path / named})")
     if os.path.lexists(path):
         raise InputError(f"{out}: exists; remove it or name another file (not written over)")
+    named = f"{spec.key}.target.json"
+    if path.name.lower().endswith(".target.json") and path.name != named:
+        # a workspace reads <key>.target.json only: another key's name made that target
+        # unusable, another case was never read
+        raise InputError(
+            f"{out}: a target file is read as {named} (the key it holds); name it so, or "
+            "give a name not ending in .target.json"
+        )
     try:
         with creating_parent(path):
             write_spec(spec, path)

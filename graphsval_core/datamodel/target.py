@@ -84,6 +84,15 @@ def _control_character(text: str) -> str | None:
     return None
 
 
+def _refuse_control(where: str, text: object) -> None:
+    """Refuse free text (a description, a label, a provenance's source) that
+    holds a control character: printed as it is, an escape sequence would
+    drive the user's terminal (retitle it, hide lines)."""
+    bad = _control_character(text) if isinstance(text, str) else None
+    if bad is not None:
+        raise SpecError(where, f"holds a control character ({bad}): give plain text")
+
+
 def _number(where: str, value: Any, *, minimum: float = 0.0, strict: bool = True) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise SpecError(where, f"must be a number, got {_shown(value)}")
@@ -163,6 +172,9 @@ class MemoryTier:
         for name in (*self.PROVENANCED, "num_units", "usable_capacity_bytes", "product_fraction"):
             _set(self, name, _unwrap(getattr(self, name), name, prov))
         where = f"tier {self.name!r}: "
+        _refuse_control(where + "label", self.label)
+        for key, source in prov.items():
+            _refuse_control(f"{where}provenance.{key}.source", getattr(source, "source", None))
         if self.name not in TIER_NAMES:
             raise SpecError(
                 where + "name", f"tier name {self.name!r} is not one of {', '.join(TIER_NAMES)}"
@@ -631,8 +643,11 @@ class TargetSpec:
             _set(self, name, _unwrap(getattr(self, name), name, prov))
         if not isinstance(self.key, str) or not _KEY_RE.fullmatch(self.key):
             raise SpecError("key", f"{self.key!r} must match [a-z][a-z0-9_]*")
+        _refuse_control("description", self.description)
+        for key, source in prov.items():
+            _refuse_control(f"provenance.{key}.source", getattr(source, "source", None))
         for name in ("name", "family"):
-            if not isinstance(getattr(self, name), str) or not getattr(self, name):
+            if not isinstance(getattr(self, name), str) or not getattr(self, name).strip():
                 raise SpecError(name, "must be a non-empty string")
             bad = _control_character(getattr(self, name))
             if bad is not None:  # printed in tables and one-line errors

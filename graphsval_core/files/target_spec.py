@@ -33,6 +33,8 @@ _TIER_FIELDS = (
     "product_fraction",
 )
 _SCALARS = (*TargetSpec.PROVENANCED, *TargetSpec.OPTIONAL_NUMBERS)
+#: A tier's optional figures (null: the whole capacity, the products' share of 1).
+_TIER_OPTIONAL = ("usable_capacity_bytes", "product_fraction")
 #: What the cross-target checks compare a part with (written only when set).
 _COMPARISON = ("power_mode_class", "family_rank", "power_class")
 _MAPS = (
@@ -92,6 +94,10 @@ def spec_to_json(spec: TargetSpec) -> dict[str, Any]:
                 "provenance": {k: _prov(v) for k, v in t.provenance.items()},
             }
         )
+        written = tiers[-1]
+        for name in _TIER_OPTIONAL:  # no source for a figure the file leaves out (refused)
+            if written.get(name) is None:
+                written["provenance"].pop(name, None)
     return {
         "schema_version": SCHEMA_VERSION,
         "key": spec.key,
@@ -268,6 +274,13 @@ def read_spec(path: str | Path, text: str | bytes | None = None) -> TargetSpec:
         tier_prov = tier.get("provenance", {})
         schema.obj(tier_prov, f"{where}: tiers[{i}].provenance", err)
         provenances += [(f"tiers[{i}].provenance.{k}", v) for k, v in tier_prov.items()]
+        for name in _TIER_OPTIONAL:  # a source of a figure the tier leaves unset
+            if name in tier_prov and tier.get(name) is None:
+                raise TargetFileError(
+                    f"{where}: tiers[{i}].provenance.{name}: {name} is "
+                    + ("null" if name in tier else "not given")
+                    + f", so this provenance sources nothing: give {name} a value, or drop it"
+                )
     known = _provenance_keys(top)
     for at, _entry in provenances:  # a misspelt one would leave its figure unsourced
         top_level = at.startswith("provenance.")

@@ -295,6 +295,8 @@ class Prediction:
         if self._narrow(i):
             d["narrow_n_fraction"] = float(self.narrow_n_fraction)  # type: ignore[arg-type]
             d["narrow_n_columns"] = float(self.narrow_n_columns[i])  # type: ignore[index]
+            if self.narrow_n_group:
+                d["narrow_n_group"] = float(self.narrow_n_group)
         if self._library_passes(i):
             d["library_output_passes"] = self._library_passes(i)
         if self.team_s is not None and self.team_s[i] > 0:
@@ -315,8 +317,9 @@ class Prediction:
 
     def _lanes(self, i: int) -> tuple[int, int] | None:
         """Row ``i``'s :attr:`lanes` and :attr:`padded_n`; None where no lanes
-        set its compute tile."""
-        if self.lanes is None or self.padded_n is None or self.lanes[i] <= 0:
+        set its compute tile, or where the library's narrow kernel times it
+        (which computes its own columns, :attr:`narrow_n_columns`)."""
+        if self.lanes is None or self.padded_n is None or self.lanes[i] <= 0 or self._narrow(i):
             return None
         return int(self.lanes[i]), int(self.padded_n[i])
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from graphsval_core import PLUGIN_API_VERSION, __version__
-from graphsval_core.datamodel.errors import warn_input
+from graphsval_core.datamodel.errors import UserInputError, warn_input
 from graphsval_core.plugins import interrupts
 from graphsval_core.plugins.first_party import CORE_DISTRIBUTION, is_first_party
 from graphsval_core.plugins.registry import PluginInfo, Registry
@@ -51,8 +51,21 @@ class PluginLoadError(Exception):
     """Strict mode: a plugin could not be loaded or registered invalid data."""
 
 
+#: The spellings of an environment flag that is on, and off (unset is off).
+_ON = ("1", "true", "yes", "on")
+_OFF = ("", "0", "false", "no", "off")
+
+
 def _env_flag(name: str) -> bool:
-    return os.environ.get(name, "").strip().lower() not in ("", "0", "false", "no")
+    """Whether environment flag ``name`` is on. A value that is neither on
+    nor off (``maybe``) is refused in one line: ``off`` had turned it on."""
+    value = os.environ.get(name, "").strip().lower()
+    if value not in (*_ON, *_OFF):
+        raise UserInputError(
+            f"{name}={os.environ[name]!r}: expected one of {', '.join(_ON)} (on) or "
+            f"{', '.join(v for v in _OFF if v)} (off), or leave it unset"
+        )
+    return value in _ON
 
 
 def _entry_points() -> Sequence[Any]:

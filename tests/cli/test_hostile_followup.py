@@ -214,3 +214,16 @@ def test_sweep_from_config_s_file_argument_is_held_as_a_file_option_is():
         assert result.exit_code == 2, result.output
         (line,) = [x for x in result.output.splitlines() if x.strip()]
         assert line.startswith(f"Error: Invalid value for 'CONFIG.json': {said}"), line
+
+
+def test_a_warning_naming_a_file_with_a_newline_stays_one_line(capsys):
+    """A workspace baseline named ``nl<newline>x.calibration.csv`` made the
+    duplicate-file warning two lines (from the newcomer); an escape sequence
+    in a message could drive the terminal. Each is written as Python writes it."""
+    from graphsval_core.cli.context import input_warnings
+    from graphsval_core.datamodel.errors import warn_input
+
+    with input_warnings():
+        warn_input("ws/baselines/nl\nx.calibration.csv: \x1b]0;t\x07 the same rows, é")
+    err = capsys.readouterr().err
+    assert err == "warning: ws/baselines/nl\\nx.calibration.csv: \\x1b]0;t\\x07 the same rows, é\n"

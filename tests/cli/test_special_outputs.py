@@ -296,3 +296,16 @@ def test_an_out_dir_that_is_a_link_loop_is_one_line(tmp_path):
     assert result.exit_code == 2, result.output
     assert "internal error" not in result.output and "Traceback" not in result.output
     assert str(loop) in result.output
+
+
+def test_sweep_from_config_never_writes_over_its_config(tmp_path):
+    """``sweep from-config cfg.json --out cfg.json`` replaced the config by the
+    sweep, exit 0 (from the newcomer); a link to it too."""
+    config = _config(tmp_path)
+    before = config.read_text()
+    link = tmp_path / "link.json"
+    link.symlink_to(config)
+    for out in (config, link):
+        line = _refused(["sweep", "from-config", str(config), "--out", str(out)], "--out ")
+        assert line == f"Error: --out {out}: is the config it reads ({config}); name another file"
+    assert config.read_text() == before

@@ -545,3 +545,41 @@ def test_a_spec_with_a_source_for_an_unset_figure_writes_a_file_that_reads_back(
     path = tmp_path / "t.target.json"
     write_spec(odd, path)
     assert read_spec(path).key == HOST
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (
+            lambda d: d.update(description="x\u001b]0;pwned\u0007y"),
+            "field 'description': holds a control character (U+001B): give plain text",
+        ),
+        (
+            lambda d: d["provenance"]["clock_hz"].update(source="a\u0000b"),
+            "field 'provenance.clock_hz.source': holds a control character (U+0000)",
+        ),
+        (
+            lambda d: d["tiers"][0].update(label="L1\u009b2J"),
+            "field 'tiers[0].label' (tier 'l1'): holds a control character (U+009B)",
+        ),
+        (lambda d: d.update(name="   "), "field 'name': must be a non-empty string"),
+    ],
+)
+def test_free_text_that_would_drive_the_terminal_is_refused(tmp_path, edit, message):
+    """An OSC sequence in a description retitled the user's terminal when
+    `targets` printed it, a NUL in a source printed raw (from the newcomer)."""
+    data = _host_target_file()
+    edit(data)
+    assert _refused(tmp_path, data).startswith(message)
+
+
+def test_a_tier_s_provenance_of_a_figure_it_leaves_unset_is_refused(tmp_path):
+    """``tiers[0].provenance.usable_capacity_bytes`` beside a null figure was
+    accepted while the top level's twin was refused (from the newcomer)."""
+    data = _host_target_file()
+    tier = data["tiers"][0]
+    assert tier.get("usable_capacity_bytes") is None
+    tier["provenance"]["usable_capacity_bytes"] = {"kind": "estimated", "source": "x"}
+    assert _refused(tmp_path, data).startswith(
+        "tiers[0].provenance.usable_capacity_bytes: usable_capacity_bytes is "
+    )

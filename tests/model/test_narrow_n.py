@@ -231,6 +231,9 @@ def test_a_linear_s_narrow_kernel_computes_n_in_whole_groups_at_its_own_share(re
         assert p.compute_s[i] == pytest.approx(want), n
         assert p.details(i)["narrow_n_columns"] == groups
         assert p.details(i)["narrow_n_fraction"] == LINEAR_SHARE
+        assert p.details(i)["narrow_n_group"] == 4
+        assert "padded_n" not in p.details(i)  # the lane kernel's tile does not time it
+    assert p.details(len(ns) - 1)["padded_n"] == 16  # N = 16: the lane kernel's
     # 2, 3 and 4 columns cost one group; 5 two; the time goes with the groups
     assert p.compute_s[0] == pytest.approx(p.compute_s[2])
     assert p.compute_s[3] == pytest.approx(2 * p.compute_s[2])

@@ -280,3 +280,22 @@ def test_a_p_value_naming_no_plugin_is_a_usage_error(value):
     assert result.exit_code == 2
     (line,) = [x for x in result.output.splitlines() if x.strip()]
     assert line.startswith(f"Error: Invalid value for '-p': {value!r} names no plugin")
+
+
+@pytest.mark.parametrize("value", ["off", "OFF", " no ", "0", ""])
+def test_an_off_spelling_of_an_environment_flag_is_off(value, monkeypatch, fake_entry_points):
+    """``GRAPHSVAL_DISABLE_PLUGIN_AUTOLOAD=off`` had turned autoload off, then
+    said no plugin was installed (from the newcomer)."""
+    fake_entry_points()
+    monkeypatch.setenv("GRAPHSVAL_STRICT_PLUGINS", value)
+    monkeypatch.setenv("GRAPHSVAL_DISABLE_PLUGIN_AUTOLOAD", value)
+    registry = build_registry()
+    assert registry.problems == [] and set(registry.ops()) == {"matmul", "linear", "vector_add"}
+
+
+def test_an_environment_flag_of_no_known_spelling_is_one_line(monkeypatch):
+    monkeypatch.setenv("GRAPHSVAL_STRICT_PLUGINS", "maybe")
+    result = CliRunner().invoke(cli, ["targets"])
+    assert result.exit_code == 2, result.output
+    (line,) = [x for x in result.output.splitlines() if x.strip()]
+    assert line.startswith("Error: GRAPHSVAL_STRICT_PLUGINS='maybe': expected one of 1, true")

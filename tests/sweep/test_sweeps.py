@@ -463,3 +463,15 @@ def test_a_token_count_or_a_call_site_given_twice_is_refused(tmp_path):
     out.write_text(json.dumps(data))
     with pytest.raises(SweepFileError, match=r"shapes\[1\]: call site .* is shapes\[0\]'s too"):
         load_sweep(out)
+
+
+def test_a_rollup_as_csv_is_a_usage_error_not_the_table(tmp_path):
+    """``predict --rollup --format csv`` printed the text table, exit 0 (from
+    the newcomer): a rollup's phases are nested, so csv is refused."""
+    out = tmp_path / "llama.json"
+    config = str(FIXTURES / "llama-3.2-1b-config.json")
+    CliRunner().invoke(cli, ["sweep", "from-config", config, "--tokens", "8", "--out", str(out)])
+    argv = ["predict", "--hw", "i7_12700k", "--sweep", str(out), "--rollup", "--format", "csv"]
+    result = CliRunner().invoke(cli, argv)
+    assert result.exit_code == 2, result.output
+    assert "--rollup prints a table or --format json, not csv" in result.output

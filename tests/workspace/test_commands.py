@@ -512,3 +512,19 @@ def test_a_target_or_calibration_of_a_near_name_is_listed_not_passed_over(run, w
     assert "calibration/mine.json  NOT READ: a calibration file is named" in text
     listed = json.loads(run(workspace, "workspace", "--json").stdout)
     assert "targets/mine.target.json " in [t["file"] for t in listed["targets"]]
+
+
+def test_a_target_file_is_written_only_under_the_name_a_workspace_reads(run, tmp_path):
+    """``targets --target-file --out WS/targets/i7_12700k.target.json`` of
+    another target wrote it, exit 0, and the i7 was then unusable in that
+    workspace (from the newcomer); another case was never read."""
+    key = "host_amd_epyc_2c_1t"
+    for name in ("i7_12700k.target.json", f"{key}.target.JSON"):
+        out = tmp_path / "targets" / name
+        result = run(None, "targets", "--hw", key, "--target-file", "--out", str(out))
+        assert result.exit_code == 2, result.output
+        assert f"a target file is read as {key}.target.json" in result.output
+        assert not out.exists()
+    for name in (f"{key}.target.json", "mine.json"):
+        out = tmp_path / "targets" / name
+        assert run(None, "targets", "--hw", key, "--target-file", "--out", str(out)).exit_code == 0
