@@ -87,7 +87,6 @@ def test_tiers_times_the_linear_kernels_from_the_l2_to_main_memory():
         (n, m) for n in (4, 8, 16) for m in (64, 128, 512, 2048, 8192, 32768)
     ]
     assert all(float(r[4]) > 0 for r in rows)  # ps a multiply-add
-    bad = _run("--tiers", "--k", "0")
-    assert bad.returncode == 2 and "--k must be at least 1" in bad.stderr
+    # one refusal (each run imports torch, 3 s): a flag --tiers would ignore
     mixed = _run("--tiers", "--n", "4")
     assert mixed.returncode == 2 and "--tiers times fp32 at its own M and N" in mixed.stderr
