@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from graphsval_core.cli.context import AppContext, pass_app
+from graphsval_core.cli.context import AppContext, one_line, pass_app
 from graphsval_core.cli.output import echo_json
 from graphsval_core.datamodel.tables import format_noted_table, screen_width, wrap_line
 
@@ -22,7 +22,7 @@ def ci_matrix(app: AppContext, as_json: bool) -> None:
 
     registry = app.registry
     for problem in registry.problems:
-        click.echo(f"warning: {problem}", err=True)
+        click.echo(f"warning: {one_line(str(problem))}", err=True)
     matrix = build(registry)
     if as_json:
         echo_json(matrix)

@@ -19,9 +19,13 @@ EXIT_USAGE = 2
 
 
 class InputError(click.ClickException):
-    """An input or environment error: one line on stderr, exit code 2."""
+    """An input or environment error: one line on stderr, exit code 2 (a
+    control character in it, a newline in a key or a file's name, escaped)."""
 
     exit_code = EXIT_USAGE
+
+    def format_message(self) -> str:
+        return one_line(self.message)
 
 
 class AppContext:

@@ -617,7 +617,7 @@ def _write_target_file(spec: TargetSpec, out: str) -> None:
     if os.path.lexists(path):
         raise InputError(f"{out}: exists; remove it or name another file (not written over)")
     named = f"{spec.key}.target.json"
-    if path.name.lower().endswith(".target.json") and path.name != named:
+    if path.name.strip().lower().endswith(".target.json") and path.name != named:
         # a workspace reads <key>.target.json only: another key's name made that target
         # unusable, another case was never read
         raise InputError(

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from graphsval_core.cli.context import AppContext, InputError, pass_app
+from graphsval_core.cli.context import AppContext, InputError, one_line, pass_app
 
 if TYPE_CHECKING:
     from graphsval_core.validate.workflow import ValidateResult
@@ -278,7 +278,7 @@ def _echo_text(result: ValidateResult, verbose: int, quiet: bool) -> None:
         if quiet:  # one line, for a script's `head -1`; what the data warn of, on stderr
             click.echo(screen.paint(top, **style), color=colour)
             for warning in summary.warnings:
-                click.echo(f"warning: {warning}", err=True)
+                click.echo(f"warning: {one_line(warning)}", err=True)
             return
         for line in screen.wrap(top, "", "  "):
             click.echo(screen.paint(line, **style), color=colour)

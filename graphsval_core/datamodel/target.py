@@ -644,6 +644,7 @@ class TargetSpec:
         if not isinstance(self.key, str) or not _KEY_RE.fullmatch(self.key):
             raise SpecError("key", f"{self.key!r} must match [a-z][a-z0-9_]*")
         _refuse_control("description", self.description)
+        _refuse_control("compute_unit_name", self.compute_unit_name)
         for key, source in prov.items():
             _refuse_control(f"provenance.{key}.source", getattr(source, "source", None))
         for name in ("name", "family"):

@@ -563,6 +563,10 @@ def test_a_spec_with_a_source_for_an_unset_figure_writes_a_file_that_reads_back(
             "field 'tiers[0].label' (tier 'l1'): holds a control character (U+009B)",
         ),
         (lambda d: d.update(name="   "), "field 'name': must be a non-empty string"),
+        (
+            lambda d: d.update(compute_unit_name="co\u001b[31mre"),
+            "field 'compute_unit_name': holds a control character (U+001B)",
+        ),
     ],
 )
 def test_free_text_that_would_drive_the_terminal_is_refused(tmp_path, edit, message):

@@ -528,3 +528,28 @@ def test_a_target_file_is_written_only_under_the_name_a_workspace_reads(run, tmp
     for name in (f"{key}.target.json", "mine.json"):
         out = tmp_path / "targets" / name
         assert run(None, "targets", "--hw", key, "--target-file", "--out", str(out)).exit_code == 0
+
+
+def test_a_newline_in_a_key_or_a_file_name_stays_on_its_one_line(run, tmp_path):
+    """A provenance key ``clock<newline>hz`` made the error two lines, and a
+    workspace baseline named ``a<newline>b.csv`` the no-purpose warning
+    (from the newcomer's second run): both are written escaped."""
+    ws = tmp_path / "ws"
+    key = "host_amd_epyc_2c_1t"
+    data = shipped_spec()
+    data["provenance"]["clock\nhz"] = {"kind": "estimated", "source": "x"}
+    write_json(target_path(ws, data["key"]), data)
+    bad = run(ws, "targets", "--hw", data["key"])
+    assert bad.exit_code == 2
+    (line,) = [x for x in bad.output.splitlines() if x.strip()]
+    assert "provenance.clock\\nhz: no figure of that name" in line
+    target_path(ws, data["key"]).unlink()
+    shipped = CPU / "baselines" / "i7_12700k_vector_add.calibration.csv"
+    (ws / "baselines").mkdir(parents=True)
+    (ws / "baselines" / "a\nb.csv").write_text(shipped.read_text())
+    said = run(ws, "validate", "--hw", "i7_12700k", "-q")
+    warned = [x for x in said.output.splitlines() if "no purpose column or suffix" in x]
+    assert len(warned) == 1 and "a\\nb.csv: no purpose column" in warned[0], said.output
+    out = tmp_path / "t" / f"{key}.target.json "
+    refused = run(None, "targets", "--hw", key, "--target-file", "--out", str(out))
+    assert refused.exit_code == 2 and not out.exists()
