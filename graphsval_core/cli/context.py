@@ -122,12 +122,9 @@ def one_line(text: str) -> str:
     """``text`` with each control character (a newline in a file's name, an
     escape sequence) written as Python writes it (``\\n``, ``\\x1b``), so a
     warning stays one line and never drives the terminal."""
-    import unicodedata
+    from graphsval_core.datamodel.errors import is_control
 
-    return "".join(
-        ascii(ch)[1:-1] if unicodedata.category(ch) == "Cc" or ch in "\u2028\u2029" else ch
-        for ch in text
-    )
+    return "".join(ascii(ch)[1:-1] if is_control(ch) else ch for ch in text)
 
 
 @contextlib.contextmanager

@@ -16,6 +16,16 @@ def clip(text: str) -> str:
     return repr(text if len(text) <= 40 else text[:37] + "...")
 
 
+def is_control(ch: str) -> bool:
+    """Whether character ``ch`` is a control character: Unicode category Cc
+    (a newline, a tab, a NUL, an escape) or a line or paragraph separator,
+    which would break a one-line message or drive the terminal. A no-break
+    space or a soft hyphen is text."""
+    import unicodedata
+
+    return unicodedata.category(ch) == "Cc" or ch in "\u2028\u2029"
+
+
 class UserInputError(ValueError):
     """An input (file, name, shape, flag value) cannot be used; one line says why."""
 

@@ -20,7 +20,7 @@ from typing import Any
 from attrs import field, frozen
 
 from graphsval_core.datamodel.dtypes import KNOWN_DTYPES
-from graphsval_core.datamodel.errors import UserInputError
+from graphsval_core.datamodel.errors import UserInputError, is_control
 from graphsval_core.datamodel.op import MAX_DIM
 from graphsval_core.datamodel.provenance import Provenance, Sourced
 from graphsval_core.datamodel.regimes import TIER_NAMES, tier_regime
@@ -73,15 +73,9 @@ def _shown(value: Any) -> str:
 
 
 def _control_character(text: str) -> str | None:
-    """The first control character in ``text`` (Unicode category Cc, or a
-    line or paragraph separator) as ``U+000A``; None when there is none. A
-    no-break space or a soft hyphen, as a datasheet's name may hold, is text."""
-    import unicodedata
-
-    for ch in text:
-        if unicodedata.category(ch) == "Cc" or ch in "\u2028\u2029":
-            return f"U+{ord(ch):04X}"
-    return None
+    """The first control character in ``text`` (:func:`is_control`) as
+    ``U+000A``; None when there is none."""
+    return next((f"U+{ord(ch):04X}" for ch in text if is_control(ch)), None)
 
 
 def _refuse_control(where: str, text: object) -> None:
@@ -91,6 +85,13 @@ def _refuse_control(where: str, text: object) -> None:
     bad = _control_character(text) if isinstance(text, str) else None
     if bad is not None:
         raise SpecError(where, f"holds a control character ({bad}): give plain text")
+
+
+def _refuse_control_sources(prefix: str, prov: Mapping[str, Any]) -> None:
+    """:func:`_refuse_control` of each provenance's source, named
+    ``<prefix>provenance.<key>.source``."""
+    for key, source in prov.items():
+        _refuse_control(f"{prefix}provenance.{key}.source", getattr(source, "source", None))
 
 
 def _number(where: str, value: Any, *, minimum: float = 0.0, strict: bool = True) -> float:
@@ -173,8 +174,7 @@ class MemoryTier:
             _set(self, name, _unwrap(getattr(self, name), name, prov))
         where = f"tier {self.name!r}: "
         _refuse_control(where + "label", self.label)
-        for key, source in prov.items():
-            _refuse_control(f"{where}provenance.{key}.source", getattr(source, "source", None))
+        _refuse_control_sources(where, prov)
         if self.name not in TIER_NAMES:
             raise SpecError(
                 where + "name", f"tier name {self.name!r} is not one of {', '.join(TIER_NAMES)}"
@@ -645,8 +645,7 @@ class TargetSpec:
             raise SpecError("key", f"{self.key!r} must match [a-z][a-z0-9_]*")
         _refuse_control("description", self.description)
         _refuse_control("compute_unit_name", self.compute_unit_name)
-        for key, source in prov.items():
-            _refuse_control(f"provenance.{key}.source", getattr(source, "source", None))
+        _refuse_control_sources("", prov)
         for name in ("name", "family"):
             if not isinstance(getattr(self, name), str) or not getattr(self, name).strip():
                 raise SpecError(name, "must be a non-empty string")

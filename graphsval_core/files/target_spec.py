@@ -275,23 +275,15 @@ def read_spec(path: str | Path, text: str | bytes | None = None) -> TargetSpec:
         schema.obj(tier_prov, f"{where}: tiers[{i}].provenance", err)
         provenances += [(f"tiers[{i}].provenance.{k}", v) for k, v in tier_prov.items()]
         for name in _TIER_OPTIONAL:  # a source of a figure the tier leaves unset
-            if name in tier_prov and tier.get(name) is None:
-                raise TargetFileError(
-                    f"{where}: tiers[{i}].provenance.{name}: {name} is "
-                    + ("null" if name in tier else "not given")
-                    + f", so this provenance sources nothing: give {name} a value, or drop it"
-                )
+            if name in tier_prov:
+                _sources_something(where, f"tiers[{i}].provenance.{name}", name, tier)
     known = _provenance_keys(top)
     for at, _entry in provenances:  # a misspelt one would leave its figure unsourced
         top_level = at.startswith("provenance.")
         name = at.removeprefix("provenance.") if top_level else at.split(".provenance.", 1)[1]
         fields = known if top_level else (*_TIER_FIELDS, "num_units")
-        if top_level and name in TargetSpec.OPTIONAL_NUMBERS and top.get(name) is None:
-            raise TargetFileError(
-                f"{where}: {at}: {name} is "
-                + ("null" if name in top else "not given")
-                + f", so this provenance sources nothing: give {name} a value, or drop it"
-            )
+        if top_level and name in TargetSpec.OPTIONAL_NUMBERS:
+            _sources_something(where, at, name, top)
         if name not in fields:
             head, _, item = name.partition(".")
             if top_level and head in _MAPS:  # the source of a per-dtype figure the file lacks
@@ -376,6 +368,18 @@ _TOP_TYPES = {
     "detected": _BOOL,
     "description": _TEXT,
 }
+
+
+def _sources_something(where: str, at: str, name: str, holder: dict[str, Any]) -> None:
+    """Refuse the provenance at ``at`` of optional figure ``name`` when
+    ``holder`` (the file's top level or a tier) gives it as null or not at
+    all: the file would read as sourced where the model has no such term."""
+    if holder.get(name) is None:
+        raise TargetFileError(
+            f"{where}: {at}: {name} is "
+            + ("null" if name in holder else "not given")
+            + f", so this provenance sources nothing: give {name} a value, or drop it"
+        )
 
 
 def _provenance_keys(top: dict[str, Any]) -> tuple[str, ...]:
