@@ -7,7 +7,7 @@ chip; each is estimated here and calibrated per target from its rows.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from graphsval_core.plugin_api import Sourced, datasheet, estimated, first_touch_threshold
 
@@ -221,38 +221,54 @@ def _narrow_mkl(vendor: str, flags: set[str]) -> bool:
     return vendor == "AuthenticAMD"
 
 
+def _narrow_estimates(
+    dtypes: Iterable[str],
+    flags: Iterable[str],
+    vendor: str,
+    value: float,
+    source: Callable[[str], str],
+) -> dict[str, Sourced]:
+    """``value``, estimated from ``source(dtype)``, for each of ``dtypes``
+    MKL runs, on a CPU where it has narrow kernels (:func:`_narrow_mkl`);
+    none elsewhere."""
+    if not _narrow_mkl(vendor, set(flags)):
+        return {}
+    return {dtype: estimated(value, source(dtype)) for dtype in dtypes if dtype in MKL_DTYPES}
+
+
 def narrow_n_columns(
     dtypes: Iterable[str], flags: Iterable[str], *, vendor: str, transposed: bool = False
 ) -> dict[str, Sourced]:
     """The most columns of N (from 2) for which MKL runs a product of each of
     ``dtypes`` it runs in its narrow kernel, per layout of B (``transposed``:
-    a linear's weight; :func:`_narrow_mkl` says where): 11 columns, measured
-    on the Zen 3 host (:data:`MKL_NARROW_COLUMNS`)."""
-    if not _narrow_mkl(vendor, set(flags)):
-        return {}
+    a linear's weight; :func:`_narrow_mkl` says where): 11 columns for a
+    matmul, 15 for a linear, measured on the Zen 3 host
+    (:data:`MKL_NARROW_COLUMNS`, :data:`MKL_LINEAR_NARROW_COLUMNS`)."""
     if transposed:
-        return {
-            dtype: estimated(
-                MKL_LINEAR_NARROW_COLUMNS,
+        return _narrow_estimates(
+            dtypes,
+            flags,
+            vendor,
+            MKL_LINEAR_NARROW_COLUMNS,
+            lambda dtype: (
                 f"MKL's {dtype} linear (the weight N x K) of 2 to {MKL_LINEAR_NARROW_COLUMNS} "
                 "columns runs in a narrow kernel of dot products, not its lane micro-kernel: "
                 "on the Zen 3 host (bench_narrow_n.py, one thread, four shapes of A) they "
-                "take 0.24 to 3.0 times what 16 take, their time going with N",
-            )
-            for dtype in dtypes
-            if dtype in MKL_DTYPES
-        }
-    return {
-        dtype: estimated(
-            MKL_NARROW_COLUMNS,
+                "take 0.24 to 3.0 times what 16 take, their time going with N"
+            ),
+        )
+    return _narrow_estimates(
+        dtypes,
+        flags,
+        vendor,
+        MKL_NARROW_COLUMNS,
+        lambda dtype: (
             f"MKL's {dtype} matmul (a row-major B) of 2 to {MKL_NARROW_COLUMNS} columns runs "
             "in a narrow kernel, not its lane micro-kernel: on the Zen 3 host "
             "(bench_narrow_n.py, one thread) matmuls of 2 to 11 columns take 1.8 to 3.8 times "
-            "what 16 take, 12 columns 1.35 to 1.5 times",
-        )
-        for dtype in dtypes
-        if dtype in MKL_DTYPES
-    }
+            "what 16 take, 12 columns 1.35 to 1.5 times"
+        ),
+    )
 
 
 def narrow_n_fraction(
@@ -263,19 +279,18 @@ def narrow_n_fraction(
     :data:`MKL_NARROW_SHARE`, from the Zen 3 bench, until calibrated (the
     kernel computes a row of C a step of K, every N as its 11 columns); a
     linear's kernel has its own (:func:`transposed_narrow_n_fraction`)."""
-    if not _narrow_mkl(vendor, set(flags)):
-        return {}
-    return {
-        dtype: estimated(
-            MKL_NARROW_SHARE,
+    return _narrow_estimates(
+        dtypes,
+        flags,
+        vendor,
+        MKL_NARROW_SHARE,
+        lambda dtype: (
             f"MKL's {dtype} narrow kernel: on the Zen 3 host (bench_narrow_n.py, one thread, "
             "2048 x 512) matmuls of 2 to 11 columns take a median 2.7 times what 16 take, "
             "about a dependent multiply-add's latency per row of C and step of K; computed "
-            "as 11 columns, 11 / (16 x 2.7) of the rate",
-        )
-        for dtype in dtypes
-        if dtype in MKL_DTYPES
-    }
+            "as 11 columns, 11 / (16 x 2.7) of the rate"
+        ),
+    )
 
 
 def transposed_narrow_n_group(
@@ -284,21 +299,20 @@ def transposed_narrow_n_group(
     """The weight's rows MKL's narrow linear kernel takes a pass, for each of
     ``dtypes`` with one (:func:`narrow_n_columns`, transposed): its time
     goes with N rounded up to :data:`MKL_LINEAR_NARROW_GROUP`."""
-    if not _narrow_mkl(vendor, set(flags)):
-        return {}
-    return {
-        dtype: estimated(
-            MKL_LINEAR_NARROW_GROUP,
+    return _narrow_estimates(
+        dtypes,
+        flags,
+        vendor,
+        MKL_LINEAR_NARROW_GROUP,
+        lambda dtype: (
             f"MKL's {dtype} narrow linear on the Zen 3 host (bench_narrow_n.py, one thread, "
             "2048 x 512, 512 x 4096, 8192 x 128, 256 x 1024): N of 4, 8 and 12 cost the same "
             "per column, 72 to 110 ps a multiply-add, N of 2 and 3 0.75 to 1.7 times what 4 "
             "costs, and "
             "the same with A in the L3 as in main memory (--tiers): dot products along K, "
-            "four of the weight's rows a pass, streaming A under their compute",
-        )
-        for dtype in dtypes
-        if dtype in MKL_DTYPES
-    }
+            "four of the weight's rows a pass, streaming A under their compute"
+        ),
+    )
 
 
 def transposed_narrow_n_fraction(
@@ -307,18 +321,17 @@ def transposed_narrow_n_fraction(
     """The share of the compute rate MKL's narrow linear kernel reaches, for
     each of ``dtypes`` with one: :data:`MKL_LINEAR_NARROW_SHARE`, from the
     Zen 3 bench, until calibrated."""
-    if not _narrow_mkl(vendor, set(flags)):
-        return {}
-    return {
-        dtype: estimated(
-            MKL_LINEAR_NARROW_SHARE,
+    return _narrow_estimates(
+        dtypes,
+        flags,
+        vendor,
+        MKL_LINEAR_NARROW_SHARE,
+        lambda dtype: (
             f"MKL's {dtype} narrow linear on the Zen 3 host (bench_narrow_n.py, one thread): "
             "85 ps a multiply-add (the median at N = 4, 8 and 12 over four shapes of A) "
-            "against the peak's 25.5 ps (16 a cycle at 2.45 GHz)",
-        )
-        for dtype in dtypes
-        if dtype in MKL_DTYPES
-    }
+            "against the peak's 25.5 ps (16 a cycle at 2.45 GHz)"
+        ),
+    )
 
 
 def product_output_passes(
