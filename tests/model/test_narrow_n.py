@@ -122,6 +122,41 @@ def test_the_fields_round_trip_through_a_target_file(registry_of):
             "narrow_n_fraction",
             "(0, 1], got 1.5",
         ),
+        # a linear's own kernel (its group of the weight's rows, its own share)
+        (
+            {"transposed_narrow_n_group": 4},
+            "transposed_narrow_n_group.fp32",
+            "no transposed_narrow_n_columns",
+        ),
+        (
+            {"transposed_narrow_n_fraction": 0.4},
+            "transposed_narrow_n_fraction.fp32",
+            "no transposed_narrow_n_columns",
+        ),
+        (
+            {"transposed_narrow_n_columns": 15, "transposed_narrow_n_group": 16},
+            "transposed_narrow_n_group.fp32",
+            "from 1 to transposed_narrow_n_columns.fp32 (15), got 16",
+        ),
+        (
+            {"transposed_narrow_n_columns": 15, "transposed_narrow_n_group": 2.5},
+            "transposed_narrow_n_group.fp32",
+            "whole number of the weight's rows",
+        ),
+        (
+            {"transposed_narrow_n_columns": 15, "transposed_narrow_n_fraction": 1.5},
+            "transposed_narrow_n_fraction",
+            "(0, 1], got 1.5",
+        ),
+        (
+            {
+                "transposed_narrow_n_columns": 15,
+                "transposed_narrow_n_fraction": 0.4,
+                "narrow_n_fraction": 0.25,
+            },
+            "narrow_n_fraction.fp32",
+            "without a transposed_narrow_n_fraction of its own",
+        ),
     ],
 )
 def test_a_bad_narrow_field_is_refused_with_its_name(registry_of, fields, where, words):
@@ -271,52 +306,6 @@ def test_a_linear_s_own_kernel_fields_round_trip_and_are_shown(registry_of):
         narrow_n_fraction={"fp32": estimated(SHARE, "t")},
     )
     assert shared.target("t").narrow_n_share("fp32", True) == SHARE
-
-
-@pytest.mark.parametrize(
-    ("fields", "where", "words"),
-    [
-        (
-            {"transposed_narrow_n_group": 4},
-            "transposed_narrow_n_group.fp32",
-            "no transposed_narrow_n_columns",
-        ),
-        (
-            {"transposed_narrow_n_fraction": 0.4},
-            "transposed_narrow_n_fraction.fp32",
-            "no transposed_narrow_n_columns",
-        ),
-        (
-            {"transposed_narrow_n_columns": 15, "transposed_narrow_n_group": 16},
-            "transposed_narrow_n_group.fp32",
-            "from 1 to transposed_narrow_n_columns.fp32 (15), got 16",
-        ),
-        (
-            {"transposed_narrow_n_columns": 15, "transposed_narrow_n_group": 2.5},
-            "transposed_narrow_n_group.fp32",
-            "whole number of the weight's rows",
-        ),
-        (
-            {"transposed_narrow_n_columns": 15, "transposed_narrow_n_fraction": 1.5},
-            "transposed_narrow_n_fraction",
-            "(0, 1], got 1.5",
-        ),
-        (
-            {
-                "transposed_narrow_n_columns": 15,
-                "transposed_narrow_n_fraction": 0.4,
-                "narrow_n_fraction": 0.25,
-            },
-            "narrow_n_fraction.fp32",
-            "without a transposed_narrow_n_fraction of its own",
-        ),
-    ],
-)
-def test_a_bad_linear_narrow_field_is_refused_with_its_name(registry_of, fields, where, words):
-    kw = {name: {"fp32": estimated(v, "t")} for name, v in fields.items()}
-    with pytest.raises(SpecError, match=where) as err:
-        registry_of(accumulator_lanes={"fp32": estimated(16, "t")}, **kw)
-    assert words in str(err.value)
 
 
 def test_a_linear_s_dot_product_kernel_hides_its_traffic_under_its_compute(registry_of):
