@@ -428,12 +428,28 @@ def select(
         block = RowBlock.from_rows(rows, b.columns[len(V4_COLUMNS) :])
         return Selection(b.path, [block], b.purpose_source, hashes[b.path], **more)
 
+    seen: dict[tuple[Any, ...], str] = {}  # a row's identity -> the file it was first read in
+
+    def once(path: str, rows: list[BaselineRow]) -> list[BaselineRow]:
+        """``rows`` less those an earlier file holds exactly (a workspace
+        baseline's copy of a shipped measurement counts once), with a warning."""
+        kept, copies = [], {}
+        for r in rows:
+            first = seen.setdefault(row_identity(r), path)
+            if first == path:
+                kept.append(r)
+            else:
+                copies[first] = copies.get(first, 0) + 1
+        for first, n in copies.items():
+            warn_input(f"{path}: {n} row(s) repeat rows of {first} exactly; each read once")
+        return kept
+
     selections = []
     for path, b in parsed.items():
         if path in recaptures:
             continue
         if b.purpose_source == "none":
-            rows = [r for r in b.rows if wanted(r)]
+            rows = once(path, [r for r in b.rows if wanted(r)])
             warning = f"{path}: no purpose column or suffix: every row counts"
             selections.append(selection(b, rows, warning=warning if rows else ""))
             continue
@@ -451,6 +467,7 @@ def select(
             ]
             if other:
                 rows, in_sample = other, True
+        rows = once(path, rows)
         if rows:
             selections.append(selection(b, rows, in_sample=in_sample))
     return Baselines(selections, pairs)

@@ -76,6 +76,27 @@ def test_a_workspace_copy_of_a_shipped_baseline_is_read_once(run, workspace):
         assert f"warning: {copy}: the same rows as {shipped}; read once" in result.stderr
 
 
+def test_rows_a_workspace_baseline_copies_from_a_shipped_one_count_once(run, workspace):
+    """A workspace baseline holding some rows of a shipped file, copied
+    exactly, beside a row of its own: the copied rows count once, with one
+    warning naming both files and how many; its own row and a copied row
+    with another latency (a second measurement) still count."""
+    shipped = CPU / "baselines" / f"{SHIPPED}_vector_add.validation.csv"
+    args = ("validate", "--hw", SHIPPED, "--op", "vector_add", "--format", "json")
+    (before,) = json.loads(run(workspace, *args).stdout)["summary"]["targets"]
+    header, *rows = shipped.read_text().splitlines()
+    fields = rows[3].split(",")
+    fields[4] = repr(float(fields[4]) * 1.01)  # the same shape measured again
+    copy = baseline_path(workspace, KEY, "matmul", "validation").parent / "mine.validation.csv"
+    copy.write_text("\n".join([header, *rows[:3], ",".join(fields)]) + "\n")
+    result = run(workspace, *args)
+    assert result.exit_code in (0, 1), result.output
+    (after,) = json.loads(result.stdout)["summary"]["targets"]
+    assert after["records"] == before["records"] + 1
+    assert f"warning: {copy}: 3 row(s) repeat rows of {shipped} exactly; each read once" in (
+        result.stderr
+    )
+
 def test_validate_a_workspace_capture_as_calibration(run, workspace):
     calibration = baseline_path(workspace, KEY, "matmul", "calibration")
     result = run(workspace, "validate", "--baseline", calibration, "--purpose", "calibration")
