@@ -78,12 +78,14 @@ def workspace(app: AppContext, as_json: bool) -> None:
     say(f"workspace: {summary.path} ({_SOURCES.get(summary.source, summary.source)}){state}")
     for problem in summary.problems:  # something there that is no folder: nothing in it is read
         say(f"  problem: {problem}")
+    # why a readable file is not in use, where no error of its own says so
+    unused = ": -p no:workspace leaves the workspace out" if summary.left_out else ""
     say(f"targets ({len(summary.targets)}):")
     for t in summary.targets:
         if t.error:
             status = f"NOT LOADED: {t.error}"
         elif not t.registered:
-            status = "not registered (see the warnings)"
+            status = f"not registered{unused}"
         else:
             status = "".join(f"; replaces the one of plugin {p!r}" for p in t.replaces)
         say(
@@ -102,7 +104,7 @@ def workspace(app: AppContext, as_json: bool) -> None:
         if c.error:
             say(f"  {shown_name(c.file)}  NOT READ: {c.error}")
             continue
-        state = "applied" if c.applied else "not applied (see the warnings)"
+        state = "applied" if c.applied else f"not applied{unused}"
         say(f"  {shown_name(c.file)}  {c.target}: {state}")
 
 

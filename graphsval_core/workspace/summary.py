@@ -23,6 +23,7 @@ from graphsval_core.workspace.location import (
     WorkspaceLocation,
 )
 from graphsval_core.workspace.plugin import (
+    PLUGIN_NAME,
     dangling_link,
     files_in,
     folder_problem,
@@ -81,6 +82,8 @@ class WorkspaceSummary:
     baselines: tuple[BaselineFile, ...]
     calibrations: tuple[CalibrationFile, ...]
     problems: tuple[str, ...] = ()
+    #: the registry was built without the workspace (``-p no:workspace``)
+    left_out: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -91,6 +94,7 @@ class WorkspaceSummary:
             "baselines": [asdict(b) for b in self.baselines],
             "calibrations": [asdict(c) for c in self.calibrations],
             "problems": list(self.problems),
+            "left_out": self.left_out,
         }
 
 
@@ -189,15 +193,25 @@ def _calibrations(registry: Registry, folder: Path) -> list[CalibrationFile]:
         except Exception as exc:
             out.append(CalibrationFile(name, None, False, _error(exc, path)))
             continue
+        if not isinstance(target, str):  # the registry refuses it so too
+            error = "names no target (a 'target' key is required)"
+            out.append(CalibrationFile(name, None, False, error))
+            continue
         applied = registry.calibration_files.get(target) == str(path)
-        # why the registry refused it (another plugin's target, a bad value), if it did
-        why = "" if applied else registry.workspace_errors.get(str(target), "")
-        out.append(
-            CalibrationFile(
-                name, target, applied, why.removeprefix(f"workspace calibration {path}: ")
-            )
-        )
+        # why the registry refused it (another plugin's target, a bad value): kept
+        # under the key its file name gives, or the target it names
+        stem = path.name.removesuffix(CALIBRATION_SUFFIX)
+        why = "" if applied else registry.workspace_errors.get(stem, "")
+        why = why or ("" if applied else registry.workspace_errors.get(target, ""))
+        why = why.removeprefix(f"workspace calibration {path}: ")
+        out.append(CalibrationFile(name, target, applied, why))
     return sorted(out, key=lambda c: c.file)
+
+
+def left_out(registry: Registry) -> bool:
+    """Whether the registry was built without the workspace (``-p no:workspace``)."""
+    info = {p.name: p for p in registry.plugins}.get(PLUGIN_NAME)
+    return info is None or not info.loaded
 
 
 def summarise(location: WorkspaceLocation, registry: Registry) -> WorkspaceSummary:
@@ -215,4 +229,5 @@ def summarise(location: WorkspaceLocation, registry: Registry) -> WorkspaceSumma
         baselines=tuple(_baselines(folder)),
         calibrations=tuple(_calibrations(registry, folder)),
         problems=tuple(problems),
+        left_out=left_out(registry),
     )

@@ -97,6 +97,7 @@ def test_rows_a_workspace_baseline_copies_from_a_shipped_one_count_once(run, wor
         result.stderr
     )
 
+
 def test_validate_a_workspace_capture_as_calibration(run, workspace):
     calibration = baseline_path(workspace, KEY, "matmul", "calibration")
     result = run(workspace, "validate", "--baseline", calibration, "--purpose", "calibration")

@@ -361,3 +361,30 @@ def _refused_everywhere(workspace, run, denied) -> None:
         line = _one_error(run(workspace, *argv))
         assert f"workspace {denied}: cannot be read (Permission denied)" in line, line
         assert "--workspace or GRAPHSVAL_WORKSPACE" in line
+
+
+def test_the_listing_says_why_a_file_is_not_in_use_never_to_see_warnings_it_does_not_print(
+    workspace, run
+):
+    """`graphsval workspace` prints no plugin warning, so each line says why
+    itself: a calibration holding no target (under a hidden name too), and,
+    under -p no:workspace, a target and a calibration the run leaves out."""
+    write_json(workspace / "calibration" / ".x.calibration.json", {})
+    write_json(calibration_path(workspace, KEY), _calibration())
+    listed = run(workspace, "workspace")
+    assert listed.exit_code == 0, listed.output
+    assert (
+        "calibration/.x.calibration.json  NOT READ: names no target (a 'target' key is required)"
+        in listed.output
+    )
+    assert f"calibration/{KEY}.calibration.json  {KEY}: applied" in listed.output
+    blocked = run(workspace, "-p", "no:workspace", "workspace")
+    assert blocked.exit_code == 0, blocked.output
+    out = " ".join(blocked.output.split())  # wrapped to the screen
+    assert "see the warnings" not in out and "None:" not in out
+    left = ": -p no:workspace leaves the workspace out"
+    assert f"targets/{KEY}.target.json not registered{left}" in out
+    assert f"calibration/{KEY}.calibration.json {KEY}: not applied{left}" in out
+    assert json.loads(run(workspace, "-p", "no:workspace", "workspace", "--json").stdout)[
+        "left_out"
+    ]
