@@ -305,12 +305,14 @@ def apply_file(spec: TargetSpec, data: dict[str, Any], name: str) -> TargetSpec:
     check_calibration(data, name, spec)
     for tier in spec.tiers:  # applying would clamp it (a fit's rounding); a file may not
         entry = data["constants"].get(f"tiers.{tier.name}.usable_capacity_bytes")
-        if entry is not None and entry["value"] > tier.total_capacity_bytes * (1 + 1e-9):
-            raise CalibrationFileError(
-                f"{name}: constants.tiers.{tier.name}.usable_capacity_bytes: "
-                f"{entry['value']:.6g} B exceeds the tier's total capacity "
-                f"{tier.total_capacity_bytes:.6g} B"
-            )
+        for key in ("value", "datasheet"):  # the spec's usable part of it too
+            given = None if entry is None else entry.get(key)
+            if given is not None and given > tier.total_capacity_bytes * (1 + 1e-9):
+                raise CalibrationFileError(
+                    f"{name}: constants.tiers.{tier.name}.usable_capacity_bytes"
+                    f"{'' if key == 'value' else '.datasheet'}: {given:.6g} B exceeds the "
+                    f"tier's total capacity {tier.total_capacity_bytes:.6g} B"
+                )
     sources = ", ".join(s["file"] for s in data["provenance"]["sources"])
     calibrated = apply_constants(
         spec,

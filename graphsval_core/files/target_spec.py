@@ -522,7 +522,12 @@ def out_of_bounds(spec: TargetSpec) -> str | None:
                     f"tiers[{i}].{name} (tier {tier.name!r}): {value:.6g} B is below "
                     f"{MIN_CAPACITY_BYTES} B (one cache line: a capacity is given in bytes)"
                 )
-    return _wrong_unit(spec)
+        if tier.capacity_bytes is not None and tier.capacity_bytes != int(tier.capacity_bytes):
+            return (
+                f"tiers[{i}].capacity_bytes (tier {tier.name!r}): {tier.capacity_bytes!r} is "
+                "not a whole number of bytes (a capacity in KiB or MiB?)"
+            )
+    return _wrong_unit(spec) or _past_the_tiers(spec)
 
 
 #: A target's sizes in bytes: none is below a cache line (one of 0.5 or 1 is
@@ -551,6 +556,32 @@ def _wrong_unit(spec: TargetSpec) -> str | None:
     for at, value, what in counts:
         if value is not None and value != int(value):
             return f"{at}: {value:.6g} is not a whole number ({what} come whole)"
+    return None
+
+
+def _past_the_tiers(spec: TargetSpec) -> str | None:
+    """A register tile larger than the innermost tier that holds it, or a
+    first-touch threshold above the outermost tier (no output is that
+    large: fresh outputs would never cost their first touch), told as
+    ``<where>: ...``; None when both stand or the spec has no capacities."""
+    sized = [t for t in spec.tiers if t.capacity_bytes is not None]
+    if not sized:
+        return None
+    inner, outer = sized[0], sized[-1]
+    tile = spec.register_tile_bytes
+    if tile is not None and tile > inner.capacity_bytes:
+        return (
+            f"register_tile_bytes: {tile:.6g} B is above the {inner.capacity_bytes:.6g} B of "
+            f"tier {inner.name!r} (registers hold less than the cache behind them: "
+            "a size is given in bytes)"
+        )
+    least = spec.first_touch_min_bytes
+    if least is not None and least > outer.capacity_bytes:
+        return (
+            f"first_touch_min_bytes: {least:.6g} B is above the {outer.capacity_bytes:.6g} B "
+            f"of tier {outer.name!r} (no output is that large, so no first touch "
+            "would ever be paid: a size is given in bytes)"
+        )
     return None
 
 

@@ -116,6 +116,10 @@ def test_a_usable_capacity_is_a_size_down_to_a_cache_line_up_to_its_cache(shippe
         apply_file(spec, _with(data, name, value=10.0, datasheet=524_288.0), "c.json")
     with pytest.raises(CalibrationFileError, match="exceeds the tier's total capacity"):
         apply_file(spec, _with(data, name, value=1e9, datasheet=524_288.0), "c.json")
+    # the spec's usable part it records is held to the cache as well
+    too_big = r"usable_capacity_bytes\.datasheet: 1e\+09 B exceeds the tier's total capacity"
+    with pytest.raises(CalibrationFileError, match=too_big):
+        apply_file(spec, _with(data, name, value=400_000.0, datasheet=1e9), "c.json")
 
 
 @pytest.mark.parametrize(

@@ -348,6 +348,18 @@ def _given(data: dict, name: str, value: float) -> None:
             lambda d: d["library_min_macs"].update(bf16=4.5),
             "library_min_macs.bf16: 4.5 is not a whole number (multiply-adds come whole)",
         ),
+        (
+            lambda d: _given(d, "register_tile_bytes", 1e15),
+            "register_tile_bytes: 1e+15 B is above the 49152 B of tier 'l1' (registers hold less",
+        ),
+        (
+            lambda d: (_given(d, "first_touch_min_bytes", 1e30), _given(d, "first_touch_bps", 2e9)),
+            "first_touch_min_bytes: 1e+30 B is above the",
+        ),
+        (
+            lambda d: d["tiers"][1].update(capacity_bytes=2097152.5),
+            "tiers[1].capacity_bytes (tier 'l2'): 2097152.5 is not a whole number of bytes",
+        ),
     ],
 )
 def test_a_target_file_refuses_a_size_or_a_count_in_the_wrong_unit(tmp_path, edit, message):
