@@ -44,6 +44,10 @@ class ModelConfigError(UserInputError):
 OPTIONAL = ("num_key_value_heads", "head_dim")
 #: The largest size a config may give (a hidden size or vocabulary of 2^31).
 MAX_SIZE = 2**31
+#: Keys that make a config a mixture of experts (Mixtral, Qwen-MoE,
+#: DeepSeek, others): its MLP runs per expert on the tokens routed to it,
+#: which these shapes (one dense MLP on every token) do not describe.
+EXPERT_KEYS = ("num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts")
 
 
 def read_config(path: str | Path) -> dict[str, Any]:
@@ -63,6 +67,24 @@ def read_config(path: str | Path) -> dict[str, Any]:
     for key in OPTIONAL:
         if config.get(key) is not None:
             schema.integer(config[key], f"{where}: {key}", ModelConfigError, 1, MAX_SIZE)
+            continue
+        # a misspelt optional key was read as absent: num_key_value_head made a
+        # grouped-query model's k/v projections as wide as its queries
+        others = [str(k) for k in config if k not in (*REQUIRED, *OPTIONAL)]
+        near = difflib.get_close_matches(key, others, n=1, cutoff=0.9)
+        if near:
+            raise ModelConfigError(
+                f"{where}: {near[0]!r} is not a key this reads; a misspelling of {key!r}? "
+                "(a positive integer, or null for none)"
+            )
+    for key in EXPERT_KEYS:
+        experts = config.get(key)
+        if isinstance(experts, int | float) and not isinstance(experts, bool) and experts > 1:
+            raise ModelConfigError(
+                f"{where}: {key} {experts:g}: a mixture-of-experts config (each token's MLP "
+                "runs in the experts it is routed to), which from-config does not model: "
+                "its shapes would be a dense model's; give a dense model's config"
+            )
     heads = config["num_attention_heads"]
     if not config.get("head_dim") and config["hidden_size"] % heads:
         raise ModelConfigError(

@@ -203,6 +203,17 @@ def test_an_overlay_label_must_be_a_regime():
             "hidden_size 64 is not a multiple of num_attention_heads 3 (give head_dim)",
         ),
         ({"head_dim": -1}, "head_dim: expected an integer in [1, 2147483648], got -1"),
+        (
+            {"num_key_value_head": 1},
+            "'num_key_value_head' is not a key this reads; a misspelling of "
+            "'num_key_value_heads'? (a positive integer, or null for none)",
+        ),
+        (
+            {"num_local_experts": 8},
+            "num_local_experts 8: a mixture-of-experts config (each token's MLP runs in the "
+            "experts it is routed to), which from-config does not model: its shapes would be "
+            "a dense model's; give a dense model's config",
+        ),
     ],
 )
 def test_a_model_config_holds_positive_bounded_sizes(tmp_path, edit, fragment):
@@ -219,6 +230,27 @@ def test_a_model_config_holds_positive_bounded_sizes(tmp_path, edit, fragment):
     with pytest.raises(ModelConfigError) as err:
         read_config(path)
     assert str(err.value) == f"{path}: {fragment}"
+
+
+def test_a_model_config_reads_its_optional_keys_beside_a_hugging_face_configs_others(tmp_path):
+    """The keys a real config holds beside the sizes (a dense model's
+    ``num_experts`` of 1 or null among them) are not taken for misspellings."""
+    config = {
+        "hidden_size": 64,
+        "intermediate_size": 128,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 2,
+        "vocab_size": 100,
+        "num_hidden_layers": 2,
+        "max_position_embeddings": 4096,
+        "tie_word_embeddings": False,
+        "num_experts": 1,
+        "n_routed_experts": None,
+        "rms_norm_eps": 1e-5,
+    }
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps(config))
+    assert read_config(path)["num_key_value_heads"] == 2
 
 
 def test_a_shapes_file_names_the_line_and_reads_a_repeat_once(tmp_path):
