@@ -16,14 +16,26 @@ def clip(text: str) -> str:
     return repr(text if len(text) <= 40 else text[:37] + "...")
 
 
+#: Invisible characters that change how the text around them reads: the
+#: bidirectional overrides, embeddings and isolates (U+202A-202E,
+#: U+2066-2069: a name that shows reversed), zero-width spaces and joiners,
+#: direction marks (U+200B-200F), word joiners and invisible operators
+#: (U+2060-2064), and a byte-order mark (U+FEFF) inside a text.
+INVISIBLE = frozenset(
+    "\u200b\u200c\u200d\u200e\u200f\u202a\u202b\u202c\u202d\u202e"
+    "\u2060\u2061\u2062\u2063\u2064\u2066\u2067\u2068\u2069\ufeff"
+)
+
+
 def is_control(ch: str) -> bool:
     """Whether character ``ch`` is a control character: Unicode category Cc
-    (a newline, a tab, a NUL, an escape) or a line or paragraph separator,
-    which would break a one-line message or drive the terminal. A no-break
-    space or a soft hyphen is text."""
+    (a newline, a tab, a NUL, an escape), a line or paragraph separator,
+    which would break a one-line message or drive the terminal, or one of
+    the :data:`INVISIBLE` characters that reorder or hide the text around
+    them. A no-break space or a soft hyphen is text."""
     import unicodedata
 
-    return unicodedata.category(ch) == "Cc" or ch in "\u2028\u2029"
+    return unicodedata.category(ch) == "Cc" or ch in "\u2028\u2029" or ch in INVISIBLE
 
 
 class UserInputError(ValueError):

@@ -262,6 +262,7 @@ def read_spec(path: str | Path, text: str | bytes | None = None) -> TargetSpec:
         if key in top and (key in ("provenance", "fingerprint") or top[key] is not None):
             schema.obj(top[key], f"{where}: {key}", err)
     for name, value in (top.get("fingerprint") or {}).items():
+        _fingerprint_key(name, f"{where}: fingerprint")
         _fingerprint_value(value, f"{where}: fingerprint.{name}")
     for key in TargetSpec.PACKING:  # per dtype, or one number for every dtype
         if top.get(key) is not None and not isinstance(top[key], dict | int | float):
@@ -650,6 +651,21 @@ def effective_rates(spec: TargetSpec) -> list[tuple[str, float, str]]:
 #: The longest value a target file's fingerprint may give (a CPU's model name or
 #: ISA flags fit in far less): the value is printed in tables and messages.
 FINGERPRINT_MAX_CHARS = 200
+
+
+def _fingerprint_key(name: str, at: str) -> None:
+    """A fingerprint's key names what it identifies (``cpu_model``): a short
+    line of text, printed in tables beside its value."""
+    from graphsval_core.datamodel.errors import is_control
+
+    if not name.strip() or len(name) > FINGERPRINT_MAX_CHARS:
+        raise TargetFileError(f"{at}: key {ascii(name)[:60]} names nothing (give a short name)")
+    bad = next((ch for ch in name if is_control(ch)), None)
+    if bad is not None:
+        raise TargetFileError(
+            f"{at}: key {ascii(name)} holds a control character (U+{ord(bad):04X}): give "
+            "one line of text"
+        )
 
 
 def _fingerprint_value(value: Any, at: str) -> None:

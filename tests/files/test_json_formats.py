@@ -555,6 +555,10 @@ def test_a_provenance_of_an_optional_figure_the_file_does_not_give_is_refused(tm
         ("name", "two\nlines", "U+000A"),
         ("family", "a\u0000b", "U+0000"),
         ("name", "a\tb", "U+0009"),
+        # invisible characters that reorder or hide the text around them
+        ("name", "Xeon \u202e4cpu", "U+202E"),
+        ("family", "c\u200bpu", "U+200B"),
+        ("name", "\ufeffXeon", "U+FEFF"),
     ],
 )
 def test_a_target_s_name_or_family_is_one_line_of_text(tmp_path, field, value, code):

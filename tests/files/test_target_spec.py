@@ -195,6 +195,15 @@ def test_a_fingerprint_value_that_is_not_a_line_of_text_is_named(tmp_path):
         with pytest.raises(TargetFileError, match=message.replace("[", r"\[")) as caught:
             read_spec(path)
         assert str(path) in str(caught.value), value
+    for key, message in (
+        ("cpu\nmodel", "key 'cpu\\nmodel' holds a control character"),
+        (" ", "names nothing"),
+    ):
+        bad = {**data, "fingerprint": {**data["fingerprint"], key: "x"}}
+        path.write_text(json.dumps(bad))
+        with pytest.raises(TargetFileError) as refused:
+            read_spec(path)
+        assert message in str(refused.value)
     path.write_text(json.dumps(data))
     assert read_spec(path).fingerprint["microarchitecture"] == "zen4"
 
