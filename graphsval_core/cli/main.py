@@ -19,9 +19,22 @@ def _plugin_names(values: tuple[str, ...]) -> tuple[str, ...]:
     """``-p`` values, each naming a plugin: ``-p ''`` and ``-p no:`` name none
     (a usage error, not a plugin that "failed to import")."""
     for value in values:
-        if not value.removeprefix("no:").strip():
+        name = value.removeprefix("no:")
+        if not name.strip():
             raise click.BadParameter(
                 f"{value!r} names no plugin: give -p NAME or -p no:NAME", param_hint="'-p'"
+            )
+        head, colon, rest = value.partition(":")
+        if colon and head.strip().lower() == "no" and head != "no":  # NO:cpu, No:cpu, ' no:cpu'
+            raise click.BadParameter(
+                f"{value!r}: a plugin is blocked with a lower-case no: give -p no:{rest.strip()}",
+                param_hint="'-p'",
+            )
+        if name != name.strip():  # 'no: cpu' blocked a plugin named ' cpu': nothing
+            fixed = ("no:" if value.startswith("no:") else "") + name.strip()
+            raise click.BadParameter(
+                f"{value!r}: a plugin's name holds no blanks around it: give -p {fixed}",
+                param_hint="'-p'",
             )
     return values
 

@@ -223,9 +223,10 @@ def check_calibration(data: Any, where: str, spec: TargetSpec) -> dict[str, Any]
         at = f"{where}: constants.{name}"
         head, _, tail = name.partition(".")
         if head in SPEC_DTYPES_ONLY and tail in spec.dtypes and not _known(name, spec):
-            given = ", ".join(getattr(spec, head)) or "none"
+            given = ", ".join(getattr(spec, head))
+            which = f"it gives one for: {given}" if given else "it gives none for any dtype"
             raise CalibrationFileError(
-                f"{at}: {spec.key} gives no {head} for {tail} (it gives one for: {given}), "
+                f"{at}: {spec.key} gives no {head} for {tail} ({which}), "
                 "so no calibration can set one"
             )
         if _outside_library(head, tail, spec):
