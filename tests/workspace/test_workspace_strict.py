@@ -121,7 +121,7 @@ def test_a_products_bandwidth_share_applies_from_a_calibration(workspace, run):
         ({"pack_a_bps.int4": {"value": 4e9}}, "not a constant graphsval"),
         ({"pack_a_bpz.fp32": {"value": 4e9}}, "(did you mean 'pack_a_bps.fp32'?)"),
         ({"pack_a_bps.bf16": {"value": 4e9}}, "no pack_a_bps for bf16 (it gives one for: fp32)"),
-        ({"gemv_fraction.fp32": {"value": 0.5}}, "no gemv_fraction for fp32 (it gives none for any"),
+        ({"gemv_fraction.fp32": {"value": 0.5}}, "no gemv_fraction for fp32 (it gives none for"),
         ({"pack_a_bps.fp32": {"value": 1e-300}}, "[1e+06, inf]"),
         ({"first_touch_bps": {"value": 1e-300}}, "first_touch_bps.value"),
         ({"vector_first_touch_bps.fp32": {"value": 0}}, "vector_first_touch_bps.fp32.value"),
