@@ -36,6 +36,12 @@ def _plugin_names(values: tuple[str, ...]) -> tuple[str, ...]:
                 f"{value!r}: a plugin's name holds no blanks around it: give -p {fixed}",
                 param_hint="'-p'",
             )
+    blocked = {v.removeprefix("no:") for v in values if v.startswith("no:")}
+    both = sorted(blocked & {v for v in values if not v.startswith("no:")})
+    if both:  # it was blocked, silently
+        raise click.BadParameter(
+            f"-p {both[0]} and -p no:{both[0]} both given: load it or block it", param_hint="'-p'"
+        )
     return values
 
 

@@ -289,13 +289,14 @@ def test_a_p_value_naming_no_plugin_is_a_usage_error(value):
         ("No:cpu", "'No:cpu': a plugin is blocked with a lower-case no: give -p no:cpu"),
         ("no: cpu", "'no: cpu': a plugin's name holds no blanks around it: give -p no:cpu"),
         (" cpu", "' cpu': a plugin's name holds no blanks around it: give -p cpu"),
+        ("cpu", "-p cpu and -p no:cpu both given: load it or block it"),
     ],
 )
 def test_a_p_value_spelt_almost_right_is_a_usage_error_saying_how(value, says):
     """``-p NO:cpu`` tried to import a module ``NO:cpu`` and ``-p 'no: cpu'``
     blocked a plugin named `` cpu``: each a warning, the plugin still loaded
     (from the newcomer)."""
-    result = CliRunner().invoke(cli, ["-p", value, "targets"])
+    result = CliRunner().invoke(cli, ["-p", "no:cpu", "-p", value, "targets"])
     assert result.exit_code == 2
     (line,) = [x for x in result.output.splitlines() if x.strip()]
     assert line.startswith(f"Error: Invalid value for '-p': {says}")
