@@ -247,7 +247,12 @@ def show(app: AppContext, hws: tuple[str, ...], sweeps_dir: str | None, as_json:
 )
 @click.option("--batch", type=Whole(1, 2**20), default=1, show_default=True)
 @click.option("--dtype", default="bf16", show_default=True)
-@click.option("--out", metavar="FILE", help="Output sweep file (default: <config>_sweep.json).")
+@click.option(
+    "--out",
+    metavar="FILE",
+    help="Output sweep file (default: <name of the config, less .json>_sweep.json in the "
+    "current folder).",
+)
 def from_config(config: str, tokens: str, batch: int, dtype: str, out: str | None) -> None:
     """Write the linear and matmul shapes of one forward pass of a transformer
     config (Hugging Face style) as a sweep, with call sites and counts."""
