@@ -208,7 +208,8 @@ def validate(
         _write_reports(Path(out_dir), reports(result, registry))
     floors = result.floors
     if floors is not None:
-        aside = fmt == "json"  # stdout holds the JSON document alone
+        # stdout holds the JSON document alone, or -q's verdict line alone
+        aside = fmt == "json" or quiet
         for plugin in floors.plugins:
             for line in plugin.changes:
                 click.echo(f"floors ({plugin.path}): {line}", err=aside)

@@ -455,3 +455,18 @@ def test_quiet_keeps_one_line_and_says_on_stderr_what_was_not_validated():
     assert result.exit_code in (0, 1), result.output
     assert len(result.stdout.splitlines()) == 1 and "records pass" in result.stdout
     assert "warning: --hw h100_sxm5_80gb: not validated" in result.stderr
+
+
+def test_quiet_keeps_the_verdict_alone_on_stdout_with_floors(world, tmp_path, monkeypatch):
+    """``--update-floors -q`` printed its floor lines beside the verdict:
+    under -q they go to stderr, as the data's warnings do."""
+    floors = tmp_path / "floors.json"
+    import graphsval_core.plugins.registry as pm
+
+    monkeypatch.setattr(pm.Registry, "floors_files", lambda self: {"toy": floors})
+    world("good.validation.csv", ship=True)
+    result = CliRunner().invoke(cli, ["validate", "--update-floors", "-q"])
+    assert result.exit_code == 0, result.output
+    (verdict,) = result.stdout.splitlines()
+    assert "records pass" in verdict
+    assert "toy/vector_add: floor - -> 9" in result.stderr
