@@ -1173,7 +1173,7 @@ class TargetSpec:
                     raise SpecError(
                         where,
                         f"must be a whole number of columns of N from 2 (an N of 1 is a GEMV) "
-                        f"to {_shown(most)} ({widest}: a narrow kernel is for an N narrower "
+                        f"to {_shown(most)} ({widest}: a narrow kernel runs an N no wider "
                         f"than the lane kernel's), got {_shown(columns)}",
                     )
         for name in ("transposed_narrow_n_group", "transposed_narrow_n_fraction"):
