@@ -160,7 +160,13 @@ def _baselines(folder: Path) -> list[BaselineFile]:
             purposes = sorted({r.purpose for r in baseline.rows if r.purpose})
             purpose = ", ".join(purposes) or None
             out.append(BaselineFile(name, len(baseline.rows), purpose, recapture))
-    return out
+        # a capture under a name never read (x.CSV, a trailing space): said, not passed over
+        for path in files_in(where, ""):
+            if not path.name.endswith(BASELINE_SUFFIX) and _near(path, BASELINE_SUFFIX):
+                error = f"a baseline's name ends in {BASELINE_SUFFIX}; this name is never read"
+                name = str(path.relative_to(folder))
+                out.append(BaselineFile(name, None, None, recapture, error))
+    return sorted(out, key=lambda b: (b.recapture, b.file))
 
 
 def near_json(path: Path) -> bool:
@@ -168,8 +174,13 @@ def near_json(path: Path) -> bool:
     hidden one such as ``.DS_Store``) whose name ends in ``.json`` once
     case and surrounding blanks are set aside (``KEY.target.JSON``, a
     trailing space). A README or an editor's ``x.json~`` is not listed."""
+    return _near(path, ".json")
+
+
+def _near(path: Path, suffix: str) -> bool:
+    """:func:`near_json` for the file name ending ``suffix``."""
     name = path.name
-    return not name.startswith(".") and path.is_file() and name.strip().lower().endswith(".json")
+    return not name.startswith(".") and path.is_file() and name.strip().lower().endswith(suffix)
 
 
 def _calibrations(registry: Registry, folder: Path) -> list[CalibrationFile]:

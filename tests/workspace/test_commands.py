@@ -536,6 +536,20 @@ def test_a_target_or_calibration_of_a_near_name_is_listed_not_passed_over(run, w
     assert "targets/mine.target.json " in [t["file"] for t in listed["targets"]]
 
 
+def test_a_baseline_of_a_near_name_is_listed_not_passed_over(run, workspace):
+    """A capture saved as ``x.CSV`` or with a trailing space was never read
+    and never listed; a README beside it is not a baseline."""
+    base = baseline_path(workspace, KEY, "matmul", "validation")
+    (base.parent / "mine.validation.CSV").write_text(base.read_text())
+    (base.parent / "recapture" / "mine.validation.csv ").write_text(base.read_text())
+    (base.parent / "README").write_text("notes")
+    text = " ".join(run(workspace, "workspace").output.split("\n    "))
+    never = "NOT READ: a baseline's name ends in .csv; this name is never read"
+    assert f"  baselines/mine.validation.CSV  {never}" in text
+    assert f"  'baselines/recapture/mine.validation.csv '  {never}" in text
+    assert "README" not in text
+
+
 def test_a_target_file_is_written_only_under_the_name_a_workspace_reads(run, tmp_path):
     """``targets --target-file --out WS/targets/i7_12700k.target.json`` of
     another target wrote it, exit 0, and the i7 was then unusable in that
