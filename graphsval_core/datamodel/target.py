@@ -761,9 +761,20 @@ class TargetSpec:
         ):
             _set(self, name, _per_dtype(name, getattr(self, name), peaks, prov, most=most))
         packing = {name: self._packing(name, peaks, prov) for name in self.PACKING}
-        if set(packing["pack_bps"]) != set(packing["pack_min_rows"]):
+        rates, counts = set(packing["pack_bps"]), set(packing["pack_min_rows"])
+        if rates != counts:
+            dtype = sorted(rates ^ counts)[0]
+            has, lacks = ("pack_bps", "pack_min_rows")[:: 1 if dtype in rates else -1]
+            if dtype in self.no_gemm_library:  # the cause, not the missing twin
+                raise SpecError(
+                    f"{has}.{dtype}",
+                    f"{dtype} runs in no GEMM library (no_gemm_library), so nothing packs its "
+                    "B: drop it",
+                )
             raise SpecError(
-                "pack_bps", "give pack_bps and pack_min_rows for the same dtypes (or neither)"
+                f"{has}.{dtype}",
+                f"{lacks} gives no {dtype}: give pack_bps and pack_min_rows for the same dtypes "
+                "(or neither)",
             )
         for dtype, rows in packing["pack_min_rows"].items():
             if rows != int(rows) or rows > MAX_DIM:

@@ -302,7 +302,7 @@ def read_spec(path: str | Path, text: str | bytes | None = None) -> TargetSpec:
                 if item and isinstance(given, dict):
                     raise TargetFileError(
                         f"{where}: {at}: {head} gives no {item!r}: give {head}.{item}, "
-                        f"or drop this provenance{schema.suggest(name, fields)}"
+                        "or drop this provenance"
                     )
             raise TargetFileError(
                 f"{where}: {at}: no figure of that name{schema.suggest(name, fields)}"

@@ -635,3 +635,33 @@ def test_a_tier_s_provenance_of_a_figure_it_leaves_unset_is_refused(tmp_path):
     assert _refused(tmp_path, data).startswith(
         "tiers[0].provenance.usable_capacity_bytes: usable_capacity_bytes is "
     )
+
+
+def test_a_packing_rate_without_its_row_count_names_the_dtype_and_the_cause(tmp_path):
+    """``pack_bps.bf16`` alone was told "give pack_bps and pack_min_rows for
+    the same dtypes", naming neither the dtype nor, on a target whose bf16
+    runs in no library, the cause; a leftover provenance got a "did you
+    mean" for another figure (from the newcomer)."""
+    from graphsval_core.files.target_spec import spec_to_json
+
+    zen3 = spec_to_json(build_registry().datasheet_target("host_amd_epyc_2c_1t"))
+    assert "bf16" in zen3["no_gemm_library"]
+    alone = json.loads(json.dumps(zen3))
+    alone["pack_bps"]["bf16"] = 1e10
+    assert _refused(tmp_path, alone) == (
+        "field 'pack_bps.bf16': bf16 runs in no GEMM library (no_gemm_library), so nothing "
+        "packs its B: drop it"
+    )
+    data = _host_target_file()
+    data["pack_min_rows"].pop("int8")
+    data["provenance"].pop("pack_min_rows.int8")
+    assert _refused(tmp_path, data) == (
+        "field 'pack_bps.int8': pack_min_rows gives no int8: give pack_bps and pack_min_rows "
+        "for the same dtypes (or neither)"
+    )
+    data = _host_target_file()
+    data["pack_min_rows"].pop("int8")
+    data["pack_bps"].pop("int8")
+    refused = _refused(tmp_path, data)  # its provenance is left over: no guess at another name
+    assert "provenance.pack_bps.int8: pack_bps gives no 'int8'" in refused
+    assert "did you mean" not in refused
