@@ -92,7 +92,12 @@ def test_non_decreasing_in_each_dimension(registry, dims, axis, grow, op, data):
         # takes 1.8 to 3.8 times what 16 take) runs in its lane kernel, faster.
         # Compared on one path: the smaller shape in the lane kernel takes no longer.
         lane = attrs.evolve(
-            target, narrow_n_columns={}, transposed_narrow_n_columns={}, narrow_n_fraction={}
+            target,
+            narrow_n_columns={},
+            transposed_narrow_n_columns={},
+            narrow_n_fraction={},
+            transposed_narrow_n_group={},  # the linear's kernel goes with its columns
+            transposed_narrow_n_fraction={},
         )
         q = predict(registry, lane, registry.op(op), [list(dims)], dtype)
         assert p.latency_s[1] >= q.latency_s[0] * (1 - 1e-12)
