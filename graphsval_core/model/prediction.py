@@ -425,11 +425,13 @@ class Prediction:
             )
             if self._narrow(i):
                 columns = float(self.narrow_n_columns[i])  # type: ignore[index]
-                how = (
-                    f"dot products along K, {self.narrow_n_group:g} of the weight's rows a pass"
-                    if self.narrow_n_group
-                    else "a row of C a step of K"
-                )
+                how = "a row of C a step of K"
+                if self.narrow_n_group:
+                    passes = columns / self.narrow_n_group
+                    how = (
+                        f"dot products along K, {self.narrow_n_group:g} of the weight's rows "
+                        f"a pass over A ({passes:g} pass{'' if passes == 1 else 'es'})"
+                    )
                 compute += (
                     f" and {self.narrow_n_fraction:.2g} of that in the library's narrow-N "
                     f"kernel ({how}, N computed as {columns:g}, "

@@ -132,7 +132,10 @@ latency and energy of one call on warm data, term by term
   its own pipeline). A linear in its library's kernel of dot products
   (``transposed_narrow_n_group``) keeps the roofline's overlap: it streams
   A's rows under its compute (MKL's fp32 of 4 columns on the Zen 3 host
-  takes the same time a multiply-add with A in the L3 as in main memory).
+  takes the same time a multiply-add with A in the L3 as in main memory),
+  all of A once per group of the weight's rows: beyond the innermost tier
+  A crosses ``ceil(N / group)`` times (on the Zen 4 host N = 8 takes twice
+  N = 4's time from main memory).
   The terms
   reported satisfy launch + exposed compute + exposed memory + first touch +
   pack = latency exactly; the overlapped remainder is reported as hidden.
@@ -295,6 +298,7 @@ def predict(
     library = np.zeros(len(shapes), dtype=bool)
     unpacked = np.zeros(len(shapes), dtype=bool)
     b_passes: np.ndarray | None = None
+    narrow: np.ndarray | None = None  # the rows of the library's narrow kernel, if any
     if op.gemm_dims is not None:
         gemm = np.asarray(op.gemm_dims(shapes), dtype=np.float64).reshape(len(shapes), 3)
         library = library_rows(target, dtype, gemm, len(shapes))  # the rows its library runs
@@ -306,6 +310,13 @@ def predict(
             # what the inner tier keeps, as for any product); the innermost's traffic keeps
             # the register tile, B once (a limitation: an L1-bound one comes out too fast)
             tiles[unpacked, 1:, 0] = 1.0
+        narrow = narrow_rows(target, dtype, gemm, library, unpacked, op.b_transposed)
+        group = target.transposed_narrow_n_group.get(dtype) if op.b_transposed else None
+        if narrow is not None and group is not None:  # its kernel of dot products streams
+            # all of A once per group of the weight's rows: the tiers beyond the innermost
+            # see A once a group (bench_narrow_n.py --tiers, the Zen 4 host: N = 8 reads A
+            # from main memory twice, each pass at about N = 4's rate)
+            tiles[narrow, 1:, 2] = np.minimum(tiles[narrow, 1:, 2], group)
         per_pass = unpacked_pass_rows(target, dtype, gemm, unpacked, op.b_transposed)
         if per_pass is not None:  # its unpacked kernel reads a transposed B once a pass of
             # a few rows of A: the tiers beyond the innermost see B once a pass, as above
@@ -385,7 +396,6 @@ def predict(
     compute = compute_waves(flops, register_tiles, active, units, achievable)
     compute_s = compute.compute_s
     utilisation = compute.utilisation
-    narrow = narrow_rows(target, dtype, gemm, library, unpacked, op.b_transposed)
     narrow_share = target.narrow_n_share(dtype, op.b_transposed) if narrow is not None else None
     computed = None if gemm is None else narrow_columns_of(target, dtype, gemm, op.b_transposed)
     if narrow is not None and narrow_share and computed is not None:

@@ -272,9 +272,11 @@ def test_a_linear_s_narrow_kernel_computes_n_in_whole_groups_at_its_own_share(re
     # 2, 3 and 4 columns cost one group; 5 two; the time goes with the groups
     assert p.compute_s[0] == pytest.approx(p.compute_s[2])
     assert p.compute_s[3] == pytest.approx(2 * p.compute_s[2])
-    assert "dot products along K, 4 of the weight's rows a pass, N computed as 8" in (
-        p.sentence(ns.index(5))
+    assert (
+        "dot products along K, 4 of the weight's rows a pass over A (2 passes), N computed as 8"
+        in p.sentence(ns.index(5))
     )
+    assert "4 of the weight's rows a pass over A (1 pass), N computed as 4" in p.sentence(2)
     # the matmul keeps its own kernel and share: every N as its 11 columns
     mm = predict_batch(reg, "t", "matmul", [[M, K, 4]], "fp32")
     assert mm.compute_s[0] == pytest.approx(2 * M * K * 11 / (256e9 * SHARE))
@@ -324,3 +326,22 @@ def test_a_linear_s_dot_product_kernel_hides_its_traffic_under_its_compute(regis
     # the lane kernel's product keeps the library's share: part of its shorter time adds
     assert exposed[1] > max(p.compute_s[1], p.memory_s[1]) * 1.01
     assert p.product_overlap[1] == pytest.approx(0.1)
+
+
+def test_a_linear_s_dot_product_kernel_reads_a_once_a_group(registry_of):
+    """Its kernel of dot products streams all of A for each group of the
+    weight's rows (``bench_narrow_n.py --tiers`` on the Zen 4 host: N of 8
+    reads A from main memory at the rate N of 4 does, twice): beyond the
+    innermost tier A crosses once per group, and a linear bound by main
+    memory takes the longer for it. The matmul's kernel is not so."""
+    reg = _grouped(registry_of)
+    shapes = [[8192, 2048, 4], [8192, 2048, 8], [8192, 2048, 12]]  # A of 64 MiB
+    p = predict_batch(reg, "t", "linear", shapes, "fp32")
+    a = 8192 * 2048 * 4
+    assert p.bytes_per_tier is not None
+    beyond = p.bytes_per_tier[:, -1]  # main memory: less the share the caches keep
+    assert beyond[1] - beyond[0] == pytest.approx(a, rel=0.06)
+    assert beyond[2] - beyond[1] == pytest.approx(beyond[1] - beyond[0], rel=0.01)
+    assert p.memory_s[1] > 1.9 * p.memory_s[0]
+    mm = predict_batch(reg, "t", "matmul", shapes, "fp32")
+    assert mm.bytes_per_tier[1, -1] == pytest.approx(mm.bytes_per_tier[0, -1], rel=0.03)
