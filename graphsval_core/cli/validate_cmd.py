@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -310,6 +311,20 @@ def _refuse_out(folder: Path) -> None:
     from graphsval_core.validate.workflow import REPORT_FILES
 
     check_output_files(folder, REPORT_FILES, InputError, "--out")
+    _refuse_links(folder, REPORT_FILES)
+
+
+def _refuse_links(folder: Path, names: Any) -> None:
+    """The reports are this command's own files: a link of a report's name
+    in ``folder`` is refused, never written through (``ln -s /etc/hostname
+    report.json`` had it overwrite the file the link leads to)."""
+    for name in names:
+        if (folder / name).is_symlink():
+            raise InputError(
+                f"--out {folder / name}: is a link (to {os.readlink(folder / name)}); the "
+                "reports are written into the folder itself: remove the link or give another "
+                "folder"
+            )
 
 
 def _write_reports(folder: Path, files: dict[str, str]) -> None:
@@ -317,6 +332,7 @@ def _write_reports(folder: Path, files: dict[str, str]) -> None:
     from graphsval_core.files.outputs import check_output_files, write_texts_atomic
 
     check_output_files(folder, files, InputError, "--out")
+    _refuse_links(folder, files)
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

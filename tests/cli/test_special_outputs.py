@@ -216,6 +216,25 @@ def test_validate_out_that_is_a_link_leading_nowhere_is_refused_first(tmp_path, 
     )
 
 
+def test_validate_out_never_writes_through_a_report_named_link(tmp_path, monkeypatch):
+    """``ln -s /etc/hostname DIR/report.json; validate --out DIR`` replaced
+    the file the link leads to (from the newcomer, as root): a link of a
+    report's name is refused before the work, the file it leads to kept."""
+    import graphsval_core.validate.workflow as workflow
+
+    monkeypatch.setattr(workflow, "validate", None)  # reached: a TypeError, not exit 2
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep")
+    (tmp_path / "rep").mkdir()
+    (tmp_path / "rep" / "report.json").symlink_to(victim)
+    _refused(
+        ["validate", "--out", str(tmp_path / "rep")],
+        f"--out {tmp_path / 'rep' / 'report.json'}: is a link (to {victim}); the reports are "
+        "written into the folder itself",
+    )
+    assert victim.read_text() == "keep"
+
+
 def test_a_pipe_opened_on_a_terminal_says_it_waits(tmp_path, monkeypatch, capsys):
     import sys
     import threading
