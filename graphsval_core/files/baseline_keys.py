@@ -43,10 +43,12 @@ def _text_hash(column: np.ndarray, seed: int) -> np.ndarray:
     return np.fromiter(map(codes.__getitem__, values), np.uint64, len(values))
 
 
-def shape_hashes(block: RowBlock, seed: int = 0) -> np.ndarray:
-    """A hash of each row's shape: target, op, dims, dtype and purpose."""
+def shape_hashes(block: RowBlock, seed: int = 0, purpose: bool = True) -> np.ndarray:
+    """A hash of each row's shape: target, op, dims, dtype and (with
+    ``purpose``) purpose."""
     h = np.full(len(block), np.uint64(seed), dtype=np.uint64)
-    for column in (block.hardware, block.op, block.dtype, block.purpose):
+    columns = (block.hardware, block.op, block.dtype) + ((block.purpose,) if purpose else ())
+    for column in columns:
         h = _mix(h, _text_hash(column, seed))
     ndims = block.ndims
     h = _mix(h, ndims)
@@ -69,6 +71,14 @@ def value_hashes(block: RowBlock) -> np.ndarray:
     for column in (block.notes, *block.extras.values()):
         h = _mix(h, _text_hash(column, 2))
     return h
+
+
+def row_keys(block: RowBlock) -> np.ndarray:
+    """A 64-bit key of each row's shape and values together, whatever
+    purpose its file gives it: two rows with the same key are one
+    measurement (a copy of it), with a chance of two measurements agreeing
+    by accident far below a disk error."""
+    return _mix(shape_hashes(block, 0, purpose=False), value_hashes(block))
 
 
 #: The most rows one sorted run of shapes holds (a merge makes none larger).

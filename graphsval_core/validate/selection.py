@@ -43,6 +43,7 @@ from graphsval_core.files.baseline import (
     recapture_path,
 )
 from graphsval_core.files.baseline_block import RowBlock
+from graphsval_core.files.baseline_keys import row_keys
 from graphsval_core.files.baseline_rows import row_identity
 from graphsval_core.files.baseline_stream import BaselineStream
 from graphsval_core.plugins.registry import WORKSPACE, Registry
@@ -71,6 +72,8 @@ class Selection:
     other_purpose: dict[str, int] = field(factory=dict)
     #: a file named: its rows that repeat an earlier row exactly (read once)
     repeat_warning: str = ""
+    #: a file named: its rows that copy rows of a file named before it (read once)
+    copy_warning: str = ""
 
     def blocks(self) -> Iterator[RowBlock]:
         """The selected rows, a block at a time (each block once)."""
@@ -305,6 +308,28 @@ def _member(column: np.ndarray, allowed: set[str] | None) -> np.ndarray:
     return np.fromiter(map(allowed.__contains__, column.tolist()), bool, len(column))
 
 
+class _Copies:
+    """The rows of the files named so far, as :func:`row_keys`: a row of a
+    later file that copies one exactly (the same measurement, named twice)
+    is read once, as a copy of a whole file is."""
+
+    def __init__(self) -> None:
+        self.earlier: list[tuple[str, np.ndarray]] = []  # (file, its rows' sorted keys)
+
+    def drop(self, keys: np.ndarray) -> tuple[np.ndarray, dict[str, int]]:
+        """Mask of the rows of ``keys`` no earlier file holds, and how many
+        each earlier file held."""
+        fresh = np.ones(len(keys), dtype=bool)
+        held: dict[str, int] = {}
+        for path, known in self.earlier:
+            at = np.minimum(np.searchsorted(known, keys), len(known) - 1)
+            hit = fresh & (known[at] == keys) if len(known) else np.zeros_like(fresh)
+            if hit.any():
+                held[path] = int(hit.sum())
+                fresh &= ~hit
+        return fresh, held
+
+
 def _named(
     registry: Registry,
     sel: Selection,
@@ -312,10 +337,45 @@ def _named(
     hws: set[str] | None,
     ops: set[str] | None,
     purpose: str,
+    copies: _Copies | None = None,
 ) -> Iterator[RowBlock]:
     """The selected rows of a file named, a block at a time as it is read
     (each block's names checked first); what the file holds is written into
-    ``sel`` on the way."""
+    ``sel`` on the way. A row that copies one of an earlier file named
+    (``copies``) is left out, and counted in ``sel.copy_warning``."""
+    mine: list[np.ndarray] = []
+    held: dict[str, int] = {}
+    for block in _selected(registry, sel, stream, hws, ops, purpose):
+        if copies is None or not len(block):
+            yield block
+            continue
+        keys = row_keys(block)
+        fresh, found = copies.drop(keys)
+        for path, n in found.items():
+            held[path] = held.get(path, 0) + n
+        mine.append(keys[fresh])
+        yield block if fresh.all() else block.take(fresh)
+    if copies is not None:
+        copies.earlier.append(
+            (sel.path, np.sort(np.concatenate(mine)) if mine else np.zeros(0, np.uint64))
+        )
+    if held:
+        said = "; ".join(f"{n} of {path}" for path, n in held.items())
+        sel.copy_warning = (
+            f"{sel.path}: {sum(held.values())} row(s) repeat rows of a file named before it "
+            f"exactly ({said}); each read once"
+        )
+
+
+def _selected(
+    registry: Registry,
+    sel: Selection,
+    stream: BaselineStream,
+    hws: set[str] | None,
+    ops: set[str] | None,
+    purpose: str,
+) -> Iterator[RowBlock]:
+    """The selected rows of a file named (see :func:`_named`)."""
     for block in stream:
         sel.purpose_source = stream.purpose_source
         check_names(registry, sel.path, block)
@@ -384,13 +444,14 @@ def select(
     if explicit:
         selections = []
         digests = functools.lru_cache(maxsize=None)(_digests)  # each file read once for both
+        copies = _Copies() if len(explicit) > 1 else None  # one file: nothing to copy from
         for item in _once(explicit, digests):
             stream = BaselineStream(item, warn=False)  # its repeats: in the summary
             sel = Selection(str(item), ())
             found = digests(item) if fitted else None
             if found is not None:  # a fit read these bytes: its rows are in sample
                 sel.in_sample = found.sha256 in fitted
-            sel.source = _named(registry, sel, stream, hws, ops, purpose)
+            sel.source = _named(registry, sel, stream, hws, ops, purpose, copies)
             selections.append(sel)
         return Baselines(selections, _named_pairs(explicit))
     parsed: dict[str, Baseline] = {}

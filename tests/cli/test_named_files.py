@@ -60,11 +60,37 @@ def test_a_hard_link_a_copy_or_the_same_path_again_is_read_once(tmp_path):
     linked = _invoke(*args[:-1], copy, "--baseline", hard)
     assert linked.stdout == once.stdout.replace(str(I7), str(copy))
     assert f"warning: {hard}: the same file as {copy}; read once" in linked.stderr
-    other = tmp_path / "other.csv"  # one measurement apart: two files
+    other = tmp_path / "other.csv"  # one measurement apart: its copied rows read once
     lines = Path(I7).read_text().splitlines(keepends=True)
     lines[1] = lines[1].replace(",fp32,", ",fp32,9", 1)
     other.write_text("".join(lines))
-    assert "read once" not in _invoke(*args, "--baseline", other).stderr
+    both = _invoke(*args, "--baseline", other)
+    assert (
+        f"warning: {other}: {len(lines) - 2} row(s) repeat rows of a file named before it "
+        f"exactly ({len(lines) - 2} of {I7}); each read once"
+    ) in both.stderr
+    records = [int(w.split("/")[1].split()[0]) for w in (once.stdout, both.stdout)]
+    assert records[1] == records[0] + 1  # the other measurement of the one shape counts
+
+
+def test_rows_a_file_named_copies_from_one_named_before_it_count_once(tmp_path):
+    """``validate --baseline BIG --baseline SMALL`` where SMALL holds five
+    of BIG's rows counted them twice (161/243 for 158/238; from the
+    newcomer), and so did a file named as /dev/stdin: now the copies are
+    read once, with one warning naming both files."""
+    lines = Path(I7).read_text().splitlines(keepends=True)
+    small = tmp_path / "small.csv"
+    small.write_text("".join(lines[:6]))
+    args = ("validate", "-q", "--purpose", "calibration", "--baseline", I7)
+    once = _invoke(*args)
+    twice = _invoke(*args, "--baseline", small)
+    assert twice.stdout == once.stdout
+    assert (
+        f"warning: {small}: 5 row(s) repeat rows of a file named before it exactly (5 of {I7}); "
+        "each read once"
+    ) in twice.stderr
+    alone = _invoke("validate", "-q", "--purpose", "calibration", "--baseline", small)
+    assert "5 records" in alone.stdout or "/5 records" in alone.stdout
 
 
 def test_a_lookup_over_files_that_disagree_names_both(tmp_path):
