@@ -216,6 +216,8 @@ def validate(
                 click.echo(f"floors ({plugin.path}): {line}", err=aside)
             for check in plugin.checks:
                 click.echo(f"floor {check.text()}", err=aside)
+        for line in floors.recaptures:
+            click.echo(f"floor {line}", err=aside)
         if floors.error:
             raise InputError(floors.error)
         for key in floors.unfloored:

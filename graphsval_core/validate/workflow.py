@@ -235,11 +235,15 @@ class FloorsVerdict:
     plugins: tuple[PluginFloors, ...]
     unfloored: tuple[str, ...]
     error: str | None = None
+    #: ``<target>/<op> recapture: floor ...: BELOW its floor`` for each capture
+    #: whose agreement with its recapture is below the floor its floors give it
+    recaptures: tuple[str, ...] = ()
 
     @property
     def failed(self) -> bool:
-        """A floor is not met."""
-        return any(not c.ok for p in self.plugins for c in p.checks)
+        """A floor is not met (a count of passing records, or a capture's
+        agreement with its recapture)."""
+        return bool(self.recaptures) or any(not c.ok for p in self.plugins for c in p.checks)
 
 
 @frozen
@@ -349,7 +353,11 @@ def _validate(registry: Registry, options: ValidateOptions) -> ValidateResult:
     validation = evolve(
         judged,
         # the floors are the shipped baselines' (files named are never held to them)
-        recapture=agreement if options.baselines else _with_floors(registry, agreement),
+        recapture=(
+            agreement
+            if options.baselines
+            else _with_floors(registry, agreement, options.floors_file)
+        ),
         warnings=[
             *judged.warnings,
             *_unjudged(registry, wanted, judged, baselines, bool(options.baselines)),
@@ -364,17 +372,31 @@ def _validate(registry: Registry, options: ValidateOptions) -> ValidateResult:
     floors = None
     if options.check_floors or options.update_floors:
         floors = _floors(registry, summary, options)
+        below = tuple(
+            f"{hw}/{op} recapture: {rec.floor_text()} (median {rec.median_diff:.1%}, "
+            f"{rec.within_band:.0%} within 10%)"
+            for (hw, op), rec in sorted(validation.recapture.items())
+            if rec.below_floor
+        )
+        floors = evolve(floors, recaptures=below)
     return ValidateResult(options, baselines, validation, summary, consistency, floors)
 
 
 def _with_floors(
-    registry: Registry, agreement: dict[tuple[str, str], Recapture]
+    registry: Registry,
+    agreement: dict[tuple[str, str], Recapture],
+    floors_file: str | None = None,
 ) -> dict[tuple[str, str], Recapture]:
     """Each recapture agreement with the floors its target's plugin ships for
-    it (a floors file that cannot be read adds none: ``--check-floors`` says
+    it, or those of ``floors_file`` (``--floors FILE``) where one is named (a
+    floors file that cannot be read adds none: ``--check-floors`` says
     why)."""
     owner = {hw: registry.target_plugin(hw).name for hw, _ in agreement}
     files = registry.floors_files() if agreement else {}
+    if floors_file is not None and agreement:  # the file named holds every pair's floors
+        owner = dict.fromkeys(owner, "")
+        # a regular file only (a FIFO would wait here): the floors' own check names the rest
+        files = {"": Path(floors_file)} if Path(floors_file).is_file() else {}
     floors: dict[str, dict[str, Any]] = {}  # plugin -> its floors: each file read once
     for plugin in set(owner.values()) & set(files):
         try:

@@ -224,3 +224,28 @@ def test_a_target_whose_every_row_is_excluded_is_said_not_validated(registry, tm
     )
     judged = validate(registry, ValidateOptions(baselines=[fine], hws=["toy"]))
     assert not any("not validated" in w for w in judged.validation.warnings)
+
+
+def test_a_capture_below_its_recapture_floor_fails_the_floors_of_the_file_named(tmp_path):
+    """``--floors FILE`` holds each capture's agreement with its recapture to
+    the file's floors, not the plugin's, and one below them is a floor not
+    met: it had said "floors hold", exit 0 (from the newcomer)."""
+    import json
+
+    shipped = Path(__file__).resolve().parents[2] / "plugins/graphsval_cpu/graphsval_cpu"
+    floors = json.loads((shipped / "floors.json").read_text())
+    key = "host_intel_xeon_2c_1t/matmul"
+    named = tmp_path / "floors.json"
+    options = {"hws": ("host_intel_xeon_2c_1t",), "ops": ("matmul",), "check_floors": True}
+    named.write_text(json.dumps(floors))
+    held = validate(build_registry(), ValidateOptions(floors_file=str(named), **options))
+    assert held.floors is not None and not held.floors.failed and not held.floors.recaptures
+    floors["floors"][key]["recapture_within_min"] = 0.99  # above the 97% it has
+    named.write_text(json.dumps(floors))
+    below = validate(build_registry(), ValidateOptions(floors_file=str(named), **options))
+    ((_, agreement),) = below.validation.recapture.items()
+    assert agreement.floor_within == 0.99 and agreement.below_floor
+    assert below.floors is not None and below.floors.failed and below.failed
+    (line,) = below.floors.recaptures
+    assert line.startswith(f"{key} recapture: floor median <= ")
+    assert ">= 99% within 10%: BELOW its floor" in line
