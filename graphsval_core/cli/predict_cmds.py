@@ -187,6 +187,12 @@ def predict(
         raise click.UsageError("--rollup needs --sweep FILE")
     if rollup and fmt == "csv":  # phases are nested, not rows: it printed the table instead
         raise click.UsageError("--rollup prints a table or --format json, not csv")
+    if rollup and (op is not None or dtype is not None):  # it priced a part as the whole pass
+        flag = "--op" if op is not None else "--dtype"
+        raise click.UsageError(
+            f"--rollup prices a whole forward pass: {flag} would leave out the pass's other "
+            "calls and call what is left a pass (filter the sweep's file instead)"
+        )
     _predictor(app, predictor)
     # (op, dims, dtype, extra) per requested shape, in input order
     items: list[tuple[str, tuple[int, ...], str, dict[str, Any]]] = []

@@ -50,6 +50,29 @@ MAX_SIZE = 2**31
 EXPERT_KEYS = ("num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts")
 
 
+#: Keys that say a token is routed to experts, whatever their count is called.
+ROUTING_KEYS = ("num_experts_per_tok", "moe_intermediate_size", "moe_topk", "num_selected_experts")
+
+
+def _experts(config: dict[str, Any], prefix: str = "") -> tuple[str, str] | None:
+    """``(key, value)`` of the first sign, at the top or in a nested object
+    (DBRX's ``ffn_config.moe_num_experts``), that a config is a mixture of
+    experts: a count of experts above 1 (:data:`EXPERT_KEYS`), or a count
+    of experts a token is routed to, or their MLP's own size
+    (:data:`ROUTING_KEYS`) above 0; None for a dense model's."""
+    for key, value in config.items():
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        if key in EXPERT_KEYS and number and value > 1:
+            return f"{prefix}{key}", f"{value:g}"
+        if key in ROUTING_KEYS and number and value > 0:
+            return f"{prefix}{key}", f"{value:g}"
+        if isinstance(value, dict):
+            nested = _experts(value, f"{prefix}{key}.")
+            if nested is not None:
+                return nested
+    return None
+
+
 def read_config(path: str | Path) -> dict[str, Any]:
     """The config at ``path``: a JSON object whose sizes (``REQUIRED``, and
     ``OPTIONAL`` when given) are integers in [1, 2^31]; any other key (a
@@ -77,14 +100,14 @@ def read_config(path: str | Path) -> dict[str, Any]:
                 f"{where}: {near[0]!r} is not a key this reads; a misspelling of {key!r}? "
                 "(a positive integer, or null for none)"
             )
-    for key in EXPERT_KEYS:
-        experts = config.get(key)
-        if isinstance(experts, int | float) and not isinstance(experts, bool) and experts > 1:
-            raise ModelConfigError(
-                f"{where}: {key} {experts:g}: a mixture-of-experts config (each token's MLP "
-                "runs in the experts it is routed to), which from-config does not model: "
-                "its shapes would be a dense model's; give a dense model's config"
-            )
+    found = _experts(config)
+    if found is not None:
+        at, experts = found
+        raise ModelConfigError(
+            f"{where}: {at} {experts}: a mixture-of-experts config (each token's MLP "
+            "runs in the experts it is routed to), which from-config does not model: "
+            "its shapes would be a dense model's; give a dense model's config"
+        )
     heads = config["num_attention_heads"]
     if not config.get("head_dim") and config["hidden_size"] % heads:
         raise ModelConfigError(

@@ -209,6 +209,18 @@ def test_an_overlay_label_must_be_a_regime():
             "'num_key_value_heads'? (a positive integer, or null for none)",
         ),
         (
+            {"ffn_config": {"moe_num_experts": 16, "moe_top_k": 4}},  # DBRX's
+            "ffn_config.moe_num_experts 16: a mixture-of-experts config (each token's MLP runs "
+            "in the experts it is routed to), which from-config does not model: its shapes "
+            "would be a dense model's; give a dense model's config",
+        ),
+        (
+            {"num_experts_per_tok": 2},
+            "num_experts_per_tok 2: a mixture-of-experts config (each token's MLP runs in the "
+            "experts it is routed to), which from-config does not model: its shapes would be "
+            "a dense model's; give a dense model's config",
+        ),
+        (
             {"num_local_experts": 8},
             "num_local_experts 8: a mixture-of-experts config (each token's MLP runs in the "
             "experts it is routed to), which from-config does not model: its shapes would be "

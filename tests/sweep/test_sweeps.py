@@ -475,3 +475,17 @@ def test_a_rollup_as_csv_is_a_usage_error_not_the_table(tmp_path):
     result = CliRunner().invoke(cli, argv)
     assert result.exit_code == 2, result.output
     assert "--rollup prints a table or --format json, not csv" in result.output
+
+
+@pytest.mark.parametrize("flag", [["--op", "matmul"], ["--dtype", "bf16"]])
+def test_a_rollup_of_part_of_a_sweep_is_a_usage_error(tmp_path, flag):
+    """``predict --sweep S --rollup --op matmul`` priced the two attention
+    kernels as "one forward pass", 14,717 tokens/s for 41.8 (from the
+    newcomer): a rollup is of the whole sweep."""
+    out = tmp_path / "llama.json"
+    config = str(FIXTURES / "llama-3.2-1b-config.json")
+    CliRunner().invoke(cli, ["sweep", "from-config", config, "--tokens", "8", "--out", str(out)])
+    argv = ["predict", "--hw", "i7_12700k", "--sweep", str(out), "--rollup", *flag]
+    result = CliRunner().invoke(cli, argv)
+    assert result.exit_code == 2, result.output
+    assert f"--rollup prices a whole forward pass: {flag[0]} would leave out" in result.output
