@@ -229,7 +229,8 @@ def validate(
                     constants[(hw, op_name, dtype)] = _declared(
                         registry, predictor, target, op, dtype
                     )
-        warnings += [w for w in (sel.repeat_warning, sel.copy_warning, sel.warning) if w]
+        told = (sel.repeat_warning, sel.copy_warning, sel.purpose_warning, sel.warning)
+        warnings += [w for w in told if w]
         for hw in targets:
             warnings += _fingerprint_warnings(sel.path, list(fingerprints), registry.target(hw))
             note = registry.placeholder_note(registry.target(hw))

@@ -74,6 +74,8 @@ class Selection:
     repeat_warning: str = ""
     #: a file named: its rows that copy rows of a file named before it (read once)
     copy_warning: str = ""
+    #: a file named of which rows were selected: those left out for their purpose
+    purpose_warning: str = ""
 
     def blocks(self) -> Iterator[RowBlock]:
         """The selected rows, a block at a time (each block once)."""
@@ -391,8 +393,22 @@ def _selected(
         yield block if keep.all() else block.take(keep)
     sel.sha256 = stream.sha256
     sel.repeat_warning = stream.repeat_warning
+    if sel.other_purpose and sel.rows:  # some rows count, others are left out: said
+        sel.purpose_warning = _left_out_for_purpose(sel)
     if sel.purpose_source == "none" and sel.rows:
         sel.warning = f"{sel.path}: no purpose column or suffix: every row counts"
+
+
+def _left_out_for_purpose(sel: Selection) -> str:
+    """``x.validation.csv: 1 row of another purpose (calibration: its purpose
+    column) left out; --purpose calibration validates them``."""
+    total = sum(sel.other_purpose.values())
+    kinds = ", ".join(f"{n} {p or '(empty)'}" for p, n in sorted(sel.other_purpose.items()))
+    how = "its file name's suffix" if sel.purpose_source == "suffix" else "its purpose column"
+    fix = "; ".join(f"--purpose {p} validates them" for p in sorted(sel.other_purpose) if p)
+    return f"{sel.path}: {total} row(s) of another purpose ({kinds}: {how}) left out" + (
+        f"; {fix}" if fix else ""
+    )
 
 
 def why_none(selections: Sequence[Selection], purpose: str) -> str:

@@ -207,3 +207,22 @@ def test_a_measured_row_of_a_consistency_only_target_is_refused(tmp_path):
     )
     assert fitted.exit_code == 2 and "has no measured rows to calibrate on" in fitted.output
     assert not (tmp_path / "k.json").exists()
+
+
+def test_rows_of_another_purpose_left_out_of_a_file_named_are_said(tmp_path):
+    """A calibration row inside a validation file was dropped with nothing
+    said, not even under -v (from the newcomer): one warning counts it."""
+    rows = list(csv.reader(I7.open()))
+    header = [*rows[0], "purpose"]
+    mixed = tmp_path / "m.csv"
+    with mixed.open("w", newline="") as handle:
+        out = csv.writer(handle)
+        out.writerow(header)
+        for i, row in enumerate(rows[1:6]):
+            out.writerow([*row, "calibration" if i == 1 else "validation"])
+    result = _invoke("validate", "-q", "--baseline", mixed)
+    assert "/4 records" in result.stdout
+    assert (
+        f"warning: {mixed}: 1 row(s) of another purpose (1 calibration: its purpose column) "
+        "left out; --purpose calibration validates them"
+    ) in result.stderr
