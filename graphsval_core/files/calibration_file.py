@@ -264,6 +264,7 @@ def check_calibration(data: Any, where: str, spec: TargetSpec) -> dict[str, Any]
             )
     if "fit" in top:
         fit = schema.obj(top["fit"], f"{where}: fit", err)
+        schema.keys(fit, f"{where}: fit", err, optional=FIT_KEYS)  # a typo: shown as "-"
         _check_diagnostics(fit, f"{where}: fit")
         _check_out_of_sample(fit, f"{where}: fit")
     return top
@@ -280,6 +281,31 @@ FIGURES = {
 }
 
 
+#: What calibrate writes into a file's ``fit`` section, and into each of its
+#: out-of-sample sections (``leave_one_out``, ``grouped_cv``, ``validation``).
+FIT_KEYS = (
+    "rows",
+    "not_identifiable",
+    "median_abs_error",
+    "within_band",
+    "in_sample_per_op",
+    "leave_one_out",
+    "grouped_cv",
+    "validation",
+    "warnings",
+    "diagnostics",
+)
+SECTION_KEYS = (
+    *FIGURES,
+    "groups",
+    "per_op",
+    "files",
+    "from",
+    "left_out",
+    "validation_rows",
+)
+
+
 def _check_out_of_sample(fit: dict[str, Any], at: str) -> None:
     """The fit's ``grouped_cv`` and ``validation`` sections (read by
     ``graphsval targets``), where given: objects whose figures
@@ -290,11 +316,14 @@ def _check_out_of_sample(fit: dict[str, Any], at: str) -> None:
         if name not in fit:
             continue
         section = schema.obj(fit[name], f"{at}.{name}", err)
+        schema.keys(section, f"{at}.{name}", err, optional=SECTION_KEYS)
         per_op = schema.obj(section.get("per_op", {}), f"{at}.{name}.per_op", err)
         places = [(f"{at}.{name}", section)] + [
             (f"{at}.{name}.per_op.{op}", schema.obj(figures, f"{at}.{name}.per_op.{op}", err))
             for op, figures in per_op.items()
         ]
+        for place, figures in places[1:]:
+            schema.keys(figures, place, err, optional=tuple(FIGURES))
         for place, figures in places:
             for key, (low, high) in FIGURES.items():
                 value = figures.get(key)

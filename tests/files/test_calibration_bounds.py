@@ -106,6 +106,32 @@ def test_the_fit_s_out_of_sample_figures_are_held_to_their_ranges(shipped, where
     apply_file(spec, nulls, "c.json")
 
 
+@pytest.mark.parametrize(
+    ("rename", "message"),
+    [
+        ((), "fit: unknown key 'groupd_cv' (did you mean 'grouped_cv'?)"),
+        (("grouped_cv",), "fit.grouped_cv: unknown key 'per_opp' (did you mean 'per_op'?)"),
+        (
+            ("validation", "per_op", "linear"),
+            "fit.validation.per_op.linear: unknown key 'median_abs_err'",
+        ),
+    ],
+)
+def test_a_misspelt_key_of_the_fit_is_refused_not_shown_as_a_dash(shipped, rename, message):
+    """``fit.groupd_cv`` or ``per_opp`` made ``targets`` print "-" for the
+    figures, exit 0 (from the newcomer): the fit's keys are calibrate's."""
+    spec, data = shipped
+    bad = copy.deepcopy(data)
+    place = bad["fit"]
+    for key in rename:
+        place = place[key]
+    old = {(): "grouped_cv", ("grouped_cv",): "per_op"}.get(rename, "median_abs_error")
+    new = {"grouped_cv": "groupd_cv", "per_op": "per_opp"}.get(old, "median_abs_err")
+    place[new] = place.pop(old)
+    with pytest.raises(CalibrationFileError, match=re.escape(message)):
+        apply_file(spec, bad, "c.json")
+
+
 def test_a_usable_capacity_is_a_size_down_to_a_cache_line_up_to_its_cache(shipped):
     """A private L2's usable capacity of 400 kB was refused below the rate
     floor of 1e6 (from the newcomer): a capacity's floor is a cache line."""
