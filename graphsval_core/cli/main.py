@@ -26,9 +26,13 @@ def _plugin_names(values: tuple[str, ...]) -> tuple[str, ...]:
             )
         head, colon, rest = value.partition(":")
         if colon and head.strip().lower() == "no" and head != "no":  # NO:cpu, No:cpu, ' no:cpu'
+            if not rest.strip():
+                raise click.BadParameter(
+                    f"{value!r} names no plugin: give -p NAME or -p no:NAME", param_hint="'-p'"
+                )
             raise click.BadParameter(
-                f"{value!r}: a plugin is blocked as no:NAME, in lower case: give "
-                f"-p no:{rest.strip()}",
+                f"{value!r}: a plugin is blocked as no:NAME exactly (lower case, no blanks): "
+                f"give -p no:{rest.strip()}",
                 param_hint="'-p'",
             )
         if name != name.strip():  # 'no: cpu' blocked a plugin named ' cpu': nothing

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -316,7 +317,7 @@ def _refuse_out(folder: Path) -> None:
     _refuse_links(folder, REPORT_FILES)
 
 
-def _refuse_links(folder: Path, names: Any) -> None:
+def _refuse_links(folder: Path, names: Iterable[str]) -> None:
     """The reports are this command's own files: a link of a report's name
     in ``folder`` is refused, never written through (``ln -s /etc/hostname
     report.json`` had it overwrite the file the link leads to)."""

@@ -17,13 +17,17 @@ def clip(text: str) -> str:
 
 
 #: Invisible characters that change how the text around them reads: the
-#: bidirectional overrides, embeddings and isolates (U+202A-202E,
-#: U+2066-2069: a name that shows reversed), zero-width spaces and joiners,
-#: direction marks (U+200B-200F), word joiners and invisible operators
-#: (U+2060-2064), and a byte-order mark (U+FEFF) inside a text.
+#: bidirectional overrides, embeddings, isolates and marks (U+202A-202E,
+#: U+2066-2069, U+200E-200F, U+061C: a name that shows reversed), a
+#: zero-width space (U+200B), the Mongolian vowel separator (U+180E), word
+#: joiners and invisible operators (U+2060-2064), the deprecated format
+#: controls (U+206A-206F), and a byte-order mark (U+FEFF) inside a text.
+#: The zero-width joiner and non-joiner (U+200C-200D) are text: Persian and
+#: Indic words and emoji sequences need them.
 INVISIBLE = frozenset(
-    "\u200b\u200c\u200d\u200e\u200f\u202a\u202b\u202c\u202d\u202e"
-    "\u2060\u2061\u2062\u2063\u2064\u2066\u2067\u2068\u2069\ufeff"
+    "\u061c\u180e\u200b\u200e\u200f\u202a\u202b\u202c\u202d\u202e"
+    "\u2060\u2061\u2062\u2063\u2064\u2066\u2067\u2068\u2069"
+    "\u206a\u206b\u206c\u206d\u206e\u206f\ufeff"
 )
 
 

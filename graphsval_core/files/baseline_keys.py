@@ -75,10 +75,21 @@ def value_hashes(block: RowBlock) -> np.ndarray:
 
 def row_keys(block: RowBlock) -> np.ndarray:
     """A 64-bit key of each row's shape and values together, whatever
-    purpose its file gives it: two rows with the same key are one
+    purpose its file gives it (a ``purpose`` column, a suffix or none) and
+    whatever order its columns are in: two rows with the same key are one
     measurement (a copy of it), with a chance of two measurements agreeing
-    by accident far below a disk error."""
-    return _mix(shape_hashes(block, 0, purpose=False), value_hashes(block))
+    by accident far below a disk error (:func:`graphsval_core.files.baseline_rows.measurement`
+    is the same for rows)."""
+    h = shape_hashes(block, 0, purpose=False)
+    for numbers in (block.latency_s, block.energy_j):
+        h = _mix(h, np.ascontiguousarray(numbers, dtype=np.float64).view(np.uint64))
+    h = _mix(h, block.trial_count)
+    h = _mix(h, _text_hash(block.notes, 2))
+    for name in sorted(block.extras):
+        if name != "purpose":
+            h = _mix(h, _text_hash(np.full(len(block), name, dtype=object), 3))
+            h = _mix(h, _text_hash(block.extras[name], 2))
+    return h
 
 
 #: The most rows one sorted run of shapes holds (a merge makes none larger).

@@ -142,6 +142,14 @@ def row_identity(row: BaselineRow) -> tuple[Any, ...]:
     )
 
 
+def measurement(row: BaselineRow) -> tuple[Any, ...]:
+    """What makes two rows of two files one measurement (a copy of it):
+    :func:`row_identity` less the purpose its file gives it, a ``purpose``
+    column or a suffix or none."""
+    extras = tuple(sorted((k, v) for k, v in row.extras.items() if k != "purpose"))
+    return (*row_identity(row)[:8], extras)
+
+
 def purpose_from_name(path: str | Path) -> str | None:
     name = Path(path).name
     for purpose in PURPOSES:

@@ -658,8 +658,13 @@ def _fingerprint_key(name: str, at: str) -> None:
     line of text, printed in tables beside its value."""
     from graphsval_core.datamodel.errors import is_control
 
-    if not name.strip() or len(name) > FINGERPRINT_MAX_CHARS:
-        raise TargetFileError(f"{at}: key {ascii(name)[:60]} names nothing (give a short name)")
+    if not name.strip():
+        raise TargetFileError(f"{at}: key {ascii(name)} names nothing (give a short name)")
+    if len(name) > FINGERPRINT_MAX_CHARS:
+        raise TargetFileError(
+            f"{at}: key {ascii(name)[:40]}... is {len(name)} characters; a fingerprint key "
+            f"holds at most {FINGERPRINT_MAX_CHARS}"
+        )
     bad = next((ch for ch in name if is_control(ch)), None)
     if bad is not None:
         raise TargetFileError(

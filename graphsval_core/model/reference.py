@@ -134,8 +134,11 @@ latency and energy of one call on warm data, term by term
   A's rows under its compute (MKL's fp32 of 4 columns on the Zen 3 host
   takes the same time a multiply-add with A in the L3 as in main memory),
   all of A once per group of the weight's rows: beyond the innermost tier
-  A crosses ``ceil(N / group)`` times (on the Zen 4 host N = 8 takes twice
-  N = 4's time from main memory).
+  A crosses ``ceil(N / group)`` times (on the Zen 4 host each pass reads A
+  from main memory at about 8 GB/s, N = 4 and N = 8 alike, and N = 8 costs
+  1.45 times as much a multiply-add there as in the caches). The innermost
+  tier keeps the register tile's traffic, A once (a limitation: the L1's
+  bytes and energy of such a linear come out low).
   The terms
   reported satisfy launch + exposed compute + exposed memory + first touch +
   pack = latency exactly; the overlapped remainder is reported as hidden.

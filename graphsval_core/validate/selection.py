@@ -44,7 +44,7 @@ from graphsval_core.files.baseline import (
 )
 from graphsval_core.files.baseline_block import RowBlock
 from graphsval_core.files.baseline_keys import row_keys
-from graphsval_core.files.baseline_rows import row_identity
+from graphsval_core.files.baseline_rows import measurement, row_identity
 from graphsval_core.files.baseline_stream import BaselineStream
 from graphsval_core.plugins.registry import WORKSPACE, Registry
 from graphsval_core.validate.measured import refuse_misshapen
@@ -512,7 +512,7 @@ def select(
         baseline's copy of a shipped measurement counts once), with a warning."""
         kept, copies = [], {}
         for r in rows:
-            first = seen.setdefault(row_identity(r), path)
+            first = seen.setdefault(measurement(r), path)
             if first == path:
                 kept.append(r)
             else:

@@ -86,7 +86,7 @@ def verdict(
         parts.append(reason)
     if floors is not None:
         below = sum(1 for p in floors.plugins for c in p.checks if not c.ok)
-        below += len(getattr(floors, "recaptures", ()))  # a capture below its recapture floor
+        below += len(floors.recaptures)  # a capture below its recapture floor
         parts.append(
             f"{below} floor{'s' if below != 1 else ''} not met" if below else "floors hold"
         )

@@ -42,6 +42,7 @@ from graphsval_core.files.tolerances import load_tolerances
 from graphsval_core.plugins.registry import Registry
 from graphsval_core.plugins.resources import in_installed_package
 from graphsval_core.validate.harness import (
+    AGREEMENT_BAND,
     Recapture,
     Validation,
     recapture_agreement,
@@ -373,8 +374,8 @@ def _validate(registry: Registry, options: ValidateOptions) -> ValidateResult:
     if options.check_floors or options.update_floors:
         floors = _floors(registry, summary, options)
         below = tuple(
-            f"{hw}/{op} recapture: {rec.floor_text()} (median {rec.median_diff:.1%}, "
-            f"{rec.within_band:.0%} within 10%)"
+            f"{hw}/{op} recapture: {rec.floor_text().removeprefix('floor ')} (median "
+            f"{rec.median_diff:.1%}, {rec.within_band:.0%} within {AGREEMENT_BAND:.0%})"
             for (hw, op), rec in sorted(validation.recapture.items())
             if rec.below_floor
         )

@@ -285,8 +285,16 @@ def test_a_p_value_naming_no_plugin_is_a_usage_error(value):
 @pytest.mark.parametrize(
     ("value", "says"),
     [
-        ("NO:cpu", "'NO:cpu': a plugin is blocked as no:NAME, in lower case: give -p no:cpu"),
-        ("No:cpu", "'No:cpu': a plugin is blocked as no:NAME, in lower case: give -p no:cpu"),
+        (
+            "NO:cpu",
+            "'NO:cpu': a plugin is blocked as no:NAME exactly (lower case, no blanks): "
+            "give -p no:cpu",
+        ),
+        (
+            "No:cpu",
+            "'No:cpu': a plugin is blocked as no:NAME exactly (lower case, no blanks): "
+            "give -p no:cpu",
+        ),
         ("no: cpu", "'no: cpu': a plugin's name holds no blanks around it: give -p no:cpu"),
         (" cpu", "' cpu': a plugin's name holds no blanks around it: give -p cpu"),
         ("cpu", "-p cpu and -p no:cpu both given: load it or block it"),

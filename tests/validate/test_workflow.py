@@ -247,5 +247,5 @@ def test_a_capture_below_its_recapture_floor_fails_the_floors_of_the_file_named(
     assert agreement.floor_within == 0.99 and agreement.below_floor
     assert below.floors is not None and below.floors.failed and below.failed
     (line,) = below.floors.recaptures
-    assert line.startswith(f"{key} recapture: floor median <= ")
+    assert line.startswith(f"{key} recapture: median <= ")
     assert ">= 99% within 10%: BELOW its floor" in line

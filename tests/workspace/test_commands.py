@@ -96,6 +96,13 @@ def test_rows_a_workspace_baseline_copies_from_a_shipped_one_count_once(run, wor
     assert f"warning: {copy}: 3 row(s) repeat rows of {shipped} exactly; each read once" in (
         result.stderr
     )
+    # the same rows in a file whose name gives no purpose: still copies (from the reviewer)
+    plain = copy.with_name("mine.csv")
+    copy.rename(plain)
+    again = run(workspace, *args)
+    (after,) = json.loads(again.stdout)["summary"]["targets"]
+    assert after["records"] == before["records"] + 1
+    assert f"warning: {plain}: 3 row(s) repeat rows of {shipped} exactly" in again.stderr
 
 
 def test_validate_a_workspace_capture_as_calibration(run, workspace):
