@@ -489,3 +489,16 @@ def test_a_rollup_of_part_of_a_sweep_is_a_usage_error(tmp_path, flag):
     result = CliRunner().invoke(cli, argv)
     assert result.exit_code == 2, result.output
     assert f"--rollup prices a whole forward pass: {flag[0]} would leave out" in result.output
+
+
+def test_a_call_site_holding_a_control_character_is_refused(tmp_path):
+    """A site name holding U+202E was printed raw in the rollup's table,
+    reversing the rest of its line (from the newcomer)."""
+    out = tmp_path / "llama.json"
+    config = str(FIXTURES / "llama-3.2-1b-config.json")
+    CliRunner().invoke(cli, ["sweep", "from-config", config, "--tokens", "8", "--out", str(out)])
+    text = out.read_text()
+    assert '"q_proj"' in text
+    out.write_text(text.replace('"q_proj"', '"q_\\u202eproj"', 1))
+    with pytest.raises(SweepFileError, match=r"\.site: holds a control character \(U\+202E\)"):
+        load_sweep(out)
