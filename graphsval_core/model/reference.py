@@ -133,12 +133,10 @@ latency and energy of one call on warm data, term by term
   (``transposed_narrow_n_group``) keeps the roofline's overlap: it streams
   A's rows under its compute (MKL's fp32 of 4 columns on the Zen 3 host
   takes the same time a multiply-add with A in the L3 as in main memory),
-  all of A once per group of the weight's rows: beyond the innermost tier
-  A crosses ``ceil(N / group)`` times (on the Zen 4 host each pass reads A
-  from main memory at about 8 GB/s, N = 4 and N = 8 alike, and N = 8 costs
-  1.45 times as much a multiply-add there as in the caches). The innermost
-  tier keeps the register tile's traffic, A once (a limitation: the L1's
-  bytes and energy of such a linear come out low).
+  all of A once per group of the weight's rows: at every tier A crosses
+  ``ceil(N / group)`` times (on the Zen 4 host each pass reads A from main
+  memory at about 8 GB/s, N = 4 and N = 8 alike, and N = 8 costs 1.45
+  times as much a multiply-add there as in the caches).
   The terms
   reported satisfy launch + exposed compute + exposed memory + first touch +
   pack = latency exactly; the overlapped remainder is reported as hidden.
@@ -316,10 +314,10 @@ def predict(
         narrow = narrow_rows(target, dtype, gemm, library, unpacked, op.b_transposed)
         group = target.transposed_narrow_n_group.get(dtype) if op.b_transposed else None
         if narrow is not None and group is not None:  # its kernel of dot products streams
-            # all of A once per group of the weight's rows: the tiers beyond the innermost
-            # see A once a group (bench_narrow_n.py --tiers, the Zen 4 host: N = 8 reads A
-            # from main memory twice, each pass at about N = 4's rate)
-            tiles[narrow, 1:, 2] = np.minimum(tiles[narrow, 1:, 2], group)
+            # all of A once per group of the weight's rows: every tier sees A once a group
+            # (bench_narrow_n.py --tiers, the Zen 4 host: N = 8 reads A from main memory
+            # twice, each pass at about N = 4's rate)
+            tiles[narrow, :, 2] = np.minimum(tiles[narrow, :, 2], group)
         per_pass = unpacked_pass_rows(target, dtype, gemm, unpacked, op.b_transposed)
         if per_pass is not None:  # its unpacked kernel reads a transposed B once a pass of
             # a few rows of A: the tiers beyond the innermost see B once a pass, as above

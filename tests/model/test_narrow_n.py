@@ -331,8 +331,8 @@ def test_a_linear_s_dot_product_kernel_hides_its_traffic_under_its_compute(regis
 def test_a_linear_s_dot_product_kernel_reads_a_once_a_group(registry_of):
     """Its kernel of dot products streams all of A for each group of the
     weight's rows (``bench_narrow_n.py --tiers`` on the Zen 4 host: N of 8
-    reads A from main memory at the rate N of 4 does, twice): beyond the
-    innermost tier A crosses once per group, and a linear bound by main
+    reads A from main memory at the rate N of 4 does, twice): at every
+    tier A crosses once per group, and a linear bound by main
     memory takes the longer for it. The matmul's kernel is not so."""
     reg = _grouped(registry_of)
     shapes = [[8192, 2048, 4], [8192, 2048, 8], [8192, 2048, 12]]  # A of 64 MiB
@@ -343,5 +343,7 @@ def test_a_linear_s_dot_product_kernel_reads_a_once_a_group(registry_of):
     assert beyond[1] - beyond[0] == pytest.approx(a, rel=0.06)
     assert beyond[2] - beyond[1] == pytest.approx(beyond[1] - beyond[0], rel=0.01)
     assert p.memory_s[1] > 1.9 * p.memory_s[0]
+    l1 = p.bytes_per_tier[:, 0]  # the L1 feeds the registers A once a group too
+    assert l1[1] - l1[0] == pytest.approx(a, rel=0.06)
     mm = predict_batch(reg, "t", "matmul", shapes, "fp32")
     assert mm.bytes_per_tier[1, -1] == pytest.approx(mm.bytes_per_tier[0, -1], rel=0.03)
