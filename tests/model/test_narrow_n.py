@@ -343,7 +343,7 @@ def test_a_linear_s_dot_product_kernel_reads_a_once_a_group(registry_of):
     assert beyond[1] - beyond[0] == pytest.approx(a, rel=0.06)
     assert beyond[2] - beyond[1] == pytest.approx(beyond[1] - beyond[0], rel=0.01)
     assert p.memory_s[1] > 1.9 * p.memory_s[0]
-    l1 = p.bytes_per_tier[:, 0]  # the L1 feeds the registers A once a group too
-    assert l1[1] - l1[0] == pytest.approx(a, rel=0.06)
+    l1 = p.bytes_per_tier[:, 0]  # the L1 feeds the registers A once a group too (and B's
+    assert l1[1] - l1[0] > 0.94 * a  # rows for each tile of A's rows: more than A again)
     mm = predict_batch(reg, "t", "matmul", shapes, "fp32")
     assert mm.bytes_per_tier[1, -1] == pytest.approx(mm.bytes_per_tier[0, -1], rel=0.03)
