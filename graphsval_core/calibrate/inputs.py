@@ -30,7 +30,7 @@ from graphsval_core.files.baseline import (
     BaselineRow,
     read_baseline_file,
 )
-from graphsval_core.files.baseline_rows import row_identity
+from graphsval_core.files.baseline_rows import measurement
 from graphsval_core.model.plausibility import LATENCY, Flag, format_suspect, row_flags
 from graphsval_core.plugins.registry import UnknownNameError
 
@@ -181,7 +181,7 @@ def read_rows(
                 continue
             files[real] = str(path)
         baseline, digest = read(path)  # one line for unreadable or non-UTF-8
-        idents, name = [row_identity(r) for r in baseline.rows], str(path)
+        idents, name = [measurement(r) for r in baseline.rows], str(path)
         again = [seen.get(i, name) != name for i in idents]
         if any(again):  # a copy of another file's rows (other line ends, a BOM): fitted once
             first = seen[idents[again.index(True)]]

@@ -74,9 +74,9 @@ def value_hashes(block: RowBlock) -> np.ndarray:
 
 
 def row_keys(block: RowBlock) -> np.ndarray:
-    """A 64-bit key of each row's shape and values together, whatever
-    purpose its file gives it (a ``purpose`` column, a suffix or none) and
-    whatever order its columns are in: two rows with the same key are one
+    """A 64-bit key of each row's shape and values together (latency,
+    energy, trials, notes), whatever purpose its file gives it and whatever
+    other columns it has: two rows with the same key are one
     measurement (a copy of it), with a chance of two measurements agreeing
     by accident far below a disk error (:func:`graphsval_core.files.baseline_rows.measurement`
     is the same for rows)."""
@@ -84,12 +84,7 @@ def row_keys(block: RowBlock) -> np.ndarray:
     for numbers in (block.latency_s, block.energy_j):
         h = _mix(h, np.ascontiguousarray(numbers, dtype=np.float64).view(np.uint64))
     h = _mix(h, block.trial_count)
-    h = _mix(h, _text_hash(block.notes, 2))
-    for name in sorted(block.extras):
-        if name != "purpose":
-            h = _mix(h, _text_hash(np.full(len(block), name, dtype=object), 3))
-            h = _mix(h, _text_hash(block.extras[name], 2))
-    return h
+    return _mix(h, _text_hash(block.notes, 2))
 
 
 #: The most rows one sorted run of shapes holds (a merge makes none larger).

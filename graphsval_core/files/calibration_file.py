@@ -265,6 +265,10 @@ def check_calibration(data: Any, where: str, spec: TargetSpec) -> dict[str, Any]
     if "fit" in top:
         fit = schema.obj(top["fit"], f"{where}: fit", err)
         schema.keys(fit, f"{where}: fit", err, optional=FIT_KEYS)  # a typo: shown as "-"
+        _check_figures(fit, f"{where}: fit")
+        warnings = fit.get("warnings", [])
+        if not isinstance(warnings, list) or not all(isinstance(w, str) for w in warnings):
+            raise CalibrationFileError(f"{where}: fit.warnings: expected a list of strings")
         _check_diagnostics(fit, f"{where}: fit")
         _check_out_of_sample(fit, f"{where}: fit")
     return top
@@ -324,15 +328,24 @@ def _check_out_of_sample(fit: dict[str, Any], at: str) -> None:
         ]
         for place, figures in places[1:]:
             schema.keys(figures, place, err, optional=tuple(FIGURES))
+        if section.get("groups") is not None:
+            schema.integer(section["groups"], f"{at}.{name}.groups", err, 0)
         for place, figures in places:
-            for key, (low, high) in FIGURES.items():
-                value = figures.get(key)
-                if value is None:
-                    continue
-                if key == "rows":
-                    schema.integer(value, f"{place}.{key}", err)
-                else:
-                    schema.number(value, f"{place}.{key}", err, low, high)
+            _check_figures(figures, place)
+
+
+def _check_figures(figures: dict[str, Any], place: str) -> None:
+    """The :data:`FIGURES` of ``figures`` (a fit, or one of its sections or
+    ops) where given: numbers in their range or null, a count of rows whole."""
+    err = CalibrationFileError
+    for key, (low, high) in FIGURES.items():
+        value = figures.get(key)
+        if value is None:
+            continue
+        if key == "rows":
+            schema.integer(value, f"{place}.{key}", err, 0)
+        else:
+            schema.number(value, f"{place}.{key}", err, low, high)
 
 
 def _check_diagnostics(fit: dict[str, Any], at: str) -> None:

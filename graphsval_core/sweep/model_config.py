@@ -51,7 +51,22 @@ EXPERT_KEYS = ("num_local_experts", "num_experts", "n_routed_experts", "moe_num_
 
 
 #: Keys that say a token is routed to experts, whatever their count is called.
-ROUTING_KEYS = ("num_experts_per_tok", "moe_intermediate_size", "moe_topk", "num_selected_experts")
+ROUTING_KEYS = (
+    "num_experts_per_tok",
+    "num_experts_per_token",
+    "experts_per_token",
+    "moe_intermediate_size",
+    "moe_topk",
+    "moe_top_k",
+    "num_selected_experts",
+)
+#: Other names a config may give a key this reads (another family's
+#: spelling): refused, so that the key is not read as absent.
+ALIASES = {
+    "num_kv_heads": "num_key_value_heads",
+    "n_kv_heads": "num_key_value_heads",
+    "multi_query_group_num": "num_key_value_heads",
+}
 
 
 def _experts(config: dict[str, Any], prefix: str = "") -> tuple[str, str] | None:
@@ -61,6 +76,8 @@ def _experts(config: dict[str, Any], prefix: str = "") -> tuple[str, str] | None
     of experts a token is routed to, or their MLP's own size
     (:data:`ROUTING_KEYS`) above 0; None for a dense model's."""
     for key, value in config.items():
+        if isinstance(value, str) and value.strip().isdigit():  # "8": a count written as text
+            value = int(value)
         number = isinstance(value, int | float) and not isinstance(value, bool)
         if key in EXPERT_KEYS and number and value > 1:
             return f"{prefix}{key}", f"{value:g}"
@@ -85,6 +102,8 @@ def read_config(path: str | Path) -> dict[str, Any]:
         if key not in config:
             near = difflib.get_close_matches(key, [str(k) for k in config], n=1, cutoff=0.8)
             typo = f"; the file has {near[0]!r}: a misspelling?" if near else ""
+            if not near and isinstance(config.get("text_config"), dict):  # a multimodal model's
+                typo = "; the file nests its language model in 'text_config': give that object"
             raise ModelConfigError(f"{where}: missing key {key!r} (a positive integer{typo})")
         schema.integer(config[key], f"{where}: {key}", ModelConfigError, 1, MAX_SIZE)
     for key in OPTIONAL:
@@ -94,6 +113,12 @@ def read_config(path: str | Path) -> dict[str, Any]:
         # a misspelt optional key was read as absent: num_key_value_head made a
         # grouped-query model's k/v projections as wide as its queries
         others = [str(k) for k in config if k not in (*REQUIRED, *OPTIONAL)]
+        alias = [k for k in others if ALIASES.get(k) == key]
+        if alias:
+            raise ModelConfigError(
+                f"{where}: {alias[0]!r} is not a key this reads: it reads {key!r} (another "
+                "family's name for it; rename it)"
+            )
         near = difflib.get_close_matches(key, others, n=1, cutoff=0.9)
         if near:
             raise ModelConfigError(

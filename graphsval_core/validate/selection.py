@@ -393,7 +393,7 @@ def _selected(
         yield block if keep.all() else block.take(keep)
     sel.sha256 = stream.sha256
     sel.repeat_warning = stream.repeat_warning
-    if sel.other_purpose and sel.rows:  # some rows count, others are left out: said
+    if sel.other_purpose:  # rows left out for their purpose: said (all of them too)
         sel.purpose_warning = _left_out_for_purpose(sel)
     if sel.purpose_source == "none" and sel.rows:
         sel.warning = f"{sel.path}: no purpose column or suffix: every row counts"

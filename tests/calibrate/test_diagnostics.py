@@ -97,9 +97,12 @@ def test_one_measurement_in_several_files_counts_once(setup, tmp_path):
     said for each copy; one row then fits nothing."""
     base = setup("toy.calibration.csv")
     lines = base.read_text().splitlines()
-    copies = [tmp_path / f"copy{n}.calibration.csv" for n in range(4)]
+    copies = [tmp_path / f"copy{n}.calibration.csv" for n in range(3)]
     for copy in copies:
         copy.write_text("\n".join([lines[0], lines[-1]]) + "\n")
+    # one more with a column of the user's own and no suffix: a copy still (from the newcomer)
+    copies.append(tmp_path / "mine.csv")
+    copies[-1].write_text("\n".join([lines[0] + ",my_note", lines[-1] + ",x"]) + "\n")
     result = _run(
         *[a for c in copies for a in ("--baseline", str(c))], "--out", str(tmp_path / "c.json")
     )

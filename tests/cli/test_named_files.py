@@ -88,9 +88,15 @@ def test_rows_a_file_named_copies_from_one_named_before_it_count_once(tmp_path):
         + ",purpose\n"
         + "".join(x.rstrip("\n") + ",calibration\n" for x in lines[1:6])
     )
+    own = tmp_path / "own.csv"  # the same rows, a column of the user's own added
+    own.write_text(
+        lines[0].rstrip("\n")
+        + ",my_comment\n"
+        + "".join(x.rstrip("\n") + ",ok\n" for x in lines[1:6])
+    )
     args = ("validate", "-q", "--purpose", "calibration", "--baseline", I7)
     once = _invoke(*args)
-    for copy in (small, labelled):
+    for copy in (small, labelled, own):
         twice = _invoke(*args, "--baseline", copy)
         assert twice.stdout == once.stdout, copy
         assert (
@@ -234,3 +240,10 @@ def test_rows_of_another_purpose_left_out_of_a_file_named_are_said(tmp_path):
         f"warning: {mixed}: 1 row(s) of another purpose (1 calibration: its purpose column) "
         "left out; --purpose calibration validates them"
     ) in result.stderr
+    # a file all of whose rows are of another purpose, named beside one that counts
+    both = _invoke("validate", "-q", "--baseline", mixed, "--baseline", I7)
+    assert "/4 records" in both.stdout
+    assert (
+        f"warning: {I7}: 18 row(s) of another purpose (18 calibration: its file name's suffix) "
+        "left out; --purpose calibration validates them"
+    ) in both.stderr

@@ -86,6 +86,11 @@ def test_a_fraction_is_the_files_value_whatever_its_datasheet_field_says(shipped
         (("validation", "within_10pct"), 1.5, "in [0, 1], got 1.5"),
         (("grouped_cv",), "x", "expected an object"),
         (("grouped_cv", "per_op", "linear"), [], "expected an object"),
+        (("rows",), "392", "expected an integer"),  # the fit's own figures (from the newcomer)
+        (("rows",), -1, "got -1"),
+        (("median_abs_error",), "nan", "expected a number"),
+        (("grouped_cv", "groups"), 2.5, "expected an integer"),
+        (("warnings",), "x", "expected a list of strings"),
     ],
 )
 def test_the_fit_s_out_of_sample_figures_are_held_to_their_ranges(shipped, where, value, message):

@@ -215,6 +215,17 @@ def test_an_overlay_label_must_be_a_regime():
             "would be a dense model's; give a dense model's config",
         ),
         (
+            {"num_kv_heads": 2},
+            "'num_kv_heads' is not a key this reads: it reads 'num_key_value_heads' (another "
+            "family's name for it; rename it)",
+        ),
+        (
+            {"num_local_experts": "8"},
+            "num_local_experts 8: a mixture-of-experts config (each token's MLP runs in the "
+            "experts it is routed to), which from-config does not model: its shapes would be "
+            "a dense model's; give a dense model's config",
+        ),
+        (
             {"num_experts_per_tok": 2},
             "num_experts_per_tok 2: a mixture-of-experts config (each token's MLP runs in the "
             "experts it is routed to), which from-config does not model: its shapes would be "
