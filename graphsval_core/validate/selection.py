@@ -74,7 +74,7 @@ class Selection:
     repeat_warning: str = ""
     #: a file named: its rows that copy rows of a file named before it (read once)
     copy_warning: str = ""
-    #: a file named of which rows were selected: those left out for their purpose
+    #: a file named: its rows left out for their purpose (every one of them too)
     purpose_warning: str = ""
 
     def blocks(self) -> Iterator[RowBlock]:
