@@ -208,9 +208,11 @@ def predict(
             if (op is None or e.op == op) and (dtype is None or e.dtype == dtype):
                 items.append((e.op, e.shape, e.dtype, e.extra))
         if not items:
-            flags = [f for f, v in (("--op", op), ("--dtype", dtype)) if v is not None]
+            flags = [f"{f} {v}" for f, v in (("--op", op), ("--dtype", dtype)) if v is not None]
+            held = sorted({(e.op, e.dtype) for e in sweep.entries})
+            has = ", ".join(f"{o} {d}" for o, d in held[:6]) + (", ..." if len(held) > 6 else "")
             raise InputError(
-                f"{sweep_file}: no entry matches {' '.join(flags)}"
+                f"{sweep_file}: no entry matches {' '.join(flags)} (its entries: {has})"
                 if flags
                 else f"{sweep_file}: the sweep holds no entry"
             )

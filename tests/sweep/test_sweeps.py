@@ -502,3 +502,14 @@ def test_a_call_site_holding_a_control_character_is_refused(tmp_path):
     out.write_text(text.replace('"q_proj"', '"q_\\u202eproj"', 1))
     with pytest.raises(SweepFileError, match=r"\.site: holds a control character \(U\+202E\)"):
         load_sweep(out)
+
+
+def test_a_sweep_filter_that_matches_nothing_names_its_value_and_the_entries():
+    """``predict --sweep S --op matmull`` said "no entry matches --op",
+    naming neither the value nor what the sweep holds (from the newcomer)."""
+    sweep = FIXTURES.parents[1] / "graphsval_core" / "sweeps" / "matmul_validation.json"
+    argv = ["predict", "--hw", "i7_12700k", "--sweep", str(sweep), "--dtype", "fp64"]
+    result = CliRunner().invoke(cli, argv)
+    assert result.exit_code == 2, result.output
+    line = " ".join(result.output.split())
+    assert "no entry matches --dtype fp64 (its entries: matmul bf16, matmul fp16," in line
