@@ -90,6 +90,11 @@ def read_floors(path: Path | Any) -> dict[str, dict[str, Any]]:
         for name in ("pass", "records", "lowered_from"):
             if name in entry:
                 schema.integer(entry[name], f"{at}.{name}", err)
+        if "records" in entry and entry["pass"] > entry["records"]:  # a floor no run can meet
+            raise FloorsError(
+                f"{at}.pass: {entry['pass']} is above its {entry['records']} records (no run "
+                "passes more records than it has)"
+            )
         if "reason" in entry:
             schema.string(entry["reason"], f"{at}.reason", err)
         for name in RECAPTURE_KEYS:

@@ -72,6 +72,10 @@ def test_a_named_floors_file_is_checked_strictly_and_implies_check_floors(tmp_pa
         '{"floors": {"nope/matmul": {"pass": 1}}}': "unknown target 'nope'",
         f'{{"floors": {{"{HOST}/conv": {{"pass": 1}}}}}}': "unknown op 'conv'",
         '{"floors": {"i7_12700k/matmul": {"pass": 1}}}': "it holds i7_12700k/matmul",
+        # a floor above its own records: no run meets it (from the newcomer)
+        f'{{"floors": {{"{HOST}/matmul": {{"pass": 9, "records": 5}}}}}}': (
+            f"floors.{HOST}/matmul.pass: 9 is above its 5 records"
+        ),
     }
     for body, fragment in cases.items():
         floors.write_text(body)
