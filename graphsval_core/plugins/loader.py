@@ -47,6 +47,17 @@ WORKSPACE_PLUGIN = "workspace"
 WORKSPACE_MODULE = "graphsval_core.workspace.plugin"
 
 
+def _importable(name: str) -> bool:
+    """Whether module ``name`` can be found (not imported: its own import
+    errors stay a plugin's problem)."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):  # a parent package missing, or a bad name
+        return False
+
+
 class PluginLoadError(Exception):
     """Strict mode: a plugin could not be loaded or registered invalid data."""
 
@@ -276,6 +287,14 @@ def build_registry(
     for name in requested:
         if name in eps or name in blocked or name in infos:
             continue
+        if not _importable(name):  # the user's flag misspelt, not a plugin that failed
+            names = sorted({*BUILTIN_PLUGINS, *eps})
+            near = [n for n in names if n.lower() == name.lower()]
+            hint = f" (did you mean {near[0]!r}?)" if near else ""
+            raise UserInputError(
+                f"-p {name}: no installed plugin and no module of that name{hint}; plugins: "
+                f"{', '.join(names)}"
+            )
         load(name, PluginInfo(name, name), functools.partial(importlib.import_module, name))
 
     known = {*BUILTIN_PLUGINS, WORKSPACE_PLUGIN, *eps, *requested}

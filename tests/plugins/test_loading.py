@@ -327,3 +327,21 @@ def test_an_environment_flag_of_no_known_spelling_is_one_line(monkeypatch):
     assert result.exit_code == 2, result.output
     (line,) = [x for x in result.output.splitlines() if x.strip()]
     assert line.startswith("Error: GRAPHSVAL_STRICT_PLUGINS='maybe': expected one of 1, true")
+
+
+def test_a_p_value_naming_no_plugin_nor_module_is_an_error_naming_the_plugins():
+    """With autoload off, ``-p CPU`` was a warning ("failed to import") and
+    ``validate --check-floors`` then checked nothing and exited 0 (from the
+    newcomer): a name no installed plugin and no module has is the user's
+    typo, one line naming the plugins (and the one it differs from in case)."""
+    from graphsval_core.datamodel.errors import UserInputError
+    from graphsval_core.plugins.loader import build_registry
+
+    with pytest.raises(UserInputError, match=r"-p CPU: no installed plugin and no module") as e:
+        build_registry(plugin_args=["CPU"], autoload=False)
+    assert "(did you mean 'cpu'?)" in str(e.value) and "builtin_ops" in str(e.value)
+    with pytest.raises(UserInputError, match=r"-p no_such\.module: no installed plugin"):
+        build_registry(plugin_args=["no_such.module"], autoload=False)
+    result = CliRunner().invoke(cli, ["-p", "CPU", "validate", "--check-floors"])
+    assert result.exit_code == 2, result.output
+    assert "Error: -p CPU: no installed plugin and no module of that name" in result.output
