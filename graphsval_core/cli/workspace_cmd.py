@@ -75,6 +75,8 @@ def workspace(app: AppContext, as_json: bool) -> None:
         click.echo("\n".join(wrap_line(line, width)))
 
     state = "" if there else "; it does not exist yet (created when something is written)"
+    if summary.left_out:  # each line says so too
+        state += "; left out of this run by -p no:workspace"
     say(f"workspace: {summary.path} ({_SOURCES.get(summary.source, summary.source)}){state}")
     for problem in summary.problems:  # something there that is no folder: nothing in it is read
         say(f"  problem: {problem}")

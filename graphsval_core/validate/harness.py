@@ -100,10 +100,10 @@ class Recapture:
         if self.below_floor is None:
             return ""
         parts = []
-        if self.floor_median is not None:
-            parts.append(f"median <= {self.floor_median:.0%}")
+        if self.floor_median is not None:  # 0.001 is 0.1%, never "0%"
+            parts.append(f"median <= {self.floor_median * 100:.3g}%")
         if self.floor_within is not None:
-            parts.append(f">= {self.floor_within:.0%} within {AGREEMENT_BAND:.0%}")
+            parts.append(f">= {self.floor_within * 100:.3g}% within {AGREEMENT_BAND:.0%}")
         verdict = "BELOW its floor" if self.below_floor else "ok"
         return f"floor {', '.join(parts)}: {verdict}"
 

@@ -249,3 +249,8 @@ def test_a_capture_below_its_recapture_floor_fails_the_floors_of_the_file_named(
     (line,) = below.floors.recaptures
     assert line.startswith(f"{key} recapture: median <= ")
     assert ">= 99% within 10%: BELOW its floor" in line
+    floors["floors"][key]["recapture_median_max"] = 0.001  # a tenth of a percent, not "0%"
+    named.write_text(json.dumps(floors))
+    tight = validate(build_registry(), ValidateOptions(floors_file=str(named), **options))
+    assert tight.floors is not None
+    assert f"{key} recapture: median <= 0.1%, >= 99% within 10%" in tight.floors.recaptures[0]

@@ -383,6 +383,7 @@ def test_the_listing_says_why_a_file_is_not_in_use_never_to_see_warnings_it_does
     assert blocked.exit_code == 0, blocked.output
     out = " ".join(blocked.output.split())  # wrapped to the screen
     assert "see the warnings" not in out and "None:" not in out
+    assert "left out of this run by -p no:workspace" in out.split(" targets (")[0]
     left = ": -p no:workspace leaves the workspace out"
     assert f"targets/{KEY}.target.json not registered{left}" in out
     assert f"calibration/{KEY}.calibration.json {KEY}: not applied{left}" in out
