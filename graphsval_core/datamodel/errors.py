@@ -42,6 +42,12 @@ def is_control(ch: str) -> bool:
     return unicodedata.category(ch) == "Cc" or ch in "\u2028\u2029" or ch in INVISIBLE
 
 
+def control_character(text: str) -> str | None:
+    """The first control character in ``text`` (:func:`is_control`) as
+    ``U+000A``; None when there is none."""
+    return next((f"U+{ord(ch):04X}" for ch in text if is_control(ch)), None)
+
+
 class UserInputError(ValueError):
     """An input (file, name, shape, flag value) cannot be used; one line says why."""
 

@@ -20,7 +20,7 @@ from typing import Any
 from attrs import field, frozen
 
 from graphsval_core.datamodel.dtypes import KNOWN_DTYPES
-from graphsval_core.datamodel.errors import UserInputError, is_control
+from graphsval_core.datamodel.errors import UserInputError, control_character
 from graphsval_core.datamodel.op import MAX_DIM
 from graphsval_core.datamodel.provenance import Provenance, Sourced
 from graphsval_core.datamodel.regimes import TIER_NAMES, tier_regime
@@ -72,17 +72,11 @@ def _shown(value: Any) -> str:
     return json.dumps(value) if isinstance(value, str) else repr(value)
 
 
-def _control_character(text: str) -> str | None:
-    """The first control character in ``text`` (:func:`is_control`) as
-    ``U+000A``; None when there is none."""
-    return next((f"U+{ord(ch):04X}" for ch in text if is_control(ch)), None)
-
-
 def _refuse_control(where: str, text: object) -> None:
     """Refuse free text (a description, a label, a provenance's source) that
     holds a control character: printed as it is, an escape sequence would
     drive the user's terminal (retitle it, hide lines)."""
-    bad = _control_character(text) if isinstance(text, str) else None
+    bad = control_character(text) if isinstance(text, str) else None
     if bad is not None:
         raise SpecError(where, f"holds a control character ({bad}): give plain text")
 
@@ -649,7 +643,7 @@ class TargetSpec:
         for name in ("name", "family"):
             if not isinstance(getattr(self, name), str) or not getattr(self, name).strip():
                 raise SpecError(name, "must be a non-empty string")
-            bad = _control_character(getattr(self, name))
+            bad = control_character(getattr(self, name))
             if bad is not None:  # printed in tables and one-line errors
                 raise SpecError(
                     name,

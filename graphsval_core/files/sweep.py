@@ -26,7 +26,7 @@ from typing import Any
 from attrs import field, frozen
 
 from graphsval_core.datamodel.dtypes import KNOWN_DTYPES
-from graphsval_core.datamodel.errors import UserInputError, is_control, warn_input
+from graphsval_core.datamodel.errors import UserInputError, control_character, warn_input
 from graphsval_core.datamodel.op import dims_problem
 from graphsval_core.datamodel.regimes import LABELS
 from graphsval_core.files import schema
@@ -224,11 +224,10 @@ def _counts(entry: dict[str, Any], at: str) -> None:
         for key in ("model", "phase", "site"):
             if key in site:
                 text = schema.string(site[key], f"{here}.{key}", _ERR)
-                bad = next((ch for ch in text if is_control(ch)), None)
+                bad = control_character(text)
                 if bad is not None:  # printed in a rollup's table: it would drive the terminal
                     raise SweepFileError(
-                        f"{here}.{key}: holds a control character (U+{ord(bad):04X}): give one "
-                        "line of text"
+                        f"{here}.{key}: holds a control character ({bad}): give one line of text"
                     )
         where = call_site(site)
         if where in seen:  # counted twice, a rollup would double its time

@@ -564,11 +564,10 @@ def _past_the_tiers(spec: TargetSpec) -> str | None:
     """A register tile larger than the innermost tier that holds it, or a
     first-touch threshold above the outermost tier (no output is that
     large: fresh outputs would never cost their first touch), told as
-    ``<where>: ...``; None when both stand or the spec has no capacities."""
-    sized = [t for t in spec.tiers if t.capacity_bytes is not None]
-    if not sized:
+    ``<where>: ...``; None when both stand or the spec has no tiers."""
+    if not spec.tiers:
         return None
-    inner, outer = sized[0], sized[-1]
+    inner, outer = spec.tiers[0], spec.tiers[-1]
     tile = spec.register_tile_bytes
     if tile is not None and tile > inner.capacity_bytes:
         return (
@@ -656,7 +655,7 @@ FINGERPRINT_MAX_CHARS = 200
 def _fingerprint_key(name: str, at: str) -> None:
     """A fingerprint's key names what it identifies (``cpu_model``): a short
     line of text, printed in tables beside its value."""
-    from graphsval_core.datamodel.errors import is_control
+    from graphsval_core.datamodel.errors import control_character
 
     if not name.strip():
         raise TargetFileError(f"{at}: key {ascii(name)} names nothing (give a short name)")
@@ -665,11 +664,10 @@ def _fingerprint_key(name: str, at: str) -> None:
             f"{at}: key {ascii(name)[:40]}... is {len(name)} characters; a fingerprint key "
             f"holds at most {FINGERPRINT_MAX_CHARS}"
         )
-    bad = next((ch for ch in name if is_control(ch)), None)
+    bad = control_character(name)
     if bad is not None:
         raise TargetFileError(
-            f"{at}: key {ascii(name)} holds a control character (U+{ord(bad):04X}): give "
-            "one line of text"
+            f"{at}: key {ascii(name)} holds a control character ({bad}): give one line of text"
         )
 
 

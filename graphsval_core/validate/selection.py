@@ -399,16 +399,22 @@ def _selected(
         sel.warning = f"{sel.path}: no purpose column or suffix: every row counts"
 
 
+def _purpose_told(sel: Selection) -> tuple[str, str]:
+    """How a named file's rows of another purpose were told apart (its file
+    name's suffix or its purpose column), and ``; --purpose P validates
+    them`` for each such purpose ("" for none)."""
+    how = "its file name's suffix" if sel.purpose_source == "suffix" else "its purpose column"
+    fix = "; ".join(f"--purpose {p} validates them" for p in sorted(sel.other_purpose) if p)
+    return how, f"; {fix}" if fix else ""
+
+
 def _left_out_for_purpose(sel: Selection) -> str:
     """``x.validation.csv: 1 row of another purpose (calibration: its purpose
     column) left out; --purpose calibration validates them``."""
     total = sum(sel.other_purpose.values())
     kinds = ", ".join(f"{n} {p or '(empty)'}" for p, n in sorted(sel.other_purpose.items()))
-    how = "its file name's suffix" if sel.purpose_source == "suffix" else "its purpose column"
-    fix = "; ".join(f"--purpose {p} validates them" for p in sorted(sel.other_purpose) if p)
-    return f"{sel.path}: {total} row(s) of another purpose ({kinds}: {how}) left out" + (
-        f"; {fix}" if fix else ""
-    )
+    how, fix = _purpose_told(sel)
+    return f"{sel.path}: {total} row(s) of another purpose ({kinds}: {how}) left out{fix}"
 
 
 def why_none(selections: Sequence[Selection], purpose: str) -> str:
@@ -421,11 +427,9 @@ def why_none(selections: Sequence[Selection], purpose: str) -> str:
             continue
         total = sum(sel.other_purpose.values())
         kinds = " or ".join(sorted(p or "(empty)" for p in sel.other_purpose))
-        how = "its file name's suffix" if sel.purpose_source == "suffix" else "its purpose column"
-        fix = "; ".join(f"--purpose {p} validates them" for p in sorted(sel.other_purpose) if p)
+        how, fix = _purpose_told(sel)
         said.append(
-            f"{sel.path}: all its {total} row(s) are {kinds} rows ({how}), none {purpose}"
-            + (f"; {fix}" if fix else "")
+            f"{sel.path}: all its {total} row(s) are {kinds} rows ({how}), none {purpose}{fix}"
         )
     return "; ".join(said)
 

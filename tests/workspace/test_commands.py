@@ -587,12 +587,8 @@ def test_a_newline_in_a_key_or_a_file_name_stays_on_its_one_line(run, tmp_path):
     (line,) = [x for x in bad.output.splitlines() if x.strip()]
     assert "provenance.clock\\nhz: no figure of that name" in line
     target_path(ws, data["key"]).unlink()
-    shipped = CPU / "baselines" / "i7_12700k_vector_add.calibration.csv"
-    (ws / "baselines").mkdir(parents=True)
-    (ws / "baselines" / "a\nb.csv").write_text(shipped.read_text())
-    said = run(ws, "validate", "--hw", "i7_12700k", "-q")
-    warned = [x for x in said.output.splitlines() if "no purpose column or suffix" in x]
-    assert len(warned) == 1 and "a\\nb.csv: no purpose column" in warned[0], said.output
+    said, warned = _no_purpose_warning(run, ws, "a\nb.csv")
+    assert "a\\nb.csv: no purpose column" in warned, said.output
     out = tmp_path / "t" / f"{key}.target.json "
     refused = run(None, "targets", "--hw", key, "--target-file", "--out", str(out))
     assert refused.exit_code == 2 and not out.exists()
@@ -601,11 +597,18 @@ def test_a_newline_in_a_key_or_a_file_name_stays_on_its_one_line(run, tmp_path):
 def test_a_right_to_left_override_in_a_file_name_is_written_escaped(run, tmp_path):
     """A workspace baseline whose name holds U+202E (which shows the rest of
     a line reversed) is named in its warning as ``\\u202e``, never raw."""
-    ws = tmp_path / "ws"
+    said, warned = _no_purpose_warning(run, tmp_path / "ws", "vsc.\u202etxt.csv")
+    assert "vsc.\\u202etxt.csv" in warned, said.output
+    assert "\u202e" not in said.output
+
+
+def _no_purpose_warning(run, ws, name: str):
+    """``validate`` of a workspace holding a copy of a shipped i7 baseline
+    under ``name`` (no purpose suffix), and its one no-purpose warning."""
     shipped = CPU / "baselines" / "i7_12700k_vector_add.calibration.csv"
     (ws / "baselines").mkdir(parents=True)
-    (ws / "baselines" / "vsc.\u202etxt.csv").write_text(shipped.read_text())
+    (ws / "baselines" / name).write_text(shipped.read_text())
     said = run(ws, "validate", "--hw", "i7_12700k", "-q")
     warned = [x for x in said.output.splitlines() if "no purpose column or suffix" in x]
-    assert len(warned) == 1 and "vsc.\\u202etxt.csv" in warned[0], said.output
-    assert "\u202e" not in said.output
+    assert len(warned) == 1, said.output
+    return said, warned[0]
