@@ -23,6 +23,8 @@ constants the rows did not really measure, and input it refuses.
   unfitted while matrix-product rows are bound by a memory tier: too few
   stream rows to tell it from the tiers' own fractions (which then take the
   products' rates), or too few product rows of that dtype;
+- an accumulating call's overhead (``accumulate_overhead_s``) left unfitted
+  beside a fitted dispatch: too few launch-bound products of one kind;
 - rows measured on a thread count other than the CPU target's compute units:
   the constants describe that run, not the machine the spec describes;
 - a fit that reproduces its rows exactly (as many rows as constants, or rows
@@ -45,6 +47,7 @@ from attrs import frozen
 from graphsval_core.calibrate.energy import ALL_TIERS_PER_BYTE, ENERGY_FLOOR, EnergyFit
 from graphsval_core.calibrate.fit import Fit
 from graphsval_core.calibrate.params import (
+    ACCUMULATE_ROWS,
     GEMV_STREAM_ROWS,
     GEMV_TEAM_ROWS,
     REFERENCE_KS,
@@ -485,6 +488,30 @@ def gemv_team_not_fitted(spec: TargetSpec, gemv: Mapping[str, GemvTeam]) -> list
     ]
 
 
+def accumulate_not_fitted(
+    spec: TargetSpec, fit: Fit, calls: Mapping[str, tuple[int, int]]
+) -> list[Diagnostic]:
+    """Why ``accumulate_overhead_s`` of a dtype was not fitted where its
+    dispatch was and the rows hold launch-bound products of it (``calls``:
+    per dtype the spec gives one, the distinct launch-bound products that
+    accumulate onto C and that write it): too few of either kind. The
+    spec's overhead stays, on top of the fitted dispatch."""
+    return [
+        Diagnostic(
+            "not_fitted",
+            f"accumulate_overhead_s.{d}",
+            f"accumulate_overhead_s.{d} is not fitted: {acc} launch-bound {d} "
+            f"product{'' if acc == 1 else 's'} accumulate onto C (linear) and {plain} "
+            f"write{'s' if plain == 1 else ''} it ({ACCUMULATE_ROWS} of each needed); it "
+            f"keeps the spec's {spec.accumulate_overhead_s[d]:.3g} s on top of the dispatch",
+        )
+        for d, (acc, plain) in calls.items()
+        if acc + plain
+        and f"dispatch_overhead_s.{d}" in fit.values
+        and f"accumulate_overhead_s.{d}" not in fit.values
+    ]
+
+
 def gemv_share_not_fitted(
     spec: TargetSpec, streams: Mapping[str, int], gate: ShareGate | None, fit: Fit
 ) -> list[Diagnostic]:
@@ -601,6 +628,7 @@ def diagnose(
     own: OwnKernelRows | None = None,
     gemv: Mapping[str, GemvTeam] | None = None,
     streams: Mapping[str, int] | None = None,
+    calls: Mapping[str, tuple[int, int]] | None = None,
 ) -> tuple[Diagnostic, ...]:
     """Every finding about a calibration, in the order printed: a fit that
     reproduces its rows exactly, latency constants at a bound, cache tiers
@@ -610,7 +638,9 @@ def diagnose(
     its gate judged), the framework kernel's times left unfitted (``own``:
     its rows), a GEMV's team cost left unfitted (``gemv``: the GEMVs above
     the grain), a GEMV's share left unfitted (``streams``: the level-2 rows
-    beyond the innermost tier), a thread-count mismatch."""
+    beyond the innermost tier), an accumulating call's overhead left unfitted
+    (``calls``: the launch-bound products of each kind), a thread-count
+    mismatch."""
     unknown = unidentified(fit)
     return (
         *exact_fit(fit),
@@ -623,5 +653,6 @@ def diagnose(
         *reference_not_fitted(spec, own),
         *gemv_team_not_fitted(spec, gemv or {}),
         *gemv_share_not_fitted(spec, streams or {}, gate, fit),
+        *accumulate_not_fitted(spec, fit, calls or {}),
         *thread_mismatch(spec, files),
     )

@@ -8,6 +8,12 @@ exercise it:
   library call for matrix products, e.g. MKL for fp32 and oneDNN with its
   reorders for bf16 on a CPU; a product no larger than the dtype's
   ``library_min_macs`` pays the framework's launch);
+- ``accumulate_overhead_s.<dtype>``: the dtype's library call for a
+  product that accumulates onto C (beta = 1: linear onto its bias; oneDNN's
+  bf16 call with its sum post-op costs 3-4 us more than one that writes C),
+  for each dtype the spec gives one, where the dtype's
+  ``dispatch_overhead_s`` is fitted and the rows hold
+  :data:`ACCUMULATE_ROWS` distinct launch-bound products of each kind;
 - ``kernel_overhead_s``: each further kernel of a multi-kernel op (linear's
   bias), for targets whose spec sets it (a GPU queues it behind the first);
 - ``fork_join_s``: waking and joining the thread team, on multi-unit CPU
@@ -158,6 +164,10 @@ GEMV_STREAM_ROWS = 4
 #: Distinct products of a dtype in its library's narrow kernel (a narrow N)
 #: before its ``narrow_n_fraction`` is fitted.
 NARROW_ROWS = 3
+#: Distinct launch-bound products of a dtype its library runs, of each kind
+#: (accumulating onto C, and writing it), before its ``accumulate_overhead_s``
+#: is fitted beside its ``dispatch_overhead_s``.
+ACCUMULATE_ROWS = 3
 
 
 @define
@@ -382,6 +392,7 @@ def choose_params(registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow]) 
             )
         )
     params += _gemv_team(registry, spec, rows, terms["regime"])
+    params += _accumulate_dispatch(registry, spec, rows, terms["regime"], params)
     params += _overlap(registry, spec, rows, terms)
     params += _first_touch(registry, spec, rows)
     params += _reference(registry, spec, rows)
@@ -472,6 +483,49 @@ def _gemv_team(
         )
         for dtype, counts in gemv_team_rows(registry, spec, rows, regime).items()
         if counts.launch_bound >= GEMV_TEAM_ROWS
+    ]
+
+
+def accumulate_rows(
+    registry: Any, spec: TargetSpec, rows: Sequence[BaselineRow], regime: np.ndarray
+) -> dict[str, tuple[int, int]]:
+    """Per dtype the spec gives an ``accumulate_overhead_s``: the distinct
+    launch-bound products its library runs that accumulate onto C (linear),
+    and those that write it (matmul)."""
+    library = _library_rows(registry, spec, rows)
+    out = {}
+    for dtype in spec.accumulate_overhead_s:
+        kinds: dict[bool, set[tuple[str, tuple[int, ...]]]] = {True: set(), False: set()}
+        for i, r in enumerate(rows):
+            if r.dtype == dtype and library[i] and regime[i] == "launch_bound":
+                kinds[registry.op(r.op).accumulates].add((r.op, tuple(r.dims)))
+        out[dtype] = (len(kinds[True]), len(kinds[False]))
+    return out
+
+
+def _accumulate_dispatch(
+    registry: Any,
+    spec: TargetSpec,
+    rows: Sequence[BaselineRow],
+    regime: np.ndarray,
+    chosen: Sequence[Param],
+) -> list[Param]:
+    """``accumulate_overhead_s.<dtype>`` for each dtype the spec gives one
+    whose ``dispatch_overhead_s`` is fitted, from :data:`ACCUMULATE_ROWS`
+    distinct launch-bound products of each kind (fewer of either, and the two
+    calls would trade against each other)."""
+    fitted = {p.name for p in chosen}
+    return [
+        Param(
+            f"accumulate_overhead_s.{dtype}",
+            spec.accumulate_overhead_s[dtype],
+            1e-8,
+            1e-2,
+            f"{acc} launch-bound {dtype} products that accumulate onto C (linear) beside "
+            f"{plain} that write it",
+        )
+        for dtype, (acc, plain) in accumulate_rows(registry, spec, rows, regime).items()
+        if f"dispatch_overhead_s.{dtype}" in fitted and min(acc, plain) >= ACCUMULATE_ROWS
     ]
 
 

@@ -42,6 +42,7 @@ from graphsval_core.calibrate.file import build_file, dump
 from graphsval_core.calibrate.fit import Fit, fit_latency
 from graphsval_core.calibrate.inputs import SuspectRow, read_rows, unlabelled_warnings
 from graphsval_core.calibrate.params import (
+    accumulate_rows,
     choose_params,
     gemv_stream_rows_bound,
     gemv_team_rows,
@@ -296,7 +297,8 @@ def calibrate(registry: Registry, options: CalibrateOptions) -> CalibrateResult:
     gemv = gemv_team_rows(registry, spec, fit.rows, spec_terms["regime"])
     bound = tiers_bound(latency_s, spec_terms["tier_time"])
     streams = gemv_stream_rows_bound(registry, spec, fit.rows, bound)
-    diagnostics = diagnose(spec, fit, energy, files, gate, own, gemv, streams)
+    calls = accumulate_rows(registry, spec, fit.rows, spec_terms["regime"])
+    diagnostics = diagnose(spec, fit, energy, files, gate, own, gemv, streams, calls)
     content = build_file(
         spec,
         found.sources,

@@ -210,6 +210,14 @@ def _detail_rows(registry: Registry, target: TargetSpec) -> list[list[str]]:
             for d, v in target.dispatch_overhead_s.items()
         ],
         *[
+            [
+                f"dispatch {d}, accumulating",
+                f"+{fmt_seconds(v)}",
+                src(f"accumulate_overhead_s.{d}"),
+            ]
+            for d, v in target.accumulate_overhead_s.items()
+        ],
+        *[
             [f"library {d}", f"above {v:g} multiply-adds", src(f"library_min_macs.{d}")]
             for d, v in target.library_min_macs.items()
         ],

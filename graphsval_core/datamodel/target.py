@@ -442,7 +442,12 @@ class TargetSpec:
     while the innermost tier (the L1) feeds the micro-kernel in its own
     pipeline.
     The software around the arithmetic: ``dispatch_overhead_s`` is the call
-    cost of each dtype's GEMM library (matrix products only), and
+    cost of each dtype's GEMM library (matrix products only);
+    ``accumulate_overhead_s`` (per dtype, one a library runs; unset: 0)
+    what the call costs beyond that where the product accumulates onto C
+    (beta = 1: linear onto the bias it broadcast; oneDNN's bf16 call with its
+    sum post-op takes 3-4 us more than one that writes C on the Zen 4 and the
+    Intel host: ``benchmarks/bench_linear_call.py``); and
     ``library_min_macs`` (per dtype; unset: 0) the size, in multiply-adds
     ``M*K*N``, at or below which the framework runs a product in its own
     kernel instead, dispatched at ``launch_overhead_s`` (PyTorch hands a bf16
@@ -561,6 +566,7 @@ class TargetSpec:
     process_node_nm: float | None = None
     compute_fraction: Mapping[str, float] = field(factory=dict)
     dispatch_overhead_s: Mapping[str, float] = field(factory=dict)
+    accumulate_overhead_s: Mapping[str, float] = field(factory=dict)
     vector_ops_per_s: Mapping[str, float] = field(factory=dict)
     product_bandwidth_fraction: Mapping[str, float] = field(factory=dict)
     product_overlap: Mapping[str, float] = field(factory=dict)
@@ -704,6 +710,7 @@ class TargetSpec:
         _set(self, "compute_fraction", self._compute_fractions(peaks, prov))
         for name, strict in (
             ("dispatch_overhead_s", False),
+            ("accumulate_overhead_s", False),
             ("gemv_fork_join_s", True),
             ("vector_ops_per_s", True),
             ("pack_a_bps", True),
@@ -804,6 +811,7 @@ class TargetSpec:
             *(f"peak_ops_per_s.{d}" for d in peaks),
             *(f"energy_per_op_j.{d}" for d in energies),
             *(f"dispatch_overhead_s.{d}" for d in self.dispatch_overhead_s),
+            *(f"accumulate_overhead_s.{d}" for d in self.accumulate_overhead_s),
             *(f"gemv_fork_join_s.{d}" for d in self.gemv_fork_join_s),
             *(f"vector_ops_per_s.{d}" for d in self.vector_ops_per_s),
             *(f"product_bandwidth_fraction.{d}" for d in self.product_bandwidth_fraction),
@@ -921,6 +929,7 @@ class TargetSpec:
         library runs (``no_gemm_library``), where they would change nothing."""
         for name, what in (
             ("dispatch_overhead_s", "dispatches its products"),
+            ("accumulate_overhead_s", "dispatches its products"),
             ("pack_bps", "packs its B"),
             ("pack_min_rows", "packs its B"),
             ("pack_a_bps", "packs its A"),
@@ -1366,6 +1375,14 @@ class TargetSpec:
         another library than its fp32 ones), else ``launch_overhead_s``."""
         return self.dispatch_overhead_s.get(dtype, self.launch_overhead_s)
 
+    def dispatch_for(self, dtype: str, accumulates: bool) -> float:
+        """The GEMM library's call for a product at ``dtype``: the dtype's
+        dispatch (:meth:`launch_for`), and where the product accumulates onto
+        C (beta = 1, as linear does onto its bias) the dtype's
+        ``accumulate_overhead_s`` on top (0 where the spec gives none)."""
+        extra = self.accumulate_overhead_s.get(dtype, 0.0) if accumulates else 0.0
+        return self.launch_for(dtype) + extra
+
     @property
     def dtypes(self) -> tuple[str, ...]:
         """The dtypes this target supports."""
@@ -1403,6 +1420,7 @@ class TargetSpec:
             "energy_per_op_j": dict(self.energy_per_op_j),
             "compute_fraction": dict(self.compute_fraction),
             "dispatch_overhead_s": dict(self.dispatch_overhead_s),
+            "accumulate_overhead_s": dict(self.accumulate_overhead_s),
             "vector_ops_per_s": dict(self.vector_ops_per_s),
             "product_bandwidth_fraction": dict(self.product_bandwidth_fraction),
             "product_overlap": dict(self.product_overlap),

@@ -69,6 +69,7 @@ class PerDtype:
 #: the fit's Param in :mod:`graphsval_core.calibrate.params`).
 PER_DTYPE_CONSTANTS: dict[str, PerDtype] = {
     "dispatch_overhead_s": PerDtype("latency", spec_dtypes_only=False, library=True),
+    "accumulate_overhead_s": PerDtype("latency", library=True),
     "gemv_fork_join_s": PerDtype("positive_latency", library=True),
     "pack_bps": PerDtype("rate", library=True),
     "compute_fraction": PerDtype("fraction", spec_dtypes_only=False, replaces=False),

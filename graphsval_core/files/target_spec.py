@@ -42,6 +42,7 @@ _MAPS = (
     "energy_per_op_j",
     "compute_fraction",
     "dispatch_overhead_s",
+    "accumulate_overhead_s",
     "gemv_fork_join_s",
     "vector_ops_per_s",
     "product_bandwidth_fraction",
@@ -462,6 +463,10 @@ def _ceilings(spec: TargetSpec) -> list[tuple[str, float, float, str]]:
     out += [
         (f"dispatch_overhead_s.{d}", v, MAX_LATENCY_S, day)
         for d, v in spec.dispatch_overhead_s.items()
+    ]
+    out += [
+        (f"accumulate_overhead_s.{d}", v, MAX_LATENCY_S, day)
+        for d, v in spec.accumulate_overhead_s.items()
     ]
     out += [
         (f"gemv_fork_join_s.{d}", v, MAX_LATENCY_S, day) for d, v in spec.gemv_fork_join_s.items()

@@ -415,7 +415,7 @@ def predict(
 
     # overheads of the call
     first_kernel = first_kernel_time(
-        target, dtype, dispatched_rows(target, dtype, gemm, len(shapes))
+        target, dtype, dispatched_rows(target, dtype, gemm, len(shapes)), op.accumulates
     )
     per_kernel = target.kernel_overhead_s
     if per_kernel is None:

@@ -10,7 +10,9 @@ model's term to the measured time less launch):
 - a tier regime: that tier's effective bandwidth;
 - ``launch_bound``: the dtype's GEMV team cost over the GEMVs that pay one
   of their own (``gemv_fork_join_s``), the dtype's dispatch overhead over
-  the other calls that pay it (a matrix product its dtype's library runs),
+  the other calls that pay it (a matrix product its dtype's library runs;
+  a product that accumulates onto C, its accumulating call, the dispatch
+  and the dtype's ``accumulate_overhead_s``, where the spec gives one),
   and the launch overhead over the rest (a product too small for the
   library, an op with no library): one drift per constant; the measured time
   less everything else the model puts in the call falls on that one constant;
@@ -277,25 +279,28 @@ def _launch_drifts(cell: Cell) -> list[Drift]:
     thread team). A GEMV that pays a team cost of its own (MKL's sgemv) is
     that cost's call instead. One drift for each constant some calls pay."""
     dispatch = cell.column("dispatch_s")
+    accumulate = cell.column("accumulating_call_s")
     gemv_team = cell.column("gemv_team_s")
     gemv = np.isfinite(gemv_team)
     paid = np.isfinite(dispatch) & ~gemv
-    rest = ~paid & ~gemv
+    accumulating = np.isfinite(accumulate) & ~gemv
+    rest = ~paid & ~accumulating & ~gemv
     known = cell.column("known").astype(bool)
     launch = cell.column("launch_overhead_s")
     if not np.isfinite(launch[rest]).all():  # records built without the constants
         launch = cell.column("launch_s")
     out = []
     # then each drift tells its own calls' errors
-    several = sum(bool(group.any()) for group in (gemv, paid, rest)) > 1
+    several = sum(bool(group.any()) for group in (gemv, paid, accumulating, rest)) > 1
     # beside the library's calls, the others are products too small for it: say so, or a
     # line of the same cell reads as if the cell's launch overhead had moved
     # (a GEMV the library runs pays its dispatch too: it counts among the library's calls)
-    library = np.isfinite(dispatch).any()
+    library = bool(np.isfinite(dispatch).any() or np.isfinite(accumulate).any())
     small = f" (products too small for the {cell.dtype} library)" if library and rest.any() else ""
     for rows, constant, name in (
         (known & gemv, gemv_team, f"GEMV fork/join {cell.dtype}"),
         (known & paid, dispatch, f"dispatch overhead {cell.dtype}"),
+        (known & accumulating, accumulate, f"accumulating dispatch {cell.dtype}"),
         (known & rest, launch, f"launch overhead{small}"),
     ):
         implied = np.maximum(0.0, (cell.column("rest") + constant)[rows])

@@ -179,7 +179,13 @@ class Cell:
             self._keep(
                 self._columns,
                 records,
-                ("dispatch_s", "launch_overhead_s", "gemv_team_s", "launch_s"),
+                (
+                    "dispatch_s",
+                    "accumulating_call_s",
+                    "launch_overhead_s",
+                    "gemv_team_s",
+                    "launch_s",
+                ),
                 known=np.isfinite(busy),
                 rest=records.latency_measured_s - busy - terms.fixed_s,
             )

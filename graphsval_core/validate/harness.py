@@ -562,7 +562,15 @@ def _terms(
     else:
         dispatched = np.full(n, dtype in target.dispatch_overhead_s)
         own_kernel = np.zeros(n, dtype=bool)
-    dispatch = np.where(dispatched, target.dispatch_overhead_s.get(dtype, np.nan), np.nan)
+    # an accumulating product's call costs more where the spec says so (dispatch_for)
+    accumulating = op is not None and op.accumulates and dtype in target.accumulate_overhead_s
+    own_call = target.dispatch_overhead_s.get(dtype, np.nan)
+    dispatch = np.where(dispatched & (not accumulating), own_call, np.nan)
+    accumulate = np.where(
+        dispatched & accumulating & (dtype in target.dispatch_overhead_s),
+        target.dispatch_for(dtype, True),
+        np.nan,
+    )
     fixed = _fixed_time(columns, launch)
     # every row of a cell is held against its binding tier's effective bandwidth, the one
     # figure the tier has: an op reads each tier at its dtype's share of that (a product at
@@ -599,6 +607,7 @@ def _terms(
     return Terms(
         launch_s=launch,
         dispatch_s=dispatch,
+        accumulating_call_s=accumulate,
         launch_overhead_s=np.full(n, target.launch_overhead_s),
         gemv_team_s=gemv_team,
         fixed_s=fixed,

@@ -82,6 +82,9 @@ class Terms:
     #: the dtype's own dispatch overhead where the call's first kernel pays it
     #: (a matrix product at a dtype with a dispatch path of its own), else NaN
     dispatch_s: np.ndarray
+    #: the dtype's library call where it accumulates onto C and costs more for
+    #: it (its dispatch plus the dtype's ``accumulate_overhead_s``), else NaN
+    accumulating_call_s: np.ndarray
     #: the target's launch overhead: the first kernel of every other call
     launch_overhead_s: np.ndarray
     #: the dtype's GEMV team cost where the call is a GEMV above the grain that

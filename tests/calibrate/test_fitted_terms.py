@@ -717,3 +717,53 @@ def test_a_linear_s_own_narrow_share_is_recovered_apart_from_the_matmul_s(
     monkeypatch.setitem(SHAPES, "linear", [*SHAPES["linear"][:-2]])
     fewer = _write(tmp_path / "fewer.calibration.csv", registry, "silicon")
     assert "transposed_narrow_n_fraction.fp32" not in _calibrate(fewer, out, "--no-grouped-cv")
+
+
+#: launch-bound products of both dtypes, matmul (writes C) and linear (accumulates onto its bias)
+CALL_SHAPES = [[1, 128, 128], [4, 128, 128], [24, 24, 24], [48, 48, 48], [2, 64, 200]]
+
+
+def _call_rows(linears=CALL_SHAPES):
+    return [
+        *[("matmul", d, dims) for d in ("fp32", "bf16") for dims in CALL_SHAPES],
+        *[("linear", d, dims) for d in ("fp32", "bf16") for dims in linears],
+        *[("matmul", d, [512, 512, 512]) for d in ("fp32", "bf16")],
+        *SMALL_ADDS,
+    ]
+
+
+def test_an_accumulating_call_is_fitted_beside_the_dtype_s_dispatch(fresh_registry, tmp_path):
+    """oneDNN's bf16 call that accumulates onto C costs 4 us more than one
+    that writes it: where the spec gives bf16 an ``accumulate_overhead_s``
+    and the rows hold three or more launch-bound products of each kind, the
+    fit recovers it beside the dispatch; fp32, which the spec gives none,
+    pays its dispatch for both; with two linears the overhead keeps the
+    spec's value on top of the fitted dispatch."""
+    start = {"accumulate_overhead_s": {"bf16": estimated(1e-6, "the bench")}}
+    silicon = {
+        "dispatch_overhead_s": {"fp32": estimated(1.3e-6, "t"), "bf16": estimated(15e-6, "t")},
+        "accumulate_overhead_s": {"bf16": estimated(4e-6, "t")},
+    }
+    registry = fresh_registry(start, silicon)
+    base = _write_rows(tmp_path / "toy.calibration.csv", registry, _call_rows())
+    out = tmp_path / "toy.json"
+    constants = _calibrate(base, out)
+    assert constants["accumulate_overhead_s.bf16"]["value"] == pytest.approx(4e-6, rel=0.02)
+    assert constants["dispatch_overhead_s.bf16"]["value"] == pytest.approx(15e-6, rel=0.02)
+    assert "accumulate_overhead_s.fp32" not in constants
+    assert constants["accumulate_overhead_s.bf16"]["from"] == (
+        "5 launch-bound bf16 products that accumulate onto C (linear) beside 5 that write it"
+    )
+    spec = apply_file(build_registry().datasheet_target("toy"), json.loads(out.read_text()), "c")
+    assert spec.dispatch_for("bf16", True) == pytest.approx(19e-6, rel=0.02)
+    # two linears a dtype: the two calls would trade, so bf16 keeps the spec's overhead
+    base = _write_rows(tmp_path / "two.calibration.csv", registry, _call_rows(CALL_SHAPES[:2]))
+    result = _run(base, tmp_path / "two.json")
+    constants = json.loads((tmp_path / "two.json").read_text())["constants"]
+    assert "accumulate_overhead_s.bf16" not in constants
+    assert "dispatch_overhead_s.bf16" in constants
+    assert (
+        "accumulate_overhead_s.bf16 is not fitted: 2 launch-bound bf16 products accumulate "
+        "onto C (linear) and 5 write it (3 of each needed); it keeps the spec's 1e-06 s on "
+        "top of the dispatch" in " ".join(result.output.split())
+    ), result.output

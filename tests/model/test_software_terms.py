@@ -67,6 +67,54 @@ def test_the_gemm_library_call_cost_is_for_matrix_products_only(registry_of):
     assert lin.launch_s[0] == pytest.approx(20e-6 + 2e-6)  # library call + bias dispatch
 
 
+def test_a_product_that_accumulates_pays_its_dtype_s_accumulating_call(registry_of):
+    """oneDNN's bf16 call that accumulates onto C (linear, onto its bias)
+    costs more than one that writes C (``accumulate_overhead_s`` on top of
+    the dispatch); a matmul keeps the dtype's dispatch, and a dtype with no
+    such overhead pays its dispatch for both. Attribution puts the two
+    calls' rows apart."""
+    registry = registry_of(
+        peak_ops_per_s={"fp32": datasheet(1e11, "t"), "bf16": datasheet(1e12, "t")},
+        energy_per_op_j={"fp32": estimated(1e-12, "t"), "bf16": estimated(1e-12, "t")},
+        dispatch_overhead_s={"fp32": estimated(1e-6, "t"), "bf16": estimated(15e-6, "t")},
+        accumulate_overhead_s={"bf16": estimated(4e-6, "t")},
+    )
+    shapes = [[4, 128, 128]]
+    mm = predict_batch(registry, "t", "matmul", shapes, "bf16")
+    assert mm.launch_s[0] == pytest.approx(15e-6)
+    lin = predict_batch(registry, "t", "linear", shapes, "bf16")
+    assert lin.launch_s[0] == pytest.approx(19e-6 + 2e-6)  # accumulating call + bias dispatch
+    fp32 = predict_batch(registry, "t", "linear", shapes, "fp32")
+    assert fp32.launch_s[0] == pytest.approx(1e-6 + 2e-6)  # fp32 has none: its dispatch
+    from graphsval_core.validate.harness import _terms
+
+    spec = registry.target("t")
+    terms = _terms(lin.columns(), spec, "bf16", registry.op("linear"), shapes=np.array(shapes))
+    assert np.isnan(terms.dispatch_s).all()
+    assert terms.accumulating_call_s[0] == pytest.approx(19e-6)
+    terms = _terms(mm.columns(), spec, "bf16", registry.op("matmul"), shapes=np.array(shapes))
+    assert terms.dispatch_s[0] == 15e-6 and np.isnan(terms.accumulating_call_s).all()
+    back = spec_from_json(spec_to_json(spec))
+    assert back == spec and back.accumulate_overhead_s == {"bf16": 4e-6}
+    assert back.dispatch_for("bf16", True) == pytest.approx(19e-6)
+    assert back.dispatch_for("bf16", False) == 15e-6
+    assert back.dispatch_for("fp32", True) == 1e-6
+
+
+def test_an_accumulating_overhead_is_a_library_s_of_zero_or_more(make_target):
+    two = {
+        "peak_ops_per_s": {"fp32": datasheet(1e12, "t"), "bf16": datasheet(1e12, "t")},
+        "energy_per_op_j": {"fp32": estimated(1e-12, "t"), "bf16": estimated(1e-12, "t")},
+        "no_gemm_library": ["bf16"],
+    }
+    with pytest.raises(SpecError, match="accumulate_overhead_s.bf16.*bf16 is in no_gemm_library"):
+        make_target("t", accumulate_overhead_s={"bf16": estimated(5e-6, "test")}, **two)
+    with pytest.raises(SpecError, match="accumulate_overhead_s.fp32"):
+        make_target("t", accumulate_overhead_s={"fp32": estimated(-1e-6, "test")})
+    kept = make_target("t", accumulate_overhead_s={"fp32": estimated(0.0, "test")})
+    assert kept.dispatch_for("fp32", True) == kept.launch_overhead_s
+
+
 def test_a_product_too_small_for_its_library_pays_the_framework_s_launch(registry_of):
     # PyTorch keeps a bf16 product of at most 16 x 16 x 16 multiply-adds out of oneDNN
     registry = registry_of(

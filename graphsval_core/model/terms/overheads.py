@@ -48,10 +48,14 @@ def dispatched_rows(target: TargetSpec, dtype: str, gemm: np.ndarray | None, n: 
     return library_rows(target, dtype, gemm, n)
 
 
-def first_kernel_time(target: TargetSpec, dtype: str, dispatched: np.ndarray) -> np.ndarray:
+def first_kernel_time(
+    target: TargetSpec, dtype: str, dispatched: np.ndarray, accumulates: bool = False
+) -> np.ndarray:
     """The first kernel of each call: the dtype's dispatch where
-    ``dispatched`` (:func:`dispatched_rows`), else ``launch_overhead_s``."""
-    dispatch = target.dispatch_overhead_s.get(dtype, target.launch_overhead_s)
+    ``dispatched`` (:func:`dispatched_rows`; for a product that
+    ``accumulates`` onto C, its ``accumulate_overhead_s`` where the spec gives
+    one: :meth:`TargetSpec.dispatch_for`), else ``launch_overhead_s``."""
+    dispatch = target.dispatch_for(dtype, accumulates)
     return np.where(dispatched, dispatch, target.launch_overhead_s)
 
 

@@ -467,6 +467,7 @@ def _detect(root_text: str, usable: frozenset[int], given: bool) -> TargetSpec:
         pack_a_bps=library.pack_a_rate(libraried, n_cpus),
         product_overlap=library.product_overlap(libraried, flags),
         library_min_macs=library.library_min_macs(libraried),
+        accumulate_overhead_s=library.accumulate_overhead(libraried),
         accumulator_lanes=library.accumulator_lanes(libraried, flags, vendor=info.vendor or ""),
         tail_piece_vectors=library.tail_piece_vectors(libraried, flags),
         product_output_passes=library.product_output_passes(

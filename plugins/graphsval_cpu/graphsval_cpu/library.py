@@ -466,6 +466,38 @@ def in_place_max_rows(dtypes: Iterable[str]) -> dict[str, Sourced]:
     }
 
 
+#: What oneDNN's bf16 call costs beyond its dispatch when the product
+#: accumulates onto C (``beta = 1``: linear onto the bias it broadcast; the
+#: call carries a sum post-op): ``python benchmarks/bench_linear_call.py``
+#: on the Zen 4 VM (torch 2.13, one thread) times a bf16 linear with its
+#: bias 3.5-7.5 us above one without (the broadcast alone 2.7-4.4 us), and
+#: the shipped captures put small bf16 linears 3.7-4.6 us (Zen 4) and
+#: 4.8-6.1 us (Intel host) above matmuls of the same shape, where an fp32
+#: linear (MKL's sgemm takes beta as it comes) costs one framework launch
+#: more, about 1.2 us. An estimate, which calibrate fits.
+ACCUMULATE_OVERHEAD_S = 3e-6
+#: The dtypes whose library call costs more when it accumulates (oneDNN's
+#: bf16; its int8 has no linear to show it, MKL's fp32 does not).
+ACCUMULATE_DTYPES = ("bf16",)
+
+
+def accumulate_overhead(dtypes: Iterable[str]) -> dict[str, Sourced]:
+    """What each dtype's library call costs beyond its dispatch when the
+    product accumulates onto C, for the dtypes whose call does (oneDNN's
+    bf16 among ``dtypes``, the dtypes some library runs)."""
+    return {
+        d: estimated(
+            ACCUMULATE_OVERHEAD_S,
+            f"oneDNN's {d} call with a sum post-op (beta = 1: linear onto its bias) takes "
+            "about 3 us more than one that writes C: a bf16 linear of a few rows takes "
+            "3.7-6.1 us more than the matmul of its shape on the Zen 4 and Intel hosts, "
+            "the bias's own kernel about 1.2 us of it (benchmarks/bench_linear_call.py)",
+        )
+        for d in dtypes
+        if d in ACCUMULATE_DTYPES
+    }
+
+
 #: The share of each tier's bandwidth at which oneDNN streams the part of a
 #: weight it reads in place (the part the caches do not keep): its kernel
 #: reads the weight's K-contiguous rows as they lie, not packed panels. The

@@ -153,6 +153,8 @@ def snapshot_host(target: TargetSpec, threads: int | None) -> TargetSpec:
         transposed_narrow_n_fraction=_kept_per_dtype(target, "transposed_narrow_n_fraction"),
         # the framework's choice of kernel by a product's size does not depend on the threads
         library_min_macs=_kept_per_dtype(target, "library_min_macs"),
+        # nor what its call costs more when it accumulates onto C
+        accumulate_overhead_s=_kept_per_dtype(target, "accumulate_overhead_s"),
         # nor its micro-kernel's width
         accumulator_lanes=_kept_per_dtype(target, "accumulator_lanes"),
         tail_piece_vectors=_kept_per_dtype(target, "tail_piece_vectors"),
