@@ -11,9 +11,10 @@ small enough that the call's fixed cost is most of its time, the median
 accumulated onto it: beta = 1) and the broadcast alone
 (``bias.expand(M, N).clone()``), in microseconds a call.
 
-What it showed on the Zen 4 VM (torch 2.13, one thread): a bf16 linear
-with its bias takes 3.5-7.5 us more than one without, of which the
-broadcast alone is 2.7-4.4 us; an fp32 one 0-2 us more. The shipped
+What it showed on the Zen 4 VM (torch 2.13, one thread, two runs): a
+bf16 linear with its bias takes 2.4-9.1 us more than one without (3-5 us
+at the shapes with a small output), the broadcast alone 2.5-6.9 us; an
+fp32 one 0-2 us more where its call is quiet. The shipped
 captures say the same of linear against matmul: 3.7-4.6 us more in bf16
 and 1.1-1.3 us more in fp32 on the Zen 4, 4.8-6.1 and 1.2-3.0 on the
 Intel host, where the model charged the bias's kernel one framework
