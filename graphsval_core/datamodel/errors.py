@@ -21,13 +21,16 @@ def clip(text: str) -> str:
 #: U+2066-2069, U+200E-200F, U+061C: a name that shows reversed), a
 #: zero-width space (U+200B), the Mongolian vowel separator (U+180E), word
 #: joiners and invisible operators (U+2060-2064), the deprecated format
-#: controls (U+206A-206F), and a byte-order mark (U+FEFF) inside a text.
-#: The zero-width joiner and non-joiner (U+200C-200D) are text: Persian and
-#: Indic words and emoji sequences need them.
+#: controls (U+206A-206F), a byte-order mark (U+FEFF) inside a text, and
+#: the Hangul fillers (U+115F, U+1160, U+3164, U+FFA0) and Khmer inherent
+#: vowels (U+17B4-17B5), letters that draw nothing: a name of them reads as
+#: blank. The zero-width joiner and non-joiner (U+200C-200D) are text:
+#: Persian and Indic words and emoji sequences need them.
 INVISIBLE = frozenset(
     "\u061c\u180e\u200b\u200e\u200f\u202a\u202b\u202c\u202d\u202e"
     "\u2060\u2061\u2062\u2063\u2064\u2066\u2067\u2068\u2069"
     "\u206a\u206b\u206c\u206d\u206e\u206f\ufeff"
+    "\u115f\u1160\u3164\uffa0\u17b4\u17b5"
 )
 
 
@@ -35,7 +38,7 @@ def is_control(ch: str) -> bool:
     """Whether character ``ch`` is a control character: Unicode category Cc
     (a newline, a tab, a NUL, an escape), a line or paragraph separator,
     which would break a one-line message or drive the terminal, or one of
-    the :data:`INVISIBLE` characters that reorder or hide the text around
+    the :data:`INVISIBLE` characters that reorder, hide or blank the text around
     them. A no-break space or a soft hyphen is text."""
     import unicodedata
 

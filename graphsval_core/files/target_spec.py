@@ -544,7 +544,7 @@ _SIZES = ("register_tile_bytes", "first_touch_min_bytes")
 
 def _wrong_unit(spec: TargetSpec) -> str | None:
     """The first of ``spec``'s sizes below a cache line (:data:`_SIZES`)
-    or counts that are not whole (``parallel_grain_ops``,
+    or counts that are not whole (those sizes, ``parallel_grain_ops``,
     ``library_min_macs``: operations and multiply-adds come whole; 0.5 is a
     count in thousands or millions), told as ``<where>: ...``; None when
     every one stands."""
@@ -555,7 +555,8 @@ def _wrong_unit(spec: TargetSpec) -> str | None:
                 f"{name}: {value:.6g} B is below {MIN_CAPACITY_BYTES} B (one cache line: a "
                 "size is given in bytes)"
             )
-    counts = [("parallel_grain_ops", spec.parallel_grain_ops, "operations")]
+    counts = [(name, getattr(spec, name), "bytes") for name in _SIZES]
+    counts += [("parallel_grain_ops", spec.parallel_grain_ops, "operations")]
     counts += [
         (f"library_min_macs.{d}", v, "multiply-adds") for d, v in spec.library_min_macs.items()
     ]

@@ -396,6 +396,10 @@ def _given(data: dict, name: str, value: float) -> None:
             "first_touch_min_bytes: 0.5 B is below 64 B",
         ),
         (
+            lambda d: _given(d, "register_tile_bytes", 100.5),
+            "register_tile_bytes: 100.5 is not a whole number (bytes come whole)",
+        ),
+        (
             lambda d: _given(d, "parallel_grain_ops", 32.5),
             "parallel_grain_ops: 32.5 is not a whole number (operations come whole)",
         ),
@@ -582,6 +586,8 @@ def test_a_provenance_of_an_optional_figure_the_file_does_not_give_is_refused(tm
         ("name", "Xeon \u202e4cpu", "U+202E"),
         ("family", "c\u200bpu", "U+200B"),
         ("name", "\ufeffXeon", "U+FEFF"),
+        # a letter that draws nothing: the name reads as blank
+        ("name", "\u3164", "U+3164"),
     ],
 )
 def test_a_target_s_name_or_family_is_one_line_of_text(tmp_path, field, value, code):
