@@ -38,8 +38,22 @@ def open_input(
                 file=sys.stderr,
             )
         return open(path, "rb"), info  # noqa: SIM115 (the caller closes it)
+    except FileNotFoundError as exc:
+        raise error(_missing(path, exc)) from None
     except OSError as exc:
         raise error(f"{path}: cannot read: {exc.strerror or exc}") from None
+
+
+def _missing(path: str | os.PathLike[str], exc: OSError) -> str:
+    """Why ``path`` is not there: a link whose file is gone says where it
+    points ("No such file" read as if the link itself were missing)."""
+    if os.path.islink(path):
+        try:
+            points = os.readlink(path)
+        except OSError:
+            points = "?"
+        return f"{path}: a link to a file that is not there ({points})"
+    return f"{path}: cannot read: {exc.strerror or exc}"
 
 
 def read_input(

@@ -328,3 +328,17 @@ def test_sweep_from_config_never_writes_over_its_config(tmp_path):
         line = _refused(["sweep", "from-config", str(config), "--out", str(out)], "--out ")
         assert line == f"Error: --out {out}: is the config it reads ({config}); name another file"
     assert config.read_text() == before
+
+
+def test_a_link_to_a_missing_input_says_so(tmp_path, monkeypatch):
+    """A baseline that is a link to a file gone was told "No such file or
+    directory", as if the link itself were missing (from the newcomer)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "dang.csv").symlink_to(tmp_path / "gone.csv")
+    result = CliRunner().invoke(cli, ["validate", "--baseline", "dang.csv"])
+    assert result.exit_code == 2
+    assert result.output.strip().splitlines()[-1] == (
+        f"Error: dang.csv: a link to a file that is not there ({tmp_path / 'gone.csv'})"
+    )
+    missing = CliRunner().invoke(cli, ["validate", "--baseline", "none.csv"])
+    assert "none.csv: cannot read: No such file or directory" in missing.output
