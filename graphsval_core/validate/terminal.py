@@ -87,9 +87,13 @@ def verdict(
     if floors is not None:
         below = sum(1 for p in floors.plugins for c in p.checks if not c.ok)
         below += len(floors.recaptures)  # a capture below its recapture floor
-        parts.append(
-            f"{below} floor{'s' if below != 1 else ''} not met" if below else "floors hold"
-        )
+        moved = sum(len(p.changes) for p in floors.plugins)
+        if below:
+            parts.append(f"{below} floor{'s' if below != 1 else ''} not met")
+        elif floors.updated:  # written at these counts just now: nothing to hold
+            parts.append(f"floors updated ({moved} moved)" if moved else "floors unchanged")
+        else:
+            parts.append("floors hold")
     if consistency_failures:
         s = "s" if consistency_failures != 1 else ""
         parts.append(f"{consistency_failures} consistency check{s} fail{'' if s else 's'}")

@@ -239,6 +239,8 @@ class FloorsVerdict:
     #: ``<target>/<op> recapture: floor ...: BELOW its floor`` for each capture
     #: whose agreement with its recapture is below the floor its floors give it
     recaptures: tuple[str, ...] = ()
+    #: the floors were written at this run's counts (``--update-floors``)
+    updated: bool = False
 
     @property
     def failed(self) -> bool:
@@ -490,7 +492,7 @@ def _floors(registry: Registry, summary: Summary, options: ValidateOptions) -> F
             "above its floor), so the reason is recorded nowhere"
         )
     unfloored = tuple(key for key in counts if owner[key] not in files)
-    return FloorsVerdict(tuple(done), unfloored, error)
+    return FloorsVerdict(tuple(done), unfloored, error, updated=options.update_floors)
 
 
 def _check_named_floors(

@@ -293,11 +293,16 @@ def test_floors_raise_lower_with_reason_and_check(world, tmp_path, monkeypatch):
     assert json.loads(floors.read_text())["floors"]["toy/vector_add"]["pass"] == 9
     lowered = _run("--update-floors", "--reason", "new L2 data")
     assert lowered.exit_code == 1  # records still fail without --check-floors
+    # the floors were just written at these counts: "floors hold" beside FAILED read as a
+    # contradiction (from the newcomer)
+    said = " ".join(lowered.output.split())
+    assert "; floors updated (1 moved)" in said and "floors hold" not in said
     entry = json.loads(floors.read_text())["floors"]["toy/vector_add"]
     assert entry == {"pass": 6, "records": 9, "lowered_from": 9, "reason": "new L2 data"}
     assert _run("--check-floors").exit_code == 0
     kept = _run("--update-floors", "--reason", "nothing to lower")  # no floor falls
     assert "no floor was lowered" in kept.output and "recorded nowhere" in kept.output
+    assert "; floors unchanged" in " ".join(kept.output.split())
 
 
 def test_floors_in_an_installed_package_are_never_written(world, tmp_path, monkeypatch):
