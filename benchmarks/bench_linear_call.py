@@ -11,10 +11,12 @@ small enough that the call's fixed cost is most of its time, the median
 accumulated onto it: beta = 1) and the broadcast alone
 (``bias.expand(M, N).clone()``), in microseconds a call.
 
-What it showed on the Zen 4 VM (torch 2.13, one thread, two runs): a
-bf16 linear with its bias takes 2.4-9.1 us more than one without (3-5 us
-at the shapes with a small output), the broadcast alone 2.5-6.9 us; an
-fp32 one 0-2 us more where its call is quiet. The shipped
+What it showed on the Zen 4 VM (torch 2.13, one thread, two runs), at
+the three smallest shapes: a bf16 linear with its bias takes 2.5-4.7 us
+more than one without, an fp32 one 0.7-1.7 us more, while the broadcast
+alone costs the same in both dtypes (2.3-2.9 us, with its allocation):
+so the bf16 excess is the call that accumulates onto the bias, not the
+broadcast. Larger outputs scatter more (256x1x256: 8-10 us more). The shipped
 captures say the same of linear against matmul: 3.7-4.6 us more in bf16
 and 1.1-1.3 us more in fp32 on the Zen 4, 4.8-6.1 and 1.2-3.0 on the
 Intel host, where the model charged the bias's kernel one framework

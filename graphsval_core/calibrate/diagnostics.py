@@ -61,6 +61,7 @@ from graphsval_core.calibrate.params import (
 )
 from graphsval_core.datamodel.errors import UserInputError
 from graphsval_core.datamodel.target import TargetSpec
+from graphsval_core.datamodel.units import fmt_seconds
 from graphsval_core.files.baseline import BaselineRow
 from graphsval_core.files.calibration import (
     apply_constants,
@@ -501,9 +502,10 @@ def accumulate_not_fitted(
             "not_fitted",
             f"accumulate_overhead_s.{d}",
             f"accumulate_overhead_s.{d} is not fitted: {acc} launch-bound {d} "
-            f"product{'' if acc == 1 else 's'} accumulate onto C (linear) and {plain} "
-            f"write{'s' if plain == 1 else ''} it ({ACCUMULATE_ROWS} of each needed); it "
-            f"keeps the spec's {spec.accumulate_overhead_s[d]:.3g} s on top of the dispatch",
+            f"product{'s' if acc != 1 else ''} accumulate{'s' if acc == 1 else ''} onto C "
+            f"(linear) and {plain} write{'s' if plain == 1 else ''} it ({ACCUMULATE_ROWS} of "
+            f"each needed); it keeps the spec's {fmt_seconds(spec.accumulate_overhead_s[d])} "
+            "on top of the dispatch",
         )
         for d, (acc, plain) in calls.items()
         if acc + plain

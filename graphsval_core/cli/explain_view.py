@@ -139,6 +139,11 @@ def _latency_lines(data: dict[str, Any], terms: dict[str, float]) -> list[str]:
             f"  (of the launch, {fmt_seconds(details['team_s'])} wakes and joins the thread "
             f"team: {details['team']})"
         )
+    if details.get("accumulate_s"):
+        out.append(
+            f"  (of the launch, {fmt_seconds(details['accumulate_s'])} is what the library's "
+            f"call costs more for accumulating onto C: accumulate_overhead_s.{data['dtype']})"
+        )
     if terms.get("hidden_s"):
         out.append(f"  ({fmt_seconds(terms['hidden_s'])} of memory and compute overlap, hidden)")
     if details.get("product_overlap") is not None:

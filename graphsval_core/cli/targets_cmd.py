@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from typing import Any
 
 import click
@@ -205,18 +206,7 @@ def _detail_rows(registry: Registry, target: TargetSpec) -> list[list[str]]:
         rows.append([f"energy/op {dtype}", fmt_joules(energy), src(f"energy_per_op_j.{dtype}")])
     rows += [
         ["launch overhead", fmt_seconds(target.launch_overhead_s), src("launch_overhead_s")],
-        *[
-            [f"dispatch {d}", fmt_seconds(v), src(f"dispatch_overhead_s.{d}")]
-            for d, v in target.dispatch_overhead_s.items()
-        ],
-        *[
-            [
-                f"dispatch {d}, accumulating",
-                f"+{fmt_seconds(v)}",
-                src(f"accumulate_overhead_s.{d}"),
-            ]
-            for d, v in target.accumulate_overhead_s.items()
-        ],
+        *_dispatch_rows(target, src),
         *[
             [f"library {d}", f"above {v:g} multiply-adds", src(f"library_min_macs.{d}")]
             for d, v in target.library_min_macs.items()
@@ -642,3 +632,29 @@ def _write_target_file(spec: TargetSpec, out: str) -> None:
 
 def _rows_of_a(rows: float) -> str:
     return f"{rows:g} row{'' if rows == 1 else 's'} of A"
+
+
+def _dispatch_rows(target: TargetSpec, src: Callable[[str], str]) -> list[list[str]]:
+    """Each dtype's library call (``dispatch_overhead_s``) and, right after
+    it, what the call costs more when it accumulates onto C
+    (``accumulate_overhead_s``: paid on top of the dispatch, or of the launch
+    where the dtype has no dispatch of its own)."""
+    rows = []
+    for d in dict.fromkeys([*target.dispatch_overhead_s, *target.accumulate_overhead_s]):
+        if d in target.dispatch_overhead_s:
+            rows.append(
+                [
+                    f"dispatch {d}",
+                    fmt_seconds(target.dispatch_overhead_s[d]),
+                    src(f"dispatch_overhead_s.{d}"),
+                ]
+            )
+        if d in target.accumulate_overhead_s:
+            rows.append(
+                [
+                    f"dispatch {d}, accumulating",
+                    f"+{fmt_seconds(target.accumulate_overhead_s[d])}",
+                    src(f"accumulate_overhead_s.{d}"),
+                ]
+            )
+    return rows

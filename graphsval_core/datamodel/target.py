@@ -1377,8 +1377,9 @@ class TargetSpec:
 
     def dispatch_for(self, dtype: str, accumulates: bool) -> float:
         """The GEMM library's call for a product at ``dtype``: the dtype's
-        dispatch (:meth:`launch_for`), and where the product accumulates onto
-        C (beta = 1, as linear does onto its bias) the dtype's
+        dispatch (:meth:`launch_for`: the framework's launch where the spec
+        gives the dtype none), and where the product accumulates onto C (beta
+        = 1, as linear does onto its bias) the dtype's
         ``accumulate_overhead_s`` on top (0 where the spec gives none)."""
         extra = self.accumulate_overhead_s.get(dtype, 0.0) if accumulates else 0.0
         return self.launch_for(dtype) + extra

@@ -101,6 +101,9 @@ class Prediction:
     team_s: np.ndarray | None = None
     #: per row: that part is a GEMV's own team cost (``gemv_fork_join_s``)
     gemv_team: np.ndarray | None = None
+    #: per row: the part of ``launch_s`` the library's call costs more for
+    #: accumulating onto C (``accumulate_overhead_s``), 0 where it does not
+    accumulate_s: np.ndarray | None = None
     compute_s: np.ndarray | None = None
     memory_s: np.ndarray | None = None
     exposed_compute_s: np.ndarray | None = None
@@ -303,6 +306,8 @@ class Prediction:
             d["team_s"] = float(self.team_s[i])
             gemv = self.gemv_team is not None and bool(self.gemv_team[i])
             d["team"] = f"GEMV fork/join {self.dtype}" if gemv else "fork/join"
+        if self.accumulate_s is not None and self.accumulate_s[i] > 0:
+            d["accumulate_s"] = float(self.accumulate_s[i])
         if self.over_tdp is not None:
             d["over_tdp"] = bool(self.over_tdp[i])
         return d

@@ -92,7 +92,10 @@ latency and energy of one call on warm data, term by term
   call (``dispatch_overhead_s``) unless it has no more multiply-adds than
   the dtype's ``library_min_macs`` (the framework then runs it in its own
   kernel, which packs nothing: PyTorch keeps a bf16 product of at most
-  16 x 16 x 16 out of oneDNN); every further kernel of the op
+  16 x 16 x 16 out of oneDNN), and where the library's product accumulates
+  onto C (``OpSpec.accumulates``: linear) the dtype's
+  ``accumulate_overhead_s`` on top (oneDNN's bf16 call with a sum post-op);
+  every further kernel of the op
   (``OpSpec.kernels``: linear broadcasts its bias, then accumulates the
   product onto it) costs ``kernel_overhead_s`` (a GPU queues it behind the
   first) or, unset, a whole framework dispatch; an op above the grain on a
@@ -180,6 +183,7 @@ from graphsval_core.model.terms.memory import (
     residency_tier_names,
 )
 from graphsval_core.model.terms.overheads import (
+    accumulating_rows,
     dispatched_rows,
     first_kernel_time,
     first_touch_time,
@@ -414,9 +418,11 @@ def predict(
             tlb_s = np.where(reference, tlb, 0.0)
 
     # overheads of the call
+    accumulating = accumulating_rows(target, dtype, gemm, len(shapes), op.accumulates)
     first_kernel = first_kernel_time(
-        target, dtype, dispatched_rows(target, dtype, gemm, len(shapes)), op.accumulates
+        target, dtype, dispatched_rows(target, dtype, gemm, len(shapes)), accumulating=accumulating
     )
+    accumulate_s = np.where(accumulating, target.accumulate_overhead_s.get(dtype, 0.0), 0.0)
     per_kernel = target.kernel_overhead_s
     if per_kernel is None:
         per_kernel = target.launch_overhead_s
@@ -495,6 +501,7 @@ def predict(
         library_output_passes=library_passes,
         launch_s=launch_s,
         team_s=team_s,
+        accumulate_s=accumulate_s,
         gemv_team=np.isfinite(gemv_cost),
         compute_s=compute_s,
         reference_kernel=reference,

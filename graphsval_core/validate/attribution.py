@@ -300,7 +300,11 @@ def _launch_drifts(cell: Cell) -> list[Drift]:
     for rows, constant, name in (
         (known & gemv, gemv_team, f"GEMV fork/join {cell.dtype}"),
         (known & paid, dispatch, f"dispatch overhead {cell.dtype}"),
-        (known & accumulating, accumulate, f"accumulating dispatch {cell.dtype}"),
+        (
+            known & accumulating,
+            accumulate,
+            f"accumulating call {cell.dtype} (dispatch + accumulate_overhead_s)",
+        ),
         (known & rest, launch, f"launch overhead{small}"),
     ):
         implied = np.maximum(0.0, (cell.column("rest") + constant)[rows])

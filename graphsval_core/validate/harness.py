@@ -51,7 +51,12 @@ from graphsval_core.model.plausibility import (
 from graphsval_core.model.prediction import Prediction
 from graphsval_core.model.reference import NAME as REFERENCE
 from graphsval_core.model.terms.latency import unhidden_time
-from graphsval_core.model.terms.overheads import dispatched_rows, gemv_team_cost, library_rows
+from graphsval_core.model.terms.overheads import (
+    accumulating_rows,
+    dispatched_rows,
+    gemv_team_cost,
+    library_rows,
+)
 from graphsval_core.model.terms.reference_kernel import reference_rows
 from graphsval_core.plugins.records import PredictorConstant, PredictorSpec
 from graphsval_core.plugins.registry import PredictorFailed, PredictorRowsFailed, Registry
@@ -556,21 +561,22 @@ def _terms(
         elif op.gemm_dims is not None:  # no shapes: every product is the library's
             gemm = np.full((n, 3), np.inf)
         dispatched = dispatched_rows(target, dtype, gemm, n)
+        accumulating = accumulating_rows(target, dtype, gemm, n, op.accumulates)
         own_kernel = np.zeros(n, dtype=bool)
         if gemm is not None:  # only a product runs in the framework's own product kernel
             own_kernel = reference_rows(target, dtype, library_rows(target, dtype, gemm, n))
     else:
         dispatched = np.full(n, dtype in target.dispatch_overhead_s)
+        accumulating = np.zeros(n, dtype=bool)
         own_kernel = np.zeros(n, dtype=bool)
-    # an accumulating product's call costs more where the spec says so (dispatch_for)
-    accumulating = op is not None and op.accumulates and dtype in target.accumulate_overhead_s
-    own_call = target.dispatch_overhead_s.get(dtype, np.nan)
-    dispatch = np.where(dispatched & (not accumulating), own_call, np.nan)
-    accumulate = np.where(
-        dispatched & accumulating & (dtype in target.dispatch_overhead_s),
-        target.dispatch_for(dtype, True),
-        np.nan,
+    # a library call that accumulates onto C is its own constant: the dispatch and the
+    # dtype's accumulate_overhead_s on top (the model's first_kernel_time)
+    dispatch = np.where(
+        dispatched & ~accumulating, target.dispatch_overhead_s.get(dtype, np.nan), np.nan
     )
+    call = np.where(dispatched, target.launch_for(dtype), target.launch_overhead_s)
+    extra = target.accumulate_overhead_s.get(dtype, 0.0)
+    accumulate = np.where(accumulating, call + extra, np.nan)
     fixed = _fixed_time(columns, launch)
     # every row of a cell is held against its binding tier's effective bandwidth, the one
     # figure the tier has: an op reads each tier at its dtype's share of that (a product at

@@ -764,6 +764,30 @@ def test_an_accumulating_call_is_fitted_beside_the_dtype_s_dispatch(fresh_regist
     assert "dispatch_overhead_s.bf16" in constants
     assert (
         "accumulate_overhead_s.bf16 is not fitted: 2 launch-bound bf16 products accumulate "
-        "onto C (linear) and 5 write it (3 of each needed); it keeps the spec's 1e-06 s on "
+        "onto C (linear) and 5 write it (3 of each needed); it keeps the spec's 1 us on "
         "top of the dispatch" in " ".join(result.output.split())
     ), result.output
+
+
+def _accumulate_file(name, value):
+    return {
+        "target": "host_amd_epyc_zen4_2c_1t",
+        "provenance": {"sources": [], "graphsval_version": "0"},
+        "constants": {name: {"value": value}},
+    }
+
+
+def test_a_calibration_file_applies_an_accumulating_overhead_only_where_the_spec_has_one():
+    """The Zen 4's spec gives oneDNN's bf16 an accumulating overhead: a file
+    may calibrate it, not add one for fp32 (MKL's call has none), nor give
+    it a negative value; targets shows it right after the dtype's dispatch."""
+    spec = build_registry().datasheet_target("host_amd_epyc_zen4_2c_1t")
+    applied = apply_file(spec, _accumulate_file("accumulate_overhead_s.bf16", 4e-6), "c.json")
+    assert applied.accumulate_overhead_s == {"bf16": 4e-6}
+    with pytest.raises(CalibrationFileError, match=r"^c.json: constants.accumulate_overh\w*.fp32"):
+        apply_file(spec, _accumulate_file("accumulate_overhead_s.fp32", 4e-6), "c.json")
+    with pytest.raises(CalibrationFileError, match=r"^c.json: constants.accumulate_overh\w*.bf16"):
+        apply_file(spec, _accumulate_file("accumulate_overhead_s.bf16", -1e-6), "c.json")
+    shown = CliRunner().invoke(cli, ["targets", "--hw", "host_amd_epyc_zen4_2c_1t"]).output
+    lines = [line.split("  ")[0] for line in shown.splitlines() if line.startswith("dispatch ")]
+    assert lines.index("dispatch bf16, accumulating") == lines.index("dispatch bf16") + 1

@@ -101,6 +101,31 @@ def test_a_product_that_accumulates_pays_its_dtype_s_accumulating_call(registry_
     assert back.dispatch_for("fp32", True) == 1e-6
 
 
+def test_an_accumulating_overhead_is_paid_on_the_launch_where_the_dtype_has_no_dispatch(
+    registry_of,
+):
+    """A CPU target file gives oneDNN's bf16 its accumulating overhead but no
+    dispatch (calibrate fits that): before calibration the bf16 linear pays
+    the overhead on top of the framework's launch, and explain says so."""
+    registry = registry_of(
+        peak_ops_per_s={"fp32": datasheet(1e11, "t"), "bf16": datasheet(1e12, "t")},
+        energy_per_op_j={"fp32": estimated(1e-12, "t"), "bf16": estimated(1e-12, "t")},
+        accumulate_overhead_s={"bf16": estimated(3e-6, "t")},
+    )
+    shapes = [[4, 128, 128]]
+    mm = predict_batch(registry, "t", "matmul", shapes, "bf16")
+    lin = predict_batch(registry, "t", "linear", shapes, "bf16")
+    assert mm.launch_s[0] == pytest.approx(2e-6)
+    assert lin.launch_s[0] == pytest.approx(2e-6 + 3e-6 + 2e-6)
+    assert lin.details(0)["accumulate_s"] == pytest.approx(3e-6)
+    assert "accumulate_s" not in mm.details(0)
+    from graphsval_core.validate.harness import _terms
+
+    spec = registry.target("t")
+    terms = _terms(lin.columns(), spec, "bf16", registry.op("linear"), shapes=np.array(shapes))
+    assert terms.accumulating_call_s[0] == pytest.approx(5e-6) and np.isnan(terms.dispatch_s[0])
+
+
 def test_an_accumulating_overhead_is_a_library_s_of_zero_or_more(make_target):
     two = {
         "peak_ops_per_s": {"fp32": datasheet(1e12, "t"), "bf16": datasheet(1e12, "t")},

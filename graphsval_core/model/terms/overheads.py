@@ -48,15 +48,28 @@ def dispatched_rows(target: TargetSpec, dtype: str, gemm: np.ndarray | None, n: 
     return library_rows(target, dtype, gemm, n)
 
 
+def accumulating_rows(
+    target: TargetSpec, dtype: str, gemm: np.ndarray | None, n: int, accumulates: bool
+) -> np.ndarray:
+    """Per row of ``n``: whether the call is a product the dtype's library
+    runs (:func:`library_rows`) that ``accumulates`` onto C (``OpSpec.accumulates``:
+    linear onto its bias) at a dtype the spec gives an
+    ``accumulate_overhead_s``: the calls that pay it."""
+    if not accumulates or dtype not in target.accumulate_overhead_s:
+        return np.zeros(n, dtype=bool)
+    return library_rows(target, dtype, gemm, n)
+
+
 def first_kernel_time(
-    target: TargetSpec, dtype: str, dispatched: np.ndarray, accumulates: bool = False
+    target: TargetSpec, dtype: str, dispatched: np.ndarray, *, accumulating: np.ndarray
 ) -> np.ndarray:
     """The first kernel of each call: the dtype's dispatch where
-    ``dispatched`` (:func:`dispatched_rows`; for a product that
-    ``accumulates`` onto C, its ``accumulate_overhead_s`` where the spec gives
-    one: :meth:`TargetSpec.dispatch_for`), else ``launch_overhead_s``."""
-    dispatch = target.dispatch_for(dtype, accumulates)
-    return np.where(dispatched, dispatch, target.launch_overhead_s)
+    ``dispatched`` (:func:`dispatched_rows`), else ``launch_overhead_s``; and
+    where the library's call accumulates onto C (``accumulating``:
+    :func:`accumulating_rows`), the dtype's ``accumulate_overhead_s`` on top."""
+    first = np.where(dispatched, target.launch_for(dtype), target.launch_overhead_s)
+    extra = target.accumulate_overhead_s.get(dtype, 0.0)
+    return first + np.where(accumulating, extra, 0.0)
 
 
 def gemv_rows(target: TargetSpec, dtype: str, gemm: np.ndarray | None, n: int) -> np.ndarray:

@@ -471,7 +471,8 @@ def in_place_max_rows(dtypes: Iterable[str]) -> dict[str, Sourced]:
 #: accumulates onto C (``beta = 1``: linear onto the bias it broadcast; the
 #: call carries a sum post-op): ``python benchmarks/bench_linear_call.py``
 #: on the Zen 4 VM (torch 2.13, one thread) times a small bf16 linear with
-#: its bias 2.5-4.7 us above one without (the broadcast alone 2.5-2.9 us), and
+#: its bias 2.5-4.7 us above one without and an fp32 one 0.7-1.7 us, the
+#: broadcast alone the same in both dtypes (2.3-2.9 us), and
 #: the shipped captures put small bf16 linears 3.7-4.6 us (Zen 4) and
 #: 4.8-6.1 us (Intel host) above matmuls of the same shape, where an fp32
 #: linear (MKL's sgemm takes beta as it comes) costs one framework launch

@@ -481,6 +481,11 @@ def test_cpu_bf16_without_onednn_runs_in_pytorch_s_own_kernel(tmp_path: Path) ->
     xeon = detect_host_cpu(kvm_guest(tmp_path / "xeon"), affinity={0, 1})
     assert xeon.no_gemm_library == () and not xeon.reference_mac_s
     assert xeon.tlb_reach_bytes is None and "bf16" in xeon.library_min_macs
+    # oneDNN's bf16 call that accumulates onto C costs its own; MKL's fp32 and a bf16
+    # that no library runs (the Zen 3's) have none
+    assert dict(xeon.accumulate_overhead_s) == {"bf16": 3e-6}
+    assert xeon.provenance["accumulate_overhead_s.bf16"].kind == "estimated"
+    assert not zen3.accumulate_overhead_s
     # oneDNN's AVX-512 / AMX micro-kernels pad C's N to 16 lanes; MKL's AVX-512 fp32
     # kernels on an Intel CPU keep the square register tile (their shape is unmeasured)
     lanes = {d: 16.0 for d in ("bf16", "int8") if d in xeon.peak_ops_per_s}

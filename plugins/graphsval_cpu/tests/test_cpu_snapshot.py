@@ -53,8 +53,10 @@ def test_snapshot_scales_rates_to_the_threads_used():
         d for d in ("bf16", "fp16") if d in host.peak_ops_per_s and d not in host.no_gemm_library
     }
     assert set(host.library_min_macs) == sized and snap.library_min_macs == host.library_min_macs
-    # nor the GEMM library's micro-kernel (test_cpu_host checks it on a fake AVX-512 guest)
+    # nor the GEMM library's micro-kernel (test_cpu_host checks it on a fake AVX-512 guest),
+    # nor what its call costs more when it accumulates onto C
     assert snap.accumulator_lanes == host.accumulator_lanes
+    assert snap.accumulate_overhead_s == host.accumulate_overhead_s
     # nor do the dtypes without one, the own kernel's times, or the TLB's reach
     assert snap.no_gemm_library == host.no_gemm_library
     for name in TargetSpec.REFERENCE:
