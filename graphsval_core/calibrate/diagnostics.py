@@ -492,11 +492,11 @@ def gemv_team_not_fitted(spec: TargetSpec, gemv: Mapping[str, GemvTeam]) -> list
 def accumulate_not_fitted(
     spec: TargetSpec, fit: Fit, calls: Mapping[str, tuple[int, int]]
 ) -> list[Diagnostic]:
-    """Why ``accumulate_overhead_s`` of a dtype was not fitted where its
-    dispatch was and the rows hold launch-bound products of it (``calls``:
-    per dtype the spec gives one, the distinct launch-bound products that
-    accumulate onto C and that write it): too few of either kind. The
-    spec's overhead stays, on top of the fitted dispatch."""
+    """Why ``accumulate_overhead_s`` of a dtype was not fitted where the rows
+    hold launch-bound products of it (``calls``: per dtype the spec gives
+    one, the distinct launch-bound products that accumulate onto C and that
+    write it): too few of either kind. The spec's overhead stays, on top of
+    the dtype's call."""
     return [
         Diagnostic(
             "not_fitted",
@@ -505,12 +505,10 @@ def accumulate_not_fitted(
             f"product{'s' if acc != 1 else ''} accumulate{'s' if acc == 1 else ''} onto C "
             f"(linear) and {plain} write{'s' if plain == 1 else ''} it ({ACCUMULATE_ROWS} of "
             f"each needed); it keeps the spec's {fmt_seconds(spec.accumulate_overhead_s[d])} "
-            "on top of the dispatch",
+            "on top of the dtype's call",
         )
         for d, (acc, plain) in calls.items()
-        if acc + plain
-        and f"dispatch_overhead_s.{d}" in fit.values
-        and f"accumulate_overhead_s.{d}" not in fit.values
+        if acc + plain and f"accumulate_overhead_s.{d}" not in fit.values
     ]
 
 

@@ -11,8 +11,8 @@ exercise it:
 - ``accumulate_overhead_s.<dtype>``: the dtype's library call for a
   product that accumulates onto C (beta = 1: linear onto its bias; oneDNN's
   bf16 call with its sum post-op costs 3-4 us more than one that writes C),
-  for each dtype the spec gives one, where the dtype's
-  ``dispatch_overhead_s`` is fitted and the rows hold
+  for each dtype the spec gives one, where the dtype's call is fitted
+  (its ``dispatch_overhead_s``, or ``launch_overhead_s``) and the rows hold
   :data:`ACCUMULATE_ROWS` distinct launch-bound products of each kind;
 - ``kernel_overhead_s``: each further kernel of a multi-kernel op (linear's
   bias), for targets whose spec sets it (a GPU queues it behind the first);
@@ -511,9 +511,10 @@ def _accumulate_dispatch(
     chosen: Sequence[Param],
 ) -> list[Param]:
     """``accumulate_overhead_s.<dtype>`` for each dtype the spec gives one
-    whose ``dispatch_overhead_s`` is fitted, from :data:`ACCUMULATE_ROWS`
-    distinct launch-bound products of each kind (fewer of either, and the two
-    calls would trade against each other)."""
+    whose call is fitted (its ``dispatch_overhead_s``, or with rows of one
+    dtype ``launch_overhead_s``), from :data:`ACCUMULATE_ROWS` distinct
+    launch-bound products of each kind (fewer of either, and the two calls
+    would trade against each other)."""
     fitted = {p.name for p in chosen}
     return [
         Param(
@@ -525,7 +526,8 @@ def _accumulate_dispatch(
             f"{plain} that write it",
         )
         for dtype, (acc, plain) in accumulate_rows(registry, spec, rows, regime).items()
-        if f"dispatch_overhead_s.{dtype}" in fitted and min(acc, plain) >= ACCUMULATE_ROWS
+        if {f"dispatch_overhead_s.{dtype}", "launch_overhead_s"} & fitted
+        and min(acc, plain) >= ACCUMULATE_ROWS
     ]
 
 

@@ -762,10 +762,16 @@ def test_an_accumulating_call_is_fitted_beside_the_dtype_s_dispatch(fresh_regist
     constants = json.loads((tmp_path / "two.json").read_text())["constants"]
     assert "accumulate_overhead_s.bf16" not in constants
     assert "dispatch_overhead_s.bf16" in constants
+    # one dtype, products alone: the launch is their call
+    bf16 = [r for r in _call_rows() if r[1] == "bf16" and r[0] != "vector_add"]
+    base = _write_rows(tmp_path / "bf16.calibration.csv", registry, bf16)
+    alone = _calibrate(base, tmp_path / "bf16.json")
+    assert "dispatch_overhead_s.bf16" not in alone and "launch_overhead_s" in alone
+    assert "accumulate_overhead_s.bf16" in alone  # fitted beside the launch, not left out
     assert (
         "accumulate_overhead_s.bf16 is not fitted: 2 launch-bound bf16 products accumulate "
         "onto C (linear) and 5 write it (3 of each needed); it keeps the spec's 1 us on "
-        "top of the dispatch" in " ".join(result.output.split())
+        "top of the dtype's call" in " ".join(result.output.split())
     ), result.output
 
 
