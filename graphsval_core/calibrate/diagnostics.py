@@ -566,16 +566,20 @@ def thread_mismatch(
     spec: TargetSpec, files: Sequence[tuple[str, Sequence[BaselineRow]]]
 ) -> list[Diagnostic]:
     """One line when rows of a CPU target ran on a thread count other than
-    the spec's compute units, naming the files of each count seen (``files``:
-    each baseline's path and its rows used). A GPU's compute units are its
-    SMs, not the host threads a ``threads`` column counts: no line for it."""
+    the spec's compute units, naming the files of each count seen and, where
+    only some of a file's rows ran so, how many (``files``: each baseline's
+    path and its rows used). A GPU's compute units are its SMs, not the host
+    threads a ``threads`` column counts: no line for it."""
     if spec.architecture != "cpu":
         return []
     by_count: dict[int, list[str]] = {}
     for path, rows in files:
-        for count in sorted({c for c in map(_threads, rows) if c is not None}):
+        counts = [_threads(r) for r in rows]
+        for count in sorted({c for c in counts if c is not None}):
             if count != spec.compute_units:
-                by_count.setdefault(count, []).append(path)
+                some = counts.count(count)
+                part = "" if some == len(rows) else f" ({some} of its {len(rows)} rows)"
+                by_count.setdefault(count, []).append(path + part)
     if not by_count:
         return []
 

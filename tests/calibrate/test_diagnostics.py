@@ -486,9 +486,11 @@ def test_the_thread_line_names_each_count_and_its_files(make_target):
     ]
     (found,) = thread_mismatch(cpu, files)
     assert found.line.startswith(
-        "warning: the rows of a.csv, c.csv ran on 1 thread; b.csv ran on 2 threads, but toy "
-        "has 4 compute units"
+        "warning: the rows of a.csv (1 of its 2 rows), c.csv (1 of its 2 rows) ran on 1 "
+        "thread; b.csv (1 of its 2 rows) ran on 2 threads, but toy has 4 compute units"
     )
+    every = thread_mismatch(cpu, [("d.csv", [_row(2, "2"), _row(3, "2")])])
+    assert every[0].line.startswith("warning: the rows of d.csv ran on 2 threads, but toy")
     assert thread_mismatch(cpu, [("a.csv", [_row(2, "4"), _row(3, None)])]) == []
     gpu = make_target("toy", architecture="gpu")  # its units are SMs, not host threads
     assert thread_mismatch(gpu, files) == []
