@@ -67,9 +67,10 @@ def keys(
     known = list(dict.fromkeys([*required, *optional]))  # each key once, in order
     for key in value:
         if key not in known:
-            raise error(
-                f"{where}: unknown key {key!r}{suggest(key, known)}; expected {', '.join(known)}"
-            )
+            near = suggest(key, known)
+            # a near name says it; the whole list only where none is near, or short
+            listed = "" if near and len(known) > 8 else f"; expected {', '.join(known)}"
+            raise error(f"{where}: unknown key {key!r}{near}{listed}")
     for key in required:
         if key not in value:
             raise error(f"{where}: missing key {key!r}")
