@@ -618,9 +618,11 @@ def _write_target_file(spec: TargetSpec, out: str) -> None:
     if path.name.strip().lower().endswith(".target.json") and path.name != named:
         # a workspace reads <key>.target.json only: another key's name made that target
         # unusable, another case was never read
+        near = path.name.strip().lower() == named.lower()  # blanks or case apart
         raise InputError(
-            f"{out}: a target file is read as {named} (the key it holds); name it so, or "
-            "give a name not ending in .target.json"
+            f"{out}: a target file is read as {named} (the key it holds"
+            f"{', exactly: blanks and case count' if near else ''}); name it so, or give a "
+            "name not ending in .target.json"
         )
     try:
         with creating_parent(path):
@@ -650,9 +652,10 @@ def _dispatch_rows(target: TargetSpec, src: Callable[[str], str]) -> list[list[s
                 ]
             )
         if d in target.accumulate_overhead_s:
+            call = "dispatch" if d in target.dispatch_overhead_s else "launch"
             rows.append(
                 [
-                    f"dispatch {d}, accumulating",
+                    f"{call} {d}, accumulating",
                     f"+{fmt_seconds(target.accumulate_overhead_s[d])}",
                     src(f"accumulate_overhead_s.{d}"),
                 ]

@@ -167,7 +167,6 @@ def parse_shape(text: str, ndims: int, op: str = "", dims: Sequence[str] = ()) -
     out = split_shape(text, what)
     if len(out) != ndims:
         shown = repr(text if len(text) <= 60 else text[:57] + "...")
-        raise ShapeError(
-            f"shape {shown}{what}: expected {ndims} dims joined by 'x', got {len(out)}"
-        )
+        expected = "1 dim" if ndims == 1 else f"{ndims} dims joined by 'x'"
+        raise ShapeError(f"shape {shown}{what}: expected {expected}, got {len(out)}")
     return out

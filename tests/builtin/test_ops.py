@@ -42,6 +42,8 @@ def test_parse_shape(ops):
     assert ops["matmul"].format_shape((1, 2, 3)) == "1x2x3"
     with pytest.raises(ShapeError, match="expected 3 dims"):
         ops["matmul"].parse_shape("1024x512")
+    with pytest.raises(ShapeError, match="expected 1 dim, got 3"):  # not "1 dims joined by"
+        ops["vector_add"].parse_shape("8x64x64")
     with pytest.raises(ShapeError, match="'-4' is not a positive integer"):
         ops["vector_add"].parse_shape("-4")
     with pytest.raises(ShapeError, match="dim '0' must be at least 1"):
