@@ -280,6 +280,7 @@ def _emit_rollup(
 ) -> None:
     """One forward pass per phase (:mod:`graphsval_core.sweep.rollup`)."""
     from graphsval_core.model.predict import predict_shapes
+    from graphsval_core.sweep.model_config import scenarios_of
     from graphsval_core.sweep.rollup import (
         Call,
         Site,
@@ -289,6 +290,11 @@ def _emit_rollup(
         weights_floor_tier,
     )
 
+    source = sweep.meta.get("source") or {}
+    # a sweep of a model's phases (sweep from-config) holds those phases alone: a phase
+    # edited by hand ("prefil T=1") was priced as a pass of its own, its sites missing
+    # from the real one
+    swept = [p for p, _, _ in scenarios_of(source["tokens"])] if "tokens" in source else None
     calls = []
     for op_name, dims, dt, extra in items:
         sites = extra.get("used_in")
@@ -297,6 +303,14 @@ def _emit_rollup(
                 shape = "x".join(map(str, dims))
                 raise InputError(f"{sweep.path}: entry {shape} has no count to roll up")
             sites = [{"phase": "pass", "count": extra["count"]}]
+        for s in sites:
+            phase = str(s.get("phase", "pass"))
+            if swept is not None and phase not in swept:
+                shape = "x".join(map(str, dims))
+                raise InputError(
+                    f"{sweep.path}: entry {op_name} {shape}: phase {phase!r} is not one its "
+                    f"source's tokens sweep ({', '.join(swept)})"
+                )
         calls.append(
             Call(
                 op_name,
@@ -329,7 +343,7 @@ def _emit_rollup(
         | {"binding": f"{table['binding_tier'][i]}_bound"}
         for i in range(len(items))
     ]
-    batch = int((sweep.meta.get("source") or {}).get("batch", 1))
+    batch = int(source.get("batch", 1))  # the sweep file's reader checked it
     floor = weights_floor_tier(app.registry.memory_hierarchy(target))
     phases = rollup(calls, rows, stacked, batch=batch, floor_bandwidth=floor)
     if fmt == "json":

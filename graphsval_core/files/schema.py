@@ -114,6 +114,8 @@ def integer(
     high: int = MAX_COUNT,
 ) -> int:
     """An integer in ``[low, high]`` (a float such as ``3.0`` is not one)."""
+    if value is None:  # "got null None" said it twice
+        raise error(f"{where}: expected an integer, got null")
     if isinstance(value, bool) or not isinstance(value, int):
         raise error(f"{where}: expected an integer, got {kind(value)} {_got(value)}")
     if not low <= value <= high:

@@ -76,6 +76,12 @@ class Sweep:
 TOP_KEYS = ("schema_version", "op", "purpose", "seed", "generator", "source", "comment", "shapes")
 ENTRY_KEYS = ("op", "shape", "dtype", "regime_per_hw", "coverage", "count", "used_in")
 SITE_KEYS = ("model", "phase", "site", "count", "batch")
+#: The keys of a sweep's ``source`` (what ``sweep from-config`` swept: the
+#: config file, the model, the tokens of each phase and the sequences a pass).
+SOURCE_KEYS = ("config", "model", "tokens", "batch")
+#: The most sequences a pass and tokens a phase a source may name
+#: (``sweep from-config --batch`` and ``--tokens`` take no more).
+MAX_SOURCE_BATCH, MAX_SOURCE_TOKENS = 2**20, 2**24
 PURPOSES = ("calibration", "validation")
 _ERR = SweepFileError
 
@@ -115,6 +121,8 @@ def sweep_from(data: Any, path: str | Path, ndims: int | None = None) -> Sweep:
         )
     if "seed" in top:
         schema.integer(top["seed"], f"{where}: seed", _ERR, 0, 2**64 - 1)
+    if "source" in top:
+        _source(top["source"], f"{where}: source")
     if not isinstance(top["shapes"], list):
         raise SweepFileError(f"{where}: 'shapes' must be a list, got {schema.kind(top['shapes'])}")
     entries: list[SweepEntry] = []
@@ -192,6 +200,25 @@ def _entry(where: str, i: int, raw: Any, ndims: int | None, op: str) -> SweepEnt
     _counts(entry, at)
     extra = {k: v for k, v in entry.items() if k not in ("shape", "dtype", "regime_per_hw", "op")}
     return SweepEntry(tuple(dims), dtype, dict(regimes), extra, entry_op)
+
+
+def _source(raw: Any, at: str) -> None:
+    """A sweep's ``source`` (:data:`SOURCE_KEYS`): a rollup prices its
+    ``batch`` sequences a pass (a batch of 0, -3 or "x" printed "batch 0" or
+    negative tokens per second, or failed inside)."""
+    source = schema.obj(raw, at, _ERR)
+    schema.keys(source, at, _ERR, optional=SOURCE_KEYS)
+    for key in ("config", "model"):
+        if key in source:
+            schema.string(source[key], f"{at}.{key}", _ERR)
+    if "batch" in source:
+        schema.integer(source["batch"], f"{at}.batch", _ERR, 1, MAX_SOURCE_BATCH)
+    if "tokens" in source:
+        tokens = source["tokens"]
+        if not isinstance(tokens, list) or not tokens:
+            raise SweepFileError(f"{at}.tokens: expected a non-empty list of token counts")
+        for k, t in enumerate(tokens):
+            schema.integer(t, f"{at}.tokens[{k}]", _ERR, 1, MAX_SOURCE_TOKENS)
 
 
 def call_site(site: dict[str, Any]) -> tuple[Any, ...]:

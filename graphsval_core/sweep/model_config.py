@@ -163,12 +163,7 @@ def model_calls(
     vocab = config["vocab_size"]
     layers = config["num_hidden_layers"]
     calls = []
-    scenarios: list[tuple[str, int, int]] = []
-    for t in tokens:
-        scenarios.append((f"prefill T={t}", t, t))
-        if t > 1:
-            scenarios.append((f"decode ctx={t}", 1, t))
-    for phase, q_len, kv_len in scenarios:
+    for phase, q_len, kv_len in scenarios_of(tokens):
         rows = batch * q_len
         for site, shape in (
             ("q_proj", (rows, h, heads * head_dim)),
@@ -190,6 +185,18 @@ def model_calls(
         )
         calls.append(("linear", phase, (rows, h, vocab), "lm_head", 1, 1))
     return calls
+
+
+def scenarios_of(tokens: Sequence[int]) -> list[tuple[str, int, int]]:
+    """The phases a sweep of ``tokens`` holds, each with the rows of a query
+    and of the keys a sequence: ``prefill T=t`` (t and t), and for t above 1
+    ``decode ctx=t`` (1 and t)."""
+    out: list[tuple[str, int, int]] = []
+    for t in tokens:
+        out.append((f"prefill T={t}", t, t))
+        if t > 1:
+            out.append((f"decode ctx={t}", 1, t))
+    return out
 
 
 def sweep_from_config(path: str | Path, tokens: Sequence[int], batch: int, dtype: str) -> Sweep:

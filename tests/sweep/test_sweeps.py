@@ -513,3 +513,52 @@ def test_a_sweep_filter_that_matches_nothing_names_its_value_and_the_entries():
     assert result.exit_code == 2, result.output
     line = " ".join(result.output.split())
     assert "no entry matches --dtype fp64 (its entries: matmul bf16, matmul fp16," in line
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        ('"batch": 0', "source.batch: expected an integer in [1, 1048576], got 0"),
+        ('"batch": -3', "source.batch: expected an integer in [1, 1048576], got -3"),
+        ('"batch": "x"', "source.batch: expected an integer, got a string 'x'"),
+        ('"batch": null', "source.batch: expected an integer, got null"),
+        ('"tokens": [0]', "source.tokens[0]: expected an integer in [1, 16777216], got 0"),
+        (
+            '"batches": 1',
+            "source: unknown key 'batches' (did you mean 'batch'?); expected config, model, "
+            "tokens, batch",
+        ),
+    ],
+)
+def test_a_sweep_source_a_rollup_prices_is_checked(tmp_path, edit, message):
+    """A hand-edited ``source`` of a from-config sweep: batch 0 printed
+    "batch 0" and no tokens/s, -3 negative tokens per second, "x" or null
+    failed inside the rollup (from the newcomer)."""
+    out = tmp_path / "llama.json"
+    config = str(FIXTURES / "llama-3.2-1b-config.json")
+    CliRunner().invoke(cli, ["sweep", "from-config", config, "--tokens", "8", "--out", str(out)])
+    text = out.read_text()
+    key = edit.split(":")[0]
+    old = {'"batch"': '"batch": 1', '"tokens"': '"tokens": [8]', '"batches"': '"batch": 1'}[key]
+    assert old in text
+    out.write_text(text.replace(old, edit, 1))
+    argv = ["predict", "--hw", "i7_12700k", "--sweep", str(out), "--rollup"]
+    result = CliRunner().invoke(cli, argv)
+    assert result.exit_code == 2, result.output
+    assert result.output.strip() == f"Error: {out}: {message}"
+
+
+def test_a_rollup_refuses_a_phase_its_source_does_not_sweep(tmp_path):
+    """A phase edited by hand ("prefil T=8") was priced as a pass of its
+    own, its sites missing from the real one (from the newcomer)."""
+    out = tmp_path / "llama.json"
+    config = str(FIXTURES / "llama-3.2-1b-config.json")
+    CliRunner().invoke(cli, ["sweep", "from-config", config, "--tokens", "8", "--out", str(out)])
+    text = out.read_text()
+    out.write_text(text.replace('"phase": "prefill T=8"', '"phase": "prefil T=8"', 1))
+    argv = ["predict", "--hw", "i7_12700k", "--sweep", str(out), "--rollup"]
+    result = CliRunner().invoke(cli, argv)
+    assert result.exit_code == 2, result.output
+    said = " ".join(result.output.split())
+    refused = "phase 'prefil T=8' is not one its source's tokens sweep (prefill T=8, decode ctx=8)"
+    assert refused in said
