@@ -158,7 +158,13 @@ def check_output_files(
     the folder goes (:func:`check_output_place`)."""
     check_output_folder(folder, error, f"{flag} {folder}")
     for name in names:
-        check_output_file(Path(folder) / name, error, f"{flag} {Path(folder) / name}")
+        path = Path(folder) / name
+        if path.is_dir() and not path.is_symlink():  # the name is the command's, not the user's
+            raise error(
+                f"{flag} {folder}: {path} is a folder, where the command writes its file "
+                f"{name}; remove it or give another folder"
+            )
+        check_output_file(path, error, f"{flag} {path}")
     check_output_place(folder, error, f"{flag} {folder}")
 
 

@@ -187,6 +187,14 @@ def test_validate_out_is_refused_before_validating(tmp_path, monkeypatch, fifo):
     out.mkdir()
     os.mkfifo(out / "report.md")
     _refused(["validate", "--out", str(out)], f"--out {out / 'report.md'}: is a FIFO")
+    # a folder where a report goes: it is the command's name, so "name a file" would not do
+    held = tmp_path / "held"
+    (held / "report.json").mkdir(parents=True)
+    _refused(
+        ["validate", "--out", str(held)],
+        f"--out {held}: {held / 'report.json'} is a folder, where the command writes its file "
+        "report.json; remove it or give another folder",
+    )
     import tempfile
 
     real = tempfile.mkstemp
