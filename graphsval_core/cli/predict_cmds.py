@@ -280,7 +280,6 @@ def _emit_rollup(
 ) -> None:
     """One forward pass per phase (:mod:`graphsval_core.sweep.rollup`)."""
     from graphsval_core.model.predict import predict_shapes
-    from graphsval_core.sweep.model_config import scenarios_of
     from graphsval_core.sweep.rollup import (
         Call,
         Site,
@@ -289,12 +288,9 @@ def _emit_rollup(
         rollup_lines,
         weights_floor_tier,
     )
+    from graphsval_core.sweep.rollup_checks import RollupInputError, check_rollup
 
     source = sweep.meta.get("source") or {}
-    # a sweep of a model's phases (sweep from-config) holds those phases alone: a phase
-    # edited by hand ("prefil T=1") was priced as a pass of its own, its sites missing
-    # from the real one
-    swept = [p for p, _, _ in scenarios_of(source["tokens"])] if "tokens" in source else None
     calls = []
     for op_name, dims, dt, extra in items:
         sites = extra.get("used_in")
@@ -303,14 +299,6 @@ def _emit_rollup(
                 shape = "x".join(map(str, dims))
                 raise InputError(f"{sweep.path}: entry {shape} has no count to roll up")
             sites = [{"phase": "pass", "count": extra["count"]}]
-        for s in sites:
-            phase = str(s.get("phase", "pass"))
-            if swept is not None and phase not in swept:
-                shape = "x".join(map(str, dims))
-                raise InputError(
-                    f"{sweep.path}: entry {op_name} {shape}: phase {phase!r} is not one its "
-                    f"source's tokens sweep ({', '.join(swept)})"
-                )
         calls.append(
             Call(
                 op_name,
@@ -323,6 +311,10 @@ def _emit_rollup(
                 ],
             )
         )  # fmt: skip
+    try:  # whole passes of one model, not a hand-edited part (sweep.rollup_checks)
+        check_rollup(str(sweep.path), calls, source)
+    except RollupInputError as exc:
+        raise InputError(str(exc)) from None
     # each batched call site's heads stacked into one product: its compute and first touch
     stacked_of: dict[tuple[str, str], list[tuple[int, int]]] = {}
     for i, call in enumerate(calls):

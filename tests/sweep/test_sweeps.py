@@ -560,5 +560,64 @@ def test_a_rollup_refuses_a_phase_its_source_does_not_sweep(tmp_path):
     result = CliRunner().invoke(cli, argv)
     assert result.exit_code == 2, result.output
     said = " ".join(result.output.split())
-    refused = "phase 'prefil T=8' is not one its source's tokens sweep (prefill T=8, decode ctx=8)"
+    refused = "phase 'prefil T=8', where its source's tokens sweep prefill T=8, decode ctx=8"
     assert refused in said
+
+
+def _llama_sweep(tmp_path) -> dict:
+    out = tmp_path / "llama.json"
+    config = str(FIXTURES / "llama-3.2-1b-config.json")
+    argv = ["sweep", "from-config", config, "--tokens", "1,8", "--out", str(out)]
+    assert CliRunner().invoke(cli, argv).exit_code == 0
+    return json.loads(out.read_text())
+
+
+def _edited_rollup(tmp_path, data: dict) -> str:
+    out = tmp_path / "edited.json"
+    out.write_text(json.dumps(data))
+    argv = ["predict", "--hw", "i7_12700k", "--sweep", str(out), "--rollup"]
+    result = CliRunner().invoke(cli, argv)
+    assert result.exit_code == 2, result.output
+    return " ".join(result.output.split())
+
+
+def _drop_site(data: dict, name: str, phase: str) -> None:
+    for entry in data["shapes"]:
+        entry["used_in"] = [s for s in entry["used_in"] if (s["site"], s["phase"]) != (name, phase)]
+        entry["count"] = sum(s["count"] for s in entry["used_in"])
+    data["shapes"] = [e for e in data["shapes"] if e["used_in"]]
+
+
+def test_a_rollup_refuses_a_hand_edited_part_of_a_pass(tmp_path):
+    """Edits of a from-config sweep that a rollup priced as whole passes
+    (from the newcomer): the source's batch changed alone (tokens a second
+    multiplied by 8, no call changed), a site dropped from one phase (a part
+    of a pass priced as a pass), a site's calls changed in one phase; and
+    without a source, a phase that is a near miss of another."""
+    data = _llama_sweep(tmp_path)
+    data["source"]["batch"] = 8
+    said = _edited_rollup(tmp_path, data)
+    told = "1 row of A, where the source's batch 8 times the phase's 1 token a sequence gives 8"
+    assert told in said
+    data = _llama_sweep(tmp_path)
+    _drop_site(data, "lm_head", "decode ctx=8")
+    said = _edited_rollup(tmp_path, data)
+    told = "decode ctx=8 has no call site lm_head, which prefill T=1 has: a pass is not whole"
+    assert told in said
+    data = _llama_sweep(tmp_path)
+    for entry in data["shapes"]:
+        for site in entry["used_in"]:
+            if (site["site"], site["phase"]) == ("q_proj", "prefill T=8"):
+                site["count"] = 1
+        entry["count"] = sum(s["count"] for s in entry["used_in"])
+    said = _edited_rollup(tmp_path, data)
+    assert "prefill T=8 calls q_proj 1 time a pass, prefill T=1 16: a pass is not whole" in said
+    data = _llama_sweep(tmp_path)
+    del data["source"]
+    for entry in data["shapes"]:
+        for site in entry["used_in"]:
+            if site["phase"] == "prefill T=8" and site["site"] == "q_proj":
+                site["phase"] = "prefil T=8"
+    said = _edited_rollup(tmp_path, data)
+    told = "phase 'prefil T=8' is a near miss of 'prefill T=8': one pass would be priced as two"
+    assert told in said
