@@ -245,9 +245,15 @@ def predict(
                 raise click.BadParameter(str(exc), param_hint="'--op'") from None
             raise InputError(f"{sweep_file}: an entry's op: {exc}") from None
         if sweep_file is not None and dtype is None and dt not in target.dtypes:
+            # a rollup prices the whole pass (--dtype is refused with it): the sweep's own dtype
+            how = (
+                "sweep the model again with sweep from-config --dtype"
+                if rollup
+                else "choose one with --dtype"
+            )
             raise InputError(
                 f"{sweep_file}: entries of dtype {dt!r}, which target {target.key} does not "
-                f"support (it supports {', '.join(target.dtypes)}); choose one with --dtype"
+                f"support (it supports {', '.join(target.dtypes)}); {how}"
             )
         _check_dtype(target, dt)
         index = [i for i, (o, _, d, _) in enumerate(items) if o == op_name and d == dt]

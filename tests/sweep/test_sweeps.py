@@ -621,3 +621,18 @@ def test_a_rollup_refuses_a_hand_edited_part_of_a_pass(tmp_path):
     said = _edited_rollup(tmp_path, data)
     told = "phase 'prefil T=8' is a near miss of 'prefill T=8': one pass would be priced as two"
     assert told in said
+
+
+def test_a_rollup_of_a_dtype_the_target_lacks_says_to_sweep_again(tmp_path):
+    """It said "choose one with --dtype", which --rollup refuses (from the
+    second newcomer)."""
+    out = tmp_path / "llama.json"
+    config = str(FIXTURES / "llama-3.2-1b-config.json")
+    argv = ["sweep", "from-config", config, "--tokens", "8", "--dtype", "fp8", "--out", str(out)]
+    assert CliRunner().invoke(cli, argv).exit_code == 0
+    result = CliRunner().invoke(
+        cli, ["predict", "--hw", "i7_12700k", "--sweep", str(out), "--rollup"]
+    )
+    assert result.exit_code == 2
+    said = " ".join(result.output.split())
+    assert said.endswith("sweep the model again with sweep from-config --dtype"), said
