@@ -480,7 +480,8 @@ def _floors(registry: Registry, summary: Summary, options: ValidateOptions) -> F
             changes: list[str] = []
             if options.update_floors:
                 floors, changes = update_floors(counts, floors, keys, options.reason)
-                write_floors(Path(path), floors)
+                if changes:  # "floors unchanged" leaves the file as it is, its layout too
+                    write_floors(Path(path), floors)
             checks = check_floors({k: counts[k] for k in keys}, floors)
             done.append(PluginFloors(plugin, str(path), tuple(changes), tuple(checks)))
     except FloorsError as exc:

@@ -300,7 +300,10 @@ def test_floors_raise_lower_with_reason_and_check(world, tmp_path, monkeypatch):
     entry = json.loads(floors.read_text())["floors"]["toy/vector_add"]
     assert entry == {"pass": 6, "records": 9, "lowered_from": 9, "reason": "new L2 data"}
     assert _run("--check-floors").exit_code == 0
+    before = floors.read_text()
+    floors.write_text(before.replace("{", "{ ", 1))  # a layout of the user's own
     kept = _run("--update-floors", "--reason", "nothing to lower")  # no floor falls
+    assert floors.read_text() == before.replace("{", "{ ", 1)  # unchanged: not rewritten
     assert "no floor was lowered" in kept.output and "recorded nowhere" in kept.output
     assert "; floors unchanged" in " ".join(kept.output.split())
 
