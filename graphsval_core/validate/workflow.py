@@ -479,7 +479,10 @@ def _floors(registry: Registry, summary: Summary, options: ValidateOptions) -> F
                 _check_named_floors(registry, path, floors, keys, options.update_floors)
             changes: list[str] = []
             if options.update_floors:
-                floors, changes = update_floors(counts, floors, keys, options.reason)
+                try:
+                    floors, changes = update_floors(counts, floors, keys, options.reason)
+                except FloorsError as exc:  # which file's floor it is
+                    raise FloorsError(f"{path}: {exc}") from None
                 if changes:  # "floors unchanged" leaves the file as it is, its layout too
                     write_floors(Path(path), floors)
             checks = check_floors({k: counts[k] for k in keys}, floors)

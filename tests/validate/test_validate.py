@@ -284,6 +284,10 @@ def test_floors_raise_lower_with_reason_and_check(world, tmp_path, monkeypatch):
     assert "toy/vector_add: 6/9 pass, floor 9: FAIL (3 below)" in check.output
     refused = _run("--update-floors")
     assert refused.exit_code == 2 and "needs --reason" in refused.output
+    # which floors file holds the floor (from the second newcomer)
+    assert f"{floors}: toy/vector_add: 6 passes is below the floor 9" in " ".join(
+        refused.output.split()
+    )
     # a blank, a zero-width space, an ANSI escape, a Hangul filler, a line separator
     for blank in ("  ", "\u200b", "\x1b[2K", "\u3164", "x\u2028y"):
         said = _run("--update-floors", "--reason", blank)
