@@ -1,5 +1,5 @@
-"""The built-in ops (``matmul``, ``linear``, ``vector_add``), registered through
-the ``graphsval_register_ops`` hook like any plugin's ops.
+"""The built-in ops (``matmul``, ``linear``, ``linear_nobias``, ``vector_add``),
+registered through the ``graphsval_register_ops`` hook like any plugin's ops.
 
 Definitions follow DESIGN.md section 9. numpy is imported inside the functions
 so that loading this plugin stays cheap.
@@ -43,6 +43,11 @@ def _identity_gemm(shapes: np.ndarray) -> np.ndarray:
 def _linear_elements(shapes: np.ndarray) -> dict[str, np.ndarray]:
     b, i, o = _cols(shapes)
     return {"input": b * i, "weight": i * o, "bias": o, "output": b * o}
+
+
+def _linear_nobias_elements(shapes: np.ndarray) -> dict[str, np.ndarray]:
+    b, i, o = _cols(shapes)
+    return {"input": b * i, "weight": i * o, "output": b * o}
 
 
 def _vector_add_elements(shapes: np.ndarray) -> dict[str, np.ndarray]:
@@ -91,6 +96,22 @@ LINEAR = OpSpec(
     b_transposed=True,
 )
 
+#: A projection with no bias (``torch.nn.Linear(bias=False)``, ``F.linear(x, w)``;
+#: a LLaMA's attention, MLP and output projections): one kernel, the library
+#: writing its result whole, the weight K-contiguous as linear's.
+LINEAR_NOBIAS = OpSpec(
+    name="linear_nobias",
+    dims=("B", "IN", "OUT"),
+    description="y[B,OUT] = x[B,IN] @ W[OUT,IN]^T (torch.nn.Linear without bias)",
+    operand_elements=_linear_nobias_elements,
+    working_set_operands=("input", "weight", "output"),
+    output_operand="output",
+    flops=_matmul_flops,
+    gemm_dims=_identity_gemm,
+    build=_builder("linear_nobias"),
+    b_transposed=True,
+)
+
 VECTOR_ADD = OpSpec(
     name="vector_add",
     dims=("N",),
@@ -105,4 +126,4 @@ VECTOR_ADD = OpSpec(
 
 @hookimpl
 def graphsval_register_ops() -> Iterable[OpSpec]:
-    return [MATMUL, LINEAR, VECTOR_ADD]
+    return [MATMUL, LINEAR, LINEAR_NOBIAS, VECTOR_ADD]

@@ -255,7 +255,12 @@ def show(app: AppContext, hws: tuple[str, ...], sweeps_dir: str | None, as_json:
 )
 def from_config(config: str, tokens: str, batch: int, dtype: str, out: str | None) -> None:
     """Write the linear and matmul shapes of one forward pass of a transformer
-    config (Hugging Face style) as a sweep, with call sites and counts."""
+    config (Hugging Face style) as a sweep, with call sites and counts.
+
+    A projection is op linear (with a bias) where the config's
+    attention_bias or mlp_bias is true, else linear_nobias (one kernel, no
+    bias: a LLaMA's, whose config says false or nothing); the lm_head has no
+    bias."""
     from graphsval_core.datamodel.dtypes import KNOWN_DTYPES
     from graphsval_core.files.sweep import write_sweep
     from graphsval_core.sweep.model_config import ModelConfigError, sweep_from_config

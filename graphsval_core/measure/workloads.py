@@ -90,24 +90,28 @@ def build_workload(
     import torch
 
     gen = torch.Generator().manual_seed(seed)
-    if op in ("matmul", "linear"):
+    if op in ("matmul", "linear", "linear_nobias"):
         m, k, n = dims
         a = _inputs((m, k), dtype, device, gen)
+        bias = None
         if op == "matmul":
             b = _inputs((k, n), dtype, device, gen)
-            bias = None
         else:
             if dtype == "int8":
                 raise UnsupportedWorkload("torch.nn.functional.linear has no int8 kernel")
             b = _inputs((n, k), dtype, device, gen)  # nn.Linear weight layout
-            bias = _inputs((n,), dtype, device, gen)
+            if op == "linear":
+                bias = _inputs((n,), dtype, device, gen)
         rows = _sample(m, CHECK_ROWS, seed + 1)
 
         def reference() -> Any:
             a64 = (a if rows is None else a[rows.to(a.device)]).to(torch.float64).cpu()
             w64 = b.to(torch.float64).cpu()
-            ref = a64 @ w64 if op == "matmul" else a64 @ w64.T + bias.to(torch.float64).cpu()
-            return ref
+            if op == "matmul":
+                return a64 @ w64
+            if bias is None:  # linear_nobias
+                return a64 @ w64.T
+            return a64 @ w64.T + bias.to(torch.float64).cpu()
 
         if op == "matmul" and dtype == "int8":
 

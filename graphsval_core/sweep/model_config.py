@@ -2,11 +2,14 @@
 forward pass, read from a Hugging Face style config (``sweep from-config``).
 
 Per decoder layer: the q/k/v/o projections, the MLP gate/up/down projections
-(``torch.nn.Linear``: ``(tokens, in, out)``), and the attention's score
+(``torch.nn.Linear``: ``(tokens, in, out)``; op ``linear`` where the config's
+``attention_bias`` or ``mlp_bias`` is true, else ``linear_nobias``, as a
+LLaMA's, whose config says false or nothing), and the attention's score
 matmul ``(q_len, head_dim, kv_len)`` and value matmul ``(q_len, kv_len,
 head_dim)`` of every head, run as PyTorch runs them: one batched kernel a
 layer over every sequence's heads (the call site's ``batch``: heads a kernel);
-once per pass the ``lm_head`` on every position (the Hugging Face default).
+once per pass the ``lm_head`` on every position (the Hugging Face default;
+no bias).
 For each ``--tokens`` value T: a prefill over T tokens (q_len = kv_len = T)
 and one decode step with a KV cache of T tokens (q_len = 1, kv_len = T).
 Identical calls are merged into one entry whose ``count`` is the total calls
@@ -42,6 +45,9 @@ class ModelConfigError(UserInputError):
 
 #: The optional keys read, each a positive integer when given (null: absent).
 OPTIONAL = ("num_key_value_heads", "head_dim")
+#: The optional keys that say which projections carry a bias (true or false;
+#: absent: false, as a LLaMA's or Mistral's config defaults them).
+BIAS_KEYS = ("attention_bias", "mlp_bias")
 #: The largest size a config may give (a hidden size or vocabulary of 2^31).
 MAX_SIZE = 2**31
 #: Keys that make a config a mixture of experts (Mixtral, Qwen-MoE,
@@ -125,6 +131,12 @@ def read_config(path: str | Path) -> dict[str, Any]:
                 f"{where}: {near[0]!r} is not a key this reads; a misspelling of {key!r}? "
                 "(a positive integer, or null for none)"
             )
+    for key in BIAS_KEYS:
+        if config.get(key) is not None and not isinstance(config[key], bool):
+            raise ModelConfigError(
+                f"{where}: {key}: expected true or false (whether those projections carry "
+                f"a bias), got {schema.kind(config[key])}"
+            )
     found = _experts(config)
     if found is not None:
         at, experts = found
@@ -162,19 +174,22 @@ def model_calls(
     head_dim = config.get("head_dim") or h // heads
     vocab = config["vocab_size"]
     layers = config["num_hidden_layers"]
+    # a projection with a bias is torch.nn.Linear's two kernels; without, one
+    attention = "linear" if config.get("attention_bias") else "linear_nobias"
+    mlp = "linear" if config.get("mlp_bias") else "linear_nobias"
     calls = []
     for phase, q_len, kv_len in scenarios_of(tokens):
         rows = batch * q_len
-        for site, shape in (
-            ("q_proj", (rows, h, heads * head_dim)),
-            ("k_proj", (rows, h, kv_heads * head_dim)),
-            ("v_proj", (rows, h, kv_heads * head_dim)),
-            ("o_proj", (rows, heads * head_dim, h)),
-            ("mlp.gate_proj", (rows, h, inter)),
-            ("mlp.up_proj", (rows, h, inter)),
-            ("mlp.down_proj", (rows, inter, h)),
+        for op, site, shape in (
+            (attention, "q_proj", (rows, h, heads * head_dim)),
+            (attention, "k_proj", (rows, h, kv_heads * head_dim)),
+            (attention, "v_proj", (rows, h, kv_heads * head_dim)),
+            (attention, "o_proj", (rows, heads * head_dim, h)),
+            (mlp, "mlp.gate_proj", (rows, h, inter)),
+            (mlp, "mlp.up_proj", (rows, h, inter)),
+            (mlp, "mlp.down_proj", (rows, inter, h)),
         ):
-            calls.append(("linear", phase, shape, site, layers, 1))
+            calls.append((op, phase, shape, site, layers, 1))
         # one batched kernel a layer over every sequence's heads, as PyTorch runs it
         heads_a_kernel = batch * heads
         calls.append(
@@ -183,7 +198,7 @@ def model_calls(
         calls.append(
             ("matmul", phase, (q_len, kv_len, head_dim), "attn.values", layers, heads_a_kernel)
         )
-        calls.append(("linear", phase, (rows, h, vocab), "lm_head", 1, 1))
+        calls.append(("linear_nobias", phase, (rows, h, vocab), "lm_head", 1, 1))
     return calls
 
 

@@ -101,7 +101,7 @@ def phase_tokens(phase: str, batch: int) -> int | None:
 
 def _weight_bytes(call: Call) -> float:
     """The bytes of a linear call's weights (``IN x OUT`` elements)."""
-    if call.op != "linear" or len(call.shape) != 3:
+    if call.op not in ("linear", "linear_nobias") or len(call.shape) != 3:
         return 0.0
     return float(call.shape[1] * call.shape[2] * bytes_per_element(call.dtype))
 

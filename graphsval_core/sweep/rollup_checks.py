@@ -56,9 +56,9 @@ def _check_swept(path: str, calls: Sequence[Call], source: Mapping[str, Any]) ->
                     f"tokens sweep {', '.join(rows_of)}"
                 )
             rows = batch * rows_of[site.phase]
-            if call.op == "linear" and call.shape[0] != rows:
+            if call.op in ("linear", "linear_nobias") and call.shape[0] != rows:
                 raise RollupInputError(
-                    f"{path}: linear {shape}, site {site.site} of {site.phase}: "
+                    f"{path}: {call.op} {shape}, site {site.site} of {site.phase}: "
                     f"{call.shape[0]} row{'s' if call.shape[0] != 1 else ''} of A, where the "
                     f"source's batch {batch} times the phase's {rows_of[site.phase]} "
                     f"token{'s' if rows_of[site.phase] != 1 else ''} a sequence gives {rows}"

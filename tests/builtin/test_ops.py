@@ -55,3 +55,42 @@ def test_sweeps_folder_ships_as_a_resource():
 
     readme = sweeps_dir().joinpath("README.md")
     assert "Frozen shape sets" in readme.read_text()
+
+
+def test_a_linear_without_bias_is_one_kernel_writing_its_result(ops):
+    """torch.nn.Linear(bias=False), a LLaMA's projections: linear's shapes
+    and weight layout, no bias operand, one kernel, no accumulation."""
+    shapes = np.array([[8, 512, 1024]])
+    op = ops["linear_nobias"]
+    assert "bias" not in op.operand_elements(shapes)
+    assert (op.kernels, op.accumulates, op.b_transposed) == (1, False, True)
+    assert op.flops(shapes).tolist() == ops["linear"].flops(shapes).tolist()
+
+
+def test_a_linear_without_bias_costs_a_matmul_s_call_and_no_bias(ops):
+    """On the Zen 4 a bf16 projection without a bias pays oneDNN's dispatch
+    alone: no bias kernel, no accumulating call (3.5 us) on top; its bytes
+    are linear's less the bias."""
+    from graphsval_core.model.predict import predict_batch
+
+    registry = build_registry()
+    shapes = [[4, 128, 128]]
+    key = "host_amd_epyc_zen4_2c_1t"
+    plain = predict_batch(registry, key, "linear_nobias", shapes, "bf16")
+    matmul = predict_batch(registry, key, "matmul", shapes, "bf16")
+    biased = predict_batch(registry, key, "linear", shapes, "bf16")
+    spec = registry.target(key)
+    assert plain.launch_s[0] == pytest.approx(matmul.launch_s[0])
+    gap = spec.accumulate_overhead_s["bf16"] + spec.launch_overhead_s
+    assert biased.launch_s[0] - plain.launch_s[0] == pytest.approx(gap)
+
+
+def test_a_linear_without_bias_runs_and_checks_its_result():
+    pytest.importorskip("torch")
+    from graphsval_core.measure.workloads import build_workload
+
+    work = build_workload("linear_nobias", (8, 32, 16), "fp32", "cpu")
+    out = work.run()
+    assert tuple(out.shape) == (8, 16) and work.check(out).passed
+    with pytest.raises(Exception, match="no int8 kernel"):
+        build_workload("linear_nobias", (8, 32, 16), "int8", "cpu")

@@ -52,7 +52,7 @@ def test_the_core_keeps_its_ops_and_predictors(install):
     }
     registry = install(("acme", "acme-dist", ["acme_one"], hooks))
     assert registry.predictor("reference") is not reference
-    assert registry.infos["builtin_ops"].ops == ["matmul", "linear", "vector_add"]
+    assert registry.infos["builtin_ops"].ops == ["matmul", "linear", "linear_nobias", "vector_add"]
     messages = registry.infos["acme"].errors
     assert len(messages) == 2
     assert messages[0].startswith("op 'matmul' is registered by 'builtin_ops' and 'acme'")

@@ -117,7 +117,7 @@ def test_autoload_off_loads_only_requested(broken_world, monkeypatch):
     assert set(registry.targets()) == {"good_one"}
     assert registry.problems == []
     # built-ins still register through the same hooks
-    assert set(registry.ops()) == {"matmul", "linear", "vector_add"}
+    assert set(registry.ops()) == {"matmul", "linear", "linear_nobias", "vector_add"}
 
 
 def test_builtin_can_be_blocked(fake_entry_points):
@@ -265,7 +265,7 @@ def test_a_block_of_no_such_plugin_is_said_not_silent(fake_entry_points):
     assert line.startswith("-p no:builtin_opz blocks nothing: no plugin has that name")
     assert "builtin_ops" in line
     assert registry.problems == []  # the user's flag, not a plugin's: strict loading stands
-    assert set(registry.ops()) == {"matmul", "linear", "vector_add"}
+    assert set(registry.ops()) == {"matmul", "linear", "linear_nobias", "vector_add"}
     import warnings
 
     with warnings.catch_warnings():
@@ -318,7 +318,12 @@ def test_an_off_spelling_of_an_environment_flag_is_off(value, monkeypatch, fake_
     monkeypatch.setenv("GRAPHSVAL_STRICT_PLUGINS", value)
     monkeypatch.setenv("GRAPHSVAL_DISABLE_PLUGIN_AUTOLOAD", value)
     registry = build_registry()
-    assert registry.problems == [] and set(registry.ops()) == {"matmul", "linear", "vector_add"}
+    assert registry.problems == [] and set(registry.ops()) == {
+        "matmul",
+        "linear",
+        "linear_nobias",
+        "vector_add",
+    }
 
 
 def test_an_environment_flag_of_no_known_spelling_is_one_line(monkeypatch):

@@ -256,14 +256,14 @@ def test_from_config_llama_shapes_and_counts(tmp_path):
     entries = {(e.op, e.shape): e for e in sweep.entries}
     layers, heads = 16, 32
     # prefill of 128 tokens: q/o projections 128 x 2048 x 2048, once per layer each
-    q = entries[("linear", (128, 2048, 2048))]
+    q = entries[("linear_nobias", (128, 2048, 2048))]
     assert q.extra["count"] == 2 * layers  # q_proj and o_proj share the shape
     assert {s["site"] for s in q.extra["used_in"]} == {"q_proj", "o_proj"}
     # k/v: 8 kv heads x 64 = 512 outputs, k and v per layer
-    assert entries[("linear", (128, 2048, 512))].extra["count"] == 2 * layers
+    assert entries[("linear_nobias", (128, 2048, 512))].extra["count"] == 2 * layers
     # MLP: gate and up 2048 -> 8192, down 8192 -> 2048
-    assert entries[("linear", (128, 2048, 8192))].extra["count"] == 2 * layers
-    assert entries[("linear", (128, 8192, 2048))].extra["count"] == layers
+    assert entries[("linear_nobias", (128, 2048, 8192))].extra["count"] == 2 * layers
+    assert entries[("linear_nobias", (128, 8192, 2048))].extra["count"] == layers
     # attention: one batched kernel a layer over the heads, scores (128, 64, 128) and
     # values (128, 128, 64) of each head, as PyTorch runs it
     scores = entries[("matmul", (128, 64, 128))]
@@ -271,11 +271,11 @@ def test_from_config_llama_shapes_and_counts(tmp_path):
     assert [s["batch"] for s in scores.extra["used_in"]] == [heads]
     assert entries[("matmul", (128, 128, 64))].extra["count"] == layers
     # lm_head on every position: 128 x 2048 x 128256, once
-    assert entries[("linear", (128, 2048, 128256))].extra["count"] == 1
+    assert entries[("linear_nobias", (128, 2048, 128256))].extra["count"] == 1
     # decode at context 128: one token, scores (1, 64, 128); T=1 prefill has the same q shapes
     assert entries[("matmul", (1, 64, 128))].extra["count"] == layers
-    assert entries[("linear", (1, 2048, 2048))].extra["count"] == 2 * 2 * layers
-    assert entries[("linear", (1, 2048, 128256))].extra["count"] == 2
+    assert entries[("linear_nobias", (1, 2048, 2048))].extra["count"] == 2 * 2 * layers
+    assert entries[("linear_nobias", (1, 2048, 128256))].extra["count"] == 2
 
 
 def test_predict_rollup_sums_count_times_prediction(tmp_path):
@@ -636,3 +636,38 @@ def test_a_rollup_of_a_dtype_the_target_lacks_says_to_sweep_again(tmp_path):
     assert result.exit_code == 2
     said = " ".join(result.output.split())
     assert said.endswith("sweep the model again with sweep from-config --dtype"), said
+
+
+@pytest.mark.parametrize(
+    ("bias", "attention", "mlp"),
+    [
+        ({}, "linear_nobias", "linear_nobias"),  # a LLaMA's config says nothing: no biases
+        ({"attention_bias": True}, "linear", "linear_nobias"),
+        ({"attention_bias": False, "mlp_bias": True}, "linear_nobias", "linear"),
+    ],
+)
+def test_from_config_gives_a_projection_its_bias_as_the_config_says(tmp_path, bias, attention, mlp):
+    """Every projection was a linear with its bias (two kernels, and in bf16
+    oneDNN's accumulating call), a LLaMA's too, which has none: its rollup
+    paid the bias's kernel on every projection (from the second newcomer).
+    The lm_head never has one."""
+    config = json.loads((FIXTURES / "llama-3.2-1b-config.json").read_text())
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({**config, **bias}))
+    out = tmp_path / "sweep.json"
+    argv = ["sweep", "from-config", str(path), "--tokens", "8", "--out", str(out)]
+    assert CliRunner().invoke(cli, argv).exit_code == 0
+    ops = {s["site"]: e.op for e in load_sweep(out).entries for s in e.extra["used_in"]}
+    assert {ops[s] for s in ("q_proj", "k_proj", "v_proj", "o_proj")} == {attention}
+    assert {ops[s] for s in ("mlp.gate_proj", "mlp.up_proj", "mlp.down_proj")} == {mlp}
+    assert ops["lm_head"] == "linear_nobias"
+
+
+def test_from_config_refuses_a_bias_key_that_is_not_true_or_false(tmp_path):
+    config = json.loads((FIXTURES / "llama-3.2-1b-config.json").read_text())
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({**config, "mlp_bias": "no"}))
+    argv = ["sweep", "from-config", str(path), "--out", str(tmp_path / "s.json")]
+    result = CliRunner().invoke(cli, argv)
+    assert result.exit_code == 2
+    assert "mlp_bias: expected true or false" in " ".join(result.output.split())
