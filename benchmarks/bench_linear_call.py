@@ -16,7 +16,10 @@ the three smallest shapes: a bf16 linear with its bias takes 2.5-4.7 us
 more than one without, an fp32 one 0.7-1.7 us more, while the broadcast
 alone costs the same in both dtypes (2.3-2.9 us, with its allocation):
 so the bf16 excess is the call that accumulates onto the bias, not the
-broadcast. Larger outputs scatter more (256x1x256: 8-10 us more). The shipped
+broadcast. Larger outputs scatter more (256x1x256: 8-10 us more). A linear
+without a bias takes 0.4-1.8 us more than the matmul of its shape in either
+dtype: F.linear transposes the weight (a view, one more dispatch) before the
+product, as op ``linear_nobias`` counts it. The shipped
 captures say the same of linear against matmul: 3.7-4.6 us more in bf16
 and 1.1-1.3 us more in fp32 on the Zen 4, 4.8-6.1 and 1.2-3.0 on the
 Intel host, where the model charged the bias's kernel one framework

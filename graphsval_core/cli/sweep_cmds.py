@@ -258,9 +258,9 @@ def from_config(config: str, tokens: str, batch: int, dtype: str, out: str | Non
     config (Hugging Face style) as a sweep, with call sites and counts.
 
     A projection is op linear (with a bias) where the config's
-    attention_bias or mlp_bias is true, else linear_nobias (one kernel, no
-    bias: a LLaMA's, whose config says false or nothing); the lm_head has no
-    bias."""
+    attention_bias or mlp_bias is true, else linear_nobias (no bias: a
+    LLaMA's, whose config says false or nothing); a Qwen2's q/k/v carry a
+    bias its config does not name; the lm_head has no bias."""
     from graphsval_core.datamodel.dtypes import KNOWN_DTYPES
     from graphsval_core.files.sweep import write_sweep
     from graphsval_core.sweep.model_config import ModelConfigError, sweep_from_config

@@ -4,7 +4,8 @@ forward pass, read from a Hugging Face style config (``sweep from-config``).
 Per decoder layer: the q/k/v/o projections, the MLP gate/up/down projections
 (``torch.nn.Linear``: ``(tokens, in, out)``; op ``linear`` where the config's
 ``attention_bias`` or ``mlp_bias`` is true, else ``linear_nobias``, as a
-LLaMA's, whose config says false or nothing), and the attention's score
+LLaMA's, whose config says false or nothing; a Qwen2's q/k/v carry one its
+config does not name), and the attention's score
 matmul ``(q_len, head_dim, kv_len)`` and value matmul ``(q_len, kv_len,
 head_dim)`` of every head, run as PyTorch runs them: one batched kernel a
 layer over every sequence's heads (the call site's ``batch``: heads a kernel);
@@ -48,6 +49,10 @@ OPTIONAL = ("num_key_value_heads", "head_dim")
 #: The optional keys that say which projections carry a bias (true or false;
 #: absent: false, as a LLaMA's or Mistral's config defaults them).
 BIAS_KEYS = ("attention_bias", "mlp_bias")
+#: Model types whose q/k/v projections carry a bias their config does not
+#: name (Hugging Face's Qwen2 code builds them with bias=True, o_proj and the
+#: MLP without).
+QKV_BIAS_TYPES = ("qwen2", "qwen2_vl", "qwen2_5_vl")
 #: The largest size a config may give (a hidden size or vocabulary of 2^31).
 MAX_SIZE = 2**31
 #: Keys that make a config a mixture of experts (Mixtral, Qwen-MoE,
@@ -174,16 +179,19 @@ def model_calls(
     head_dim = config.get("head_dim") or h // heads
     vocab = config["vocab_size"]
     layers = config["num_hidden_layers"]
-    # a projection with a bias is torch.nn.Linear's two kernels; without, one
+    # a projection with a bias is torch.nn.Linear's op with it, without one linear_nobias
     attention = "linear" if config.get("attention_bias") else "linear_nobias"
+    qkv = attention
+    if config.get("attention_bias") is None and config.get("model_type") in QKV_BIAS_TYPES:
+        qkv = "linear"
     mlp = "linear" if config.get("mlp_bias") else "linear_nobias"
     calls = []
     for phase, q_len, kv_len in scenarios_of(tokens):
         rows = batch * q_len
         for op, site, shape in (
-            (attention, "q_proj", (rows, h, heads * head_dim)),
-            (attention, "k_proj", (rows, h, kv_heads * head_dim)),
-            (attention, "v_proj", (rows, h, kv_heads * head_dim)),
+            (qkv, "q_proj", (rows, h, heads * head_dim)),
+            (qkv, "k_proj", (rows, h, kv_heads * head_dim)),
+            (qkv, "v_proj", (rows, h, kv_heads * head_dim)),
             (attention, "o_proj", (rows, heads * head_dim, h)),
             (mlp, "mlp.gate_proj", (rows, h, inter)),
             (mlp, "mlp.up_proj", (rows, h, inter)),

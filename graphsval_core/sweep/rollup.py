@@ -13,7 +13,7 @@ traffic, and the static power over the batched kernel's latency.
 
 Per phase (``prefill T=128``: 128 tokens of every sequence; ``decode
 ctx=128``: one token of every sequence with a cache of 128) the rollup gives
-the latency, energy, kernels, tokens per second and energy per token, a
+the latency, energy, calls, tokens per second and energy per token, a
 breakdown per call site and per predicted regime, and the weight-bytes floor:
 the bytes of every linear layer's weights over the outermost tier's
 bandwidth, a time no pass can beat since every weight is read once.
@@ -182,7 +182,7 @@ def rollup_lines(phases: Sequence[Mapping[str, Any]], batch: int) -> list[str]:
             out.append("")
         head = (
             f"{p['phase']} (batch {batch}): {fmt_seconds(p['latency_s'])} and "
-            f"{fmt_joules(p['energy_j'])} a pass, {p['calls']} kernels"
+            f"{fmt_joules(p['energy_j'])} a pass, {p['calls']} calls"
         )
         if p["tokens_per_s"]:
             head += (

@@ -44,7 +44,7 @@ def check_rollup(path: str, calls: Sequence[Call], source: Mapping[str, Any]) ->
 def _check_swept(path: str, calls: Sequence[Call], source: Mapping[str, Any]) -> None:
     rows_of = {phase: q for phase, q, _ in scenarios_of(source["tokens"])}
     batch = int(source.get("batch", 1))
-    sites: dict[str, dict[str, int]] = {}
+    sites: dict[str, dict[str, int]] = {}  # per phase, calls per "site (op)"
     for call in calls:
         shape = "x".join(map(str, call.shape))
         for site in call.sites:
@@ -64,7 +64,8 @@ def _check_swept(path: str, calls: Sequence[Call], source: Mapping[str, Any]) ->
                     f"token{'s' if rows_of[site.phase] != 1 else ''} a sequence gives {rows}"
                 )
             slot = sites.setdefault(site.phase, {})
-            slot[site.site] = slot.get(site.site, 0) + site.count
+            name = f"{site.site} ({call.op})"  # a site's op too: q_proj biased in one phase only
+            slot[name] = slot.get(name, 0) + site.count
     phases = [p for p in rows_of if p in sites]
     if not phases:
         return

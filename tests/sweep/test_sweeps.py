@@ -602,7 +602,10 @@ def test_a_rollup_refuses_a_hand_edited_part_of_a_pass(tmp_path):
     data = _llama_sweep(tmp_path)
     _drop_site(data, "lm_head", "decode ctx=8")
     said = _edited_rollup(tmp_path, data)
-    told = "decode ctx=8 has no call site lm_head, which prefill T=1 has: a pass is not whole"
+    told = (
+        "decode ctx=8 has no call site lm_head (linear_nobias), which prefill T=1 has: a pass "
+        "is not whole"
+    )
     assert told in said
     data = _llama_sweep(tmp_path)
     for entry in data["shapes"]:
@@ -611,7 +614,14 @@ def test_a_rollup_refuses_a_hand_edited_part_of_a_pass(tmp_path):
                 site["count"] = 1
         entry["count"] = sum(s["count"] for s in entry["used_in"])
     said = _edited_rollup(tmp_path, data)
-    assert "prefill T=8 calls q_proj 1 time a pass, prefill T=1 16: a pass is not whole" in said
+    told = "prefill T=8 calls q_proj (linear_nobias) 1 time a pass, prefill T=1 16: a pass"
+    assert told in said
+    data = _llama_sweep(tmp_path)  # q_proj with a bias in one phase only (from the reviewer)
+    for entry in data["shapes"]:
+        if any(s["site"] == "q_proj" and s["phase"] == "prefill T=8" for s in entry["used_in"]):
+            entry["op"] = "linear"
+    said = _edited_rollup(tmp_path, data)
+    assert "prefill T=8 has call site o_proj (linear), which prefill T=1 has not" in said
     data = _llama_sweep(tmp_path)
     del data["source"]
     for entry in data["shapes"]:
@@ -671,3 +681,19 @@ def test_from_config_refuses_a_bias_key_that_is_not_true_or_false(tmp_path):
     result = CliRunner().invoke(cli, argv)
     assert result.exit_code == 2
     assert "mlp_bias: expected true or false" in " ".join(result.output.split())
+
+
+def test_from_config_gives_a_qwen2_its_q_k_v_bias(tmp_path):
+    """A Qwen2's config names no attention_bias, yet its q/k/v projections
+    carry one and its o_proj does not (from the reviewer)."""
+    config = json.loads((FIXTURES / "llama-3.2-1b-config.json").read_text())
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({**config, "model_type": "qwen2"}))
+    out = tmp_path / "sweep.json"
+    argv = ["sweep", "from-config", str(path), "--tokens", "8", "--out", str(out)]
+    assert CliRunner().invoke(cli, argv).exit_code == 0
+    ops = {s["site"]: e.op for e in load_sweep(out).entries for s in e.extra["used_in"]}
+    assert {ops[s] for s in ("q_proj", "k_proj", "v_proj")} == {"linear"}
+    assert ops["o_proj"] == ops["mlp.up_proj"] == "linear_nobias"
+    rolled = ["predict", "--hw", "i7_12700k", "--sweep", str(out), "--rollup"]
+    assert CliRunner().invoke(cli, rolled).exit_code == 0  # whole passes, sites of two ops
