@@ -17,7 +17,7 @@ more than one without, an fp32 one 0.7-1.7 us more, while the broadcast
 alone costs the same in both dtypes (2.3-2.9 us, with its allocation):
 so the bf16 excess is the call that accumulates onto the bias, not the
 broadcast. Larger outputs scatter more (256x1x256: 8-10 us more). A linear
-without a bias takes 0.4-1.8 us more than the matmul of its shape in either
+without a bias mostly takes 0.5-1.8 us more than the matmul of its shape in either
 dtype: F.linear transposes the weight (a view, one more dispatch) before the
 product, as op ``linear_nobias`` counts it. The shipped
 captures say the same of linear against matmul: 3.7-4.6 us more in bf16

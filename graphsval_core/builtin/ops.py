@@ -101,7 +101,7 @@ LINEAR = OpSpec(
 #: result whole, the weight K-contiguous as linear's. Two dispatches, as
 #: ``F.linear`` transposes the weight (a view, through the dispatcher) before
 #: the product: ``benchmarks/bench_linear_call.py`` times ``F.linear(x, w)``
-#: 0.4-1.8 us above ``torch.matmul`` of the same shape on the Zen 4 VM (fp32
+#: mostly 0.5-1.8 us above ``torch.matmul`` of the same shape on the Zen 4 VM (fp32
 #: and bf16), one framework launch; no bias, no accumulating call.
 LINEAR_NOBIAS = OpSpec(
     name="linear_nobias",
