@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+import attrs
+
 from graphsval_core import hookimpl
 from graphsval_core.datamodel.op import OpSpec
 
@@ -103,18 +105,13 @@ LINEAR = OpSpec(
 #: the product: ``benchmarks/bench_linear_call.py`` times ``F.linear(x, w)``
 #: mostly 0.5-1.8 us above ``torch.matmul`` of the same shape on the Zen 4 VM (fp32
 #: and bf16), one framework launch; no bias, no accumulating call.
-LINEAR_NOBIAS = OpSpec(
+LINEAR_NOBIAS = attrs.evolve(
+    LINEAR,  # its shapes, weight layout, working set and two dispatches, less the bias
     name="linear_nobias",
-    dims=("B", "IN", "OUT"),
     description="y[B,OUT] = x[B,IN] @ W[OUT,IN]^T (torch.nn.Linear without bias)",
     operand_elements=_linear_nobias_elements,
-    working_set_operands=("input", "weight", "output"),
-    output_operand="output",
-    flops=_matmul_flops,
-    gemm_dims=_identity_gemm,
     build=_builder("linear_nobias"),
-    kernels=2,
-    b_transposed=True,
+    accumulates=False,
 )
 
 VECTOR_ADD = OpSpec(

@@ -54,6 +54,7 @@ from graphsval_core.model.terms.latency import unhidden_time
 from graphsval_core.model.terms.overheads import (
     accumulating_rows,
     dispatched_rows,
+    first_kernel_time,
     gemv_team_cost,
     library_rows,
 )
@@ -574,9 +575,8 @@ def _terms(
     dispatch = np.where(
         dispatched & ~accumulating, target.dispatch_overhead_s.get(dtype, np.nan), np.nan
     )
-    call = np.where(dispatched, target.launch_for(dtype), target.launch_overhead_s)
-    extra = target.accumulate_overhead_s.get(dtype, 0.0)
-    accumulate = np.where(accumulating, call + extra, np.nan)
+    call = first_kernel_time(target, dtype, dispatched, accumulating=accumulating)
+    accumulate = np.where(accumulating, call, np.nan)
     fixed = _fixed_time(columns, launch)
     # every row of a cell is held against its binding tier's effective bandwidth, the one
     # figure the tier has: an op reads each tier at its dtype's share of that (a product at

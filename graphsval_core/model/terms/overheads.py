@@ -63,13 +63,13 @@ def accumulating_rows(
 def first_kernel_time(
     target: TargetSpec, dtype: str, dispatched: np.ndarray, *, accumulating: np.ndarray
 ) -> np.ndarray:
-    """The first kernel of each call: the dtype's dispatch where
-    ``dispatched`` (:func:`dispatched_rows`), else ``launch_overhead_s``; and
-    where the library's call accumulates onto C (``accumulating``:
-    :func:`accumulating_rows`), the dtype's ``accumulate_overhead_s`` on top."""
-    first = np.where(dispatched, target.launch_for(dtype), target.launch_overhead_s)
-    extra = target.accumulate_overhead_s.get(dtype, 0.0)
-    return first + np.where(accumulating, extra, 0.0)
+    """The first kernel of each call: the dtype's library call where
+    ``dispatched`` (:func:`dispatched_rows`) or ``accumulating``
+    (:func:`accumulating_rows`: its ``accumulate_overhead_s`` on top, whether
+    or not the dtype has a dispatch of its own), :meth:`TargetSpec.dispatch_for`;
+    else ``launch_overhead_s``."""
+    plain = np.where(dispatched, target.dispatch_for(dtype, False), target.launch_overhead_s)
+    return np.where(accumulating, target.dispatch_for(dtype, True), plain)
 
 
 def gemv_rows(target: TargetSpec, dtype: str, gemm: np.ndarray | None, n: int) -> np.ndarray:
