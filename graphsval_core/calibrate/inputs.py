@@ -120,6 +120,20 @@ def _name_other_targets(key: str, others: dict[str, Counter[str]], any_mine: boo
         )
 
 
+def _refuse_dtypes(path: str, rows: Sequence[BaselineRow], spec: TargetSpec) -> None:
+    """A calibration row of a dtype the target does not run is no measurement
+    of it (capture never writes one): one line naming the file and first row,
+    not a fit of the rest (a validation set leaves such rows out, counted)."""
+    wrong = [r for r in rows if r.dtype not in spec.dtypes]
+    if wrong:
+        more = f" (and {len(wrong) - 1} more row(s) of dtypes it lacks)" if len(wrong) > 1 else ""
+        raise BaselineFileError(
+            f"{path}:{wrong[0].line}: dtype {wrong[0].dtype}, which {spec.key} does not run "
+            f"(it has {', '.join(spec.dtypes)}){more}; remove such rows or calibrate a "
+            "target that runs the dtype"
+        )
+
+
 def _unfitted(row: BaselineRow, spec: TargetSpec) -> str:
     """Why no fit uses ``row`` (empty: it is used): no latency (a failed
     shape), a failed numerical verdict, or a dtype the target does not run."""
@@ -162,9 +176,10 @@ def read_rows(
     read or parsed, and for a row of an unknown op or with the wrong number
     of dims (naming file and line). ``read`` parses a file (a caller that has
     read a pipe already hands its parse on: a pipe is read once). Rows no
-    fit uses (no latency, a failed verdict, a dtype the target does not run)
-    are left out with a warning per file and reason, unless not
-    ``name_unfitted`` (a caller that counts them itself)."""
+    fit uses (no latency, a failed verdict) are left out with a warning per
+    file and reason, and a row of a dtype the target does not run raises
+    :class:`BaselineFileError` naming it, unless not ``name_unfitted`` (a
+    caller that counts them itself, all three left out: a validation set)."""
     held_out = validation_shapes()
     rows: list[BaselineRow] = []
     sources: list[tuple[Baseline, str]] = []
@@ -206,6 +221,8 @@ def read_rows(
                 raise BaselineFileError(
                     f"{path}:{r.line}: {op_spec.dims_mismatch(r.shape, len(r.dims))}"
                 )
+        if name_unfitted:
+            _refuse_dtypes(str(path), mine, spec)
         why = [_unfitted(r, spec) for r in mine]
         usable = [r for r, w in zip(mine, why, strict=True) if not w]
         if name_unfitted:

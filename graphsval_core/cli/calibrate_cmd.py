@@ -86,10 +86,11 @@ def calibrate(
     project's validation sweeps, unless --allow-validation-rows REASON.
     Skips, and lists, physically implausible measurements (the row's suspect
     column, or above the spec's peak, fastest tier or TDP, or far beyond any
-    plausible time; see `graphsval validate`). Refuses rows with fewer
-    distinct (op, shape, dtype) than latency constants to fit. Checks
-    before the fit that --out and --report can be written (a folder a file
-    can be made in; --report not the calibration file's own path).
+    plausible time; see `graphsval validate`). Refuses a row of a dtype
+    the target does not run, and rows with fewer distinct (op, shape,
+    dtype) than latency constants to fit. Checks before the fit that --out
+    and --report can be written (a folder a file can be made in; --report
+    not the calibration file's own path).
 
     Judges the fit per op in sample, by leave-one-out, by grouped
     cross-validation and on the target's validation set (rows held out for

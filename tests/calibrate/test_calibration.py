@@ -127,6 +127,7 @@ def test_shipped_calibration_data_passes_its_floors():
     [
         ("toy,conv9d,8x8x8,fp32,1e-5,,11,", "unknown op 'conv9d'"),
         ("toy,matmul,64x64,fp32,1e-5,,11,", "shape 64x64 has 2 dims; matmul takes 3"),
+        ("toy,matmul,8x8x8,fp64,1e-5,,11,", "dtype fp64, which toy does not run (it has fp32)"),
     ],
 )
 def test_bad_rows_are_one_line_naming_file_and_line(setup, tmp_path, row, fragment):
@@ -135,6 +136,7 @@ def test_bad_rows_are_one_line_naming_file_and_line(setup, tmp_path, row, fragme
     result = _calibrate("--baseline", str(path))
     assert result.exit_code == 2
     assert f"{path}:2:" in result.output and fragment in result.output
+    assert len(result.output.strip().splitlines()) == 1, result.output
 
 
 def test_file_order_does_not_change_the_result(setup, tmp_path):

@@ -62,20 +62,36 @@ def test_a_copy_of_a_file_with_other_line_ends_is_fitted_once(setup, tmp_path):
 
 
 def test_rows_no_fit_uses_are_left_out_with_a_line_naming_them(setup, tmp_path):
-    """A row of a dtype the target does not run, a failed verdict or no
-    latency was dropped in silence: each reason is one warning naming lines."""
+    """A row of a failed verdict or no latency was dropped in silence: each
+    reason is one warning naming lines."""
     base = setup("toy.calibration.csv")
     lines = base.read_text().splitlines()
-    lines[1] = lines[1].replace(",fp32,", ",fp64,")
     lines[2] = ",".join(lines[2].split(",")[:4] + [""] + lines[2].split(",")[5:])
     lines[3] = ",".join(lines[3].split(",")[:4] + [""] + lines[3].split(",")[5:])
     base.write_text("\n".join(lines) + "\n")
     with pytest.warns(UserWarning) as caught:
         result = calibrate(build_registry(), _options(tmp_path, base, leave_one_out=False))
     said = [str(w.message) for w in caught]
-    assert f"{base}: 1 row(s) left out (dtype fp64, which toy does not run): line 2" in said
     assert f"{base}: 2 row(s) left out (no latency: a failed shape): lines 3, 4" in said
-    assert len(result.rows) == 11
+    assert len(result.rows) == 12
+
+
+def test_a_row_of_a_dtype_the_target_does_not_run_is_refused(setup, tmp_path):
+    """It was a warning and the rest fitted (exit 0): capture never writes
+    such a row, so the file is not a calibration of this target. One line
+    naming the file and its first such row."""
+    base = setup("toy.calibration.csv")
+    lines = base.read_text().splitlines()
+    lines[3] = lines[3].replace(",fp32,", ",fp64,")
+    lines[5] = lines[5].replace(",fp32,", ",bf16,")
+    base.write_text("\n".join(lines) + "\n")
+    with pytest.raises(UserInputError) as caught:
+        calibrate(build_registry(), _options(tmp_path, base, leave_one_out=False))
+    assert str(caught.value) == (
+        f"{base}:4: dtype fp64, which toy does not run (it has fp32) (and 1 more row(s) of "
+        "dtypes it lacks); remove such rows or calibrate a target that runs the dtype"
+    )
+    assert not (tmp_path / "toy.json").exists()
 
 
 def test_a_failed_verdict_is_left_out_and_six_lines_are_named_as_five_and_one_more(
