@@ -150,7 +150,8 @@ def _latency_lines(data: dict[str, Any], terms: dict[str, float]) -> list[str]:
         out.append(
             f"  (the GEMM library hides {details['product_overlap']:.3g} of the shorter of "
             "compute and memory beyond the innermost tier: "
-            f"{fmt_seconds(details['unhidden_s'])} of it adds to the latency)"
+            f"{fmt_seconds(details['unhidden_s']) if details['unhidden_s'] else 'none'} of it "
+            "adds to the latency)"
         )
     moved, times = details.get("bytes_per_tier") or {}, details.get("time_per_tier_s") or {}
     bandwidth = details.get("effective_bandwidth_bps") or {}

@@ -205,7 +205,7 @@ def _detail_rows(registry: Registry, target: TargetSpec) -> list[list[str]]:
     for dtype, energy in target.energy_per_op_j.items():
         rows.append([f"energy/op {dtype}", fmt_joules(energy), src(f"energy_per_op_j.{dtype}")])
     rows += [
-        ["launch overhead", fmt_seconds(target.launch_overhead_s), src("launch_overhead_s")],
+        ["launch overhead", _cost(target.launch_overhead_s), src("launch_overhead_s")],
         *_dispatch_rows(target, src),
         *[
             [f"library {d}", f"above {v:g} multiply-adds", src(f"library_min_macs.{d}")]
@@ -246,7 +246,7 @@ def _detail_rows(registry: Registry, target: TargetSpec) -> list[list[str]]:
             for d in target.no_gemm_library
         ],
         *[
-            [f"{label} {d}", fmt_seconds(v), src(f"{name}.{d}")]
+            [f"{label} {d}", _cost(v), src(f"{name}.{d}")]
             for name, label in _REFERENCE_LABELS
             for d, v in getattr(target, name).items()
         ],
@@ -254,7 +254,7 @@ def _detail_rows(registry: Registry, target: TargetSpec) -> list[list[str]]:
             [label, text(getattr(target, name)), src(name)]
             for label, name, text in (
                 ("TLB reach", "tlb_reach_bytes", fmt_bytes),
-                ("TLB miss", "page_walk_s", fmt_seconds),
+                ("TLB miss", "page_walk_s", _cost),
             )
             if getattr(target, name) is not None
         ],
@@ -282,14 +282,14 @@ def _detail_rows(registry: Registry, target: TargetSpec) -> list[list[str]]:
         *[
             [label, text(getattr(target, name)), src(name)]
             for label, name, text in (
-                ("extra kernel", "kernel_overhead_s", fmt_seconds),
-                ("fork/join", "fork_join_s", fmt_seconds),
+                ("extra kernel", "kernel_overhead_s", _cost),
+                ("fork/join", "fork_join_s", _cost),
                 ("parallel grain", "parallel_grain_ops", lambda v: f"{v:g} ops"),
             )
             if getattr(target, name) is not None
         ],
         *[
-            [f"GEMV fork/join {d}", fmt_seconds(v), src(f"gemv_fork_join_s.{d}")]
+            [f"GEMV fork/join {d}", _cost(v), src(f"gemv_fork_join_s.{d}")]
             for d, v in target.gemv_fork_join_s.items()
         ],
         *[
@@ -632,8 +632,18 @@ def _write_target_file(spec: TargetSpec, out: str) -> None:
     click.echo(f"wrote {out}: target {spec.key}'s file, before calibration")
 
 
+def _cost(seconds: float) -> str:
+    """A time a target's table lists: a zero cost is ``none`` (not ``0 ps``)."""
+    return fmt_seconds(seconds) if seconds else "none"
+
+
 def _rows_of_a(rows: float) -> str:
     return f"{rows:g} row{'' if rows == 1 else 's'} of A"
+
+
+def _more(seconds: float) -> str:
+    """What accumulating costs on top of the call: ``+2 us``, or ``nothing more``."""
+    return f"+{fmt_seconds(seconds)}" if seconds else "nothing more"
 
 
 def _dispatch_rows(target: TargetSpec, src: Callable[[str], str]) -> list[list[str]]:
@@ -647,7 +657,7 @@ def _dispatch_rows(target: TargetSpec, src: Callable[[str], str]) -> list[list[s
             rows.append(
                 [
                     f"dispatch {d}",
-                    fmt_seconds(target.dispatch_overhead_s[d]),
+                    _cost(target.dispatch_overhead_s[d]),
                     src(f"dispatch_overhead_s.{d}"),
                 ]
             )
@@ -656,7 +666,7 @@ def _dispatch_rows(target: TargetSpec, src: Callable[[str], str]) -> list[list[s
             rows.append(
                 [
                     f"{call} {d}, accumulating",
-                    f"+{fmt_seconds(target.accumulate_overhead_s[d])}",
+                    _more(target.accumulate_overhead_s[d]),
                     src(f"accumulate_overhead_s.{d}"),
                 ]
             )

@@ -471,7 +471,7 @@ class Prediction:
             )
         if compute:
             parts.append(compute + ",")
-        if self.launch_s is not None:
+        if self.launch_s is not None and self.launch_s[i] > 0:  # none: left out, as packing
             parts.append(f"launch {fmt_seconds(self.launch_s[i])};")
         if self.first_touch_s is not None and self.first_touch_s[i] > 0:
             rate = (
