@@ -313,8 +313,8 @@ def _refuse_out(folder: Path) -> None:
     from graphsval_core.files.outputs import check_output_files
     from graphsval_core.validate.workflow import REPORT_FILES
 
+    _refuse_links(folder, REPORT_FILES)  # first: the reports' own line, a dangling link too
     check_output_files(folder, REPORT_FILES, InputError, "--out")
-    _refuse_links(folder, REPORT_FILES)
 
 
 def _refuse_links(folder: Path, names: Iterable[str]) -> None:
@@ -334,8 +334,8 @@ def _write_reports(folder: Path, files: dict[str, str]) -> None:
     """Write the reports into ``folder``, all or none."""
     from graphsval_core.files.outputs import check_output_files, write_texts_atomic
 
-    check_output_files(folder, files, InputError, "--out")
     _refuse_links(folder, files)
+    check_output_files(folder, files, InputError, "--out")
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

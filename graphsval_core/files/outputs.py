@@ -5,7 +5,8 @@ An existing target that is not a regular file (a device such as
 refused in one line naming it, before anything is opened or written: an
 atomic write (a temp file renamed over the target) would otherwise replace
 the device by a regular file. A missing target is fine (it is created), and
-so is a link to a regular file.
+so is a link to a regular file; a link to a file that is not there is
+refused (a write would create the file wherever the link leads).
 """
 
 from __future__ import annotations
@@ -56,14 +57,19 @@ def check_output_file(
     path: str | os.PathLike[str], error: type[UserInputError], label: str | None = None
 ) -> Path:
     """``path`` as a :class:`Path`, when a file may be written there: it does
-    not exist yet or is a regular file (or a link to one). Raises ``error``
+    not exist yet (and is no link) or is a regular file (or a link to one). Raises ``error``
     (one line: ``label``, default the path, and what it is) otherwise."""
     where = label or str(path)
     mode = _mode(path, error, where)
     if mode is None:
-        leads = Path(os.path.realpath(path))
-        if Path(path).is_symlink() and not leads.parent.is_dir():
-            raise error(f"{where}: a link to {leads}, in no folder; nothing written")
+        if Path(path).is_symlink():  # a file made through it would land wherever it leads
+            leads = Path(os.path.realpath(path))
+            if not leads.parent.is_dir():
+                raise error(f"{where}: a link to {leads}, in no folder; nothing written")
+            raise error(
+                f"{where}: a link to {leads}, which is not there; nothing written through it "
+                "(remove the link or name another file)"
+            )
         return Path(path)
     if stat.S_ISDIR(mode):
         raise error(f"{where}: is a folder, not a file; name a file to write")

@@ -350,11 +350,33 @@ def test_a_plot_file_that_is_no_file_is_refused_first(setup, tmp_path, no_fit, p
 def test_an_out_through_a_link_writes_the_linked_file_and_keeps_the_link(setup, tmp_path):
     base = setup("toy.calibration.csv")
     (tmp_path / "real").mkdir()
+    options = _options(tmp_path, base, leave_one_out=False, grouped_cv=False)
+    calibrate(build_registry(), evolve(options, out=str(tmp_path / "real" / "toy.json")))
+    (tmp_path / "real" / "toy.json").write_text(
+        (tmp_path / "real" / "toy.json").read_text().replace('"target": "toy"', '"target":"toy"')
+    )  # marked: the write through the link replaces it
     link = tmp_path / "toy.json"
     link.symlink_to(tmp_path / "real" / "toy.json")
-    calibrate(build_registry(), _options(tmp_path, base, leave_one_out=False, grouped_cv=False))
+    calibrate(build_registry(), options)
     assert link.is_symlink()
     assert json.loads((tmp_path / "real" / "toy.json").read_text())["target"] == "toy"
+    assert '"target": "toy"' in (tmp_path / "real" / "toy.json").read_text()
+
+
+def test_an_out_through_a_link_to_a_file_not_there_is_refused_first(setup, tmp_path, no_fit):
+    """It created the file wherever the link led (a stale link, or one
+    planted in a shared folder): one line naming it, nothing written."""
+    base = setup("toy.calibration.csv")
+    (tmp_path / "real").mkdir()
+    (tmp_path / "toy.json").symlink_to(tmp_path / "real" / "toy.json")
+    told = (
+        f"--out {tmp_path / 'toy.json'}: a link to {tmp_path / 'real' / 'toy.json'}, which is "
+        "not there; nothing written through it (remove the link or name another file)"
+    )
+    with pytest.raises(UserInputError) as caught:
+        calibrate(build_registry(), _options(tmp_path, base))
+    assert str(caught.value) == told
+    assert not list((tmp_path / "real").iterdir())
 
 
 def test_an_out_through_a_link_into_no_folder_is_refused_first(setup, tmp_path, no_fit):

@@ -165,6 +165,7 @@ def test_an_atomic_write_through_a_link_writes_its_file_and_keeps_the_link(tmp_p
     from graphsval_core.files.outputs import write_text_atomic
 
     (tmp_path / "real").mkdir()
+    (tmp_path / "real" / "c.json").write_text("old")
     link = tmp_path / "out.json"
     link.symlink_to(tmp_path / "real" / "c.json")
     write_text_atomic(link, "{}", UserInputError, "--out out.json")
@@ -175,6 +176,39 @@ def test_an_atomic_write_through_a_link_writes_its_file_and_keeps_the_link(tmp_p
     with pytest.raises(UserInputError, match="a link to .*nowhere/c.json, in no folder"):
         write_text_atomic(dangling, "{}", UserInputError, "--out d.json")
     assert dangling.is_symlink() and not (tmp_path / "nowhere").exists()
+
+
+def test_a_link_to_a_file_not_there_is_never_written_through(tmp_path):
+    """A link leading to a missing file in an existing folder had the file
+    created there: refused in one line naming the link, by every writer."""
+    from graphsval_core.files.outputs import write_text_atomic
+
+    (tmp_path / "real").mkdir()
+    dangling = tmp_path / "d.json"
+    dangling.symlink_to(tmp_path / "real" / "c.json")
+    told = (
+        f"--out d.json: a link to {tmp_path / 'real' / 'c.json'}, which is not there; nothing "
+        "written through it (remove the link or name another file)"
+    )
+    with pytest.raises(UserInputError) as caught:
+        write_text_atomic(dangling, "{}", UserInputError, "--out d.json")
+    assert str(caught.value) == told
+    with pytest.raises(UserInputError, match="which is not there"):
+        check_output_file(dangling, UserInputError)
+    config = _config(tmp_path)
+    _refused(["sweep", "from-config", str(config), "--out", str(dangling)], "which is not there")
+    _refused(
+        ["targets", "--hw", "i7_12700k", "--target-file", "--out", str(dangling)],
+        "which is not there",
+    )
+    out_dir = tmp_path / "sweeps"
+    out_dir.mkdir()
+    (out_dir / "vector_add_calibration.json").symlink_to(tmp_path / "real" / "v.json")
+    _refused(
+        ["sweep", "generate", "--op", "vector_add", "--out-dir", str(out_dir)],
+        "vector_add_calibration.json: a link to",
+    )
+    assert dangling.is_symlink() and not list((tmp_path / "real").iterdir())
 
 
 def test_validate_out_is_refused_before_validating(tmp_path, monkeypatch, fifo):
@@ -301,10 +335,11 @@ def test_two_outputs_leading_to_one_file_or_a_linked_temp_file_are_refused(tmp_p
     from graphsval_core.files.outputs import write_texts_atomic
 
     first, second = tmp_path / "a.json", tmp_path / "b.json"
-    second.symlink_to(first)  # b.json leads to a.json, which is not there yet
+    first.write_text("old a")
+    second.symlink_to(first)  # b.json leads to a.json
     with pytest.raises(UserInputError, match=r"b.json: leads to the same file as .*a.json"):
         write_texts_atomic([(first, "a", None), (second, "b", None)], UserInputError)
-    assert not first.exists()
+    assert first.read_text() == "old a"
 
     victim = tmp_path / "victim.txt"
     victim.write_text("mine")
