@@ -4,8 +4,9 @@ A floors file (``floors.json`` in a plugin, returned by its ``graphsval_floors``
 hook) holds the minimum number of passing records of each (target, op). With
 ``--check-floors`` a count below its floor fails and says by how much.
 ``--update-floors`` raises every floor to the current count; lowering one
-needs ``--reason``, which is stored next to it. Floors are never lowered
-silently.
+needs ``--reason``, which is stored next to it with ``lowered_from`` (the
+floor it was lowered from) until a raise brings it back at or above that.
+Floors are never lowered silently.
 """
 
 from __future__ import annotations
@@ -130,7 +131,9 @@ def update_floors(
     reason: str | None,
 ) -> tuple[dict[str, dict[str, Any]], list[str]]:
     """Raise floors to the current counts; lower only with a reason. Returns the
-    new floors and one line per change."""
+    new floors and one line per change. A floor lowered earlier and raised
+    keeps its ``lowered_from`` and reason while it is still below that
+    value, and drops them once it is back at or above it."""
     new = {k: dict(v) for k, v in floors.items()}
     changes = []
     for key in keys:
@@ -138,8 +141,17 @@ def update_floors(
         old = new.get(key, {}).get("pass")
         kept = {k: v for k, v in new.get(key, {}).items() if k in RECAPTURE_KEYS}
         if old is None or passed > old:
+            line = f"{key}: floor {old if old is not None else '-'} -> {passed}"
+            was = new.get(key, {}).get("lowered_from")
+            if was is not None and passed < was:  # still below: why it is lowered still holds
+                kept = {k: v for k, v in new[key].items() if k in ("lowered_from", "reason")} | kept
+                line += f" (still below {was}, the floor it was lowered from: its reason kept)"
+            elif was is not None:
+                line += (
+                    f" (back at or above {was}, the floor it was lowered from: its reason dropped)"
+                )
             new[key] = {"pass": passed, "records": records, **kept}
-            changes.append(f"{key}: floor {old if old is not None else '-'} -> {passed}")
+            changes.append(line)
         elif passed < old:
             if not reason or not reason.strip():
                 raise FloorsError(
