@@ -385,3 +385,30 @@ def test_a_link_to_a_missing_input_says_so(tmp_path, monkeypatch):
     )
     missing = CliRunner().invoke(cli, ["validate", "--baseline", "none.csv"])
     assert "none.csv: cannot read: No such file or directory" in missing.output
+
+
+def test_a_path_with_a_newline_is_one_line_in_what_a_writer_says(tmp_path):
+    """An error escaped a newline in a path, the line saying what was written
+    printed it raw, over two lines: escaped too."""
+    odd = tmp_path / "a\nb"
+    config = _config(tmp_path)
+    wrote = CliRunner().invoke(cli, ["sweep", "from-config", str(config), "--out", f"{odd}.json"])
+    assert wrote.exit_code == 0, wrote.output
+    assert wrote.output.count("\n") == 1
+    assert wrote.output.startswith(f"wrote {tmp_path}/a\\nb.json: 22 distinct shapes")
+    target = CliRunner().invoke(
+        cli, ["targets", "--hw", "i7_12700k", "--target-file", "--out", f"{odd}.t.json"]
+    )
+    assert target.output.strip() == (
+        f"wrote {tmp_path}/a\\nb.t.json: target i7_12700k's file, before calibration"
+    )
+    reports = CliRunner().invoke(cli, ["validate", "--hw", "i7_12700k", "-q", "--out", str(odd)])
+    said = [line for line in reports.output.splitlines() if "reports written" in line]
+    assert said == [
+        f"reports written to {tmp_path}/a\\nb/ (report.json, report.md, records.csv, report.html)"
+    ]
+    missing = CliRunner().invoke(cli, ["validate", "--baseline", f"{odd}.csv"])
+    assert missing.exit_code == 2
+    assert missing.output.strip() == (
+        f"Error: {tmp_path}/a\\nb.csv: cannot read: No such file or directory"
+    )
