@@ -286,9 +286,12 @@ class _Seen:
                 if not again.same:
                     i = again.index
                     what = f"{block.hardware[i]} {block.op[i]} {block.shape[i]} {block.dtype[i]}"
+                    other = (
+                        "differing only in its notes" if again.notes_only else "with other values"
+                    )
                     raise BaselineFileError(
                         f"{self.path}:{block.line[i]}: {what} was measured at line "
-                        f"{again.first} already, with other values; keep one row per shape"
+                        f"{again.first} already, {other}; keep one row per shape"
                     )
             if found:
                 self.repeats += len(found)

@@ -181,3 +181,34 @@ def test_validate_reports_rows_read_once_in_its_summary_not_twice(tmp_path):
     said = "1 row(s) repeat an earlier row exactly"
     assert any(said in w for w in json.loads(result.stdout)["summary"]["warnings"])
     assert said not in result.stderr  # once, in the summary
+
+
+@pytest.mark.parametrize("chunk", [2, 100])  # the first row in an earlier block, or the same
+def test_a_repeat_differing_only_in_its_notes_says_so(tmp_path, monkeypatch, chunk):
+    """Two rows of one shape whose values agree but whose notes do not were
+    said to differ in "other values"; a note is a value (such rows are two
+    measurements), and the line says which it is. An extra column still
+    reads as other values."""
+    monkeypatch.setattr(baseline_stream, "CHUNK_LINES", chunk)
+    path = tmp_path / "b.validation.csv"
+    rows = ["h,matmul,1x2x4,fp32,1e-3,,3,first", "h,matmul,2x2x4,fp32,1e-3,,3,", ""]
+    for last, said in (
+        ("h,matmul,1x2x4,fp32,1e-3,,3,second", "differing only in its notes"),
+        ("h,matmul,1x2x4,fp32,2e-3,,3,second", "with other values"),
+        ("h,matmul,1x2x4,fp32,2e-3,,3,first", "with other values"),
+    ):
+        rows[2] = last
+        path.write_text("\n".join([HEADER, *rows]) + "\n")
+        with pytest.raises(BaselineFileError) as caught:
+            list(BaselineStream(path))
+        assert str(caught.value) == (
+            f"{path}:4: h matmul 1x2x4 fp32 was measured at line 2 already, {said}; keep one "
+            "row per shape"
+        )
+    path.write_text(
+        f"{HEADER},extra\n"
+        + "\n".join(["h,matmul,1x2x4,fp32,1e-3,,3,,a", "h,matmul,1x2x4,fp32,1e-3,,3,,b"])
+        + "\n"
+    )
+    with pytest.raises(BaselineFileError, match="line 2 already, with other values"):
+        list(BaselineStream(path))
