@@ -24,7 +24,9 @@ _SOURCES = {
 def workspace(app: AppContext, as_json: bool) -> None:
     """Show the workspace: its folder and where that came from (--workspace,
     GRAPHSVAL_WORKSPACE, or the user data directory), its targets, baselines
-    (rows per file) and calibrations.
+    (rows per file) and calibrations, and under "not read" every other file
+    or folder in it and in those parts (a .bak copy, a name with no
+    extension), with why no command reads it.
 
     The workspace holds your own machine's snapshot targets, captures and
     calibrations; every command finds them as it finds an installed plugin's
@@ -108,6 +110,10 @@ def workspace(app: AppContext, as_json: bool) -> None:
             continue
         state = "applied" if c.applied else f"not applied{unused}"
         say(f"  {shown_name(c.file)}  {c.target}: {state}")
+    if summary.others:
+        say(f"not read ({len(summary.others)}):")
+        for o in summary.others:
+            say(f"  {shown_name(o.file)}  {o.why}")
 
 
 def _blocker(path: Path) -> Path | None:

@@ -1,6 +1,6 @@
 """What a workspace holds (``graphsval workspace``): its targets, baselines and
-calibrations, file by file, and what the registry made of each. Reads only;
-a missing folder is an empty workspace."""
+calibrations, file by file, and what the registry made of each, and the
+files no command reads. Reads only; a missing folder is an empty workspace."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from graphsval_core.workspace.location import (
     TARGETS_DIR,
     WorkspaceLocation,
 )
+from graphsval_core.workspace.others import OtherFile, other_files
 from graphsval_core.workspace.plugin import (
     PLUGIN_NAME,
     dangling_link,
@@ -84,6 +85,8 @@ class WorkspaceSummary:
     problems: tuple[str, ...] = ()
     #: the registry was built without the workspace (``-p no:workspace``)
     left_out: bool = False
+    #: the files (and folders) no command reads, each with why
+    others: tuple[OtherFile, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -95,6 +98,7 @@ class WorkspaceSummary:
             "calibrations": [asdict(c) for c in self.calibrations],
             "problems": list(self.problems),
             "left_out": self.left_out,
+            "not_read": [asdict(o) for o in self.others],
         }
 
 
@@ -232,13 +236,17 @@ def summarise(location: WorkspaceLocation, registry: Registry) -> WorkspaceSumma
     parts = (TARGETS_DIR, BASELINES_DIR, f"{BASELINES_DIR}/{RECAPTURE_DIR}", CALIBRATION_DIR)
     whole = folder_problem(folder)
     problems = [whole] if whole else [p for part in parts if (p := folder_problem(folder / part))]
+    targets, baselines = _targets(registry, folder), _baselines(folder)
+    calibrations = _calibrations(registry, folder)
+    listed = {f.file for f in (*targets, *baselines, *calibrations)}
     return WorkspaceSummary(
         path=folder,
         source=location.source,
         exists=folder.is_dir(),
-        targets=tuple(_targets(registry, folder)),
-        baselines=tuple(_baselines(folder)),
-        calibrations=tuple(_calibrations(registry, folder)),
+        targets=tuple(targets),
+        baselines=tuple(baselines),
+        calibrations=tuple(calibrations),
         problems=tuple(problems),
         left_out=left_out(registry),
+        others=tuple(other_files(folder, listed)),
     )

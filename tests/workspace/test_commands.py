@@ -536,7 +536,10 @@ def test_a_target_or_calibration_of_a_near_name_is_listed_not_passed_over(run, w
     never = "NOT LOADED: a target file is named <key>.target.json; this name is never read"
     assert f"  ?  targets/mine.target.JSON  {never}" in " ".join(text.split("\n    "))
     assert f"  ?  'targets/mine.target.json '  {never}" in " ".join(text.split("\n    "))
-    assert ".DS_Store" not in text and "README" not in text and "targets/old" not in text
+    read, _, unread = text.partition("\nnot read (")
+    assert ".DS_Store" not in read and "README" not in read and "targets/old" not in read
+    assert "targets/README  a target file is named <key>.target.json" in unread
+    assert "targets/old  a folder; nothing in a folder under targets/ is read" in unread
     assert " ".join(text.split()).count("this name is never read") == 3  # 2 targets, 1 calibration
     assert "calibration/mine.json  NOT READ: a calibration file is named" in text
     listed = json.loads(run(workspace, "workspace", "--json").stdout)
@@ -554,7 +557,42 @@ def test_a_baseline_of_a_near_name_is_listed_not_passed_over(run, workspace):
     never = "NOT READ: a baseline's name ends in .csv; this name is never read"
     assert f"  baselines/mine.validation.CSV  {never}" in text
     assert f"  'baselines/recapture/mine.validation.csv '  {never}" in text
-    assert "README" not in text
+    read, _, unread = text.partition("\nnot read (1):\n")
+    assert "README" not in read
+    assert unread == "  baselines/README  a baseline's name ends in .csv\n"
+
+
+def test_every_other_file_of_the_workspace_is_listed_as_not_read(run, workspace):
+    """A ``.bak`` copy, a file with no extension and a folder, in the
+    workspace or one of its parts, were passed over in silence: each is
+    listed, with why no command reads it (in JSON too)."""
+    base = baseline_path(workspace, KEY, "matmul", "validation")
+    (base.parent / f"{base.name}.bak").write_text(base.read_text())
+    (base.parent / "capture").write_text(base.read_text())
+    (workspace / "calibration").mkdir(exist_ok=True)
+    (workspace / "calibration" / f"{KEY}.calibration.json.bak").write_text("{}")
+    (workspace / "notes").write_text("mine")
+    (workspace / "old").mkdir()
+    shown = run(workspace, "workspace")
+    assert shown.exit_code == 0, shown.output
+    unread = shown.output.partition("\nnot read (5):\n")[2].splitlines()
+    everything = "the workspace reads only targets/, baselines/ and calibration/"
+    assert unread == [
+        "  baselines/capture  a baseline's name ends in .csv",
+        f"  baselines/{base.name}.bak  a baseline's name ends in .csv",
+        f"  calibration/{KEY}.calibration.json.bak  a calibration file is named "
+        "<key>.calibration.json",
+        f"  notes  {everything}",
+        f"  old  a folder; {everything}",
+    ]
+    listed = json.loads(run(workspace, "workspace", "--json").stdout)
+    assert [o["file"] for o in listed["not_read"]] == [
+        "baselines/capture",
+        f"baselines/{base.name}.bak",
+        f"calibration/{KEY}.calibration.json.bak",
+        "notes",
+        "old",
+    ]
 
 
 def test_a_target_file_is_written_only_under_the_name_a_workspace_reads(run, tmp_path):
