@@ -415,7 +415,7 @@ class Prediction:
             tlb = 0.0 if self.tlb_miss_s is None else float(self.tlb_miss_s[i])
             walks = f", {fmt_seconds(tlb)} of it in TLB misses of its walk down B" if tlb else ""
             parts.append(
-                compute + " in the framework's own product kernel (no GEMM library: "
+                compute + " in the framework's own product kernel (no GEMM library runs it: "
                 f"a time per output and per multiply-add{walks}),"
             )
             compute = ""

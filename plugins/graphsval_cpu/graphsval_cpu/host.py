@@ -432,6 +432,8 @@ def _detect(root_text: str, usable: frozenset[int], given: bool) -> TargetSpec:
     # a dtype with no GEMM library here runs every product in PyTorch's own kernel
     unlibraried = reference_kernel.no_gemm_library(peaks, flags)
     libraried = [d for d in peaks if d not in unlibraried]
+    # ... and a library's smallest products too (library_min_macs)
+    sized = library.library_min_macs(libraried)
     tlb_reach, page_walk = reference_kernel.tlb(info.tlb_pages, clock)
     return TargetSpec(
         key="host_cpu",
@@ -466,7 +468,7 @@ def _detect(root_text: str, usable: frozenset[int], given: bool) -> TargetSpec:
         ),
         pack_a_bps=library.pack_a_rate(libraried, n_cpus),
         product_overlap=library.product_overlap(libraried, flags),
-        library_min_macs=library.library_min_macs(libraried),
+        library_min_macs=sized,
         accumulate_overhead_s=library.accumulate_overhead(libraried),
         accumulator_lanes=library.accumulator_lanes(libraried, flags, vendor=info.vendor or ""),
         tail_piece_vectors=library.tail_piece_vectors(libraried, flags),
@@ -474,7 +476,7 @@ def _detect(root_text: str, usable: frozenset[int], given: bool) -> TargetSpec:
             libraried, flags, vendor=info.vendor or ""
         ),
         no_gemm_library=unlibraried,
-        **reference_kernel.times(unlibraried, clock),
+        **reference_kernel.times(unlibraried, clock, small=sized),
         tlb_reach_bytes=tlb_reach if unlibraried else None,
         page_walk_s=page_walk if unlibraried else None,
         first_touch_bps=touch,

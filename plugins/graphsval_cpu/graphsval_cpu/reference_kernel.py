@@ -1,9 +1,12 @@
-"""PyTorch's own product kernel on a CPU where a dtype has no GEMM library.
+"""PyTorch's own product kernel: where a dtype has no GEMM library, and
+for the products too small for the library it has.
 
 PyTorch hands a bf16 product to oneDNN only where oneDNN's bf16 path runs
 (``mkldnn_bf16_device_check``: AVX-512 BW, VL and DQ, or AMX). Elsewhere (an
 AMD Zen 3 or an Intel client core with AVX2 only) every bf16 product runs in
-``at::native``'s reference ``cpublas`` gemm, one output element at a time:
+``at::native``'s reference ``cpublas`` gemm; where it runs, a product of at
+most ``library_min_macs`` multiply-adds still does. The kernel forms one
+output element at a time:
 ``matmul`` walks down a column of B per output (scalar conversions, one
 element per row of B), ``linear`` forms each output as a vectorised dot of
 two contiguous rows. What each costs is estimated here in cycles and
@@ -34,6 +37,24 @@ CYCLES = {
     "reference_dot_output_s": (90.0, "sets up its vector dot and reduces it across lanes"),
     "reference_dot_mac_s": (0.6, "converts and multiplies 8 lanes of a contiguous dot at a time"),
 }
+#: The same cycles on a CPU with AVX-512 (whose bf16 goes to oneDNN: the reference
+#: kernel runs only its products too small for oneDNN there), measured on the Zen 4
+#: VM (``benchmarks/bench_reference_kernel.py``, four runs at the 2.6 GHz
+#: ``/proc/cpuinfo`` gives): a column walk 2.3-2.9 ns an output and 0.3-0.75 ns a
+#: multiply-add, a dot 16.0-18.3 ns an output, its time per multiply-add too small
+#: for those shapes to tell (-0.3 to 0.6 ns; the Zen 3's rows fit 0.19 ns, about
+#: half a cycle, which it keeps).
+SMALL_PRODUCT_CYCLES = {
+    "reference_output_s": (7.0, "sets up, reduces and stores each output of its column walk"),
+    "reference_mac_s": (1.7, "converts each bf16 pair of its column walk to fp32 and multiplies"),
+    "reference_dot_output_s": (44.0, "sets up its vector dot and reduces it across lanes"),
+    "reference_dot_mac_s": (0.5, "converts and multiplies the lanes of a contiguous dot"),
+}
+#: Where the small-product cycles were measured, for their provenance.
+SMALL_PRODUCT_SOURCE = (
+    "measured on the Zen 4 VM, benchmarks/bench_reference_kernel.py: the products of at most "
+    "library_min_macs multiply-adds that oneDNN never sees"
+)
 #: A second-level TLB miss the column walk's loads cannot overlap: a page walk
 #: that finds the page tables in the caches, partly hidden by the next loads.
 PAGE_WALK_CYCLES = 12.0
@@ -50,17 +71,27 @@ def no_gemm_library(dtypes: Iterable[str], flags: frozenset[str]) -> tuple[str, 
     return ("bf16",)
 
 
-def times(dtypes: Iterable[str], clock_hz: float) -> dict[str, dict[str, Sourced]]:
+def times(
+    dtypes: Iterable[str], clock_hz: float, small: Iterable[str] = ()
+) -> dict[str, dict[str, Sourced]]:
     """The reference kernel's four times (per output and per multiply-add,
-    by layout) for each of ``dtypes``, from :data:`CYCLES` at ``clock_hz``."""
+    by layout) for each of ``dtypes`` (no GEMM library: :data:`CYCLES`) and
+    of ``small`` (a library that leaves its smallest products to the kernel,
+    ``library_min_macs``: :data:`SMALL_PRODUCT_CYCLES`), at ``clock_hz``."""
     out: dict[str, dict[str, Sourced]] = {name: {} for name in CYCLES}
-    for dtype in dtypes:
-        for name, (cycles, what) in CYCLES.items():
-            out[name][dtype] = estimated(
-                cycles / clock_hz,
-                f"about {cycles:g} cycles at {clock_hz / 1e9:.3g} GHz: PyTorch's reference "
-                f"{dtype} gemm {what}",
-            )
+    for group, table, where in (
+        (dtypes, CYCLES, ""),
+        (small, SMALL_PRODUCT_CYCLES, SMALL_PRODUCT_SOURCE),
+    ):
+        for dtype in group:
+            for name, (cycles, what) in table.items():
+                source = (
+                    f"about {cycles:g} cycles at {clock_hz / 1e9:.3g} GHz: PyTorch's reference "
+                    f"{dtype} gemm {what}"
+                )
+                out[name][dtype] = estimated(
+                    cycles / clock_hz, f"{source} ({where})" if where else source
+                )
     return out
 
 

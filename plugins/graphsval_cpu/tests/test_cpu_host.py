@@ -477,10 +477,21 @@ def test_cpu_bf16_without_onednn_runs_in_pytorch_s_own_kernel(tmp_path: Path) ->
     assert zen3.tlb_reach_bytes == 2560 * 4096
     assert zen3.provenance["tlb_reach_bytes"].kind == "detected"
     assert zen3.page_walk_s == pytest.approx(12 / 2.1e9)
-    # with AVX-512 BW/VL/DQ (or AMX) every dtype keeps its library, and no kernel times
+    # with AVX-512 BW/VL/DQ (or AMX) every dtype keeps its library; the kernel runs only
+    # the bf16 products of at most library_min_macs, at the times measured on the Zen 4 VM
     xeon = detect_host_cpu(kvm_guest(tmp_path / "xeon"), affinity={0, 1})
-    assert xeon.no_gemm_library == () and not xeon.reference_mac_s
-    assert xeon.tlb_reach_bytes is None and "bf16" in xeon.library_min_macs
+    assert xeon.no_gemm_library == () and "bf16" in xeon.library_min_macs
+    clock = xeon.clock_hz
+    for name in TargetSpec.REFERENCE:
+        assert set(getattr(xeon, name)) == {"bf16"}
+        prov = xeon.provenance[f"{name}.bf16"]
+        assert prov.kind == "estimated" and "bench_reference_kernel.py" in prov.source
+    # a dot of contiguous rows: about 44 cycles an output with AVX-512 (the Zen 3's AVX2: 90)
+    assert xeon.reference_dot_output_s["bf16"] == pytest.approx(44 / clock)
+    assert xeon.reference_mac_s["bf16"] == pytest.approx(1.7 / clock)
+    assert "bench_reference_kernel" not in zen3.provenance["reference_mac_s.bf16"].source
+    # the column walk of so small a product never outgrows the TLB: no reach, no walk
+    assert xeon.tlb_reach_bytes is None and xeon.page_walk_s is None
     # oneDNN's bf16 call that accumulates onto C costs its own; MKL's fp32 and a bf16
     # that no library runs (the Zen 3's) have none
     assert dict(xeon.accumulate_overhead_s) == {"bf16": 3e-6}

@@ -130,6 +130,16 @@ def test_cpu_shipped_hosts_show_and_write_their_library_s_software_terms(graphsv
         assert dict(shipped.tail_piece_vectors) == {d: v.value for d, v in pieces.items()}
         for d, v in pieces.items():
             assert shipped.provenance[f"tail_piece_vectors.{d}"] == v.provenance
+        # the framework's own kernel is timed wherever it runs a product: a dtype no
+        # library runs (the Zen 3's bf16), and a library's products too small for it
+        own = set(shipped.no_gemm_library) | set(shipped.library_min_macs)
+        assert own and all(shipped.runs_reference(d) for d in own), key
+        if shipped.library_min_macs:
+            from graphsval_cpu import reference_kernel
+
+            small = reference_kernel.times((), shipped.clock_hz, small=list(own))
+            for name, per in small.items():
+                assert dict(getattr(shipped, name)) == {d: v.value for d, v in per.items()}
     zen4 = registry.datasheet_target("host_amd_epyc_zen4_2c_1t")
     assert dict(zen4.tail_piece_vectors) == {"int8": 1.0}
     shown = graphsval_cli("targets", "--hw", "host_amd_epyc_zen4_2c_1t")
