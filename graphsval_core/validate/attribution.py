@@ -247,27 +247,40 @@ def _compute_drifts(cell: Cell) -> list[Drift]:
     """The achievable peak of the cell's dtype, or its vector rate where the
     model ran the cell's op (one with no matrix product) at it, or the rate of
     the framework's own product kernel where no GEMM library runs the product
-    (its ops over its time: the ``reference_*_s`` times scale inversely)."""
+    (its ops over its time: the ``reference_*_s`` times scale inversely). A
+    cell holding products of both kernels (a library's, and those too small
+    for it) gives one drift for each, as each tells its own rate."""
     implied = cell.implied()
     if not implied.size:
         return []
     dtype = cell.dtype or ""
-    kind = cell.first.get("vector_rate", 0.0)
-    # an elementwise op's rate counts its ops (one an element), as `targets` shows it
-    unit = "OP/s" if dtype.startswith("int") or kind == 1.0 else "FLOP/s"
-    rate = {1.0: "vector rate", 2.0: "own kernel rate"}.get(kind, "achievable peak")
-    # the own kernel's rate differs from shape to shape: the cell's median
-    model = _median(cell.column("achievable_ops_per_s")) if kind == 2.0 else cell.first["model"]
-    return [
-        Drift(
-            f"{rate} {dtype}",
-            unit,
-            model,
-            _median(implied),
-            int(implied.size),
-            **_latency_spread(cell),
+    kinds, implied_kinds = cell.column("vector_rate"), cell.implied_kinds()
+    if kinds.size != cell.column("latency_error").size:  # records built before the kinds
+        kinds = np.full(cell.column("latency_error").size, cell.first.get("vector_rate", 0.0))
+        implied_kinds = np.full(implied.size, cell.first.get("vector_rate", 0.0))
+    present = sorted(set(implied_kinds.tolist()))
+    several = len(present) > 1
+    out = []
+    for kind in present:
+        rows = kinds == kind
+        # an elementwise op's rate counts its ops (one an element), as `targets` shows it
+        unit = "OP/s" if dtype.startswith("int") or kind == 1.0 else "FLOP/s"
+        rate = {1.0: "vector rate", 2.0: "own kernel rate"}.get(kind, "achievable peak")
+        # the own kernel's rate differs from shape to shape: its records' median
+        models = cell.column("achievable_ops_per_s")[rows]
+        model = _median(models) if kind == 2.0 or several else cell.first["model"]
+        out.append(
+            Drift(
+                f"{rate} {dtype}",
+                unit,
+                model,
+                _median(implied[implied_kinds == kind]),
+                int(np.sum(implied_kinds == kind)),
+                **_latency_spread(cell, rows if several else None),
+                part=several,
+            )
         )
-    ]
+    return out
 
 
 def _launch_drifts(cell: Cell) -> list[Drift]:

@@ -171,9 +171,12 @@ class Cell:
         if self.regime == ALU_BOUND:
             self.first.setdefault("model", float(terms.achievable_ops_per_s[0]))
             self.first.setdefault("vector_rate", float(terms.vector_rate[0]))
-            self._keep(self._columns, records, ("achievable_ops_per_s",))
-            rate = implied_rate(records, terms.achievable_ops_per_s, terms.compute_s)
-            self._keep(self._implied, records, (), rate=rate)
+            self._keep(self._columns, records, ("achievable_ops_per_s", "vector_rate"))
+            usable = implies(records, terms.achievable_ops_per_s, terms.compute_s)
+            rate = implied_rate(records, terms.achievable_ops_per_s, terms.compute_s, usable)
+            # which rate each implies: a library's peak share, the vector units', or the
+            # framework's own kernel's (one cell may hold products of both kernels)
+            self._keep(self._implied, records, (), rate=rate, kind=terms.vector_rate[usable])
         elif self.regime == LAUNCH_BOUND:
             busy = np.maximum(terms.compute_s, terms.memory_s)
             self._keep(
@@ -239,6 +242,11 @@ class Cell:
         """The constant each record implies (those that imply one): the
         achievable peak of an alu-bound cell, the bandwidth of a tier's."""
         return _joined(self._implied, "rate")
+
+    def implied_kinds(self) -> np.ndarray:
+        """The rate each of :meth:`implied`'s records implies, as the records'
+        ``vector_rate`` (an alu-bound cell; empty for the others)."""
+        return _joined(self._implied, "kind")
 
     def implied_dtypes(self) -> np.ndarray:
         """The dtype of each of :meth:`implied`'s records (a tier's cell; empty

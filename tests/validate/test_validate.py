@@ -482,3 +482,18 @@ def test_quiet_keeps_the_verdict_alone_on_stdout_with_floors(world, tmp_path, mo
     (verdict,) = result.stdout.splitlines()
     assert "records pass" in verdict
     assert "toy/vector_add: floor - -> 9" in result.stderr
+
+
+def test_an_alu_cell_of_both_kernels_gives_each_its_own_rate():
+    # the Zen 4's bf16 linears in the alu-bound cell: oneDNN's products at a share of the
+    # peak, and 1920x1x2, too small for oneDNN, in PyTorch's own kernel at ~0.1 GFLOP/s;
+    # one median over both scales would name whichever record came first
+    args = ("--hw", "host_amd_epyc_zen4_2c_1t", "--op", "linear", "--format", "json", "-v")
+    drifts = json.loads(_run(*args).output)["summary"]["drift"]
+    cell = [d for d in drifts if d["regime"] == "alu_bound" and d.get("dtype") == "bf16"]
+    by_name = {d["constant"]: d for d in cell}
+    assert set(by_name) == {"achievable peak bf16", "own kernel rate bf16"}
+    own, peak = by_name["own kernel rate bf16"], by_name["achievable peak bf16"]
+    assert own["model"] < 1e9 < 1e11 < peak["model"]  # each held to its own kernel's rate
+    assert own["implied"] < 1e9 < peak["implied"]
+    assert own["rows"] + peak["rows"] == int(own["cell"].split("/")[-1])
