@@ -12,6 +12,7 @@ import os
 import stat
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 
@@ -411,4 +412,26 @@ def test_a_path_with_a_newline_is_one_line_in_what_a_writer_says(tmp_path):
     assert missing.exit_code == 2
     assert missing.output.strip() == (
         f"Error: {tmp_path}/a\\nb.csv: cannot read: No such file or directory"
+    )
+    # check --update-snapshot, and the lines of a capture and of capture-machine's
+    # calibration (shown here without measuring: their renderers, given a result)
+    snap = CliRunner().invoke(
+        cli, ["check", "--hw", "i7_12700k", "--update-snapshot", "--snapshot", f"{odd}.s.json"]
+    )
+    assert snap.exit_code == 0, snap.output
+    assert snap.output.splitlines()[0] == f"snapshot {tmp_path}/a\\nb.s.json: 1 change(s)"
+    from types import SimpleNamespace
+
+    from graphsval_core.cli.capture_cmd import render_summary
+    from graphsval_core.cli.capture_machine_cmd import calibrated_line
+    from graphsval_core.measure.capture import CaptureSummary
+
+    capture = SimpleNamespace(
+        out=Path(f"{odd}.csv"), summary=CaptureSummary(rows=3), elapsed_s=1.0, reconciled=None
+    )
+    said = CliRunner().invoke(click.command()(lambda: render_summary(capture)), [])
+    assert said.output.splitlines()[0].startswith(f"{tmp_path}/a\\nb.csv: 3 rows; this run")
+    fit = SimpleNamespace(grouped=None, validation=None, rows=[], path=Path(f"{odd}.t.json"))
+    assert calibrated_line("toy", fit) == (
+        f"calibrated toy on 0 calibration rows: {tmp_path}/a\\nb.t.json"
     )
