@@ -86,6 +86,20 @@ def test_every_writing_command_refuses_a_fifo(tmp_path, fifo):
     assert not (tmp_path / "cfg_sweep.json").exists()
 
 
+def test_targets_target_file_out_names_a_fifo_as_one(fifo):
+    """``targets --target-file --out`` said a FIFO (or a device) "exists":
+    it is told what it is, as every other writer does, and left alone."""
+    line = _refused(["targets", "--hw", HOST, "--target-file", "--out", str(fifo)], str(fifo))
+    assert line == (
+        f"Error: {fifo}: is a FIFO (named pipe), not a regular file; refusing to write over it"
+    )
+    _still_a_fifo(fifo)
+    if os.path.exists("/dev/null"):  # only stat'ed, never opened
+        _refused(
+            ["targets", "--hw", HOST, "--target-file", "--out", "/dev/null"], "character device"
+        )
+
+
 def test_a_folder_where_a_file_is_expected(tmp_path):
     config = _config(tmp_path)
     folder = tmp_path / "folder"
