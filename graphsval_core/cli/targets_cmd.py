@@ -613,8 +613,8 @@ def _write_target_file(spec: TargetSpec, out: str) -> None:
     if path.is_dir():
         named = f"{spec.key}.target.json"
         raise InputError(f"{out}: is a folder; give the file's name (e.g. {path / named})")
-    if path.is_symlink() and not path.exists():  # a link to a file not there: said so
-        check_output_file(path, InputError, out)
+    # a link to a file not there, a FIFO or a device: said so, not "exists"
+    check_output_file(path, InputError, out)
     if os.path.lexists(path):
         raise InputError(f"{out}: exists; remove it or name another file (not written over)")
     named = f"{spec.key}.target.json"

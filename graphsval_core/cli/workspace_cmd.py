@@ -19,7 +19,14 @@ _SOURCES = {
 
 
 @click.command()
-@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print JSON instead of text: keys `workspace`, `source`, `exists`, `targets`, "
+    "`baselines`, `calibrations`, `problems`, `left_out` and `not_read` (the files no "
+    "command reads, each a `file` and its `why`).",
+)
 @pass_app
 def workspace(app: AppContext, as_json: bool) -> None:
     """Show the workspace: its folder and where that came from (--workspace,
@@ -110,9 +117,9 @@ def workspace(app: AppContext, as_json: bool) -> None:
             continue
         state = "applied" if c.applied else f"not applied{unused}"
         say(f"  {shown_name(c.file)}  {c.target}: {state}")
-    if summary.others:
-        say(f"not read ({len(summary.others)}):")
-        for o in summary.others:
+    if summary.not_read:
+        say(f"not read ({len(summary.not_read)}):")
+        for o in summary.not_read:
             say(f"  {shown_name(o.file)}  {o.why}")
 
 

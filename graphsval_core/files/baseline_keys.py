@@ -6,9 +6,10 @@ other values is an error (:mod:`graphsval_core.files.baseline`). A large
 file is read a block at a time, so the shapes seen so far are kept as
 hashes, not rows: per row a 64-bit hash of its shape with a 32-bit check of
 it (96 bits: two shapes of a file of millions of rows agree on both with a
-chance far below a disk error), a 64-bit hash of its values but its notes,
-a 32-bit one of its notes (a repeat differing only in them is told so),
-and its line, in a few sorted runs of numpy arrays (about 28 bytes a row).
+chance far below a disk error), a 64-bit hash of its values with its notes
+(a repeat agreeing on it is a copy, read once), a 64-bit one of its values
+but its notes (only to tell a repeat differing only in its notes so), and
+its line, in a few sorted runs of numpy arrays (about 32 bytes a row).
 """
 
 from __future__ import annotations
@@ -63,21 +64,16 @@ def shape_hashes(block: RowBlock, seed: int = 0, purpose: bool = True) -> np.nda
     return h
 
 
-def value_hashes(block: RowBlock) -> np.ndarray:
-    """A hash of each row's values but its notes: latency, energy, trials and
-    extras."""
+def value_hashes(block: RowBlock, notes: bool = True) -> np.ndarray:
+    """A 64-bit hash of each row's values: latency, energy, trials, extras
+    and (with ``notes``) notes."""
     h = np.zeros(len(block), dtype=np.uint64)
     for numbers in (block.latency_s, block.energy_j):
         h = _mix(h, np.ascontiguousarray(numbers, dtype=np.float64).view(np.uint64))
     h = _mix(h, block.trial_count)
-    for column in block.extras.values():
+    for column in ((block.notes,) if notes else ()) + tuple(block.extras.values()):
         h = _mix(h, _text_hash(column, 2))
     return h
-
-
-def notes_hashes(block: RowBlock) -> np.ndarray:
-    """A 32-bit hash of each row's notes."""
-    return _text_hash(block.notes, 3).astype(np.uint32)
 
 
 def row_keys(block: RowBlock) -> np.ndarray:
@@ -101,8 +97,8 @@ RUN_ROWS = 2**20
 @frozen
 class Repeat:
     """Row ``index`` of a block measures the shape of line ``first`` again:
-    exactly (``same``) or with other values (``notes_only``: the same values
-    but its notes)."""
+    exactly (``same``: its values and notes hash alike) or with other values
+    (``notes_only``: the same values but its notes)."""
 
     index: int
     first: int
@@ -114,7 +110,8 @@ class SeenShapes:
     """The shapes of a file's rows read so far (see module doc)."""
 
     def __init__(self) -> None:
-        # sorted runs of (shape hash, check, value hash, notes hash, line), each sorted by hash
+        # sorted runs of (shape hash, check, value hash, value hash but the notes, line),
+        # each sorted by shape hash
         self._runs: list[tuple[np.ndarray, ...]] = []
 
     def __len__(self) -> int:
@@ -128,7 +125,7 @@ class SeenShapes:
         if not n:
             return []
         key, check = shape_hashes(block, 0), shape_hashes(block, 1).astype(np.uint32)
-        value, notes = value_hashes(block), notes_hashes(block)
+        value, bare = value_hashes(block), value_hashes(block, notes=False)
         line = block.line.astype(np.int32)  # a file under 1 GiB has fewer lines
         # rows in the order of their shapes (a stable sort keeps row order among
         # equal ones): sorted keys are looked up in the runs far faster
@@ -136,13 +133,13 @@ class SeenShapes:
         skey, scheck = key[order], check[order]
         first_line = np.full(n, -1, dtype=np.int32)  # per sorted position
         first_value = np.zeros(n, dtype=np.uint64)
-        first_notes = np.zeros(n, dtype=np.uint32)
-        for run_key, run_check, run_value, run_notes, run_line in self._runs:
+        first_bare = np.zeros(n, dtype=np.uint64)
+        for run_key, run_check, run_value, run_bare, run_line in self._runs:
             at = np.minimum(np.searchsorted(run_key, skey), len(run_key) - 1)
             hit = (run_key[at] == skey) & (run_check[at] == scheck)
             first_line[hit] = run_line[at[hit]]
             first_value[hit] = run_value[at[hit]]
-            first_notes[hit] = run_notes[at[hit]]
+            first_bare[hit] = run_bare[at[hit]]
         # within the block: the first row of each shape, for the rows after it
         inner = np.zeros(n, dtype=bool)
         inner[1:] = (skey[1:] == skey[:-1]) & (scheck[1:] == scheck[:-1])
@@ -150,20 +147,20 @@ class SeenShapes:
         take = inner & (first_line < 0)
         first_line[take] = line[order[head[take]]]
         first_value[take] = value[order[head[take]]]
-        first_notes[take] = notes[order[head[take]]]
+        first_bare[take] = bare[order[head[take]]]
         # back to row order
         first_line[order], first_value[order] = first_line.copy(), first_value.copy()
-        first_notes[order] = first_notes.copy()
+        first_bare[order] = first_bare.copy()
         repeated = first_line >= 0
         new = ~repeated
         if new.any():
-            self._add(key[new], check[new], value[new], notes[new], line[new])
+            self._add(key[new], check[new], value[new], bare[new], line[new])
         at = np.flatnonzero(repeated)
-        values = (first_value[at] == value[at]).tolist()
-        noted = (first_notes[at] == notes[at]).tolist()
+        same = (first_value[at] == value[at]).tolist()
+        alike = (first_bare[at] == bare[at]).tolist()  # the values but the notes
         return [
-            Repeat(int(i), int(first_line[i]), v and n, v and not n)
-            for i, v, n in zip(at.tolist(), values, noted, strict=True)
+            Repeat(int(i), int(first_line[i]), s, not s and a)
+            for i, s, a in zip(at.tolist(), same, alike, strict=True)
         ]
 
     def _add(self, *columns: np.ndarray) -> None:

@@ -6,7 +6,9 @@ hook) holds the minimum number of passing records of each (target, op). With
 ``--update-floors`` raises every floor to the current count; lowering one
 needs ``--reason``, which is stored next to it with ``lowered_from`` (the
 floor it was lowered from) until a raise brings it back at or above that.
-Floors are never lowered silently.
+A floor lowered again keeps the higher ``lowered_from`` and its reason, after
+the new one (``"<new>; before that: <earlier>"``). Floors are never lowered
+silently.
 """
 
 from __future__ import annotations
@@ -124,6 +126,18 @@ def check_floors(
     ]
 
 
+def lowered_record(entry: dict[str, Any], old: int, reason: str) -> tuple[int, str]:
+    """The ``lowered_from`` and reason of a floor ``old`` lowered again with
+    ``reason``: a floor already lowered from a higher value keeps that value
+    and its earlier reason after the new one, so a later raise between the two
+    still keeps the record."""
+    was = entry.get("lowered_from")
+    if was is None or was <= old:
+        return old, reason
+    earlier = entry.get("reason")
+    return was, f"{reason}; before that: {earlier}" if earlier else reason
+
+
 def update_floors(
     counts: dict[str, tuple[int, int]],
     floors: dict[str, dict[str, Any]],
@@ -133,7 +147,8 @@ def update_floors(
     """Raise floors to the current counts; lower only with a reason. Returns the
     new floors and one line per change. A floor lowered earlier and raised
     keeps its ``lowered_from`` and reason while it is still below that
-    value, and drops them once it is back at or above it."""
+    value, and drops them once it is back at or above it. A floor lowered
+    again keeps the higher ``lowered_from`` and both reasons."""
     new = {k: dict(v) for k, v in floors.items()}
     changes = []
     for key in keys:
@@ -158,11 +173,12 @@ def update_floors(
                     f"{key}: {passed} passes is below the floor {old}; lowering a floor needs "
                     "--reason TEXT"
                 )
+            lowered_from, why = lowered_record(new[key], old, reason)
             new[key] = {
                 "pass": passed,
                 "records": records,
-                "lowered_from": old,
-                "reason": reason,
+                "lowered_from": lowered_from,
+                "reason": why,
                 **kept,
             }
             changes.append(f"{key}: floor {old} -> {passed} (lowered: {reason})")

@@ -24,7 +24,7 @@ from typing import Any
 from graphsval_core.files.baseline import V4_COLUMNS, BaselineFileError
 from graphsval_core.files.baseline_rows import KNOWN_EXTRAS
 from graphsval_core.files.inputs import read_input
-from graphsval_core.files.outputs import check_output_file
+from graphsval_core.files.outputs import check_output_file, check_output_temp
 from graphsval_core.plugins.records import Measurement
 
 SCHEMA_VERSION = "2"
@@ -139,16 +139,19 @@ def sort_key(row: Mapping[str, str]) -> tuple[Any, ...]:
 
 
 def write_sorted(path: Path, rows: Mapping[tuple[str, str], Mapping[str, Any]]) -> None:
-    """Rewrite ``path`` with ``rows`` sorted, atomically."""
+    """Rewrite ``path`` with ``rows`` sorted, atomically: through a temp file
+    renamed over it, as :func:`~graphsval_core.files.outputs.write_text_atomic`
+    does. A link is followed: the file it leads to is rewritten, the link
+    kept (a rename over the link would replace it by a file)."""
     check_output_file(path, BaselineFileError)
-    tmp = check_output_file(path.with_name(path.name + ".tmp"), BaselineFileError)
+    target, tmp = check_output_temp(path, BaselineFileError)
     with tmp.open("w", newline="", encoding="utf-8") as handle:
         handle.write(",".join(COLUMNS) + "\n")
         for row in sorted(rows.values(), key=sort_key):
             handle.write(line(row))
         handle.flush()
         os.fsync(handle.fileno())
-    tmp.replace(path)
+    tmp.replace(target)
 
 
 def finalize(path: Path, hardware: str, op: str) -> int:

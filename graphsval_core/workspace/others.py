@@ -1,8 +1,8 @@
 """The files of a workspace that no command reads, which ``graphsval
 workspace`` lists too, each with why: in its folder, anything but its
 parts; in a part, anything of a name that part never reads (a ``.bak``
-copy, a file with no extension, a folder). Only the workspace's folder and
-its parts are looked in, never below them."""
+copy, a file with no extension, a folder or a link to one). Only the
+workspace's folder and its parts are looked in, never below them."""
 
 from __future__ import annotations
 
@@ -65,11 +65,14 @@ def other_files(folder: Path, listed: set[str]) -> list[OtherFile]:
             name = str(path.relative_to(folder))
             if path.name in parts or name in listed:
                 continue
-            if not path.is_dir() or path.is_symlink():
+            if not path.is_dir():
                 out.append(OtherFile(name, why))
-            elif where == folder:
-                out.append(OtherFile(name, f"a folder; {why}"))
+                continue
+            # a link to a folder is no file of the part's kind either: said as a folder is
+            kind = "a link to a folder" if path.is_symlink() else "a folder"
+            if where == folder:
+                out.append(OtherFile(name, f"{kind}; {why}"))
             else:
                 part = where.relative_to(folder).as_posix()
-                out.append(OtherFile(name, f"a folder; nothing in a folder under {part}/ is read"))
+                out.append(OtherFile(name, f"{kind}; nothing in a folder under {part}/ is read"))
     return sorted(out, key=lambda o: o.file)

@@ -86,7 +86,7 @@ class WorkspaceSummary:
     #: the registry was built without the workspace (``-p no:workspace``)
     left_out: bool = False
     #: the files (and folders) no command reads, each with why
-    others: tuple[OtherFile, ...] = ()
+    not_read: tuple[OtherFile, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -98,7 +98,7 @@ class WorkspaceSummary:
             "calibrations": [asdict(c) for c in self.calibrations],
             "problems": list(self.problems),
             "left_out": self.left_out,
-            "not_read": [asdict(o) for o in self.others],
+            "not_read": [asdict(o) for o in self.not_read],
         }
 
 
@@ -248,5 +248,5 @@ def summarise(location: WorkspaceLocation, registry: Registry) -> WorkspaceSumma
         calibrations=tuple(calibrations),
         problems=tuple(problems),
         left_out=left_out(registry),
-        others=tuple(other_files(folder, listed)),
+        not_read=tuple(other_files(folder, listed)),
     )

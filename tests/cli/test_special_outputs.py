@@ -12,6 +12,7 @@ import os
 import stat
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 
@@ -83,6 +84,20 @@ def test_every_writing_command_refuses_a_fifo(tmp_path, fifo):
         _still_a_fifo(fifo)
     assert not (tmp_path / "c.json").exists()
     assert not (tmp_path / "cfg_sweep.json").exists()
+
+
+def test_targets_target_file_out_names_a_fifo_as_one(fifo):
+    """``targets --target-file --out`` said a FIFO (or a device) "exists":
+    it is told what it is, as every other writer does, and left alone."""
+    line = _refused(["targets", "--hw", HOST, "--target-file", "--out", str(fifo)], str(fifo))
+    assert line == (
+        f"Error: {fifo}: is a FIFO (named pipe), not a regular file; refusing to write over it"
+    )
+    _still_a_fifo(fifo)
+    if os.path.exists("/dev/null"):  # only stat'ed, never opened
+        _refused(
+            ["targets", "--hw", HOST, "--target-file", "--out", "/dev/null"], "character device"
+        )
 
 
 def test_a_folder_where_a_file_is_expected(tmp_path):
@@ -411,4 +426,26 @@ def test_a_path_with_a_newline_is_one_line_in_what_a_writer_says(tmp_path):
     assert missing.exit_code == 2
     assert missing.output.strip() == (
         f"Error: {tmp_path}/a\\nb.csv: cannot read: No such file or directory"
+    )
+    # check --update-snapshot, and the lines of a capture and of capture-machine's
+    # calibration (shown here without measuring: their renderers, given a result)
+    snap = CliRunner().invoke(
+        cli, ["check", "--hw", "i7_12700k", "--update-snapshot", "--snapshot", f"{odd}.s.json"]
+    )
+    assert snap.exit_code == 0, snap.output
+    assert snap.output.splitlines()[0] == f"snapshot {tmp_path}/a\\nb.s.json: 1 change(s)"
+    from types import SimpleNamespace
+
+    from graphsval_core.cli.capture_cmd import render_summary
+    from graphsval_core.cli.capture_machine_cmd import calibrated_line
+    from graphsval_core.measure.capture import CaptureSummary
+
+    capture = SimpleNamespace(
+        out=Path(f"{odd}.csv"), summary=CaptureSummary(rows=3), elapsed_s=1.0, reconciled=None
+    )
+    said = CliRunner().invoke(click.command()(lambda: render_summary(capture)), [])
+    assert said.output.splitlines()[0].startswith(f"{tmp_path}/a\\nb.csv: 3 rows; this run")
+    fit = SimpleNamespace(grouped=None, validation=None, rows=[], path=Path(f"{odd}.t.json"))
+    assert calibrated_line("toy", fit) == (
+        f"calibrated toy on 0 calibration rows: {tmp_path}/a\\nb.t.json"
     )

@@ -182,3 +182,25 @@ def test_a_ctrl_c_while_settling_keeps_what_was_settled(tmp_path):
     rows = {r["shape"]: r for r in _rows(main)}
     assert rows["100"]["first_latency_s"] and rows["100"]["remeasured"] == "1"  # settled, kept
     assert rows["200"]["first_latency_s"] == "" and rows["200"]["suspect"] == ""  # untouched
+
+
+def test_a_capture_through_a_link_rewrites_the_file_it_leads_to_and_keeps_the_link(tmp_path):
+    """write_sorted renamed its temp file over the path itself: a link to a
+    capture became a regular file, the capture it led to left unsorted and
+    stale. The file it leads to is rewritten, the link kept, as the shared
+    atomic writer does."""
+    from graphsval_core.measure.capture_file import write_sorted
+
+    real = tmp_path / "real" / "mine.validation.csv"
+    real.parent.mkdir()
+    link = tmp_path / "link.csv"
+    link.symlink_to(real)
+    _capture(real, items=ITEMS[:1])
+    _capture(link)  # resumes through the link, finalised (write_sorted) through it
+    assert link.is_symlink() and link.resolve() == real.resolve()
+    assert [r["shape"] for r in _rows(real)] == ["100", "200"]
+    rows = {(r["shape"], r["dtype"]): r for r in _rows(real)}
+    write_sorted(link, dict(reversed(list(rows.items()))))
+    assert link.is_symlink() and [r["shape"] for r in _rows(real)] == ["100", "200"]
+    assert sorted(p.name for p in real.parent.iterdir()) == ["mine.validation.csv"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.csv", "real"]

@@ -6,6 +6,7 @@ one note; a bad file is one warning; an empty workspace changes nothing."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -593,6 +594,43 @@ def test_every_other_file_of_the_workspace_is_listed_as_not_read(run, workspace)
         "notes",
         "old",
     ]
+
+
+def test_a_link_to_a_folder_is_listed_as_one(run, workspace, tmp_path):
+    """A link to a folder in baselines/ was said to be not read because "a
+    baseline's name ends in .csv": it is said to be a link to a folder (in
+    the workspace's folder and in targets/ too), and JSON lists it under
+    ``not_read``, the summary's attribute of that name."""
+    from graphsval_core.workspace.summary import WorkspaceSummary
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (workspace / "targets").mkdir(exist_ok=True)
+    for name in ("baselines/old", "targets/old", "old"):
+        (workspace / name).symlink_to(elsewhere, target_is_directory=True)
+    shown = run(workspace, "workspace")
+    assert shown.exit_code == 0, shown.output
+    unread = shown.output.partition("\nnot read (3):\n")[2].splitlines()
+    assert unread == [
+        "  baselines/old  a link to a folder; nothing in a folder under baselines/ is read",
+        "  old  a link to a folder; the workspace reads only targets/, baselines/ and calibration/",
+        "  targets/old  a link to a folder; nothing in a folder under targets/ is read",
+    ]
+    listed = json.loads(run(workspace, "workspace", "--json").stdout)
+    assert [o["file"] for o in listed["not_read"]] == ["baselines/old", "old", "targets/old"]
+    empty = WorkspaceSummary(workspace, "--workspace", True, (), (), ())
+    assert empty.not_read == () and empty.to_dict()["not_read"] == []
+
+
+def test_workspace_json_keys_are_the_ones_its_help_names(run, workspace):
+    """docs/cli.md (the --json help) names each key of ``workspace --json``,
+    ``not_read`` among them."""
+    from graphsval_core.cli.workspace_cmd import workspace as command
+
+    (option,) = [p for p in command.params if p.name == "as_json"]
+    named = re.findall(r"`(\w+)`", option.help or "")
+    keys = list(json.loads(run(workspace, "workspace", "--json").stdout))
+    assert named[: len(keys)] == keys and "not_read" in keys
 
 
 def test_a_target_file_is_written_only_under_the_name_a_workspace_reads(run, tmp_path):
