@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from graphsval_core.cli.context import AppContext, InputError, pass_app
+from graphsval_core.cli.context import AppContext, InputError, one_line, pass_app
 from graphsval_core.cli.output import echo_json
 from graphsval_core.datamodel.tables import screen_width, wrap_line
 
@@ -80,8 +80,9 @@ def workspace(app: AppContext, as_json: bool) -> None:
     width = screen_width()
 
     def say(line: str) -> None:
-        """``line`` wrapped to the screen (a path is never cut)."""
-        click.echo("\n".join(wrap_line(line, width)))
+        """``line`` wrapped to the screen (a path is never cut), each control
+        character in it escaped (a file's name with a newline in an error)."""
+        click.echo("\n".join(wrap_line(one_line(line), width)))
 
     state = "" if there else "; it does not exist yet (created when something is written)"
     if summary.left_out:  # each line says so too

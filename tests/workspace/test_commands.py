@@ -673,6 +673,18 @@ def test_a_newline_in_a_key_or_a_file_name_stays_on_its_one_line(run, tmp_path):
     assert refused.exit_code == 2 and not out.exists()
 
 
+def test_workspace_names_a_file_with_a_newline_on_one_line(run, tmp_path):
+    """``graphsval workspace`` printed a broken baseline named ``nl<newline>name.csv``
+    and its error raw, over two lines (from the newcomer)."""
+    ws = tmp_path / "ws"
+    (ws / "baselines").mkdir(parents=True)
+    (ws / "baselines" / "nl\nname.csv").write_text("hi\n")
+    shown = run(ws, "workspace")
+    assert shown.exit_code == 0, shown.output
+    (line,) = [x for x in shown.output.splitlines() if "NOT READ" in x]
+    assert "nl\\nname.csv" in line and not line.rstrip().endswith("nl")
+
+
 def test_a_right_to_left_override_in_a_file_name_is_written_escaped(run, tmp_path):
     """A workspace baseline whose name holds U+202E (which shows the rest of
     a line reversed) is named in its warning as ``\\u202e``, never raw."""
