@@ -233,12 +233,11 @@ def render(
             + esc(f"{display_path(b.path)} (sha256 {b.sha256[:12]}, {b.rows} rows, {b.selection})")
         )
     out.append("")
-    out.append(
-        "## Heatmap"
-        if markdown
-        else "Heatmap (cells: OK passed/n, or FAIL R<regime> L<latency> E<energy> failures /n;"
-        " launch and alu per dtype, memory tiers over all dtypes):"
+    legend = (
+        "cells: OK passed/n, or FAIL R<regime> L<latency> E<energy> failures /n;"
+        " launch and alu per dtype, memory tiers over all dtypes"
     )
+    out.append(f"## Heatmap\n\n{legend}.\n" if markdown else f"Heatmap ({legend}):")
     header, rows = heatmap_rows(summary)
     out.append(_table(header, rows, markdown))
     out.append("")

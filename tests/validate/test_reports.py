@@ -65,6 +65,9 @@ def test_markdown_renders_every_table_and_list(reports):
     )
     assert items >= baselines  # the baselines are a list, not one paragraph
     assert str(REPO) not in text and "sha256" in text  # no absolute path of the checkout
+    # the heatmap's cells are read as the text report reads them (from the newcomer)
+    heatmap = text.split("## Heatmap", 1)[1]
+    assert heatmap.lstrip().startswith("cells: OK passed/n, or FAIL R<regime> L<latency>")
 
 
 def test_html_lists_are_lists_and_cells_lead_to_their_records(reports):
