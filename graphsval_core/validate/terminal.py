@@ -267,9 +267,8 @@ def worst_records(validation: Validation, screen: Screen) -> list[str]:
             break
     more = tally.failed - len(shown)
     head = (
-        f"Worst failures ({len(shown)} of {tally.failed}, by latency error"
-        + ("; -v lists all" if more else "")
-        + "):"
+        f"Worst failures ({len(shown)} of {tally.failed}, by latency error as a factor: -50% ranks"
+        " with +100%" + ("; -v lists all" if more else "") + "):"
     )
     lines = screen.wrap(head, "", "  ")
     lines[0] = screen.paint("Worst failures", bold=True) + lines[0][len("Worst failures") :]

@@ -57,6 +57,9 @@ def test_long_lists_are_counted_not_listed(monkeypatch):
         assert int(listed.group(3)) > int(verdict)
     assert "near a" in text and "Near a regime boundary" not in text
     assert text.count("\n  ") < 60
+    # the worst failures rank by the error's factor, which their heading says (-56% read
+    # as out of order between +228% and +100%; from the newcomer)
+    assert "Worst failures" in text and "by latency error as a factor" in text
 
 
 def test_quiet_is_the_verdict_alone(monkeypatch):
