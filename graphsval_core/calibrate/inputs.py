@@ -120,6 +120,22 @@ def _name_other_targets(key: str, others: dict[str, Counter[str]], any_mine: boo
         )
 
 
+def _refuse_unknown_targets(
+    registry: Any, path: str, rows: Sequence[BaselineRow], unknown: set[str]
+) -> None:
+    """A row of another registered target is left out (a file may hold
+    several), but one whose hardware names no registered target is a typo
+    (or a target nobody installed): one line naming the file, the first such
+    row and the close keys, as an unknown op is."""
+    if not unknown:
+        return
+    first = next(r for r in rows if r.hardware in unknown)
+    try:
+        registry.target(first.hardware)
+    except UnknownNameError as exc:
+        raise BaselineFileError(f"{path}:{first.line}: {exc}") from None
+
+
 def _refuse_dtypes(path: str, rows: Sequence[BaselineRow], spec: TargetSpec) -> None:
     """A calibration row of a dtype the target does not run is no measurement
     of it (capture never writes one): one line naming the file and first row,
@@ -179,7 +195,10 @@ def read_rows(
     fit uses (no latency, a failed verdict) are left out with a warning per
     file and reason, and a row of a dtype the target does not run raises
     :class:`BaselineFileError` naming it, unless not ``name_unfitted`` (a
-    caller that counts them itself, all three left out: a validation set)."""
+    caller that counts them itself, all three left out: a validation set).
+    A row of a target nobody registers (a typo of a key) raises
+    :class:`BaselineFileError` naming it and the close keys; rows of other
+    registered targets are left out with a warning."""
     held_out = validation_shapes()
     rows: list[BaselineRow] = []
     sources: list[tuple[Baseline, str]] = []
@@ -188,6 +207,7 @@ def read_rows(
     others: dict[str, Counter[str]] = {}
     seen: dict[tuple[Any, ...], str] = {}  # each measurement, and the file it came from
     files: dict[str, str] = {}  # each file read (its real path), as first named
+    known = {*registry.targets(), *registry.workspace_errors}  # a broken one is still a target
     for path in paths:
         if isinstance(path, str | os.PathLike):  # a file named twice (or a link to it): once
             real = os.path.realpath(path)
@@ -210,6 +230,7 @@ def read_rows(
             seen.setdefault(i, name)
         mine = [r for r in baseline.rows if r.hardware == spec.key]
         other = Counter(r.hardware for r in baseline.rows if r.hardware != spec.key)
+        _refuse_unknown_targets(registry, str(path), baseline.rows, set(other) - known)
         if other:
             others[str(path)] = other
         for r in mine:

@@ -139,6 +139,30 @@ def test_bad_rows_are_one_line_naming_file_and_line(setup, tmp_path, row, fragme
     assert len(result.output.strip().splitlines()) == 1, result.output
 
 
+@pytest.mark.parametrize(
+    ("hardware", "fragment"),
+    [
+        ("TOY", "unknown target 'TOY'; did you mean toy?"),  # a case variant of the key
+        ("nosuch_target", "unknown target 'nosuch_target'; known: "),
+    ],
+)
+def test_a_row_of_no_registered_target_is_one_line_naming_file_and_line(
+    setup, tmp_path, hardware, fragment
+):
+    """A row of another registered target is left out with a warning (a file
+    may hold several), but one naming no registered target is a typo, refused
+    as an unknown op is (from the newcomer: it was left out with a warning)."""
+    lines = setup("toy.calibration.csv").read_text().splitlines()
+    lines[3] = hardware + lines[3][len("toy") :]
+    path = tmp_path / "typo.calibration.csv"
+    path.write_text("\n".join(lines) + "\n")
+    result = _calibrate("--baseline", str(path), "--out", str(tmp_path / "c.json"))
+    assert result.exit_code == 2, result.output
+    assert f"{path}:4: {fragment}" in result.output
+    assert len(result.output.strip().splitlines()) == 1, result.output
+    assert not (tmp_path / "c.json").exists()
+
+
 def test_file_order_does_not_change_the_result(setup, tmp_path):
     path = setup("toy.calibration.csv")
     lines = path.read_text().splitlines()
