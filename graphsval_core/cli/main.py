@@ -156,7 +156,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "registry": (
         "graphsval_core.cli.registry_cmd",
         "registry",
-        "Look up measured ground truth in the installed (or given) baselines.",
+        "Look up measured ground truth in the installed and workspace (or given) baselines.",
     ),
     "sweep": (
         "graphsval_core.cli.sweep_cmds",

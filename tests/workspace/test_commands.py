@@ -76,6 +76,34 @@ def test_a_workspace_copy_of_a_shipped_baseline_is_read_once(run, workspace):
         assert f"warning: {copy}: the same rows as {shipped}; read once" in result.stderr
 
 
+def test_registry_lookup_reads_a_workspace_copy_of_a_shipped_baseline_once(run, workspace):
+    """As validate reads it (from the newcomer: lookup named the copy, with
+    no warning): the shipped row, with a warning naming both files; a row
+    copied into a file of the user's own, likewise, naming both lines; a
+    shape nobody measured names both places it looked in."""
+    shipped = CPU / "baselines" / f"{SHIPPED}_vector_add.validation.csv"
+    header, *rows = shipped.read_text().splitlines()
+    _, op, shape, dtype = rows[3].split(",")[:4]
+    args = ("registry", "lookup", "--hw", SHIPPED, "--op", op, "--shape", shape, "--dtype", dtype)
+    folder = baseline_path(workspace, KEY, "matmul", "validation").parent
+    copy = folder / shipped.name
+    copy.write_bytes(shipped.read_bytes())
+    result = run(workspace, *args, "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["file"] == str(shipped)
+    assert warnings(result) == [f"warning: {copy}: the same rows as {shipped}; read once"]
+    copy.unlink()
+    mine = folder / "mine.validation.csv"
+    mine.write_text(f"{header}\n{rows[3]}\n")
+    result = run(workspace, *args, "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["file"] == str(shipped)
+    assert warnings(result) == [f"warning: {mine}:2: the same row as {shipped}:5; read once"]
+    result = run(workspace, *args[:-4], "--shape", "3", "--dtype", dtype)
+    assert result.exit_code == 2, result.output
+    assert "(looked in the installed and workspace baselines)" in result.output
+
+
 def test_rows_a_workspace_baseline_copies_from_a_shipped_one_count_once(run, workspace):
     """A workspace baseline holding some rows of a shipped file, copied
     exactly, beside a row of its own: the copied rows count once, with one
