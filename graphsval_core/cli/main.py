@@ -181,7 +181,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "Show the workspace: its folder and where that came from (--workspace, "
         "GRAPHSVAL_WORKSPACE, or the user data directory), its targets, baselines (rows per "
         'file) and calibrations, and under "not read" every other file or folder in it and '
-        "in those parts (a .bak copy, a name with no extension), with why no command reads it.",
+        "in those parts (a .bak copy, a name with no extension, a hidden .x.csv), with why no "
+        "command reads it.",
     ),
 }
 

@@ -623,6 +623,37 @@ def test_every_other_file_of_the_workspace_is_listed_as_not_read(run, workspace)
     ]
 
 
+def test_a_hidden_file_of_the_workspace_is_never_read(run, workspace):
+    """An editor's dot-file (``baselines/.hidden.csv``, a hidden target or
+    calibration) was read as a part, and a broken one stopped ``registry
+    lookup`` (from the newcomer): each is listed as not read, hidden."""
+    base = baseline_path(workspace, KEY, "matmul", "validation")
+    (base.parent / ".hidden.csv").write_text("not,a\nbaseline\n")
+    (base.parent / "recapture" / f".{base.name}").write_text("hardware\n")
+    (workspace / "targets" / f".{KEY}.target.json").write_text("{")
+    (workspace / "calibration").mkdir(exist_ok=True)
+    (workspace / "calibration" / f".{KEY}.calibration.json").write_text("{")
+    _, op, shape, dtype = first_row(base)[:4]
+    looked = run(
+        workspace, "registry", "lookup", "--hw", KEY, "--op", op, "--shape", shape,
+        "--dtype", dtype, "--json",
+    )  # fmt: skip
+    assert looked.exit_code == 0, looked.output
+    assert json.loads(looked.stdout)["file"] == str(base) and not warnings(looked)
+    shown = run(workspace, "workspace")
+    assert shown.exit_code == 0, shown.output
+    hidden = "a hidden file (its name starts with '.')"
+    assert shown.output.partition("\nnot read (4):\n")[2].splitlines() == [
+        f"  baselines/.hidden.csv  {hidden}",
+        f"  baselines/recapture/.{base.name}  {hidden}",
+        f"  calibration/.{KEY}.calibration.json  {hidden}",
+        f"  targets/.{KEY}.target.json  {hidden}",
+    ]
+    result = run(workspace, "validate", "--hw", KEY, "--format", "json")
+    assert result.exit_code in (0, 1), result.output
+    assert not warnings(result)
+
+
 def test_a_target_file_is_written_only_under_the_name_a_workspace_reads(run, tmp_path):
     """``targets --target-file --out WS/targets/i7_12700k.target.json`` of
     another target wrote it, exit 0, and the i7 was then unusable in that
