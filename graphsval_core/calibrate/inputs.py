@@ -120,6 +120,43 @@ def _name_other_targets(key: str, others: dict[str, Counter[str]], any_mine: boo
         )
 
 
+def _refuse_unknown_targets(
+    registry: Any, path: str, rows: Sequence[BaselineRow], unknown: set[str]
+) -> None:
+    """A row of another registered target is left out (a file may hold
+    several), but one whose hardware names no registered target is a typo
+    (or a target nobody installed): one line naming the file, the first such
+    row and the close keys, as an unknown op is."""
+    if not unknown:
+        return
+    first = next(r for r in rows if r.hardware in unknown)
+    try:
+        registry.target(first.hardware)
+    except UnknownNameError as exc:
+        raise BaselineFileError(f"{path}:{first.line}: {exc}") from None
+
+
+def _refuse_remeasured(
+    path: str, usable: Sequence[BaselineRow], fitted: dict[tuple[Any, ...], tuple[str, BaselineRow]]
+) -> None:
+    """A shape fitted from two files with other values would weigh twice in
+    the fit (and leave-one-out would hold it out and keep it): one line
+    naming both rows, as within one file; else each row of ``usable`` is
+    recorded in ``fitted`` (exact copies were read once before)."""
+    for r in usable:
+        shape = (r.op, r.dims, r.dtype)
+        if shape not in fitted:
+            fitted[shape] = (path, r)
+            continue
+        first_path, first = fitted[shape]
+        notes_only = measurement(r)[:7] == measurement(first)[:7]
+        other = "differing only in its notes" if notes_only else "with other values"
+        raise BaselineFileError(
+            f"{path}:{r.line}: {r.hardware} {r.op} {r.shape} {r.dtype} was measured in "
+            f"{first_path}:{first.line} already, {other}; keep one row per shape"
+        )
+
+
 def _refuse_dtypes(path: str, rows: Sequence[BaselineRow], spec: TargetSpec) -> None:
     """A calibration row of a dtype the target does not run is no measurement
     of it (capture never writes one): one line naming the file and first row,
@@ -167,6 +204,7 @@ def read_rows(
     paths: Sequence[Any],
     read: Callable[[Any], tuple[Baseline, str]] = read_baseline_file,
     name_unfitted: bool = True,
+    one_per_shape: bool = True,
 ) -> CalibrationRows:
     """The rows of ``spec``'s target in the baselines at ``paths``.
 
@@ -179,7 +217,15 @@ def read_rows(
     fit uses (no latency, a failed verdict) are left out with a warning per
     file and reason, and a row of a dtype the target does not run raises
     :class:`BaselineFileError` naming it, unless not ``name_unfitted`` (a
-    caller that counts them itself, all three left out: a validation set)."""
+    caller that counts them itself, all three left out: a validation set).
+    A row of a target nobody registers (a typo of a key) raises
+    :class:`BaselineFileError` naming it and the close keys; rows of other
+    registered targets are left out with a warning. A shape a usable row of
+    an earlier file measured with other values (another latency, or only
+    other notes) raises :class:`BaselineFileError` naming both rows, as a
+    shape measured twice in one file does, unless not ``one_per_shape`` (a
+    caller that keeps the first itself: a validation set with its
+    recapture)."""
     held_out = validation_shapes()
     rows: list[BaselineRow] = []
     sources: list[tuple[Baseline, str]] = []
@@ -188,6 +234,8 @@ def read_rows(
     others: dict[str, Counter[str]] = {}
     seen: dict[tuple[Any, ...], str] = {}  # each measurement, and the file it came from
     files: dict[str, str] = {}  # each file read (its real path), as first named
+    known = {*registry.targets(), *registry.workspace_errors}  # a broken one is still a target
+    fitted: dict[tuple[Any, ...], tuple[str, BaselineRow]] = {}  # each shape fitted, and where
     for path in paths:
         if isinstance(path, str | os.PathLike):  # a file named twice (or a link to it): once
             real = os.path.realpath(path)
@@ -210,6 +258,7 @@ def read_rows(
             seen.setdefault(i, name)
         mine = [r for r in baseline.rows if r.hardware == spec.key]
         other = Counter(r.hardware for r in baseline.rows if r.hardware != spec.key)
+        _refuse_unknown_targets(registry, str(path), baseline.rows, set(other) - known)
         if other:
             others[str(path)] = other
         for r in mine:
@@ -237,6 +286,8 @@ def read_rows(
                     f"{path}:{r.line}: {r.op} {r.shape} {r.dtype} is in a validation "
                     "sweep of the project"
                 )
+        if one_per_shape:
+            _refuse_remeasured(str(path), usable, fitted)
         flags = row_flags(spec, registry.op, usable, str(path))
         suspect += [SuspectRow(r, str(path), f) for r, f in zip(usable, flags, strict=True) if f]
         rows += usable

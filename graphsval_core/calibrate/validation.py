@@ -195,7 +195,12 @@ def held_out_rows(registry: Registry, spec: TargetSpec, named: Sequence[str] = (
         return HeldOut((), (), named=bool(named))
     try:
         found = read_rows(  # what it leaves out, the validation set's line counts
-            registry, spec, paths, lambda item: parsed[_file_key(item)], name_unfitted=False
+            registry,
+            spec,
+            paths,
+            lambda item: parsed[_file_key(item)],
+            name_unfitted=False,
+            one_per_shape=False,  # a shape in two files (a recapture): once, below
         )
     except BaselineFileError as exc:
         raise UserInputError(f"--validation-baseline {exc}" if named else str(exc)) from None

@@ -156,7 +156,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "registry": (
         "graphsval_core.cli.registry_cmd",
         "registry",
-        "Look up measured ground truth in the installed (or given) baselines.",
+        "Look up measured ground truth in the installed and workspace (or given) baselines.",
     ),
     "sweep": (
         "graphsval_core.cli.sweep_cmds",
@@ -181,7 +181,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "Show the workspace: its folder and where that came from (--workspace, "
         "GRAPHSVAL_WORKSPACE, or the user data directory), its targets, baselines (rows per "
         'file) and calibrations, and under "not read" every other file or folder in it and '
-        "in those parts (a .bak copy, a name with no extension), with why no command reads it.",
+        "in those parts (a .bak copy, a name with no extension, a hidden .x.csv), with why no "
+        "command reads it.",
     ),
 }
 

@@ -73,7 +73,7 @@ def _predictor(app: AppContext, name: str) -> Any:
     "baselines",
     multiple=True,
     metavar="CSV",
-    help="Find the measured row in these files (default: the installed baselines).",
+    help="Find the measured row in these files (default: the installed and workspace baselines).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @pass_app
@@ -90,12 +90,12 @@ def explain(
     """Predict one shape and explain the prediction: the tile and the tier it
     lives in, the tier it streams from, memory and compute time, the verdict.
 
-    Beside the prediction: the measured row, when an installed baseline (or a
-    --baseline file) has the shape, with the prediction's errors and the
-    regime the measurement implies. Then where the latency goes (launch,
-    compute, memory, first touch, packing; each tier's bytes and time) and
-    where the energy goes (the operations, each tier's traffic, the static
-    power over the latency), in words and numbers.
+    Beside the prediction: the measured row, when an installed or workspace
+    baseline (or a --baseline file) has the shape, with the prediction's
+    errors and the regime the measurement implies. Then where the latency
+    goes (launch, compute, memory, first touch, packing; each tier's bytes
+    and time) and where the energy goes (the operations, each tier's
+    traffic, the static power over the latency), in words and numbers.
     """
     from graphsval_core.cli.explain_view import energy_split, explain_lines, measured_view
     from graphsval_core.datamodel.op import ShapeError
@@ -124,7 +124,7 @@ def explain(
     if as_json:
         echo_json(data)
         return
-    where = ", ".join(baselines) if baselines else "no installed baseline has this shape"
+    where = ", ".join(baselines) if baselines else "no installed or workspace baseline has it"
     data["measured_looked_in"] = f"looked in {where}" if baselines else where
     width = Screen.detect().width  # the terminal's, COLUMNS, else 80, as validate -v
     click.echo("\n".join(explain_lines(data, predictor, width)))

@@ -11,7 +11,7 @@ from graphsval_core.cli.params import refuse_unknown_dtype
 
 @click.group(cls=Subgroup)
 def registry() -> None:
-    """Look up measured ground truth in the installed (or given) baselines."""
+    """Look up measured ground truth in the installed and workspace (or given) baselines."""
 
 
 @registry.command()
@@ -29,7 +29,7 @@ def registry() -> None:
     "baselines",
     multiple=True,
     metavar="FILE",
-    help="Look in these files instead of the installed baselines.",
+    help="Look in these files instead of the installed and workspace baselines.",
 )
 @click.option("--json", "as_json", is_flag=True)
 @pass_app
@@ -69,7 +69,7 @@ def lookup(
     except BaselineFileError as exc:
         raise InputError(str(exc)) from None
     if found is None:
-        where = ", ".join(baselines) if baselines else "the installed baselines"
+        where = ", ".join(baselines) if baselines else "the installed and workspace baselines"
         raise InputError(f"{key} {op} {shape} {dtype} was not measured (looked in {where})")
     data = measured_dict(*found)
     if as_json:

@@ -140,6 +140,25 @@ def _calibrated(provenance: Any) -> bool:
     return getattr(provenance, "kind", None) == "calibrated"
 
 
+def _constant(provenance: Any) -> str:
+    """The field a row's provenance is of (empty: none)."""
+    return getattr(provenance, "constant", None) or ""
+
+
+def _sheet_value(sheet: list[list[Any]], row: list[Any]) -> str | None:
+    """The datasheet spec's value of ``row`` (of the calibrated spec's rows):
+    the row of its label, else the one row showing its field (a calibration
+    may change a label: ``launch bf16, accumulating`` reads ``dispatch bf16,
+    accumulating`` once bf16 has a fitted dispatch); None: the datasheet
+    leaves the field unset."""
+    for r in sheet:
+        if r[0] == row[0]:
+            return str(r[1])
+    field = _constant(row[2])
+    same = [r for r in sheet if field and _constant(r[2]) == field]
+    return str(same[0][1]) if len(same) == 1 else None
+
+
 def _unset(label: str) -> str:
     """The DATASHEET cell of a row the datasheet spec does not have: what the
     model uses when the field is unset (a product's bandwidth share, a tier's
@@ -539,13 +558,14 @@ def targets(
         if target.description:
             click.echo("\n".join(wrap_line(target.description, width)))
         rows = _detail_rows(registry, target)
-        sheet = dict((r[0], r[1]) for r in _detail_rows(registry, registry.datasheet_target(key)))
+        sheet = _detail_rows(registry, registry.datasheet_target(key))
         # the datasheet value beside every value calibration changed, and how well the
         # fit pins it (a column only for a calibrated target)
         notes = registry.calibration_notes.get(target.key, {})
         table = []
         for r in rows:
-            sheet_value = "" if sheet.get(r[0]) == r[1] else sheet.get(r[0], _unset(r[0]))
+            was = _sheet_value(sheet, r)
+            sheet_value = "" if was == r[1] else was or _unset(r[0])
             fit = [_fit_note(notes, getattr(r[2], "constant", None) or "")] if notes else []
             table.append([r[0], r[1], sheet_value, *fit])
         header = ["FIELD", "VALUE", "DATASHEET", *(["FIT"] if notes else [])]

@@ -33,7 +33,7 @@ def workspace(app: AppContext, as_json: bool) -> None:
     GRAPHSVAL_WORKSPACE, or the user data directory), its targets, baselines
     (rows per file) and calibrations, and under "not read" every other file
     or folder in it and in those parts (a .bak copy, a name with no
-    extension), with why no command reads it.
+    extension, a hidden .x.csv), with why no command reads it.
 
     The workspace holds your own machine's snapshot targets, captures and
     calibrations; every command finds them as it finds an installed plugin's

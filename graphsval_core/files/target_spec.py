@@ -335,10 +335,25 @@ def read_spec(path: str | Path, text: str | bytes | None = None) -> TargetSpec:
         raise TargetFileError(f"{where}: {exc}") from None
     except (ValueError, AttributeError) as exc:
         raise TargetFileError(f"{where}: {exc}") from None
-    wrong = out_of_bounds(spec)
+    wrong = out_of_bounds(spec) or _no_library_size(spec)
     if wrong is not None:
         raise TargetFileError(f"{where}: {wrong}")
     return spec
+
+
+def _no_library_size(spec: TargetSpec) -> str | None:
+    """A file's ``library_min_macs`` of 0 for a dtype, told as ``<where>:
+    ...`` (None: none is): every product of it goes to the library, as when
+    the file gives the dtype no size at all, so a 0 says nothing but looks
+    like a size (a count in thousands, or a placeholder)."""
+    for d, v in spec.library_min_macs.items():
+        if v == 0:
+            return (
+                f"library_min_macs.{d}: 0 sends every {d} product to the GEMM library, as "
+                f"giving {d} no size does; drop the key (or give the size in multiply-adds, "
+                "M*K*N, at or below which the framework's own kernel runs it)"
+            )
+    return None
 
 
 #: What a tier of a file must give (the others have defaults).

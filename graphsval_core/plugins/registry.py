@@ -844,8 +844,12 @@ class Registry:
 
 
 def _suggest(name: str, known: Iterable[str]) -> str:
+    """``; did you mean ...?`` with the close names (one that differs only in
+    case first), else ``; known: ...`` (or that none is installed)."""
     known = sorted(known)
-    close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
+    case = [k for k in known if k.casefold() == name.casefold()]
+    near = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
+    close = (case + [k for k in near if k not in case])[:3]
     if close:
         return f"; did you mean {', '.join(close)}?"
     return f"; known: {', '.join(known)}" if known else "; none is installed"

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from graphsval_core.datamodel.errors import warn_input
 from graphsval_core.files.baseline import (
     Baseline,
     BaselineFileError,
@@ -15,6 +16,7 @@ from graphsval_core.files.baseline import (
     read_baseline_file,
     read_many,
 )
+from graphsval_core.files.baseline_rows import row_identity
 from graphsval_core.plugins.registry import WORKSPACE, Registry
 
 
@@ -43,6 +45,8 @@ def find_measured(
         for r in b.rows
         if r.hardware == key and r.op == op and r.dims == dims and r.dtype == dtype
     ]
+    if not baselines:
+        hits = _read_once(hits)
     if not hits:
         return None
     if registry.target(key).ground_truth == "consistency_only":  # no silicon to have measured
@@ -61,21 +65,45 @@ def find_measured(
     return (firsts or hits)[-1]
 
 
+def _read_once(hits: list[tuple[Baseline, BaselineRow]]) -> list[tuple[Baseline, BaselineRow]]:
+    """``hits`` less each row that repeats an earlier one of another file
+    exactly (a workspace's copy of a shipped row), each with one warning
+    naming both, as validate reads them once."""
+    first: dict[tuple[Any, ...], tuple[Baseline, BaselineRow]] = {}
+    kept = []
+    for b, r in hits:
+        was = first.setdefault(row_identity(r), (b, r))
+        if was[0] is not b:
+            warn_input(f"{b.path}:{r.line}: the same row as {was[0].path}:{was[1].line}; read once")
+            continue
+        kept.append((b, r))
+    return kept
+
+
 def _installed(registry: Registry) -> list[Baseline]:
-    """Every shipped baseline that parses; the others are their plugin's
-    problem, but a workspace's is an error (:class:`BaselineFileError`)."""
+    """Every shipped and workspace baseline that parses; the others are their
+    plugin's problem, but a workspace's is an error (:class:`BaselineFileError`).
+    A baseline with the same rows as one before it (a workspace's copy of a
+    shipped one) is read once, with a warning, as validate reads it."""
     out = []
+    first: dict[frozenset[tuple[Any, ...]], str] = {}
     for plugin, item in registry.baseline_files():
         try:
             baseline = read_baseline_file(item)[0]
             refuse_misshapen(registry, baseline)
-            out.append(baseline)
         except BaselineFileError as exc:
             if plugin == WORKSPACE:  # the user's own capture: as strict as a file named
                 raise
             registry.contribution_problem(
                 plugin, "graphsval_baselines", f"shipped baseline left out: {exc}"
             )
+            continue
+        same = frozenset(row_identity(r) for r in baseline.rows)
+        if baseline.rows and same in first:
+            warn_input(f"{item}: the same rows as {first[same]}; read once")
+            continue
+        first.setdefault(same, str(item))
+        out.append(baseline)
     return out
 
 

@@ -65,6 +65,9 @@ def other_files(folder: Path, listed: set[str]) -> list[OtherFile]:
             name = str(path.relative_to(folder))
             if path.name in parts or name in listed:
                 continue
+            if path.name.startswith("."):  # an editor's file: never a part (hidden())
+                out.append(OtherFile(name, "a hidden file (its name starts with '.')"))
+                continue
             if not path.is_dir():
                 out.append(OtherFile(name, why))
                 continue

@@ -5,7 +5,8 @@ One :class:`WorkspacePlugin` object is registered per registry, holding its
 folder (nothing module-level): ``targets/*.target.json`` are its targets,
 ``baselines/*.csv`` and ``baselines/recapture/*.csv`` its baselines,
 ``calibration/*.calibration.json`` its calibrations (the layout of
-:mod:`graphsval_core.workspace.location`). A target of the workspace whose key
+:mod:`graphsval_core.workspace.location`), none whose name starts with
+``.`` (an editor's file). A target of the workspace whose key
 an installed plugin registers too replaces that plugin's (the registry notes
 it). A file that cannot be read is one problem naming it, handed to
 ``report``; the other files keep working. Reading never creates the folder.
@@ -43,14 +44,23 @@ def owns_target(registry: Registry, key: str) -> bool:
     return key in registry.targets() and registry.target_plugin(key).name == PLUGIN_NAME
 
 
+def hidden(path: Path) -> bool:
+    """Whether ``path``'s name starts with ``.``: an editor's or a tool's
+    file (``.x.csv.swp``, ``.#x.csv``, a copy of a file hidden on purpose),
+    never a part of the workspace (``graphsval workspace`` lists it as not
+    read)."""
+    return path.name.startswith(".")
+
+
 def files_in(folder: Path, suffix: str) -> list[Path]:
-    """The entries of ``folder`` ending in ``suffix``, sorted by name; none
-    when the folder does not exist. A folder or a dangling link of such a
-    name is kept: whatever reads it says what it is (one line naming it),
-    rather than the workspace passing it over in silence."""
+    """The entries of ``folder`` ending in ``suffix`` that are not
+    :func:`hidden`, sorted by name; none when the folder does not exist. A
+    folder or a dangling link of such a name is kept: whatever reads it says
+    what it is (one line naming it), rather than the workspace passing it
+    over in silence."""
     if not folder.is_dir():
         return []
-    return sorted(p for p in folder.iterdir() if p.name.endswith(suffix))
+    return sorted(p for p in folder.iterdir() if p.name.endswith(suffix) and not hidden(p))
 
 
 def folder_problem(folder: Path) -> str | None:
@@ -158,10 +168,7 @@ class WorkspacePlugin:
         out: dict[str, tuple[Path, TargetSpec]] = {}
         folder = self.folder / TARGETS_DIR
         self._folder_problem(folder)
-        entries = []
-        if folder.is_dir():
-            entries = sorted(p for p in folder.iterdir() if p.name.endswith(TARGET_SUFFIX))
-        for path in entries:
+        for path in files_in(folder, TARGET_SUFFIX):
             key = path.name.removesuffix(TARGET_SUFFIX)
             try:
                 if (special := special_file(path)) is not None:

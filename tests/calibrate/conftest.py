@@ -96,6 +96,17 @@ def setup(make_target, make_tier, make_plugin, fake_entry_points, make_entry_poi
 
 
 @pytest.fixture
+def elsewhere(setup, make_plugin, fake_entry_points, make_entry_point) -> str:
+    """Installs a second target beside ``toy`` (its spec under another key)
+    and returns its key: a row of it is another installed target's, left
+    out, where one of a key nobody registers is refused."""
+    toy = build_registry().datasheet_target("toy")
+    plugin = make_plugin("toy", lambda: [toy, evolve(toy, key="elsewhere")])
+    fake_entry_points(make_entry_point("toy", lambda: plugin, "graphsval-toy"))
+    return "elsewhere"
+
+
+@pytest.fixture
 def intel_adds():
     """Every fourth of the Intel host's shipped fp32/bf16 add calibration rows, with
     the registry, its datasheet spec and the constants a fit of them frees:

@@ -139,6 +139,62 @@ def test_bad_rows_are_one_line_naming_file_and_line(setup, tmp_path, row, fragme
     assert len(result.output.strip().splitlines()) == 1, result.output
 
 
+@pytest.mark.parametrize(
+    ("hardware", "fragment"),
+    [
+        ("TOY", "unknown target 'TOY'; did you mean toy?"),  # a case variant of the key
+        ("nosuch_target", "unknown target 'nosuch_target'; known: "),
+    ],
+)
+def test_a_row_of_no_registered_target_is_one_line_naming_file_and_line(
+    setup, tmp_path, hardware, fragment
+):
+    """A row of another registered target is left out with a warning (a file
+    may hold several), but one naming no registered target is a typo, refused
+    as an unknown op is (from the newcomer: it was left out with a warning)."""
+    lines = setup("toy.calibration.csv").read_text().splitlines()
+    lines[3] = hardware + lines[3][len("toy") :]
+    path = tmp_path / "typo.calibration.csv"
+    path.write_text("\n".join(lines) + "\n")
+    result = _calibrate("--baseline", str(path), "--out", str(tmp_path / "c.json"))
+    assert result.exit_code == 2, result.output
+    assert f"{path}:4: {fragment}" in result.output
+    assert len(result.output.strip().splitlines()) == 1, result.output
+    assert not (tmp_path / "c.json").exists()
+
+
+@pytest.mark.parametrize(
+    ("edit", "how"),
+    [
+        (lambda row: row + "edited", "differing only in its notes"),
+        (lambda row: row.replace(",11,", ",12,"), "with other values"),
+    ],
+)
+def test_a_shape_in_two_files_with_other_values_is_refused(setup, tmp_path, edit, how):
+    """A shape measured in two files would be fitted twice (from the
+    newcomer): refused naming both rows, as within one file; an exact copy
+    is read once, with a warning."""
+    first = setup("toy.calibration.csv")
+    lines = first.read_text().splitlines()
+    again = tmp_path / "again.calibration.csv"
+    again.write_text(f"{lines[0]}\n{lines[2]}\n{edit(lines[5])}\n")
+    op, shape = lines[5].split(",")[1:3]
+    out = tmp_path / "c.json"
+    result = _calibrate("--baseline", str(first), "--baseline", str(again), "--out", str(out))
+    assert result.exit_code == 2, result.output
+    assert (
+        f"{again}:3: toy {op} {shape} fp32 was measured in {first}:6 already, {how}; "
+        "keep one row per shape"
+    ) in result.output
+    assert [n for n in result.output.splitlines() if not n.startswith("warning:")] == [
+        next(n for n in result.output.splitlines() if n.startswith("Error:"))
+    ], result.output
+    again.write_text(f"{lines[0]}\n{lines[5]}\n")  # a copy: read once
+    result = _calibrate("--baseline", str(first), "--baseline", str(again), "--out", str(out))
+    assert result.exit_code == 0, result.output
+    assert "measurements again; read once" in result.output
+
+
 def test_file_order_does_not_change_the_result(setup, tmp_path):
     path = setup("toy.calibration.csv")
     lines = path.read_text().splitlines()

@@ -79,17 +79,32 @@ def test_copies_of_one_row_are_refused_in_one_line_with_exit_2(setup, tmp_path):
     assert result.exit_code == 2, result.output
     message = [line for line in result.output.splitlines() if line.strip()]
     assert len(message) == 1 and "Traceback" not in result.output
-    assert (
-        "4 usable toy rows but only 1 distinct (op, shape, dtype); the fit has 2 free "
-        "latency constants (launch_overhead_s, compute_fraction.fp32) and needs at least 2 "
-        "distinct rows: add rows of other shapes" in message[0]
+    # each file's a measurement of the shape again: refused as within one file
+    assert message[0].endswith(
+        f"{copies[1]}:2: toy matmul 1300x700x900 fp32 was measured in {copies[0]}:2 already, "
+        "with other values; keep one row per shape"
     )
     assert not out.exists()
-    with pytest.raises(UserInputError, match="only 1 distinct"):
+    with pytest.raises(UserInputError, match="keep one row per shape"):
         options = CalibrateOptions(
             "toy", tuple(str(c) for c in copies), out=str(out), leave_one_out=False
         )
         calibrate(build_registry(), options)
+    # rows of fewer shapes than free constants, however they came: one line
+    from graphsval_core.calibrate.diagnostics import require_distinct_rows
+    from graphsval_core.calibrate.params import choose_params
+    from graphsval_core.files.baseline import read_baseline_file
+
+    registry = build_registry()
+    spec = registry.datasheet_target("toy")
+    rows = [read_baseline_file(str(c))[0].rows[0] for c in copies]
+    with pytest.raises(UserInputError) as few:
+        require_distinct_rows(spec, rows, choose_params(registry, spec, rows))
+    assert str(few.value).startswith(
+        "4 usable toy rows but only 1 distinct (op, shape, dtype); the fit has 2 free "
+        "latency constants (launch_overhead_s, compute_fraction.fp32) and needs at least 2 "
+        "distinct rows: add rows of other shapes"
+    )
 
 
 def test_one_measurement_in_several_files_counts_once(setup, tmp_path):

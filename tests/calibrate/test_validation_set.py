@@ -264,7 +264,7 @@ def test_calibrate_says_why_rows_and_ops_are_left_out(setup, tmp_path):
     )
 
 
-def test_validation_rows_with_no_latency_are_counted_not_judged(setup, tmp_path):
+def test_validation_rows_with_no_latency_are_counted_not_judged(setup, elsewhere, tmp_path):
     cal = setup("toy.calibration.csv")
     val = setup("toy.validation.csv", purpose_column="validation", shapes_of=UNSEEN)
     blanked = iter(range(2))
@@ -277,7 +277,7 @@ def test_validation_rows_with_no_latency_are_counted_not_judged(setup, tmp_path)
     partial = _edit(val, tmp_path / "partial.validation.csv", blank)
     head, first, *_ = partial.read_text().splitlines()
     others = []
-    for hardware, purpose in (("toy", "calibration"), ("silicon", "validation")):
+    for hardware, purpose in (("toy", "calibration"), (elsewhere, "validation")):
         fields = first.split(",")
         fields[0], fields[-1] = hardware, purpose  # not a validation row of toy: not counted
         others.append(",".join(fields))

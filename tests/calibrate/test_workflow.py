@@ -185,8 +185,16 @@ def test_calibrate_names_the_bad_input(setup, tmp_path):
         calibrate(registry, _options(tmp_path, missing))
     other = tmp_path / "other.calibration.csv"
     other.write_text(setup("toy.calibration.csv").read_text().replace("toy,", "elsewhere,"))
-    with pytest.raises(UserInputError) as few:
+    with pytest.raises(UserInputError) as unknown:  # a key nobody registers: a typo
         calibrate(registry, _options(tmp_path, other))
+    assert str(unknown.value).startswith(f"{other}:2: unknown target 'elsewhere'; known: toy")
+
+
+def test_calibrate_names_the_targets_a_file_holds_when_none_is_its_own(setup, elsewhere, tmp_path):
+    other = tmp_path / "other.calibration.csv"
+    other.write_text(setup("toy.calibration.csv").read_text().replace("toy,", f"{elsewhere},"))
+    with pytest.raises(UserInputError) as few:
+        calibrate(build_registry(), _options(tmp_path, other))
     assert str(few.value) == (
         f"--hw toy: no row of the given baseline(s) is of toy ({other} holds 14 of elsewhere); "
         "calibrate a target on its own rows"

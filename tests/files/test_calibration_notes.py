@@ -261,3 +261,17 @@ def test_a_constant_with_two_optima_says_so_in_the_fit_column():
     result = CliRunner().invoke(cli, ["targets", "--hw", "host_intel_xeon_2c_1t"])
     assert result.exit_code == 0, result.output
     assert _row(result.output, "achievable int8").endswith("two optima")
+
+
+@pytest.mark.parametrize("key", ["host_amd_epyc_zen4_2c_1t", "host_intel_xeon_2c_1t"])
+def test_a_row_whose_label_calibration_changes_shows_the_datasheet_value(key):
+    # the newcomer's finding: the target file gives bf16 accumulating +3 us (a launch's,
+    # bf16 has no dispatch of its own there); the calibration fits a bf16 dispatch, so
+    # the row reads "dispatch bf16, accumulating" and its DATASHEET cell was "-"
+    sheet = build_registry().datasheet_target(key)
+    assert "bf16" not in sheet.dispatch_overhead_s
+    assert sheet.accumulate_overhead_s["bf16"] == pytest.approx(3e-6)
+    result = CliRunner().invoke(cli, ["targets", "--hw", key])
+    assert result.exit_code == 0, result.output
+    cells = _row(result.output, "dispatch bf16, accumulating").split("  ")
+    assert [c.strip() for c in cells if c.strip()][1] == "+3 us", cells

@@ -407,6 +407,11 @@ def _given(data: dict, name: str, value: float) -> None:
             lambda d: d["library_min_macs"].update(bf16=4.5),
             "library_min_macs.bf16: 4.5 is not a whole number (multiply-adds come whole)",
         ),
+        (  # 0 is no size: every product to the library, as with no key (from the newcomer)
+            lambda d: d["library_min_macs"].update(bf16=0),
+            "library_min_macs.bf16: 0 sends every bf16 product to the GEMM library, as giving "
+            "bf16 no size does; drop the key",
+        ),
         (
             lambda d: _given(d, "register_tile_bytes", 1e15),
             "register_tile_bytes: 1e+15 B is above the 49152 B of tier 'l1' (registers hold less",

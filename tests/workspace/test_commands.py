@@ -77,6 +77,34 @@ def test_a_workspace_copy_of_a_shipped_baseline_is_read_once(run, workspace):
         assert f"warning: {copy}: the same rows as {shipped}; read once" in result.stderr
 
 
+def test_registry_lookup_reads_a_workspace_copy_of_a_shipped_baseline_once(run, workspace):
+    """As validate reads it (from the newcomer: lookup named the copy, with
+    no warning): the shipped row, with a warning naming both files; a row
+    copied into a file of the user's own, likewise, naming both lines; a
+    shape nobody measured names both places it looked in."""
+    shipped = CPU / "baselines" / f"{SHIPPED}_vector_add.validation.csv"
+    header, *rows = shipped.read_text().splitlines()
+    _, op, shape, dtype = rows[3].split(",")[:4]
+    args = ("registry", "lookup", "--hw", SHIPPED, "--op", op, "--shape", shape, "--dtype", dtype)
+    folder = baseline_path(workspace, KEY, "matmul", "validation").parent
+    copy = folder / shipped.name
+    copy.write_bytes(shipped.read_bytes())
+    result = run(workspace, *args, "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["file"] == str(shipped)
+    assert warnings(result) == [f"warning: {copy}: the same rows as {shipped}; read once"]
+    copy.unlink()
+    mine = folder / "mine.validation.csv"
+    mine.write_text(f"{header}\n{rows[3]}\n")
+    result = run(workspace, *args, "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["file"] == str(shipped)
+    assert warnings(result) == [f"warning: {mine}:2: the same row as {shipped}:5; read once"]
+    result = run(workspace, *args[:-4], "--shape", "3", "--dtype", dtype)
+    assert result.exit_code == 2, result.output
+    assert "(looked in the installed and workspace baselines)" in result.output
+
+
 def test_rows_a_workspace_baseline_copies_from_a_shipped_one_count_once(run, workspace):
     """A workspace baseline holding some rows of a shipped file, copied
     exactly, beside a row of its own: the copied rows count once, with one
@@ -631,6 +659,37 @@ def test_workspace_json_keys_are_the_ones_its_help_names(run, workspace):
     named = re.findall(r"`(\w+)`", option.help or "")
     keys = list(json.loads(run(workspace, "workspace", "--json").stdout))
     assert named[: len(keys)] == keys and "not_read" in keys
+
+
+def test_a_hidden_file_of_the_workspace_is_never_read(run, workspace):
+    """An editor's dot-file (``baselines/.hidden.csv``, a hidden target or
+    calibration) was read as a part, and a broken one stopped ``registry
+    lookup`` (from the newcomer): each is listed as not read, hidden."""
+    base = baseline_path(workspace, KEY, "matmul", "validation")
+    (base.parent / ".hidden.csv").write_text("not,a\nbaseline\n")
+    (base.parent / "recapture" / f".{base.name}").write_text("hardware\n")
+    (workspace / "targets" / f".{KEY}.target.json").write_text("{")
+    (workspace / "calibration").mkdir(exist_ok=True)
+    (workspace / "calibration" / f".{KEY}.calibration.json").write_text("{")
+    _, op, shape, dtype = first_row(base)[:4]
+    looked = run(
+        workspace, "registry", "lookup", "--hw", KEY, "--op", op, "--shape", shape,
+        "--dtype", dtype, "--json",
+    )  # fmt: skip
+    assert looked.exit_code == 0, looked.output
+    assert json.loads(looked.stdout)["file"] == str(base) and not warnings(looked)
+    shown = run(workspace, "workspace")
+    assert shown.exit_code == 0, shown.output
+    hidden = "a hidden file (its name starts with '.')"
+    assert shown.output.partition("\nnot read (4):\n")[2].splitlines() == [
+        f"  baselines/.hidden.csv  {hidden}",
+        f"  baselines/recapture/.{base.name}  {hidden}",
+        f"  calibration/.{KEY}.calibration.json  {hidden}",
+        f"  targets/.{KEY}.target.json  {hidden}",
+    ]
+    result = run(workspace, "validate", "--hw", KEY, "--format", "json")
+    assert result.exit_code in (0, 1), result.output
+    assert not warnings(result)
 
 
 def test_a_target_file_is_written_only_under_the_name_a_workspace_reads(run, tmp_path):

@@ -368,15 +368,20 @@ def test_the_listing_says_why_a_file_is_not_in_use_never_to_see_warnings_it_does
     workspace, run
 ):
     """`graphsval workspace` prints no plugin warning, so each line says why
-    itself: a calibration holding no target (under a hidden name too), and,
-    under -p no:workspace, a target and a calibration the run leaves out."""
+    itself: a calibration holding no target, one under a hidden name (never
+    read: an editor's file), and, under -p no:workspace, a target and a
+    calibration the run leaves out."""
+    write_json(workspace / "calibration" / "x.calibration.json", {})
     write_json(workspace / "calibration" / ".x.calibration.json", {})
     write_json(calibration_path(workspace, KEY), _calibration())
     listed = run(workspace, "workspace")
     assert listed.exit_code == 0, listed.output
     assert (
-        "calibration/.x.calibration.json  NOT READ: names no target (a 'target' key is required)"
+        "calibration/x.calibration.json  NOT READ: names no target (a 'target' key is required)"
         in listed.output
+    )
+    assert "calibration/.x.calibration.json  a hidden file (its name starts with '.')" in (
+        listed.output
     )
     assert f"calibration/{KEY}.calibration.json  {KEY}: applied" in listed.output
     blocked = run(workspace, "-p", "no:workspace", "workspace")
