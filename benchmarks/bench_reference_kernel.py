@@ -16,13 +16,19 @@ size, in microseconds, and a least-squares line through them:
   dot of two contiguous rows.
 
 What it showed on the Zen 4 VM (torch 2.13, one thread, clock 2.6 GHz as
-``/proc/cpuinfo`` gives it), two runs: a dot costs 15.3-15.6 ns an output
-and 0.07-0.10 ns a multiply-add, a column walk 2.1-2.5 ns an output and
-0.62-0.66 ns a multiply-add (about 40, 0.2, 6 and 1.7 cycles), where the
-Zen 3 host (AVX2, no oneDNN bf16: every bf16 product runs here) fits 29 ns
-and 0.19 ns, 3.1 ns and 0.71 ns on its rows. The shipped captures agree:
-linear 112x2x18 takes 35.8 us (Zen 4) and 37.8 us (Intel host) and
-1920x1x2 64.7 and 60.3 us, 15-17 ns an output beyond the launch.
+``/proc/cpuinfo`` gives it, not the clock under load), four runs: a dot costs
+16.0-18.3 ns an output, its time per multiply-add too small for these shapes
+to tell (-0.3 to 0.6 ns); a column walk 2.3-2.9 ns an output and 0.3-0.75 ns
+a multiply-add. The CPU plugin ships 44 cycles a dot's output, 7 and 1.7 a
+column walk's output and multiply-add, and keeps the Zen 3 host's fitted
+0.19 ns (about half a cycle) for a dot's multiply-add; the Zen 3 (AVX2, no
+oneDNN bf16: every bf16 product runs here) fits 29 ns, 3.1 ns and 0.71 ns
+on its rows. The shipped captures agree on the dot: linear 112x2x18 takes
+35.8 us (Zen 4) and 37.8 us (Intel host) and 1920x1x2 64.7 and 60.3 us,
+15-17 ns an output beyond the launch. The Intel host's column walk is
+cheaper: its bf16 matmul 16x16x16 takes 3.3 us, 2.1 us beyond its launch,
+0.63 of what the Zen 4's cycles give, which the plugin ships for any CPU
+but an AMD one.
 
 Not a capture: nothing is written, and no figure here is fitted to a row.
 """

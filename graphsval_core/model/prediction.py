@@ -154,6 +154,11 @@ class Prediction:
     #: per row: the product runs in the framework's own kernel (no GEMM library),
     #: timed per output and per multiply-add (its ``compute_s``)
     reference_kernel: np.ndarray | None = None
+    #: why the library leaves those products to the framework's kernel: its
+    #: dtype has none on the target (``no_gemm_library``: True), or each is at or
+    #: below ``library_min_macs`` multiply-adds (that size; None: neither)
+    no_library: bool = False
+    library_min_macs: float | None = None
     #: per row: the part of that kernel's time its walk down B spends on TLB misses
     tlb_miss_s: np.ndarray | None = None
     #: per row: the compute units the op runs on (1 at or below the target's grain)
@@ -376,7 +381,10 @@ class Prediction:
             )
         k = self.tier_names.index(str(self.binding_tier[i]))
         parts = [head + ":"]
-        if self.tiles is not None and self.residency_tier is not None:
+        own = self.reference_kernel is not None and bool(self.reference_kernel[i])
+        if own:  # the framework's kernel forms one output at a time: no tile
+            pass
+        elif self.tiles is not None and self.residency_tier is not None:
             mt, _, nt = (int(x) for x in self.tiles[i, k])
             article = "an" if str(mt).startswith("8") or mt in (11, 18) else "a"
             parts.append(f"{article} {mt}x{nt} output tile lives in {self.residency_tier[i]};")
@@ -414,8 +422,17 @@ class Prediction:
         if self.reference_kernel is not None and self.reference_kernel[i]:
             tlb = 0.0 if self.tlb_miss_s is None else float(self.tlb_miss_s[i])
             walks = f", {fmt_seconds(tlb)} of it in TLB misses of its walk down B" if tlb else ""
+            if self.no_library:
+                why = f"{self.dtype} has no GEMM library here"
+            elif self.library_min_macs is not None:
+                why = (
+                    f"at most {self.library_min_macs:g} multiply-adds, too small for the "
+                    f"{self.dtype} GEMM library"
+                )
+            else:
+                why = "no GEMM library runs it"
             parts.append(
-                compute + " in the framework's own product kernel (no GEMM library runs it: "
+                compute + f" in the framework's own product kernel ({why}: "
                 f"a time per output and per multiply-add{walks}),"
             )
             compute = ""

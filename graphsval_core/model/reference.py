@@ -124,7 +124,8 @@ latency and energy of one call on warm data, term by term
   packs the share of A beyond the last-level cache, ``M*K*bpe`` times the
   last tier's miss fraction, at the dtype's ``pack_a_bps`` (where the spec
   gives one) once N is above ``PACK_A_MIN_COLUMNS`` (16): serially, one
-  block at a time before the kernel uses it.
+  block at a time before the kernel uses it (not for an A too short to pack
+  B, whose GEMV path reads both operands as they lie).
 - **Latency** (:mod:`.terms.latency`) = launch + max(compute, memory)
   + (1 - overlap) * min(compute, memory) + first touch + packing. The
   overlap is 1 (the roofline), except for a matrix product a GEMM library
@@ -444,7 +445,8 @@ def predict(
         pack = pack_time(gemm, bpe, target.pack_bps.get(dtype), pack_from, read_b)
         pack_a = pack_a_time(gemm, bpe, crossing[:, -1], target.pack_a_bps.get(dtype))
         pack = np.where(library, pack * packed, 0.0)
-        pack_a = np.where(library, pack_a, 0.0)
+        # an A too short to pack B runs the library's GEMV path, which packs neither
+        pack_a = np.where(library & ~unpacked, pack_a, 0.0)
         pack = pack + pack_a
 
     overlap_of: float | np.ndarray = overlap
@@ -505,6 +507,8 @@ def predict(
         gemv_team=np.isfinite(gemv_cost),
         compute_s=compute_s,
         reference_kernel=reference,
+        no_library=dtype in target.no_gemm_library,
+        library_min_macs=target.library_min_macs.get(dtype),
         tlb_miss_s=tlb_s,
         memory_s=memory.memory_s,
         exposed_compute_s=exposed.exposed_compute_s,

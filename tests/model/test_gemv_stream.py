@@ -143,3 +143,15 @@ def test_a_gemv_s_own_share_is_checked(make_target, make_tier, fields, message):
 def test_a_gemv_s_own_share_needs_provenance(make_target):
     with pytest.raises(SpecError, match="gemv_fraction.fp32"):
         make_target(gemv_fraction={"fp32": 0.5})
+
+
+def test_an_a_too_short_to_pack_b_is_not_packed_either(registry_of):
+    # the library's GEMV path reads both operands as they lie: an A of 1-2 rows beyond
+    # the caches pays no packing of A, while 3 rows (B packed) pack the A's share beyond
+    # the last cache, as a tall product's
+    reg = _registry(registry_of, 0.8, pack_a_bps={"fp32": estimated(1e9, "t")})
+    tall = [[1, 2 * BIG * BIG, 32], [2, BIG * BIG, 32], [3, BIG * BIG, 32]]
+    p = predict_batch(reg, "t", "matmul", tall, "fp32")
+    assert p.gemv_stream.tolist() == [True, True, False]
+    assert p.pack_a_s[:2].tolist() == [0.0, 0.0] and p.pack_a_s[2] > 0
+    assert "packing A" not in p.sentence(0) and "packing A" in p.sentence(2)

@@ -86,7 +86,9 @@ def test_a_bf16_product_with_no_library_runs_in_the_framework_s_kernel(registry)
     assert mm.launch_s.tolist() == pytest.approx([2e-6, 2e-6])
     assert mm.pack_s.tolist() == [0.0, 0.0]
     assert mm.regime[1] == "alu_bound"
-    assert "framework's own product kernel" in mm.sentence(0)
+    sentence = mm.sentence(0)
+    assert "framework's own product kernel (bf16 has no GEMM library here" in sentence
+    assert "output tile" not in sentence  # it forms one output at a time
     # linear's weight is stored N x K: each output a contiguous dot, no column walk
     lin = predict_batch(registry, "t", "linear", shapes, "bf16")
     assert lin.compute_s.tolist() == pytest.approx((m * n * DOT_OUT + m * n * k * DOT_MAC).tolist())
@@ -115,6 +117,9 @@ def test_a_library_s_small_products_take_the_kernel_s_times_where_given(
     assert mm.reference_kernel.tolist() == [True, False]
     assert mm.compute_s[0] == pytest.approx(256 * OUT + 4096 * MAC)
     assert mm.launch_s.tolist() == pytest.approx([2e-6, 20e-6])
+    # the sentence says why the library leaves it, and the library's product keeps its tile
+    assert "(at most 4096 multiply-adds, too small for the bf16 GEMM library" in mm.sentence(0)
+    assert "output tile" not in mm.sentence(0) and "output tile" in mm.sentence(1)
 
 
 def test_the_kernel_s_times_come_together_and_name_known_dtypes(make_target):

@@ -476,7 +476,7 @@ def _detect(root_text: str, usable: frozenset[int], given: bool) -> TargetSpec:
             libraried, flags, vendor=info.vendor or ""
         ),
         no_gemm_library=unlibraried,
-        **reference_kernel.times(unlibraried, clock, small=sized),
+        **reference_kernel.times(unlibraried, clock, small=sized, vendor=info.vendor or ""),
         tlb_reach_bytes=tlb_reach if unlibraried else None,
         page_walk_s=page_walk if unlibraried else None,
         first_touch_bps=touch,

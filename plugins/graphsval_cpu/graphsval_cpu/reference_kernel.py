@@ -38,23 +38,51 @@ CYCLES = {
     "reference_dot_mac_s": (0.6, "converts and multiplies 8 lanes of a contiguous dot at a time"),
 }
 #: The same cycles on a CPU with AVX-512 (whose bf16 goes to oneDNN: the reference
-#: kernel runs only its products too small for oneDNN there), measured on the Zen 4
-#: VM (``benchmarks/bench_reference_kernel.py``, four runs at the 2.6 GHz
-#: ``/proc/cpuinfo`` gives): a column walk 2.3-2.9 ns an output and 0.3-0.75 ns a
-#: multiply-add, a dot 16.0-18.3 ns an output, its time per multiply-add too small
-#: for those shapes to tell (-0.3 to 0.6 ns; the Zen 3's rows fit 0.19 ns, about
-#: half a cycle, which it keeps).
-SMALL_PRODUCT_CYCLES = {
-    "reference_output_s": (7.0, "sets up, reduces and stores each output of its column walk"),
-    "reference_mac_s": (1.7, "converts each bf16 pair of its column walk to fp32 and multiplies"),
-    "reference_dot_output_s": (44.0, "sets up its vector dot and reduces it across lanes"),
-    "reference_dot_mac_s": (0.5, "converts and multiplies the lanes of a contiguous dot"),
-}
-#: Where the small-product cycles were measured, for their provenance.
-SMALL_PRODUCT_SOURCE = (
+#: kernel runs only its products too small for oneDNN there), with where each comes
+#: from: measured on the Zen 4 VM (``benchmarks/bench_reference_kernel.py``, four
+#: runs; cycles of the 2.6 GHz ``/proc/cpuinfo`` gives, not of the clock under
+#: load): a column walk 2.3-2.9 ns an output and 0.3-0.75 ns a multiply-add, a dot
+#: 16.0-18.3 ns an output; a dot's time per multiply-add is too small for those
+#: shapes to tell (-0.3 to 0.6 ns), so it keeps the Zen 3's fitted 0.19 ns.
+_BENCH = (
     "measured on the Zen 4 VM, benchmarks/bench_reference_kernel.py: the products of at most "
     "library_min_macs multiply-adds that oneDNN never sees"
 )
+SMALL_PRODUCT_CYCLES = {
+    "reference_output_s": (
+        7.0,
+        "sets up, reduces and stores each output of its column walk",
+        _BENCH,
+    ),
+    "reference_mac_s": (
+        1.7,
+        "converts each pair of its column walk to fp32 and multiplies",
+        _BENCH,
+    ),
+    "reference_dot_output_s": (
+        44.0,
+        "sets up its vector dot and reduces it across lanes",
+        _BENCH,
+    ),
+    "reference_dot_mac_s": (
+        0.5,
+        "converts and multiplies the lanes of a contiguous dot",
+        "the Zen 3 host's fitted 0.19 ns: the Zen 4 VM's bench cannot resolve it on "
+        "products of at most library_min_macs (-0.3 to 0.6 ns)",
+    ),
+}
+#: An Intel CPU's column walk, as a share of :data:`SMALL_PRODUCT_CYCLES`': the
+#: Intel host's bf16 matmul 16x16x16 takes 3.3 us (``library_min_macs``'
+#: provenance), 2.1 us beyond its launch, where the Zen 4's cycles give 3.4 us.
+#: Its dot agrees with the Zen 4's (its calibration row 112x2x18: 37.8 us, about
+#: 17.5 ns an output beyond the launch).
+INTEL_WALK_SHARE = 0.63
+_INTEL_WALK = (
+    "the Zen 4 VM's cycles (benchmarks/bench_reference_kernel.py) times 0.63: the Intel "
+    "host's bf16 matmul 16x16x16 takes 3.3 us, 2.1 us beyond its launch, where they give 3.4"
+)
+
+
 #: A second-level TLB miss the column walk's loads cannot overlap: a page walk
 #: that finds the page tables in the caches, partly hidden by the next loads.
 PAGE_WALK_CYCLES = 12.0
@@ -72,26 +100,35 @@ def no_gemm_library(dtypes: Iterable[str], flags: frozenset[str]) -> tuple[str, 
 
 
 def times(
-    dtypes: Iterable[str], clock_hz: float, small: Iterable[str] = ()
+    dtypes: Iterable[str], clock_hz: float, small: Iterable[str] = (), vendor: str = ""
 ) -> dict[str, dict[str, Sourced]]:
     """The reference kernel's four times (per output and per multiply-add,
     by layout) for each of ``dtypes`` (no GEMM library: :data:`CYCLES`) and
     of ``small`` (a library that leaves its smallest products to the kernel,
-    ``library_min_macs``: :data:`SMALL_PRODUCT_CYCLES`), at ``clock_hz``."""
+    ``library_min_macs``: :data:`SMALL_PRODUCT_CYCLES`, a column walk at
+    :data:`INTEL_WALK_SHARE` of them on any CPU but an AMD one, as the Intel
+    host), at ``clock_hz``. A dtype in both is a caller's error."""
+    dtypes, small = list(dtypes), list(small)
+    if set(dtypes) & set(small):
+        raise ValueError(f"{sorted(set(dtypes) & set(small))}: no library and a small one at once")
     out: dict[str, dict[str, Sourced]] = {name: {} for name in CYCLES}
-    for group, table, where in (
-        (dtypes, CYCLES, ""),
-        (small, SMALL_PRODUCT_CYCLES, SMALL_PRODUCT_SOURCE),
-    ):
-        for dtype in group:
-            for name, (cycles, what) in table.items():
-                source = (
-                    f"about {cycles:g} cycles at {clock_hz / 1e9:.3g} GHz: PyTorch's reference "
-                    f"{dtype} gemm {what}"
-                )
-                out[name][dtype] = estimated(
-                    cycles / clock_hz, f"{source} ({where})" if where else source
-                )
+
+    def put(name: str, dtype: str, cycles: float, what: str, where: str = "") -> None:
+        source = (
+            f"about {cycles:.2g} cycles at {clock_hz / 1e9:.3g} GHz: PyTorch's reference "
+            f"{dtype} gemm {what}"
+        )
+        out[name][dtype] = estimated(cycles / clock_hz, f"{source} ({where})" if where else source)
+
+    for dtype in dtypes:
+        for name, (cycles, what) in CYCLES.items():
+            put(name, dtype, cycles, what)
+    intel = vendor != "AuthenticAMD"  # as the library's terms: every CPU but an AMD one
+    for dtype in small:
+        for name, (cycles, what, where) in SMALL_PRODUCT_CYCLES.items():
+            if intel and name in ("reference_output_s", "reference_mac_s"):
+                cycles, where = cycles * INTEL_WALK_SHARE, _INTEL_WALK
+            put(name, dtype, cycles, what, where)
     return out
 
 

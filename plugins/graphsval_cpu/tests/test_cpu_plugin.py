@@ -137,9 +137,31 @@ def test_cpu_shipped_hosts_show_and_write_their_library_s_software_terms(graphsv
         if shipped.library_min_macs:
             from graphsval_cpu import reference_kernel
 
-            small = reference_kernel.times((), shipped.clock_hz, small=list(own))
+            model = shipped.fingerprint["cpu_model"]
+            vendor = "GenuineIntel" if "Intel" in model else "AuthenticAMD"
+            small = reference_kernel.times(
+                shipped.no_gemm_library,
+                shipped.clock_hz,
+                small=shipped.library_min_macs,
+                vendor=vendor,
+            )
             for name, per in small.items():
                 assert dict(getattr(shipped, name)) == {d: v.value for d, v in per.items()}
+                for d, v in per.items():
+                    assert shipped.provenance[f"{name}.{d}"] == v.provenance, (key, name)
+    # an Intel CPU's column walk is the Zen 4's at the Intel host's own 16x16x16 (0.63 of
+    # it); the dots agree
+    intel = registry.datasheet_target("host_intel_xeon_2c_1t")
+    zen4 = registry.datasheet_target("host_amd_epyc_zen4_2c_1t")
+    walk = (
+        intel.reference_mac_s["bf16"]
+        * intel.clock_hz
+        / (zen4.reference_mac_s["bf16"] * zen4.clock_hz)
+    )
+    assert walk == pytest.approx(0.63)
+    dot = intel.reference_dot_output_s["bf16"] * intel.clock_hz
+    assert dot == pytest.approx(zen4.reference_dot_output_s["bf16"] * zen4.clock_hz)
+    assert "cannot resolve" in intel.provenance["reference_dot_mac_s.bf16"].source
     zen4 = registry.datasheet_target("host_amd_epyc_zen4_2c_1t")
     assert dict(zen4.tail_piece_vectors) == {"int8": 1.0}
     shown = graphsval_cli("targets", "--hw", "host_amd_epyc_zen4_2c_1t")
