@@ -147,8 +147,10 @@ def _latency_lines(data: dict[str, Any], terms: dict[str, float]) -> list[str]:
     if terms.get("hidden_s"):
         out.append(f"  ({fmt_seconds(terms['hidden_s'])} of memory and compute overlap, hidden)")
     if details.get("product_overlap") is not None:
+        share = details["product_overlap"]
+        hides = "all" if share >= 1 else f"{share:.3g}"  # the roofline's 1: all of it
         out.append(
-            f"  (the GEMM library hides {details['product_overlap']:.3g} of the shorter of "
+            f"  (the GEMM library hides {hides} of the shorter of "
             "compute and memory beyond the innermost tier: "
             f"{fmt_seconds(details['unhidden_s']) if details['unhidden_s'] else 'none'} of it "
             "adds to the latency)"

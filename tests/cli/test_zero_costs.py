@@ -47,3 +47,5 @@ def test_explain_leaves_a_zero_launch_out_and_says_none_is_unhidden(zero_costs):
     assert " ps" not in text
     assert "launch" not in text.split("measured:")[0]
     assert "none of it adds to the latency" in text
+    # an overlap of 1 (the roofline's) hides all of it, not "1 of" it (from the newcomer)
+    assert "hides all of the shorter" in text and "hides 1 of" not in text
