@@ -36,15 +36,13 @@ Not a capture: nothing is written, and no figure here is fitted to a row.
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 from collections.abc import Callable
 
 import numpy as np
 import torch
 import torch.nn.functional as F
+from bench_linear_call import ROUNDS, rounds_us
 
-ROUNDS = 7
 #: Shapes (M, K, N) of at most 4096 multiply-adds: few and many outputs, short and long K.
 SHAPES = (
     (2, 2, 2),
@@ -64,17 +62,9 @@ DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
 
 
 def median_us(call: Callable[[], object], calls: int = 300) -> float:
-    """The median of :data:`ROUNDS` rounds of ``calls`` calls, in
-    microseconds a call, after a warm-up."""
-    for _ in range(calls // 5):
-        call()
-    times = []
-    for _ in range(ROUNDS):
-        start = time.perf_counter()
-        for _ in range(calls):
-            call()
-        times.append((time.perf_counter() - start) / calls * 1e6)
-    return statistics.median(times)
+    """The median of :data:`ROUNDS` rounds of ``calls`` calls, in microseconds
+    a call, after a warm-up (:func:`bench_linear_call.rounds_us`)."""
+    return rounds_us(call, calls)[0]
 
 
 def fit_line(shapes: list[tuple[int, int, int]], us: list[float]) -> tuple[float, float, float]:

@@ -12,7 +12,7 @@ import numpy as np
 
 from graphsval_core.datamodel.regimes import TIER_NAMES
 from graphsval_core.datamodel.tables import wrap_line
-from graphsval_core.datamodel.units import fmt_bytes, fmt_joules, fmt_seconds, fmt_si
+from graphsval_core.datamodel.units import fmt_bytes, fmt_cost, fmt_joules, fmt_seconds, fmt_si
 
 
 def energy_split(row: dict[str, Any], idle_power_w: float | None) -> dict[str, Any] | None:
@@ -152,7 +152,7 @@ def _latency_lines(data: dict[str, Any], terms: dict[str, float]) -> list[str]:
         out.append(
             f"  (the GEMM library hides {hides} of the shorter of "
             "compute and memory beyond the innermost tier: "
-            f"{fmt_seconds(details['unhidden_s']) if details['unhidden_s'] else 'none'} of it "
+            f"{fmt_cost(details['unhidden_s'])} of it "
             "adds to the latency)"
         )
     moved, times = details.get("bytes_per_tier") or {}, details.get("time_per_tier_s") or {}

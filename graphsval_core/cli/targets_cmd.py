@@ -23,7 +23,7 @@ from graphsval_core.datamodel.target import (
     TargetSpec,
     output_passes_phrase,
 )
-from graphsval_core.datamodel.units import fmt_bytes, fmt_joules, fmt_seconds, fmt_si
+from graphsval_core.datamodel.units import fmt_bytes, fmt_cost, fmt_joules, fmt_seconds, fmt_si
 from graphsval_core.files.target_spec import spec_to_json
 from graphsval_core.plugins.records import ProbeResult
 from graphsval_core.plugins.registry import Registry, UnknownNameError
@@ -224,7 +224,7 @@ def _detail_rows(registry: Registry, target: TargetSpec) -> list[list[str]]:
     for dtype, energy in target.energy_per_op_j.items():
         rows.append([f"energy/op {dtype}", fmt_joules(energy), src(f"energy_per_op_j.{dtype}")])
     rows += [
-        ["launch overhead", _cost(target.launch_overhead_s), src("launch_overhead_s")],
+        ["launch overhead", fmt_cost(target.launch_overhead_s), src("launch_overhead_s")],
         *_dispatch_rows(target, src),
         *[
             [f"library {d}", f"above {v:g} multiply-adds", src(f"library_min_macs.{d}")]
@@ -265,7 +265,7 @@ def _detail_rows(registry: Registry, target: TargetSpec) -> list[list[str]]:
             for d in target.no_gemm_library
         ],
         *[
-            [f"{label} {d}", _cost(v), src(f"{name}.{d}")]
+            [f"{label} {d}", fmt_cost(v), src(f"{name}.{d}")]
             for name, label in _REFERENCE_LABELS
             for d, v in getattr(target, name).items()
         ],
@@ -273,7 +273,7 @@ def _detail_rows(registry: Registry, target: TargetSpec) -> list[list[str]]:
             [label, text(getattr(target, name)), src(name)]
             for label, name, text in (
                 ("TLB reach", "tlb_reach_bytes", fmt_bytes),
-                ("TLB miss", "page_walk_s", _cost),
+                ("TLB miss", "page_walk_s", fmt_cost),
             )
             if getattr(target, name) is not None
         ],
@@ -301,14 +301,14 @@ def _detail_rows(registry: Registry, target: TargetSpec) -> list[list[str]]:
         *[
             [label, text(getattr(target, name)), src(name)]
             for label, name, text in (
-                ("extra kernel", "kernel_overhead_s", _cost),
-                ("fork/join", "fork_join_s", _cost),
+                ("extra kernel", "kernel_overhead_s", fmt_cost),
+                ("fork/join", "fork_join_s", fmt_cost),
                 ("parallel grain", "parallel_grain_ops", lambda v: f"{v:g} ops"),
             )
             if getattr(target, name) is not None
         ],
         *[
-            [f"GEMV fork/join {d}", _cost(v), src(f"gemv_fork_join_s.{d}")]
+            [f"GEMV fork/join {d}", fmt_cost(v), src(f"gemv_fork_join_s.{d}")]
             for d, v in target.gemv_fork_join_s.items()
         ],
         *[
@@ -655,11 +655,6 @@ def _write_target_file(spec: TargetSpec, out: str) -> None:
     click.echo(f"wrote {one_line(out)}: target {spec.key}'s file, before calibration")
 
 
-def _cost(seconds: float) -> str:
-    """A time a target's table lists: a zero cost is ``none`` (not ``0 ps``)."""
-    return fmt_seconds(seconds) if seconds else "none"
-
-
 def _rows_of_a(rows: float) -> str:
     return f"{rows:g} row{'' if rows == 1 else 's'} of A"
 
@@ -680,7 +675,7 @@ def _dispatch_rows(target: TargetSpec, src: Callable[[str], str]) -> list[list[s
             rows.append(
                 [
                     f"dispatch {d}",
-                    _cost(target.dispatch_overhead_s[d]),
+                    fmt_cost(target.dispatch_overhead_s[d]),
                     src(f"dispatch_overhead_s.{d}"),
                 ]
             )

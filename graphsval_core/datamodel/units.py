@@ -40,6 +40,12 @@ def fmt_seconds(value: float) -> str:
     return f"{value / 1e-12:.3g} ps"
 
 
+def fmt_cost(seconds: float) -> str:
+    """A time something costs: :func:`fmt_seconds`, or ``none`` for zero
+    (never ``0 ps``)."""
+    return fmt_seconds(seconds) if seconds else "none"
+
+
 def fmt_joules(value: float) -> str:
     """Joules with a fitting unit: ``1.5e-12`` -> ``1.5 pJ``."""
     value = float(value)

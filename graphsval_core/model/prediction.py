@@ -381,8 +381,9 @@ class Prediction:
             )
         k = self.tier_names.index(str(self.binding_tier[i]))
         parts = [head + ":"]
+        # the framework's own kernel forms one output at a time: no tile
         own = self.reference_kernel is not None and bool(self.reference_kernel[i])
-        if own:  # the framework's kernel forms one output at a time: no tile
+        if own:
             pass
         elif self.tiles is not None and self.residency_tier is not None:
             mt, _, nt = (int(x) for x in self.tiles[i, k])
@@ -419,7 +420,7 @@ class Prediction:
         )
         unit = "OP/s" if self.dtype.startswith("int") else "FLOP/s"
         compute = f"compute needs {fmt_seconds(self.compute_s[i])}"
-        if self.reference_kernel is not None and self.reference_kernel[i]:
+        if own:
             tlb = 0.0 if self.tlb_miss_s is None else float(self.tlb_miss_s[i])
             walks = f", {fmt_seconds(tlb)} of it in TLB misses of its walk down B" if tlb else ""
             if self.no_library:

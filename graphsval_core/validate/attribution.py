@@ -255,9 +255,6 @@ def _compute_drifts(cell: Cell) -> list[Drift]:
         return []
     dtype = cell.dtype or ""
     kinds, implied_kinds = cell.column("vector_rate"), cell.implied_kinds()
-    if kinds.size != cell.column("latency_error").size:  # records built before the kinds
-        kinds = np.full(cell.column("latency_error").size, cell.first.get("vector_rate", 0.0))
-        implied_kinds = np.full(implied.size, cell.first.get("vector_rate", 0.0))
     present = sorted(set(implied_kinds.tolist()))
     several = len(present) > 1
     out = []

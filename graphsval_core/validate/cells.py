@@ -170,7 +170,6 @@ class Cell:
         self._keep(self._columns, records, ("latency_error", "tolerance_latency"))
         if self.regime == ALU_BOUND:
             self.first.setdefault("model", float(terms.achievable_ops_per_s[0]))
-            self.first.setdefault("vector_rate", float(terms.vector_rate[0]))
             self._keep(self._columns, records, ("achievable_ops_per_s", "vector_rate"))
             usable = implies(records, terms.achievable_ops_per_s, terms.compute_s)
             rate = implied_rate(records, terms.achievable_ops_per_s, terms.compute_s, usable)

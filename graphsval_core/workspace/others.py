@@ -19,6 +19,7 @@ from graphsval_core.workspace.location import (
     TARGET_SUFFIX,
     TARGETS_DIR,
 )
+from graphsval_core.workspace.plugin import hidden
 
 
 @frozen
@@ -65,7 +66,7 @@ def other_files(folder: Path, listed: set[str]) -> list[OtherFile]:
             name = str(path.relative_to(folder))
             if path.name in parts or name in listed:
                 continue
-            if path.name.startswith("."):  # an editor's file: never a part (hidden())
+            if hidden(path):  # an editor's file: never a part
                 out.append(OtherFile(name, "a hidden file (its name starts with '.')"))
                 continue
             if not path.is_dir():
