@@ -571,13 +571,21 @@ def parse_row(
 
 def _trials(text: str, where: str, measured: bool) -> int:
     """The trial count ``text`` (empty: 0, unknown); at least 1 on a
-    ``measured`` row, 0 allowed on a failed shape's (the capture writes it)."""
+    ``measured`` row, 0 on a failed shape's (the capture writes 0: a count
+    of trials beside no latency contradicts it, as a measured row's 0 does)."""
     if text == "":
         return 0
     if text.isascii() and text.isdigit() and len(text) <= 16:
         count = int(text)
-        if (1 if measured else 0) <= count <= MAX_TRIALS:
+        if measured and 1 <= count <= MAX_TRIALS:
             return count
+        if not measured and count == 0:
+            return count
+    if not measured and text.isascii() and text.lstrip("-").isdigit():
+        raise BaselineFileError(
+            f"{where}: trial_count {clip(text)} on a failed shape (no latency_s); a failed "
+            "shape counts no trial: write 0 or leave it empty, or give the latency_s measured"
+        )
     if text.isascii() and text.lstrip("-").isdigit():
         raise BaselineFileError(
             f"{where}: trial_count {clip(text)} must be an integer in [1, {MAX_TRIALS}] "

@@ -584,6 +584,8 @@ def plain_block(
         cols[6][i] and not np.isnan(latency[i]) for i in np.flatnonzero(trials == 0).tolist()
     ):
         return None  # a trial count of 0 on a measured row
+    if trials.any() and (trials[np.isnan(latency)] > 0).any():
+        return None  # a trial count on a failed shape
     extras = {name: _objects(column) for name, column in zip(layout.extras, cols[8:], strict=True)}
     if layout.has_purpose:
         given = cols[len(V4_COLUMNS) + layout.extras.index("purpose")]

@@ -119,7 +119,9 @@ def measurement_row(
     waited_s: float = 0.0,
 ) -> dict[str, Any]:
     """The CSV row of one measured shape (``load``: the load average, None:
-    read now; ``busy``: whether, or how, the machine was busy)."""
+    read now; ``busy``: whether, or how, the machine was busy). A failed
+    shape's (no latency) counts no trial, whatever ``m`` says: the baseline
+    reader refuses a count of trials beside no latency."""
     import json
 
     extras = dict(m.extras)
@@ -134,7 +136,7 @@ def measurement_row(
         "dtype": item.dtype,
         "latency_s": "" if m.latency_s is None else f"{m.latency_s:.6e}",
         "energy_j": "" if m.energy_j is None else f"{m.energy_j:.6e}",
-        "trial_count": m.trial_count,
+        "trial_count": 0 if m.latency_s is None else m.trial_count,
         "notes": m.notes,
         **known,
         "schema_version": SCHEMA_VERSION,

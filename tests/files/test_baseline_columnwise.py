@@ -103,11 +103,16 @@ def test_blank_lines_failed_rows_and_extras(monkeypatch):
     rows = _rows(10, wide=True)
     rows[2] = ""
     rows[4] = ",,,,,,,,,,"
-    rows[5] = rows[5].replace(",fp32,", ",fp32,,").replace(",0.5,", ",0.5,")  # a failed shape
-    rows[5] = rows[5].split(",fp32,")[0] + ",fp32,,," + rows[5].split(",fp32,,")[1].split(",", 2)[2]
+    # a failed shape, as the capture writes it: no latency, no energy, 0 trials
+    head, tail = rows[5].split(",fp32,")
+    rows[5] = f"{head},fp32,,,0,{tail.split(',', 3)[3]}"
     text = "\n".join([WIDE, *rows]) + "\n"
     out, _ = _same(text, monkeypatch)
     assert not isinstance(out, str)
+    assert [(r.failed, r.trial_count) for r in out.rows][3] == (True, 0)
+    counted = text.replace(",fp32,,,0,", ",fp32,,,1,", 1)  # trials beside no latency
+    out, _ = _same(counted, monkeypatch)
+    assert isinstance(out, str) and out.startswith("error: b.csv:7: trial_count '1' on a failed")
     bad = text.replace(",0.5,\n", ",-0.5,\n", 1)
     out, _ = _same(bad, monkeypatch)
     assert isinstance(out, str) and "energy_window_s" in out

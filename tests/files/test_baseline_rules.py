@@ -160,16 +160,27 @@ def test_a_denormal_latency_is_one_line_and_exit_2(tmp_path):
         ("1e-05", "\u0663", None),
         ("1e-05", str(2**53 + 1), None),
         ("", "-1", None),
+        ("", "1", None),  # trials counted beside no latency: the capture never writes it
+        ("", "12", None),
+        ("", "00", 0),
+        ("", "many", None),
     ],
 )
 def test_a_measured_row_counts_at_least_one_trial(monkeypatch, latency, text, count):
     out = _readers(_file(HEADER, _row(1), _row(2, latency, "", text)), monkeypatch)
     if count is None:
         assert isinstance(out, str) and out.startswith(f"b.csv:3: trial_count {text.strip()!r} ")
-        if text.isascii() and text.strip().lstrip("-").isdigit():
+        if not text.isascii() or not text.strip().lstrip("-").isdigit():
+            assert out.endswith("is not an integer (expected a count of trials, or empty)")
+        elif latency:
             assert out.endswith(
                 f"must be an integer in [1, {2**53}] (0 only on a failed shape, one with no "
                 "latency_s)"
+            )
+        else:
+            assert out.endswith(
+                "on a failed shape (no latency_s); a failed shape counts no trial: write 0 or "
+                "leave it empty, or give the latency_s measured"
             )
     else:
         assert not isinstance(out, str), out
@@ -179,6 +190,17 @@ def test_a_measured_row_counts_at_least_one_trial(monkeypatch, latency, text, co
 def test_no_shipped_baseline_counts_zero_trials_on_a_measured_row():
     files = read_many(item for _, item in build_registry().baseline_files())
     assert files and all(r.trial_count >= 1 for b in files for r in b.rows if not r.failed)
+
+
+def test_trials_on_a_failed_shape_are_one_line_and_exit_2(tmp_path):
+    path = tmp_path / "f.csv"
+    path.write_text(_file(HEADER, _row(1), _row(2, "", "", "10")))
+    result = CliRunner().invoke(cli, ["validate", "--baseline", str(path)])
+    assert result.exit_code == 2
+    assert result.output == (
+        f"Error: {path}:3: trial_count '10' on a failed shape (no latency_s); a failed shape "
+        "counts no trial: write 0 or leave it empty, or give the latency_s measured\n"
+    )
 
 
 # --- purpose -------------------------------------------------------------------------------
@@ -430,6 +452,7 @@ BIG = [
     (_set(4, "5e-324"), "latency_s '5e-324' is below a picosecond"),
     (_set(4, "1_0e-6"), "latency_s '1_0e-6' is not a number"),
     (_set(6, "0"), "trial_count '0' must be an integer in [1, "),
+    (_set(4, ""), "trial_count '10' on a failed shape (no latency_s)"),
     (_set(7, "no\rte"), "a carriage return inside a line"),
     (_set(8, ""), "purpose is empty and the file name has no"),
     (_set(9, "99"), "schema_version '99' must be 1 or 2"),

@@ -290,6 +290,7 @@ def baseline_cases(rng: random.Random) -> list[Case]:
             ("trials-text", 6, "many"),
             ("trials-huge", 6, "9" * 30),
             ("trials-float", 6, "2.5"),
+            ("latency-empty-with-trials", 4, ""),  # trials counted, no latency: never captured
         ):
             labelled[name] = (_csv([*lines[:2], _field(row, column, value), *lines[3:]]), "bad")
         for name, (data, expect) in labelled.items():

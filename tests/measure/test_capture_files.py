@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from graphsval_core.files.baseline import BaselineFileError
-from graphsval_core.measure.capture import CaptureItem, capture
+from graphsval_core.files.baseline import BaselineFileError, read_baseline
+from graphsval_core.measure.capture import CaptureItem, capture, measurement_row
 from graphsval_core.measure.capture_file import COLUMNS
 from graphsval_core.measure.protocol import CaptureSettings
 from graphsval_core.measure.recapture import MAX_RECAPTURE_REMEASURES, reconcile
@@ -100,6 +100,22 @@ def test_an_older_captures_columns_are_upgraded_and_resumed(tmp_path):
     assert summary.skipped == 1 and summary.measured == 1
     rows = _rows(out)
     assert list(rows[0]) == list(COLUMNS) and [r["shape"] for r in rows] == ["100", "200"]
+
+
+def test_a_failed_shape_is_written_with_no_trials_and_reads_back(tmp_path):
+    """A measurer's failed shape, whatever trials it says it ran, is written
+    with a trial count of 0: the reader refuses trials beside no latency."""
+    failed = Measurement(latency_s=None, energy_j=None, trial_count=7, notes="failed: timed out")
+    row = measurement_row("h", "vector_add", ITEMS[0], "validation", failed, 0.0)
+    assert row["latency_s"] == "" and row["trial_count"] == 0
+    out = tmp_path / "f.csv"
+    summary = _capture(
+        out, measure=lambda item, s: failed if item.dims == (100,) else _measure(item, s)
+    )
+    assert summary.failed == 1 and summary.measured == 1
+    assert [r["trial_count"] for r in _rows(out)] == ["0", "3"]
+    rows = read_baseline(out).rows
+    assert [(r.failed, r.trial_count) for r in rows] == [(True, 0), (False, 3)]
 
 
 def _pair(tmp_path: Path, recaptured: dict[int, float]) -> tuple[Path, Path]:
