@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from graphsval_core.cli.context import one_line, pass_app
+from graphsval_core.cli.context import pass_app, shown_path
 
 
 @click.command()
@@ -252,7 +252,7 @@ def _render(result: Any) -> None:
     fitted = len(result.fit.values)
     kept = len(result.fit.params) - fitted  # not identifiable: the spec's value stays
     click.echo(
-        f"wrote {one_line(str(result.path))}: {fitted} latency constants"
+        f"wrote {shown_path(result.path)}: {fitted} latency constants"
         + (f" ({kept} more not identifiable, left at the spec's)" if kept > 0 else "")
         + f" from {len(result.rows)} rows"
         + (

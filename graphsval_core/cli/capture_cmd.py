@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from graphsval_core.cli.context import AppContext, InputError, one_line, pass_app
+from graphsval_core.cli.context import AppContext, InputError, pass_app, shown_path
 from graphsval_core.cli.params import Seconds, Whole, is_decimal
 from graphsval_core.extras import require_plugin_extra
 
@@ -245,7 +245,7 @@ def capture(
 
         eta = estimate_seconds(app.registry, plan)
         click.echo(
-            f"writing {one_line(str(plan.out))}: {len(plan.items)} shapes x {rounds} round(s), "
+            f"writing {shown_path(plan.out)}: {len(plan.items)} shapes x {rounds} round(s), "
             "about " + (f"{eta / 60:.0f} min" if eta >= 90 else f"{eta:.0f} s")
         )
 
@@ -281,7 +281,7 @@ def render_summary(result: CaptureResult) -> None:
     """What a capture did, a few lines: rows, failures, suspects, quiet, recapture."""
     summary = result.summary
     click.echo(
-        f"{one_line(str(result.out))}: {summary.rows} rows; this run measured "
+        f"{shown_path(result.out)}: {summary.rows} rows; this run measured "
         f"{summary.measured}, failed {summary.failed}, incorrect {summary.incorrect}, skipped "
         f"{summary.skipped} already measured, in {result.elapsed_s:.0f} s"
     )

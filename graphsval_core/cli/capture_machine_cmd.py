@@ -15,7 +15,7 @@ from graphsval_core.cli.capture_cmd import (
     progress_bar,
     render_summary,
 )
-from graphsval_core.cli.context import AppContext, one_line, pass_app
+from graphsval_core.cli.context import AppContext, pass_app, shown_path
 from graphsval_core.cli.params import Whole
 from graphsval_core.extras import require, require_plugin_extra
 
@@ -160,7 +160,7 @@ def calibrated_line(key: str, result: Any) -> str:
             f"validation set median |error| {held.whole.median_abs_error:.1%}, "
             f"{held.within:.0%} within 10% ({held.rows} rows never fitted)"
         )
-    return (
-        f"calibrated {key} on {len(result.rows)} calibration rows: {one_line(str(result.path))}"
-        + (f" ({'; '.join(figures)})" if figures else "")
+    written = shown_path(result.path)
+    return f"calibrated {key} on {len(result.rows)} calibration rows: {written}" + (
+        f" ({'; '.join(figures)})" if figures else ""
     )

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import click
 
-from graphsval_core.cli.context import AppContext, one_line, pass_app
+from graphsval_core.cli.context import AppContext, pass_app, shown_path
 
 
 @click.command()
@@ -70,7 +70,7 @@ def check(
         )
     else:
         for path, lines in result.moved.items():
-            click.echo(f"snapshot {one_line(str(path))}: {len(lines)} change(s)")
+            click.echo(f"snapshot {shown_path(path)}: {len(lines)} change(s)")
             for line in lines:
                 click.echo(f"  {line}")
         from graphsval_core.datamodel.tables import screen_width, wrap_line

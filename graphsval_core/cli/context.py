@@ -6,6 +6,7 @@ import this module, never each other or :mod:`graphsval_core.cli.main`."""
 from __future__ import annotations
 
 import contextlib
+import os
 import warnings
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
@@ -125,6 +126,15 @@ def one_line(text: str) -> str:
     from graphsval_core.datamodel.errors import is_control
 
     return "".join(ascii(ch)[1:-1] if is_control(ch) else ch for ch in text)
+
+
+def shown_path(path: str | os.PathLike[str]) -> str:
+    """``path`` as a line saying what was written (or read) shows it: one
+    line (:func:`one_line`), and never taken for standard output or a flag:
+    a path whose text starts with ``-`` (``--out ./-`` is the file ``-``,
+    which ``Path`` writes without its ``./``) is shown with ``./`` before it."""
+    text = os.fspath(path)
+    return one_line(f"./{text}" if text.startswith("-") else text)
 
 
 @contextlib.contextmanager

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from graphsval_core.cli.context import InputError, Subgroup, one_line
+from graphsval_core.cli.context import InputError, Subgroup, shown_path
 
 
 @click.group(cls=Subgroup)
@@ -42,7 +42,7 @@ def new(name: str, parent: str) -> None:
         return shlex.quote(str(path))
 
     labels = shell(folder / package / "sweep_labels.json")
-    click.echo(f"wrote {one_line(str(folder))}")
+    click.echo(f"wrote {shown_path(folder)}")
     click.echo(f"  pip install -e {shell(folder)}    # then: graphsval targets --hw {name}_dev1")
     click.echo(f"  python -m pytest {shell(folder / 'tests')}")
     click.echo(f"  edit {shell(folder / package / 'targets.py')}, then relabel:")

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from graphsval_core.cli.context import AppContext, InputError, Subgroup, one_line, pass_app
+from graphsval_core.cli.context import AppContext, InputError, Subgroup, pass_app, shown_path
 from graphsval_core.cli.output import echo_json
 from graphsval_core.cli.params import Whole, is_whole
 from graphsval_core.datamodel.errors import warn_input
@@ -142,7 +142,7 @@ def generate(
         dtypes = Counter(e.dtype for e in s.entries)
         counts = ", ".join(f"{dtype} {n}" for dtype, n in dtypes.items())
         done = "wrote" if name in written else "unchanged"
-        click.echo(f"{done} {one_line(str(folder / name))}: {len(s.entries)} shapes ({counts})")
+        click.echo(f"{done} {shown_path(folder / name)}: {len(s.entries)} shapes ({counts})")
 
 
 @sweep.command()
@@ -184,7 +184,7 @@ def label(
             write_overlay(overlay_for(app.registry, sweeps, hws), out)
         except OSError as exc:
             raise InputError(f"--out {out}: cannot write: {exc.strerror or exc}") from None
-        click.echo(f"wrote overlay {one_line(str(out))} for {', '.join(hws)}")
+        click.echo(f"wrote overlay {shown_path(out)} for {', '.join(hws)}")
         return
     folder = _writable(_shipped_dir(sweeps_dir), "--sweeps-dir DIR (a copy of them)")
     if update:
@@ -292,4 +292,4 @@ def from_config(config: str, tokens: str, batch: int, dtype: str, out: str | Non
         raise InputError(f"--out {path}: is the config it reads ({config}); name another file")
     write_sweep(result, path)
     calls = sum(e.extra["count"] for e in result.entries)
-    click.echo(f"wrote {one_line(str(path))}: {len(result.entries)} distinct shapes, {calls} calls")
+    click.echo(f"wrote {shown_path(path)}: {len(result.entries)} distinct shapes, {calls} calls")

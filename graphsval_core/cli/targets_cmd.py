@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from graphsval_core.cli.context import AppContext, InputError, one_line, pass_app
+from graphsval_core.cli.context import AppContext, InputError, pass_app, shown_path
 from graphsval_core.cli.output import echo_json
 from graphsval_core.datamodel.tables import (
     format_noted_table,
@@ -652,7 +652,7 @@ def _write_target_file(spec: TargetSpec, out: str) -> None:
             write_spec(spec, path)
     except (TargetFileError, OSError) as exc:
         raise InputError(f"{out}: cannot be written ({exc})") from None
-    click.echo(f"wrote {one_line(out)}: target {spec.key}'s file, before calibration")
+    click.echo(f"wrote {shown_path(out)}: target {spec.key}'s file, before calibration")
 
 
 def _rows_of_a(rows: float) -> str:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from graphsval_core.cli.context import AppContext, InputError, one_line, pass_app
+from graphsval_core.cli.context import AppContext, InputError, one_line, pass_app, shown_path
 
 if TYPE_CHECKING:
     from graphsval_core.validate.workflow import ValidateResult
@@ -214,7 +214,7 @@ def validate(
         aside = fmt == "json" or quiet
         for plugin in floors.plugins:
             for line in plugin.changes:
-                click.echo(f"floors ({one_line(str(plugin.path))}): {line}", err=aside)
+                click.echo(f"floors ({shown_path(plugin.path)}): {line}", err=aside)
             for check in plugin.checks:
                 click.echo(f"floor {check.text()}", err=aside)
         for line in floors.recaptures:
@@ -344,4 +344,4 @@ def _write_reports(folder: Path, files: dict[str, str]) -> None:
         [(folder / name, text, f"--out {folder / name}") for name, text in files.items()],
         InputError,
     )
-    click.echo(f"reports written to {one_line(str(folder))}/ ({', '.join(files)})", err=True)
+    click.echo(f"reports written to {shown_path(folder)}/ ({', '.join(files)})", err=True)

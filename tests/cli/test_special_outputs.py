@@ -449,3 +449,64 @@ def test_a_path_with_a_newline_is_one_line_in_what_a_writer_says(tmp_path):
     assert calibrated_line("toy", fit) == (
         f"calibrated toy on 0 calibration rows: {tmp_path}/a\\nb.t.json"
     )
+
+
+def test_a_file_called_dash_is_shown_as_dot_slash_dash(tmp_path, monkeypatch):
+    """``--out ./-`` writes a file called ``-``; the line saying so read
+    ``wrote -``, as if it had gone to standard output: it says ``./-``, in
+    every line that names what a command wrote."""
+    monkeypatch.chdir(tmp_path)
+    config = _config(tmp_path)
+
+    def said(argv: list[str]) -> list[str]:
+        result = CliRunner().invoke(cli, argv)
+        assert result.exit_code in (0, 1), (argv, result.output)
+        assert Path("-").exists(), argv
+        if Path("-").is_dir():
+            for inner in Path("-").iterdir():
+                inner.unlink()
+            Path("-").rmdir()
+        else:
+            Path("-").unlink()
+        return result.output.splitlines()
+
+    calibrate = said(
+        ["calibrate", "--hw", HOST, "--baseline", str(CALIBRATION), "--out", "./-", "--no-loo",
+         "--no-grouped-cv"]
+    )  # fmt: skip
+    assert calibrate[0].startswith("wrote ./-: ") and "latency constants" in calibrate[0]
+    assert said(["sweep", "from-config", str(config), "--out", "./-"])[0].startswith(
+        "wrote ./-: 22 distinct shapes"
+    )
+    assert said(["sweep", "label", "--hw", HOST, "--out", "./-"]) == [
+        f"wrote overlay ./- for {HOST}"
+    ]
+    assert said(["targets", "--hw", HOST, "--target-file", "--out", "./-"]) == [
+        f"wrote ./-: target {HOST}'s file, before calibration"
+    ]
+    snapshot = said(["check", "--hw", HOST, "--update-snapshot", "--snapshot", "./-"])
+    assert snapshot[0] == "snapshot ./-: 1 change(s)"
+    reports = said(["validate", "--hw", HOST, "-q", "--out", "./-"])
+    assert "reports written to ./-/ (report.json, report.md, records.csv, report.html)" in reports
+    generated = said(["sweep", "generate", "--op", "vector_add", "--out-dir", "./-"])
+    assert generated[0].startswith("wrote ./-/vector_add_calibration.json: ")
+    from types import SimpleNamespace
+
+    from graphsval_core.cli.capture_cmd import render_summary
+    from graphsval_core.cli.capture_machine_cmd import calibrated_line
+    from graphsval_core.cli.context import shown_path
+    from graphsval_core.measure.capture import CaptureSummary
+
+    capture = SimpleNamespace(
+        out=Path("./-"), summary=CaptureSummary(rows=3), elapsed_s=1.0, reconciled=None
+    )
+    line = CliRunner().invoke(click.command()(lambda: render_summary(capture)), [])
+    assert line.output.startswith("./-: 3 rows; this run")
+    fit = SimpleNamespace(grouped=None, validation=None, rows=[], path=Path("./-"))
+    assert calibrated_line("toy", fit) == "calibrated toy on 0 calibration rows: ./-"
+    assert [shown_path(p) for p in ("-x.json", "a/-", "/tmp/-", "x\n-")] == [
+        "./-x.json",
+        "a/-",
+        "/tmp/-",
+        "x\\n-",
+    ]
