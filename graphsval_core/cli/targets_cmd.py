@@ -261,7 +261,12 @@ def _detail_rows(registry: Registry, target: TargetSpec) -> list[list[str]]:
             for d, v in target.product_output_passes.items()
         ],
         *[
-            [f"library {d}", "none: every product in the framework's own kernel", "no_gemm_library"]
+            [
+                f"library {d}",
+                "none: every product in the framework's own kernel",
+                f"the target's spec: no GEMM library runs its {d} products (the own kernel's "
+                "times below)",
+            ]
             for d in target.no_gemm_library
         ],
         *[

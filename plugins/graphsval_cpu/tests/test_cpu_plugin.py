@@ -173,3 +173,15 @@ def test_cpu_shipped_hosts_show_and_write_their_library_s_software_terms(graphsv
     (lanes, *_), _ = target_field(shown.output, "micro-kernel bf16")
     assert "C's N padded to a multiple" in lanes
     assert "N's tail" not in graphsval_cli("targets", "--hw", "host_intel_xeon_2c_1t").output
+
+
+def test_a_dtype_with_no_library_says_where_from_in_words(graphsval_cli) -> None:
+    """The Zen 3 host's bf16 runs in no GEMM library: its row's note read the
+    spec's key, ``no_gemm_library``; it says it in words, as every row does."""
+    shown = graphsval_cli("targets", "--hw", "host_amd_epyc_2c_1t")
+    (value, *_), source = target_field(shown.output, "library bf16")
+    assert value == "none: every product in the framework's own kernel"
+    assert source == (
+        "the target's spec: no GEMM library runs its bf16 products (the own kernel's times below)"
+    )
+    assert "no_gemm_library" not in shown.output
