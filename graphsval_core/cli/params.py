@@ -14,11 +14,14 @@ from __future__ import annotations
 import math
 import os
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from graphsval_core.cli.context import one_line_usage
+
+if TYPE_CHECKING:
+    from graphsval_core.datamodel.op import OpSpec
 
 #: A whole number as graphsval writes one: ASCII digits, a sign at most.
 _WHOLE = re.compile(r"[+-]?[0-9]+")
@@ -259,3 +262,17 @@ def refuse_unknown_dtype(dtype: str) -> None:
         f"unknown dtype {clip(dtype)}{hint}; one of {', '.join(KNOWN_DTYPES)}",
         param_hint="'--dtype'",
     )
+
+
+def shape_flag(op_spec: OpSpec, text: str) -> tuple[int, ...]:
+    """The dims of ``--shape`` ``text`` for ``op_spec``, read as a shape is
+    everywhere (a baseline's shape column, a shapes file): spaces around the
+    text or a dim, and ``X`` for ``x``, are taken (``' 16X16x16'`` is
+    16x16x16); anything else malformed is a bad parameter naming the flag.
+    explain, predict and registry lookup read their ``--shape`` by it."""
+    from graphsval_core.datamodel.op import ShapeError
+
+    try:
+        return op_spec.parse_shape(text)
+    except ShapeError as exc:
+        raise click.BadParameter(str(exc), param_hint="'--shape'") from None

@@ -11,7 +11,7 @@ import numpy as np
 
 from graphsval_core.cli.context import AppContext, InputError, pass_app
 from graphsval_core.cli.output import echo_json
-from graphsval_core.cli.params import refuse_unknown_dtype
+from graphsval_core.cli.params import refuse_unknown_dtype, shape_flag
 from graphsval_core.cli.predict_table import CSV_COLUMNS, gather, rows, write_csv
 from graphsval_core.datamodel.errors import warn_input
 from graphsval_core.datamodel.tables import format_table
@@ -98,7 +98,6 @@ def explain(
     traffic, the static power over the latency), in words and numbers.
     """
     from graphsval_core.cli.explain_view import energy_split, explain_lines, measured_view
-    from graphsval_core.datamodel.op import ShapeError
     from graphsval_core.files.baseline import BaselineFileError
     from graphsval_core.model.predict import predict_shapes
     from graphsval_core.validate.measured import find_measured
@@ -107,10 +106,7 @@ def explain(
     target, op_spec = _resolve(app, hw, op)
     _check_dtype(target, dtype)
     _predictor(app, predictor)
-    try:
-        dims = op_spec.parse_shape(shape)
-    except ShapeError as exc:
-        raise click.BadParameter(str(exc), param_hint="'--shape'") from None
+    dims = shape_flag(op_spec, shape)
     pred = predict_shapes(app.registry, target, op_spec, [dims], dtype, predictor)
     data = pred.row(0)
     data["energy_split"] = energy_split(data, target.idle_power_w)
@@ -175,7 +171,6 @@ def predict(
     rollup: bool,
 ) -> None:
     """Predict latency, energy and regime for one shape, a file of shapes, or a sweep."""
-    from graphsval_core.datamodel.op import ShapeError
     from graphsval_core.files.sweep import MIXED, SweepFileError, load_sweep
     from graphsval_core.model.predict import predict_shapes
     from graphsval_core.plugins.registry import UnknownNameError
@@ -223,10 +218,7 @@ def predict(
             raise click.UsageError("--dtype is required with --shape or --shapes")
         _, op_spec = _resolve(app, hw, op)
         if shape is not None:
-            try:
-                dims_list = [op_spec.parse_shape(shape)]
-            except ShapeError as exc:
-                raise click.BadParameter(str(exc), param_hint="'--shape'") from None
+            dims_list = [shape_flag(op_spec, shape)]
         else:
             dims_list = _read_shapes_file(shapes_file or "", op_spec)
         items = [(op, d, dtype, {}) for d in dims_list]

@@ -6,7 +6,7 @@ import click
 
 from graphsval_core.cli.context import AppContext, InputError, Subgroup, pass_app
 from graphsval_core.cli.output import echo_json
-from graphsval_core.cli.params import refuse_unknown_dtype
+from graphsval_core.cli.params import refuse_unknown_dtype, shape_flag
 
 
 @click.group(cls=Subgroup)
@@ -43,7 +43,6 @@ def lookup(
     as_json: bool,
 ) -> None:
     """Print the measured row (latency, energy, verdict) of one shape."""
-    from graphsval_core.datamodel.op import ShapeError, split_shape
     from graphsval_core.files.baseline import BaselineFileError
     from graphsval_core.plugins.registry import UnknownNameError
     from graphsval_core.validate.measured import find_measured, measured_dict
@@ -57,12 +56,7 @@ def lookup(
         op_spec = reg.op(op)
     except UnknownNameError as exc:
         raise click.BadParameter(str(exc), param_hint="'--op'") from None
-    try:
-        dims = split_shape(shape)
-        if len(dims) != len(op_spec.dims):
-            raise ShapeError(op_spec.dims_mismatch(shape, len(dims)))
-    except ShapeError as exc:
-        raise click.BadParameter(str(exc), param_hint="'--shape'") from None
+    dims = shape_flag(op_spec, shape)
     refuse_unknown_dtype(dtype)
     try:
         found = find_measured(reg, key, op, dims, dtype, baselines)
@@ -70,7 +64,9 @@ def lookup(
         raise InputError(str(exc)) from None
     if found is None:
         where = ", ".join(baselines) if baselines else "the installed and workspace baselines"
-        raise InputError(f"{key} {op} {shape} {dtype} was not measured (looked in {where})")
+        raise InputError(
+            f"{key} {op} {op_spec.format_shape(dims)} {dtype} was not measured (looked in {where})"
+        )
     data = measured_dict(*found)
     if as_json:
         echo_json(data)

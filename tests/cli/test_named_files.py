@@ -191,7 +191,11 @@ def test_a_malformed_shape_in_a_named_file_stops_a_lookup_too(tmp_path, command)
     ("op", "shape", "says"),
     [
         ("conv2d", "768", "Invalid value for '--op': unknown op 'conv2d'"),
-        ("vector_add", "768x1", "Invalid value for '--shape': shape 768x1 has 2 dims"),
+        (
+            "vector_add",
+            "768x1",
+            "Invalid value for '--shape': shape '768x1' for vector_add (N): expected 1 dim, got 2",
+        ),
     ],
 )
 def test_registry_lookup_names_a_bad_op_or_shape(op, shape, says):
@@ -200,6 +204,46 @@ def test_registry_lookup_names_a_bad_op_or_shape(op, shape, says):
     result = _invoke("registry", "lookup", *args)
     assert result.exit_code == 2 and says in result.output, result.output
     assert "was not measured" not in result.output
+
+
+SHAPE_COMMANDS = [
+    ["explain", "--hw", "i7_12700k", "--op", "matmul", "--dtype", "fp32"],
+    ["predict", "--hw", "i7_12700k", "--op", "matmul", "--dtype", "fp32"],
+    ["registry", "lookup", "--hw", "i7_12700k", "--op", "matmul", "--dtype", "fp32"],
+]
+
+
+@pytest.mark.parametrize("shape", [" 64x64x64", "64x64x64 ", " 64X64x64 ", "64 x 64 x 64"])
+@pytest.mark.parametrize("command", SHAPE_COMMANDS, ids=["explain", "predict", "lookup"])
+def test_a_shape_flag_is_read_as_every_shape_is(command, shape):
+    """``--shape`` is read as a baseline's shape column and a shapes file
+    read one: spaces around it or a dim, and X for x, are taken, by every
+    command alike, and what is said names the shape as written plainly."""
+    plain = _invoke(*command, "--shape", "64x64x64")
+    given = _invoke(*command, "--shape", shape)
+    assert plain.exit_code == 0 and given.exit_code == 0, given.output
+    assert given.output == plain.output
+
+
+@pytest.mark.parametrize("command", SHAPE_COMMANDS, ids=["explain", "predict", "lookup"])
+def test_a_malformed_shape_flag_is_one_line_worded_alike(command):
+    result = _invoke(*command, "--shape", " 7x7")
+    assert result.exit_code == 2
+    (line,) = result.output.splitlines()
+    assert line.startswith(
+        "Error: Invalid value for '--shape': shape ' 7x7' for matmul (MxKxN): expected 3 dims "
+        "joined by 'x', got 2."
+    ), line
+
+
+def test_a_lookup_not_measured_names_the_shape_plainly():
+    """It echoed the flag's text: ``matmul  7X7x7  fp32 was not measured``."""
+    result = _invoke(*SHAPE_COMMANDS[2], "--shape", " 7X7x7 ")
+    assert result.exit_code == 2
+    assert result.output == (
+        "Error: i7_12700k matmul 7x7x7 fp32 was not measured (looked in the installed and "
+        "workspace baselines)\n"
+    )
 
 
 def test_a_measured_row_of_a_consistency_only_target_is_refused(tmp_path):
