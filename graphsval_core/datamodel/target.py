@@ -479,8 +479,9 @@ class TargetSpec:
     ``transposed_pack_min_rows``) how many rows of A its unpacked kernel
     takes per pass over such a B below that: B is read once a pass (MKL's
     fp32 on the Intel host: a linear of 3 rows reads its weight once, of 4
-    twice, of 7 or 8 three times, of 10 four times, one of 16 packs; no
-    shipped target gives them yet, docs/model-fidelity.md, session 59);
+    twice, of 7 or 8 three times, of 10 four times, one of 16 packs: the
+    CPU plugin gives an Intel CPU with AVX-512 12 and 3,
+    docs/model-fidelity.md, sessions 59 and 67);
     ``narrow_n_columns`` (per dtype, a dtype a CPU GEMM library runs) the
     most columns of N, from 2, for which the library runs a product of a
     row-major B (a matmul's) in a narrow kernel of its own rather than its

@@ -452,6 +452,12 @@ def _detect(root_text: str, usable: frozenset[int], given: bool) -> TargetSpec:
         vector_ops_per_s=library.vector_rate(peaks, n_cpus),
         pack_bps=library.pack_rate(libraried),
         pack_min_rows=library.pack_min_rows(libraried),
+        transposed_pack_min_rows=library.transposed_pack_min_rows(
+            libraried, flags, vendor=info.vendor or ""
+        ),
+        transposed_pass_rows=library.transposed_pass_rows(
+            libraried, flags, vendor=info.vendor or ""
+        ),
         in_place_max_rows=library.in_place_max_rows(libraried),
         in_place_fraction=library.in_place_fraction(libraried),
         gemv_fraction=library.gemv_fraction(libraried, flags, vendor=info.vendor or ""),

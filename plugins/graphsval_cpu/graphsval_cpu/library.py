@@ -438,6 +438,72 @@ def pack_min_rows(dtypes: Iterable[str]) -> dict[str, Sourced]:
     return out
 
 
+#: From how many rows of A MKL's fp32 linear packs its transposed weight (the
+#: weight N x K, each row K-contiguous) on an Intel CPU with AVX-512, and how
+#: many rows of A its unpacked kernel takes a pass over the weight below that.
+#: The Intel host's calibration rows (one thread; time per byte of weight over
+#: one pass's): linears of 4 rows take 1.97-2.14 times 2 rows', of 7 rows 2.84
+#: times 3 rows', of 8 rows 2.78 times 2 rows', of 10 rows 3.92 times 3 rows':
+#: ceil(M / 3) passes; those of 16 rows pack (3.5-5.3 times, not 6). So a
+#: threshold above 10 and at most 16: 12, the least the rows allow
+#: (docs/model-fidelity.md, session 59, and session 67's refit with them).
+MKL_TRANSPOSED_PACK_MIN_ROWS = 12
+MKL_TRANSPOSED_PASS_ROWS = 3
+
+
+def _passes_mkl(vendor: str, flags: set[str]) -> bool:
+    """Whether MKL's fp32 linear reads an unpacked weight a pass per few rows
+    of A on this CPU: an Intel CPU with AVX-512 (MKL's AVX-512 path), as the
+    Intel host's rows show. Not on an AMD CPU, whose MKL runs a product of too
+    few rows to pack as a GEMV per row (:func:`gemv_fraction`), nor on an
+    Intel CPU with AVX2 alone: the i7-12700K's 18 linears (20 threads) lose
+    with the rule, grouped CV 10.5% -> 11.3%."""
+    return vendor == "GenuineIntel" and "avx512f" in flags
+
+
+def transposed_pack_min_rows(
+    dtypes: Iterable[str], flags: Iterable[str], *, vendor: str
+) -> dict[str, Sourced]:
+    """From how many rows of A MKL packs a linear's weight, for each of
+    ``dtypes`` it runs, where its unpacked kernel takes passes
+    (:func:`_passes_mkl`): :data:`MKL_TRANSPOSED_PACK_MIN_ROWS`."""
+    if not _passes_mkl(vendor, set(flags)):
+        return {}
+    return {
+        dtype: estimated(
+            MKL_TRANSPOSED_PACK_MIN_ROWS,
+            f"MKL's {dtype} linear (the weight N x K) on an Intel CPU with AVX-512 packs the "
+            "weight only from about a dozen rows of A: the Intel host's calibration linears "
+            "of 16 rows take 3.5-5.3 times 2 rows' time per byte of weight, those of 10 rows "
+            f"3.9 times 3 rows' (passes of {MKL_TRANSPOSED_PASS_ROWS}): above 10 and at "
+            "most 16",
+        )
+        for dtype in dtypes
+        if dtype in MKL_DTYPES
+    }
+
+
+def transposed_pass_rows(
+    dtypes: Iterable[str], flags: Iterable[str], *, vendor: str
+) -> dict[str, Sourced]:
+    """How many rows of A MKL's unpacked linear kernel takes a pass over the
+    weight, below :func:`transposed_pack_min_rows`:
+    :data:`MKL_TRANSPOSED_PASS_ROWS`."""
+    if not _passes_mkl(vendor, set(flags)):
+        return {}
+    return {
+        dtype: estimated(
+            MKL_TRANSPOSED_PASS_ROWS,
+            f"MKL's {dtype} linear on an Intel CPU with AVX-512 reads an unpacked weight once "
+            f"per {MKL_TRANSPOSED_PASS_ROWS} rows of A: the Intel host's calibration linears of "
+            "4, 7, 8 and 10 rows take 2.0-2.1, 2.8, 2.8 and 3.9 times one pass's time per "
+            "byte of weight (ceil(M / 3) passes)",
+        )
+        for dtype in dtypes
+        if dtype in MKL_DTYPES
+    }
+
+
 #: The most rows of A for which oneDNN reads a bf16 linear's weight (a
 #: transposed B, each row K contiguous elements) in place once it outgrows
 #: the caches: on both host kinds such linears of 2-21 rows take about the

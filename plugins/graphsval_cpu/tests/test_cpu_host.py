@@ -85,6 +85,8 @@ def kvm_guest(root: Path) -> Path:
         cpus=2,
         model="Intel(R) Xeon(R) Processor",
         flags=XEON_FLAGS,
+        vendor="GenuineIntel",
+        family=6,
         caches=[
             (1, "Data", "48K", str),
             (1, "Instruction", "32K", str),
@@ -653,6 +655,33 @@ def test_cpu_mkl_runs_a_narrow_n_in_its_narrow_kernel(tmp_path: Path) -> None:
         spec = detect_host_cpu(root, affinity={0, 1})
         assert not spec.narrow_n_columns and not spec.narrow_n_fraction
         assert not spec.transposed_narrow_n_columns and not spec.transposed_narrow_n_fraction
+
+
+def test_cpu_intel_s_mkl_reads_an_unpacked_weight_a_pass_per_three_rows(tmp_path: Path) -> None:
+    # MKL's fp32 linear on an Intel CPU with AVX-512 packs its weight only from 12 rows of
+    # A and below that reads it once per 3 rows (the Intel host's calibration rows); not
+    # on an AMD CPU (a GEMV a row) nor on an Intel CPU with AVX2 alone (the i7 says no),
+    # nor for oneDNN's dtypes
+    xeon = detect_host_cpu(kvm_guest(tmp_path / "xeon"), affinity={0, 1})
+    assert dict(xeon.transposed_pack_min_rows) == {"fp32": library.MKL_TRANSPOSED_PACK_MIN_ROWS}
+    assert dict(xeon.transposed_pass_rows) == {"fp32": library.MKL_TRANSPOSED_PASS_ROWS}
+    assert (library.MKL_TRANSPOSED_PACK_MIN_ROWS, library.MKL_TRANSPOSED_PASS_ROWS) == (12, 3)
+    for name in ("transposed_pack_min_rows", "transposed_pass_rows"):
+        prov = xeon.provenance[f"{name}.fp32"]
+        assert prov.kind == "estimated" and "Intel host's calibration linears" in prov.source
+    for threads in (1, 2):
+        snap = snapshot_host(xeon, threads)
+        assert snap.transposed_pack_min_rows == xeon.transposed_pack_min_rows
+        assert snap.transposed_pass_rows == xeon.transposed_pass_rows
+    zen3_flags = "fpu sse sse2 avx fma avx2 hypervisor"
+    others = (
+        epyc_guest(tmp_path / "zen3", 25, zen3_flags),
+        epyc_guest(tmp_path / "zen4", 25, ZEN4_FLAGS),
+        avx2_desktop(tmp_path / "desk"),
+    )
+    for root in others:
+        spec = detect_host_cpu(root, affinity={0, 1})
+        assert not spec.transposed_pack_min_rows and not spec.transposed_pass_rows
 
 
 def test_cpu_an_add_runs_at_its_loop_s_rate_per_core(tmp_path: Path) -> None:

@@ -130,6 +130,14 @@ def test_cpu_shipped_hosts_show_and_write_their_library_s_software_terms(graphsv
         assert dict(shipped.tail_piece_vectors) == {d: v.value for d, v in pieces.items()}
         for d, v in pieces.items():
             assert shipped.provenance[f"tail_piece_vectors.{d}"] == v.provenance
+        # MKL's passes over an unpacked linear weight: the Intel host's alone
+        vendor = "GenuineIntel" if "Intel" in shipped.fingerprint["cpu_model"] else "AuthenticAMD"
+        for name in ("transposed_pack_min_rows", "transposed_pass_rows"):
+            per = getattr(library, name)(libraried, flags, vendor=vendor)
+            assert dict(getattr(shipped, name)) == {d: v.value for d, v in per.items()}, key
+            for d, v in per.items():
+                assert shipped.provenance[f"{name}.{d}"] == v.provenance
+            assert bool(per) == (key == "host_intel_xeon_2c_1t")
         # the framework's own kernel is timed wherever it runs a product: a dtype no
         # library runs (the Zen 3's bf16), and a library's products too small for it
         own = set(shipped.no_gemm_library) | set(shipped.library_min_macs)
