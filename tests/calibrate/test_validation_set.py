@@ -269,9 +269,10 @@ def test_validation_rows_with_no_latency_are_counted_not_judged(setup, elsewhere
     val = setup("toy.validation.csv", purpose_column="validation", shapes_of=UNSEEN)
     blanked = iter(range(2))
 
-    def blank(fields):  # the first two rows' measurement never finished
+    def blank(fields):  # the first two rows' measurement never finished: no trial counted
         if next(blanked, None) is not None:
             fields[4] = ""
+            fields[6] = "0"
         return fields
 
     partial = _edit(val, tmp_path / "partial.validation.csv", blank)

@@ -66,8 +66,10 @@ def test_rows_no_fit_uses_are_left_out_with_a_line_naming_them(setup, tmp_path):
     reason is one warning naming lines."""
     base = setup("toy.calibration.csv")
     lines = base.read_text().splitlines()
-    lines[2] = ",".join(lines[2].split(",")[:4] + [""] + lines[2].split(",")[5:])
-    lines[3] = ",".join(lines[3].split(",")[:4] + [""] + lines[3].split(",")[5:])
+    for i in (2, 3):  # a failed shape: no latency, no trial counted
+        fields = lines[i].split(",")
+        fields[4], fields[6] = "", "0"
+        lines[i] = ",".join(fields)
     base.write_text("\n".join(lines) + "\n")
     with pytest.warns(UserWarning) as caught:
         result = calibrate(build_registry(), _options(tmp_path, base, leave_one_out=False))
@@ -157,7 +159,7 @@ def test_a_validation_row_no_fit_would_use_excuses_no_reason(setup, tmp_path):
     base = setup("toy.calibration.csv")
     lines = base.read_text().splitlines()
     fields = lines[1].split(",")
-    fields[4] = ""  # never measured
+    fields[4], fields[6] = "", "0"  # never measured: no latency, no trial counted
     mixed = tmp_path / "mixed.csv"
     mixed.write_text(
         "\n".join(

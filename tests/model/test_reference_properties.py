@@ -106,8 +106,8 @@ def test_non_decreasing_in_each_dimension(registry, dims, axis, grow, op, data):
         # A third step down: a linear whose A grows to the library's own threshold
         # for a transposed B (transposed_pack_min_rows) packs it once instead of
         # reading it once a pass of a few rows. Compared on one path: the smaller
-        # shape with B packed takes no longer. (No shipped target gives the threshold
-        # yet: test_packing_a_transposed_b_is_a_step_down draws this step by name.)
+        # shape with B packed takes no longer. (The Intel host's MKL fp32 takes this
+        # step; test_packing_a_transposed_b_is_a_step_down draws it by name.)
         packed = attrs.evolve(target, transposed_pack_min_rows={}, transposed_pass_rows={})
         q = predict(registry, packed, registry.op(op), [list(dims)], dtype)
         assert p.latency_s[1] >= q.latency_s[0] * (1 - 1e-12)
@@ -173,7 +173,9 @@ def test_packing_a_transposed_b_is_a_step_down(registry):
     p = predict(registry, target, registry.op("linear"), shapes, "fp32")
     assert list(p.b_passes) == [4, 0] and _starts_packing_a_transposed_b(p)
     assert p.latency_s[1] < p.latency_s[0]
-    q = predict(registry, shipped, registry.op("linear"), [shapes[0]], "fp32")
+    assert dict(shipped.transposed_pass_rows) == {"fp32": 3.0}  # the shipped host's rule
+    packed = attrs.evolve(shipped, transposed_pack_min_rows={}, transposed_pass_rows={})
+    q = predict(registry, packed, registry.op("linear"), [shapes[0]], "fp32")
     assert p.latency_s[1] >= q.latency_s[0]
 
 
