@@ -231,3 +231,34 @@ def test_a_stale_fidelity_row_is_caught():
     )
     problems = _table_problems(stale)
     assert len(problems) == 1 and "i7_12700k / linear: gcv reads '99.9% /" in problems[0]
+
+
+def _readme_report() -> tuple[str, str]:
+    """The README's sample report: the command it shows and the output under it."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text.split("## What the report says", 1)[1]
+    block = section.split("```", 2)[1].strip("\n")
+    command, _, output = block.partition("\n")
+    return command, output
+
+
+def test_readme_sample_report_is_what_validate_prints(monkeypatch, tmp_path):
+    """The sample report under "What the report says" is the command's own
+    output at 80 columns on the shipped baselines (it had gone stale: 158/238
+    shown where the calibration of the day passed 155)."""
+    from click.testing import CliRunner
+
+    from graphsval_core.cli.main import cli
+
+    command, shown = _readme_report()
+    assert command.startswith("$ graphsval validate ")
+    monkeypatch.setenv("COLUMNS", "80")
+    monkeypatch.setenv("GRAPHSVAL_WORKSPACE", str(tmp_path))  # the shipped files alone
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli, command.split()[2:])
+    assert result.exit_code in (0, 1), result.output
+    printed = result.output.rstrip("\n")
+    assert printed == shown, (
+        "README.md's sample report is stale; paste the output of "
+        f"`COLUMNS=80 {command[2:]}`:\n{printed}"
+    )

@@ -366,6 +366,15 @@ def _detail_rows(registry: Registry, target: TargetSpec) -> list[list[str]]:
         ],
         *[
             [
+                f"packing read {d}",
+                f"{'all' if share >= 1 else f'{share:.3g}'} of the copy's read of a matmul's B "
+                "done in the kernel's own stream, where the caches hold B",
+                src(f"pack_read_overlap.{d}"),
+            ]
+            for d, share in target.pack_read_overlap.items()
+        ],
+        *[
+            [
                 f"transposed B {d}",
                 f"a linear's weight unpacked below {_rows_of_a(rows)} (packed from there)",
                 src(f"transposed_pack_min_rows.{d}"),

@@ -468,6 +468,11 @@ class TargetSpec:
     linear's weight, K-contiguous) where it lies instead of packing it, once
     B outgrows what the caches keep (oneDNN's bf16 linear with up to 64 rows
     and a weight in main memory takes about the weight's memory time alone);
+    ``pack_read_overlap`` (per dtype, a dtype with ``pack_bps``; a share in
+    (0, 1]; unset: none) the share of its packing copy's read of a row-major B
+    (a matmul's) the library does within its kernel's own stream of B where
+    the caches hold B (MKL's fp32 on the Intel host: a matmul of a few rows of
+    A and a B of 2-19 MB takes about one stream of B, its linear twin two);
     ``in_place_fraction`` (per dtype, a dtype with ``in_place_max_rows``;
     unset: the products' share) the share of each tier's bandwidth at which
     such a product streams the part of B the caches do not keep: its kernel
@@ -595,6 +600,7 @@ class TargetSpec:
     pack_min_rows: Mapping[str, float] = field(factory=dict)
     in_place_max_rows: Mapping[str, float] = field(factory=dict)
     in_place_fraction: Mapping[str, float] = field(factory=dict)
+    pack_read_overlap: Mapping[str, float] = field(factory=dict)
     transposed_pack_min_rows: Mapping[str, float] = field(factory=dict)
     transposed_pass_rows: Mapping[str, float] = field(factory=dict)
     narrow_n_columns: Mapping[str, float] = field(factory=dict)
@@ -757,6 +763,7 @@ class TargetSpec:
             ("product_bandwidth_fraction", MAX_PRODUCT_SHARE),
             ("product_overlap", 1.0),
             ("in_place_fraction", MAX_PRODUCT_SHARE),
+            ("pack_read_overlap", 1.0),
             ("gemv_fraction", MAX_PRODUCT_SHARE),
             ("narrow_n_fraction", MAX_PRODUCT_SHARE),
             ("transposed_narrow_n_fraction", MAX_PRODUCT_SHARE),
@@ -827,6 +834,7 @@ class TargetSpec:
             *(f"{name}.{d}" for name in self.PACKING for d in getattr(self, name)),
             *(f"in_place_max_rows.{d}" for d in self.in_place_max_rows),
             *(f"in_place_fraction.{d}" for d in self.in_place_fraction),
+            *(f"pack_read_overlap.{d}" for d in self.pack_read_overlap),
             *(f"transposed_pack_min_rows.{d}" for d in self.transposed_pack_min_rows),
             *(f"transposed_pass_rows.{d}" for d in self.transposed_pass_rows),
             *(f"narrow_n_columns.{d}" for d in self.narrow_n_columns),
@@ -1062,7 +1070,19 @@ class TargetSpec:
         the library reads such a B unpacked), on a target with caches for B to
         outgrow (more
         than one memory tier); ``in_place_fraction`` only for a dtype that
-        reads B in place."""
+        reads B in place. ``pack_read_overlap`` likewise for a dtype whose
+        library packs B (``pack_bps``), on a target with caches to hold B."""
+        for dtype in self.pack_read_overlap:
+            name = f"pack_read_overlap.{dtype}"
+            self._cpu_library(name, dtype, "does not pack B on the call", "packs its B")
+            if dtype not in self.pack_bps:
+                raise SpecError(
+                    name, f"{dtype} has no pack_bps: only a library that packs B reads it to pack"
+                )
+            if len(self.tiers) < 2:
+                raise SpecError(
+                    name, "a target of one memory tier has no caches to hold B while it packs"
+                )
         for dtype, rows in self.in_place_max_rows.items():
             name = f"in_place_max_rows.{dtype}"
             self._cpu_library(
@@ -1447,6 +1467,7 @@ class TargetSpec:
             "pack_min_rows": dict(self.pack_min_rows),
             "in_place_max_rows": dict(self.in_place_max_rows),
             "in_place_fraction": dict(self.in_place_fraction),
+            "pack_read_overlap": dict(self.pack_read_overlap),
             "transposed_pack_min_rows": dict(self.transposed_pack_min_rows),
             "transposed_pass_rows": dict(self.transposed_pass_rows),
             "narrow_n_columns": dict(self.narrow_n_columns),

@@ -57,6 +57,7 @@ _MAPS = (
     *TargetSpec.PACKING,
     "in_place_max_rows",
     "in_place_fraction",
+    "pack_read_overlap",
     "transposed_pack_min_rows",
     "transposed_pass_rows",
     "narrow_n_columns",

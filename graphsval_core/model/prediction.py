@@ -117,12 +117,19 @@ class Prediction:
     pack_s: np.ndarray | None = None
     #: per row: the part of ``pack_s`` that packs an A from main memory
     pack_a_s: np.ndarray | None = None
+    #: per row: the share of its packing copy's read of B the library does
+    #: within its kernel's own stream (``pack_read_overlap``, of the part of a
+    #: row-major B the caches keep); 0 where none
+    pack_read_hidden: np.ndarray | None = None
     #: per row: the library reads the share of B beyond the caches where it lies
     #: instead of packing it (``TargetSpec.in_place_max_rows``)
     b_in_place: np.ndarray | None = None
     #: per row: A has fewer rows than the library packs from (``pack_min_rows``),
     #: so B streams as it lies, at the library's share of each tier's rate
     b_unpacked: np.ndarray | None = None
+    #: the rows of A from which the library packs this op's B (``pack_min_rows``,
+    #: or a linear's ``transposed_pack_min_rows``); None: it does not pack
+    pack_from_rows: float | None = None
     #: per row: how many passes the library's unpacked kernel makes over a
     #: transposed B, ``transposed_pass_rows`` rows of A a pass (0: not such a
     #: row; explain and the details name them from two passes); None: no row
@@ -296,6 +303,8 @@ class Prediction:
                 d["in_place_fraction"] = float(self.in_place_fraction)
         if self.b_unpacked is not None and self.b_unpacked[i]:
             d["b_unpacked"] = True
+        if self._read_hidden(i):
+            d["pack_read_hidden"] = self._read_hidden(i)
         if self._passes(i) > 1:
             d["b_passes"] = self._passes(i)
         if self._gemv_streams(i):
@@ -348,6 +357,11 @@ class Prediction:
             return 0.0
         return float(self.library_output_passes[i])
 
+    def _read_hidden(self, i: int) -> float:
+        """The share of row ``i``'s packing copy's read of B its library does
+        in its kernel's own stream (:attr:`pack_read_hidden`), 0 where none."""
+        return 0.0 if self.pack_read_hidden is None else float(self.pack_read_hidden[i])
+
     def _passes(self, i: int) -> int:
         """Row ``i``'s passes over a transposed B (:attr:`b_passes`), 0 where
         it takes none."""
@@ -395,14 +409,17 @@ class Prediction:
         bw = self.bandwidth_of(i)[k] if self.tier_bandwidth_bps else float("nan")
         unpacked = ""
         short_a = self.b_unpacked is not None and bool(self.b_unpacked[i])
+        short = "A too short to pack it"
+        if self.pack_from_rows is not None:  # the threshold that applies: a linear's own
+            short += f" (the library packs from {self.pack_from_rows:g} rows of A)"
         if short_a and self._passes(i) > 1:
             per = "row" if self.pass_rows == 1 else f"{self.pass_rows:g} rows"
             unpacked = (
-                "B unpacked, A too short to pack it: B streams as it lies, once per "
+                f"B unpacked, {short}: B streams as it lies, once per "
                 f"{per} of A ({self._passes(i)} passes); "
             )
         elif short_a:
-            unpacked = "B unpacked, A too short to pack it: B streams as it lies; "
+            unpacked = f"B unpacked, {short}: B streams as it lies; "
         if self._gemv_streams(i) and k > 0:
             share = f"{self.gemv_fraction:.2g} of each tier's rate beyond the {self.tier_names[0]}"
             if short_a:
@@ -508,6 +525,13 @@ class Prediction:
                     rest = (
                         f" (the rest read in place, at {self.in_place_fraction:.2g} of each "
                         "tier's stream rate)"
+                    )
+                if self._read_hidden(i):
+                    share = self._read_hidden(i)
+                    done = "all" if share >= 1 - 1e-9 else f"{share:.2g}"  # 1: all of it
+                    rest += (
+                        f" ({done} of its read of B done in the kernel's own stream, where the "
+                        "caches hold B)"
                     )
                 parts.append(f"packing {what} {fmt_seconds(self.pack_s[i] - of_a)}{rest};")
             if of_a > 0:

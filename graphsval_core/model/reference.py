@@ -192,6 +192,7 @@ from graphsval_core.model.terms.overheads import (
     gemv_bandwidth,
     gemv_stream_rows,
     gemv_team_cost,
+    hidden_pack_read,
     in_place_bandwidth,
     launch_time,
     library_rows,
@@ -434,6 +435,7 @@ def predict(
     first_touch = first_touch_time(out_bytes, fresh, first_touch_bps)
     pack = np.zeros(len(shapes))
     pack_a = np.zeros(len(shapes))
+    read_hidden = np.zeros(len(shapes))
     if gemm is not None:  # only the library packs: the framework's own kernel reads as it is
         read_b = None
         if dtype in target.pack_bps:  # the copy reads B as a stream does, whole tiers' rates
@@ -441,6 +443,9 @@ def predict(
             read_b = pack_read_time(
                 gemm, bpe, stream_miss_fraction(working_set, capacities), streams, access_latency
             )
+            # ... less the share its kernel's own stream does of a row-major B the caches hold
+            read_hidden = hidden_pack_read(target, dtype, gemm, bpe, op.b_transposed, kept)
+            read_b = read_b * (1.0 - read_hidden)
         pack_from = target.packs_from(dtype, op.b_transposed)  # a linear's own count, if any
         pack = pack_time(gemm, bpe, target.pack_bps.get(dtype), pack_from, read_b)
         pack_a = pack_a_time(gemm, bpe, crossing[:, -1], target.pack_a_bps.get(dtype))
@@ -517,8 +522,12 @@ def predict(
         first_touch_bps=first_touch_bps,
         pack_s=pack,
         pack_a_s=pack_a,
+        pack_read_hidden=np.where(pack > pack_a, read_hidden, 0.0),
         b_in_place=in_place,
         b_unpacked=unpacked,
+        pack_from_rows=(
+            target.packs_from(dtype, op.b_transposed) if dtype in target.pack_bps else None
+        ),
         b_passes=b_passes,
         pass_rows=target.transposed_pass_rows.get(dtype) if b_passes is not None else None,
         gemv_stream=gemv if gemv_share is not None else None,

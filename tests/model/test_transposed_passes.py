@@ -128,6 +128,10 @@ def test_explain_the_details_and_targets_name_the_passes(registry_of):
     reg = _registry(registry_of)
     p = predict_batch(reg, "t", "linear", [[7, BIG, BIG], [2, BIG, BIG]], "fp32")
     assert "B streams as it lies, once per 3 rows of A (3 passes);" in p.sentence(0)
+    # the threshold that leaves B unpacked is the linear's own, not pack_min_rows' 3
+    assert "A too short to pack it (the library packs from 12 rows of A):" in p.sentence(0)
+    matmul = predict_batch(reg, "t", "matmul", [[2, BIG, BIG]], "fp32")
+    assert "A too short to pack it (the library packs from 3 rows of A):" in matmul.sentence(0)
     assert p.details(0)["b_passes"] == 3
     # one pass is as any unpacked product reads B: no clause, no key
     assert "B streams as it lies;" in p.sentence(1) and "passes" not in p.sentence(1)

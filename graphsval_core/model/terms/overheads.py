@@ -176,6 +176,31 @@ def pack_time(
     return np.where(gemm[:, 0] >= min_rows, read + b_bytes(gemm, bpe) / pack_bps, 0.0)
 
 
+def hidden_pack_read(
+    target: TargetSpec,
+    dtype: str,
+    gemm: np.ndarray,
+    bpe: float,
+    b_transposed: bool,
+    kept_bytes: float,
+) -> np.ndarray:
+    """Per row: the share of its packing copy's read of B that the dtype's
+    GEMM library does within its kernel's own stream of B
+    (``pack_read_overlap``): of a row-major B (a matmul's, each panel's rows
+    contiguous runs of N; not a linear's transposed weight, which MKL packs
+    in a pass of its own), the part the caches keep, ``kept_bytes / (K*N*bpe)``
+    at most 1 (``kept_bytes``, the last tier's inner capacity), so that the
+    share falls off smoothly where B outgrows the caches instead of at a step
+    a fitted capacity could sit on. 0 elsewhere. MKL's fp32 on the Intel host:
+    a matmul of 4 to 48 rows of A and a B of 2-19 MB takes about one stream of
+    B (4x2048x2048 714 us against 607 us for the GEMV 1x2048x2048), its linear
+    twin 1.4-2.1 times as long."""
+    share = target.pack_read_overlap.get(dtype)
+    if share is None or b_transposed or kept_bytes <= 0:
+        return np.zeros(gemm.shape[0])
+    return share * np.minimum(1.0, kept_bytes / np.maximum(b_bytes(gemm, bpe), 1.0))
+
+
 def reads_b_in_place(
     target: TargetSpec,
     dtype: str,

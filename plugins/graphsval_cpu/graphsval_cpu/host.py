@@ -458,6 +458,7 @@ def _detect(root_text: str, usable: frozenset[int], given: bool) -> TargetSpec:
         transposed_pass_rows=library.transposed_pass_rows(
             libraried, flags, vendor=info.vendor or ""
         ),
+        pack_read_overlap=library.pack_read_overlap(libraried, flags, vendor=info.vendor or ""),
         in_place_max_rows=library.in_place_max_rows(libraried),
         in_place_fraction=library.in_place_fraction(libraried),
         gemv_fraction=library.gemv_fraction(libraried, flags, vendor=info.vendor or ""),

@@ -451,13 +451,15 @@ MKL_TRANSPOSED_PACK_MIN_ROWS = 12
 MKL_TRANSPOSED_PASS_ROWS = 3
 
 
-def _passes_mkl(vendor: str, flags: set[str]) -> bool:
-    """Whether MKL's fp32 linear reads an unpacked weight a pass per few rows
-    of A on this CPU: an Intel CPU with AVX-512 (MKL's AVX-512 path), as the
-    Intel host's rows show. Not on an AMD CPU, whose MKL runs a product of too
-    few rows to pack as a GEMV per row (:func:`gemv_fraction`), nor on an
-    Intel CPU with AVX2 alone: the i7-12700K's 18 linears (20 threads) lose
-    with the rule, grouped CV 10.5% -> 11.3%."""
+def _avx512_mkl(vendor: str, flags: set[str]) -> bool:
+    """Whether MKL runs its AVX-512 path on this CPU, which the Intel host's
+    rows show reading B its own ways (:func:`transposed_pass_rows`,
+    :func:`pack_read_overlap`): an Intel CPU with AVX-512. Not an AMD CPU,
+    whose MKL takes its AVX2 path and runs a product of too few rows to pack
+    as a GEMV per row (:func:`gemv_fraction`), nor an Intel CPU with AVX2
+    alone: the i7-12700K's 18 linears (20 threads) lose with the passes,
+    grouped CV 10.5% -> 11.3%, and its matmuls with the packing read
+    (session 47: grouped CV 3.9% -> 5.0%)."""
     return vendor == "GenuineIntel" and "avx512f" in flags
 
 
@@ -467,7 +469,7 @@ def transposed_pack_min_rows(
     """From how many rows of A MKL packs a linear's weight, for each of
     ``dtypes`` it runs, where its unpacked kernel takes passes
     (:func:`_passes_mkl`): :data:`MKL_TRANSPOSED_PACK_MIN_ROWS`."""
-    if not _passes_mkl(vendor, set(flags)):
+    if not _avx512_mkl(vendor, set(flags)):
         return {}
     return {
         dtype: estimated(
@@ -489,7 +491,7 @@ def transposed_pass_rows(
     """How many rows of A MKL's unpacked linear kernel takes a pass over the
     weight, below :func:`transposed_pack_min_rows`:
     :data:`MKL_TRANSPOSED_PASS_ROWS`."""
-    if not _passes_mkl(vendor, set(flags)):
+    if not _avx512_mkl(vendor, set(flags)):
         return {}
     return {
         dtype: estimated(
@@ -498,6 +500,28 @@ def transposed_pass_rows(
             f"per {MKL_TRANSPOSED_PASS_ROWS} rows of A: the Intel host's calibration linears of "
             "4, 7, 8 and 10 rows take 2.0-2.1, 2.8, 2.8 and 3.9 times one pass's time per "
             "byte of weight (ceil(M / 3) passes)",
+        )
+        for dtype in dtypes
+        if dtype in MKL_DTYPES
+    }
+
+
+def pack_read_overlap(
+    dtypes: Iterable[str], flags: Iterable[str], *, vendor: str
+) -> dict[str, Sourced]:
+    """The share of its packing copy's read of a matmul's B (row-major) that
+    MKL does within its kernel's own stream where the caches hold B, for each
+    of ``dtypes`` it runs on its AVX-512 path (:func:`_avx512_mkl`): all of it."""
+    if not _avx512_mkl(vendor, set(flags)):
+        return {}
+    return {
+        dtype: estimated(
+            1.0,
+            f"MKL's {dtype} matmul on an Intel CPU with AVX-512 packs a B the caches hold as "
+            "its kernel streams it: the Intel host's calibration matmuls of 4 to 48 rows of A "
+            "and a B of 2-19 MB take about one stream of B (4x2048x2048 714 us against 607 us "
+            "for the GEMV 1x2048x2048), their linear twins, packed in a pass of their own, "
+            "1.4-2.1 times as long",
         )
         for dtype in dtypes
         if dtype in MKL_DTYPES

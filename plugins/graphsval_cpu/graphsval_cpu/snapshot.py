@@ -145,6 +145,7 @@ def snapshot_host(target: TargetSpec, threads: int | None) -> TargetSpec:
         in_place_max_rows=_kept_per_dtype(target, "in_place_max_rows"),
         transposed_pack_min_rows=_kept_per_dtype(target, "transposed_pack_min_rows"),
         transposed_pass_rows=_kept_per_dtype(target, "transposed_pass_rows"),
+        pack_read_overlap=_kept_per_dtype(target, "pack_read_overlap"),
         # nor the library's choice of a narrow kernel, nor its share of a thread's rate
         narrow_n_columns=_kept_per_dtype(target, "narrow_n_columns"),
         transposed_narrow_n_columns=_kept_per_dtype(target, "transposed_narrow_n_columns"),

@@ -669,10 +669,14 @@ def test_cpu_intel_s_mkl_reads_an_unpacked_weight_a_pass_per_three_rows(tmp_path
     for name in ("transposed_pack_min_rows", "transposed_pass_rows"):
         prov = xeon.provenance[f"{name}.fp32"]
         assert prov.kind == "estimated" and "Intel host's calibration linears" in prov.source
+    # ... and packs a matmul's B the caches hold as its kernel streams it
+    assert dict(xeon.pack_read_overlap) == {"fp32": 1.0}
+    assert "4x2048x2048 714 us" in xeon.provenance["pack_read_overlap.fp32"].source
     for threads in (1, 2):
         snap = snapshot_host(xeon, threads)
         assert snap.transposed_pack_min_rows == xeon.transposed_pack_min_rows
         assert snap.transposed_pass_rows == xeon.transposed_pass_rows
+        assert snap.pack_read_overlap == xeon.pack_read_overlap
     zen3_flags = "fpu sse sse2 avx fma avx2 hypervisor"
     others = (
         epyc_guest(tmp_path / "zen3", 25, zen3_flags),
@@ -682,6 +686,7 @@ def test_cpu_intel_s_mkl_reads_an_unpacked_weight_a_pass_per_three_rows(tmp_path
     for root in others:
         spec = detect_host_cpu(root, affinity={0, 1})
         assert not spec.transposed_pack_min_rows and not spec.transposed_pass_rows
+        assert not spec.pack_read_overlap
 
 
 def test_cpu_an_add_runs_at_its_loop_s_rate_per_core(tmp_path: Path) -> None:

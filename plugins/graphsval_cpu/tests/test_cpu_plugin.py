@@ -130,9 +130,10 @@ def test_cpu_shipped_hosts_show_and_write_their_library_s_software_terms(graphsv
         assert dict(shipped.tail_piece_vectors) == {d: v.value for d, v in pieces.items()}
         for d, v in pieces.items():
             assert shipped.provenance[f"tail_piece_vectors.{d}"] == v.provenance
-        # MKL's passes over an unpacked linear weight: the Intel host's alone
+        # MKL's passes over an unpacked linear weight and its packing read in the kernel's
+        # stream: the Intel host's alone
         vendor = "GenuineIntel" if "Intel" in shipped.fingerprint["cpu_model"] else "AuthenticAMD"
-        for name in ("transposed_pack_min_rows", "transposed_pass_rows"):
+        for name in ("transposed_pack_min_rows", "transposed_pass_rows", "pack_read_overlap"):
             per = getattr(library, name)(libraried, flags, vendor=vendor)
             assert dict(getattr(shipped, name)) == {d: v.value for d, v in per.items()}, key
             for d, v in per.items():
