@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from graphsval_core.calibrate.fit import Fit
+from graphsval_core.datamodel.errors import shown_path
 from graphsval_core.files.baseline import BaselineRow
 from graphsval_core.files.calibration import CalibrationError
 from graphsval_core.files.outputs import check_output_file
@@ -46,7 +47,7 @@ def plot_fit(
     ax.legend(fontsize=7)
     scatter, bars = plot_paths(folder, key)
     for path in (scatter, bars):
-        check_output_file(path, CalibrationError, f"--report {path}")
+        check_output_file(path, CalibrationError, f"--report {shown_path(path)}")
     fig.savefig(scatter, dpi=110, bbox_inches="tight")
     plt.close(fig)
     fig, ax = plt.subplots(figsize=(6, 3.5))

@@ -59,7 +59,7 @@ from graphsval_core.calibrate.validation import (
     unjudged_warning,
     validation_warning,
 )
-from graphsval_core.datamodel.errors import UserInputError
+from graphsval_core.datamodel.errors import UserInputError, shown_path
 from graphsval_core.datamodel.target import TargetSpec
 from graphsval_core.files.baseline import BaselineRow
 from graphsval_core.files.calibration import CalibrationError, apply_constants
@@ -173,8 +173,9 @@ def _refuse_foreign(path: Path, key: str) -> None:
     never end), a regular one is read through the bounded reader; a path in
     no folder, or in one no file can be made in (probed), and a temp file's
     place (``<path>.tmp``) taken by something else than a file."""
-    check_output_in_folder(path, CalibrationError, f"--out {path}")  # before the fit's minutes
-    check_output_temp(path, CalibrationError, f"--out {path}")
+    label = f"--out {shown_path(path)}"  # the file ./-: "--out ./-", not "--out -"
+    check_output_in_folder(path, CalibrationError, label)  # before the fit's minutes
+    check_output_temp(path, CalibrationError, label)
     if not path.exists():
         return
     try:
@@ -183,7 +184,7 @@ def _refuse_foreign(path: Path, key: str) -> None:
         data = None
     if not isinstance(data, dict) or data.get("target") != key:
         raise CalibrationError(
-            f"--out {path}: not a calibration file of {key}; refusing to overwrite it"
+            f"{label}: not a calibration file of {key}; refusing to overwrite it"
         )
 
 
@@ -195,13 +196,13 @@ def _refuse_report(report_dir: str, out: Path, key: str) -> None:
     folder that exists is probed; the plots create the rest)."""
     from graphsval_core.calibrate.plots import plot_paths
 
-    label = f"--report {report_dir}"
+    label = f"--report {shown_path(report_dir)}"
     plots = plot_paths(Path(report_dir), key)
     check_output_files(report_dir, [plot.name for plot in plots], CalibrationError, "--report")
     folder = Path(report_dir).resolve()
     if out.resolve() in (folder, *folder.parents):
         raise CalibrationError(
-            f"{label}: the calibration file's own path, or under it (--out {out}); "
+            f"{label}: the calibration file's own path, or under it (--out {shown_path(out)}); "
             "--report names a folder for the plots"
         )
     if out.resolve() in {plot.resolve() for plot in plots}:  # the plot would overwrite it
@@ -317,15 +318,16 @@ def calibrate(registry: Registry, options: CalibrateOptions) -> CalibrateResult:
     _refuse_foreign(path, spec.key)
     if options.report_dir:
         _refuse_report(options.report_dir, path, spec.key)
-    write_text_atomic(path, dump(content), CalibrationError, f"--out {path}")
+    write_text_atomic(path, dump(content), CalibrationError, f"--out {shown_path(path)}")
     if options.report_dir:
         from graphsval_core.calibrate.plots import plot_fit
 
         try:
             plot_fit(Path(options.report_dir), spec.key, rows, predicted, fit)
         except OSError as exc:
+            label = f"--report {shown_path(options.report_dir)}"
             raise CalibrationError(
-                f"--report {options.report_dir}: cannot write the plots: {exc.strerror or exc}"
+                f"{label}: cannot write the plots: {exc.strerror or exc}"
             ) from None
     return CalibrateResult(
         spec=spec,

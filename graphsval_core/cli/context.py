@@ -123,18 +123,21 @@ def one_line(text: str) -> str:
     """``text`` with each control character (a newline in a file's name, an
     escape sequence) written as Python writes it (``\\n``, ``\\x1b``), so a
     warning stays one line and never drives the terminal."""
-    from graphsval_core.datamodel.errors import is_control
+    from graphsval_core.datamodel.errors import one_line as escaped
 
-    return "".join(ascii(ch)[1:-1] if is_control(ch) else ch for ch in text)
+    return escaped(text)
 
 
 def shown_path(path: str | os.PathLike[str]) -> str:
     """``path`` as a line saying what was written (or read) shows it: one
     line (:func:`one_line`), and never taken for standard output or a flag:
     a path whose text starts with ``-`` (``--out ./-`` is the file ``-``,
-    which ``Path`` writes without its ``./``) is shown with ``./`` before it."""
-    text = os.fspath(path)
-    return one_line(f"./{text}" if text.startswith("-") else text)
+    which ``Path`` writes without its ``./``) is shown with ``./`` before it.
+    The errors of the layers below name a path alike
+    (:func:`graphsval_core.datamodel.errors.shown_path`: this is it)."""
+    from graphsval_core.datamodel.errors import shown_path as shown
+
+    return shown(path)
 
 
 @contextlib.contextmanager

@@ -38,8 +38,16 @@ def new(name: str, parent: str) -> None:
 
     package = f"graphsval_{name}"
 
-    def shell(path: Path) -> str:  # a folder with a space: the commands still paste
-        return shlex.quote(str(path))
+    def shell(path: Path) -> str:
+        """``path`` as one argument of a command to paste: shell-quoted (a
+        folder with a space), with ``./`` before a relative one that starts
+        with ``-`` (``pip install -e -pl2/...`` reads it as options), and
+        each control character escaped as ``\\x1b`` (:func:`shown_path`):
+        ``shlex.quote`` quotes an escape byte, it would still reach the
+        terminal raw. A path holding one is then not literally the folder
+        written (inside quotes a shell reads ``\\x1b`` as four characters):
+        shown safely, it is no longer pasteable as it stands."""
+        return shlex.quote(shown_path(path))
 
     labels = shell(folder / package / "sweep_labels.json")
     click.echo(f"wrote {shown_path(folder)}")

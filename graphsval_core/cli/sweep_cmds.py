@@ -128,9 +128,11 @@ def generate(
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except FileExistsError:
-        raise InputError(f"--out-dir {folder}: is a file, not a folder") from None
+        raise InputError(f"--out-dir {shown_path(folder)}: is a file, not a folder") from None
     except OSError as exc:
-        raise InputError(f"--out-dir {folder}: cannot create it: {exc.strerror or exc}") from None
+        raise InputError(
+            f"--out-dir {shown_path(folder)}: cannot create it: {exc.strerror or exc}"
+        ) from None
     changes = [] if redraw else redraw_changes(folder, sweeps)
     if changes:
         raise InputError(
@@ -179,11 +181,13 @@ def label(
     if not sweeps:
         raise InputError(f"no sweep files in {_shipped_dir(sweeps_dir)}")
     if out is not None:
-        check_output_in_folder(out, InputError, f"--out {out}")
+        check_output_in_folder(out, InputError, f"--out {shown_path(out)}")
         try:
             write_overlay(overlay_for(app.registry, sweeps, hws), out)
         except OSError as exc:
-            raise InputError(f"--out {out}: cannot write: {exc.strerror or exc}") from None
+            raise InputError(
+                f"--out {shown_path(out)}: cannot write: {exc.strerror or exc}"
+            ) from None
         click.echo(f"wrote overlay {shown_path(out)} for {', '.join(hws)}")
         return
     folder = _writable(_shipped_dir(sweeps_dir), "--sweeps-dir DIR (a copy of them)")
@@ -287,9 +291,11 @@ def from_config(config: str, tokens: str, batch: int, dtype: str, out: str | Non
     except ModelConfigError as exc:
         raise InputError(str(exc)) from None
     path = Path(out) if out else Path(f"{Path(config).stem}_sweep.json")
-    check_output_in_folder(path, InputError, f"--out {path}")
+    check_output_in_folder(path, InputError, f"--out {shown_path(path)}")
     if Path(os.path.realpath(path)) == Path(os.path.realpath(config)):  # or a link to it
-        raise InputError(f"--out {path}: is the config it reads ({config}); name another file")
+        raise InputError(
+            f"--out {shown_path(path)}: is the config it reads ({config}); name another file"
+        )
     write_sweep(result, path)
     calls = sum(e.extra["count"] for e in result.entries)
     click.echo(f"wrote {shown_path(path)}: {len(result.entries)} distinct shapes, {calls} calls")

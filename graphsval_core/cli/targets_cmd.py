@@ -646,7 +646,9 @@ def _write_target_file(spec: TargetSpec, out: str) -> None:
     path = Path(out)  # a name ending in "/" the option itself refused (cli.params)
     if path.is_dir():
         named = f"{spec.key}.target.json"
-        raise InputError(f"{out}: is a folder; give the file's name (e.g. {path / named})")
+        raise InputError(
+            f"{out}: is a folder; give the file's name (e.g. {shown_path(path / named)})"
+        )
     # a link to a file not there, a FIFO or a device: said so, not "exists"
     check_output_file(path, InputError, out)
     if os.path.lexists(path):

@@ -323,8 +323,9 @@ def _refuse_links(folder: Path, names: Iterable[str]) -> None:
     report.json`` had it overwrite the file the link leads to)."""
     for name in names:
         if (folder / name).is_symlink():
+            link = shown_path(folder / name)
             raise InputError(
-                f"--out {folder / name}: is a link (to {os.readlink(folder / name)}); the "
+                f"--out {link}: is a link (to {os.readlink(folder / name)}); the "
                 "reports are written into the folder itself: remove the link or give another "
                 "folder"
             )
@@ -339,9 +340,14 @@ def _write_reports(folder: Path, files: dict[str, str]) -> None:
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise InputError(f"--out {folder}: cannot make it: {exc.strerror or exc}") from None
+        raise InputError(
+            f"--out {shown_path(folder)}: cannot make it: {exc.strerror or exc}"
+        ) from None
     write_texts_atomic(
-        [(folder / name, text, f"--out {folder / name}") for name, text in files.items()],
+        [
+            (folder / name, text, f"--out {shown_path(folder / name)}")
+            for name, text in files.items()
+        ],
         InputError,
     )
     click.echo(f"reports written to {shown_path(folder)}/ ({', '.join(files)})", err=True)

@@ -13,6 +13,7 @@ from attrs import field, frozen
 from graphsval_core.consistency.context import CheckContext, Snapshots
 from graphsval_core.consistency.runner import TargetResult, run_consistency
 from graphsval_core.consistency.snapshot import update
+from graphsval_core.datamodel.errors import shown_path
 from graphsval_core.files.outputs import check_output_in_folder
 from graphsval_core.files.snapshot import SnapshotError
 from graphsval_core.plugins.registry import Registry
@@ -55,10 +56,12 @@ def check(registry: Registry, options: CheckOptions) -> CheckResult:
     targets = [registry.target(h) for h in options.hws] if options.hws else None
     snapshots = Snapshots(registry, options.snapshot_file)
     if snapshots.named and options.update_snapshot:  # refused before it is read or written
-        check_output_in_folder(snapshots.named, SnapshotError, f"--snapshot {snapshots.named}")
+        check_output_in_folder(
+            snapshots.named, SnapshotError, f"--snapshot {shown_path(snapshots.named)}"
+        )
     if snapshots.named and not options.update_snapshot and not snapshots.named.exists():
         raise SnapshotError(
-            f"{snapshots.named}: no such snapshot file (--update-snapshot writes one)"
+            f"{shown_path(snapshots.named)}: no such snapshot file (--update-snapshot writes one)"
         )
     files = {} if snapshots.named else snapshots.plugin_files()
     if snapshots.named:

@@ -9,6 +9,8 @@ turns any of them into that one line and exit code 2, never a traceback.
 
 from __future__ import annotations
 
+import os
+
 
 def clip(text: str) -> str:
     """``text`` quoted for an error line, cut to 40 characters (a value read
@@ -49,6 +51,25 @@ def control_character(text: str) -> str | None:
     """The first control character in ``text`` (:func:`is_control`) as
     ``U+000A``; None when there is none."""
     return next((f"U+{ord(ch):04X}" for ch in text if is_control(ch)), None)
+
+
+def one_line(text: str) -> str:
+    """``text`` with each control character (:func:`is_control`: a newline
+    in a file's name, an escape sequence) written as Python writes it
+    (``\\n``, ``\\x1b``), so a line stays one line and never drives the
+    terminal."""
+    return "".join(ascii(ch)[1:-1] if is_control(ch) else ch for ch in text)
+
+
+def shown_path(path: str | os.PathLike[str]) -> str:
+    """``path`` as a message names it: one line (:func:`one_line`), and never
+    taken for standard output or a flag: a path whose text starts with ``-``
+    (``--out ./-`` is the file ``-``, which ``Path`` writes without its
+    ``./``) is shown with ``./`` before it. An error of any layer names a
+    path through this; the command line's lines saying what was written too
+    (``graphsval_core.cli.context.shown_path``)."""
+    text = os.fspath(path)
+    return one_line(f"./{text}" if text.startswith("-") else text)
 
 
 class UserInputError(ValueError):

@@ -172,9 +172,14 @@ def plain_float(value: str) -> float:
     return number
 
 
-def parse_number(value: str, where: str, column: str, high: float, unit: str = "s") -> float | None:
+def parse_number(
+    value: str, where: str, column: str, high: float, unit: str = "s", zero_ok: bool = True
+) -> float | None:
     """A number field in ``[0, high]``, 0 or at least :data:`MIN_POSITIVE`
-    (empty: None); ``unit``: ``s`` or ``J``, for the message."""
+    (empty: None); ``unit``: ``s`` or ``J``, for the message. ``zero_ok``
+    False: a column whose 0 the caller refuses (``latency_s``: a failed
+    shape's is empty), so a number out of range is told the range
+    ``[MIN_POSITIVE, high]``, not ``[0, high]``."""
     value = value.strip()
     if value == "":
         return None
@@ -186,9 +191,13 @@ def parse_number(value: str, where: str, column: str, high: float, unit: str = "
             "or empty)"
         ) from None
     if not 0 <= number <= high:  # NaN fails this too
-        raise BaselineFileError(
-            f"{where}: {column} {clip(value)} must be a finite number in [0, {high:g}]"
-        )
+        if zero_ok:
+            expected = f"a finite number in [0, {high:g}]"
+        else:  # an empty cell, not 0, is a failed shape's (parse_row)
+            expected = (
+                f"a finite number in [{MIN_POSITIVE:g}, {high:g}], or empty for a failed shape"
+            )
+        raise BaselineFileError(f"{where}: {column} {clip(value)} must be {expected}")
     if 0 < number < MIN_POSITIVE:
         tiny = "a picosecond" if unit == "s" else "a picojoule"
         raise BaselineFileError(
@@ -532,7 +541,7 @@ def parse_row(
         raise BaselineFileError(
             f"{where}: dtype {clip(dtype)} is not a known dtype ({', '.join(KNOWN_DTYPES)})"
         )
-    latency = parse_number(raw[4], where, "latency_s", MAX_LATENCY_S)
+    latency = parse_number(raw[4], where, "latency_s", MAX_LATENCY_S, zero_ok=False)
     if latency == 0.0:
         raise BaselineFileError(f"{where}: latency_s is 0 (leave it empty for a failed shape)")
     energy = parse_number(raw[5], where, "energy_j", MAX_ENERGY_J, unit="J")

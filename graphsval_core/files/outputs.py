@@ -16,7 +16,7 @@ import stat
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from graphsval_core.datamodel.errors import UserInputError
+from graphsval_core.datamodel.errors import UserInputError, shown_path
 
 _KINDS = (
     (stat.S_ISCHR, "a character device"),
@@ -59,7 +59,7 @@ def check_output_file(
     """``path`` as a :class:`Path`, when a file may be written there: it does
     not exist yet (and is no link) or is a regular file (or a link to one). Raises ``error``
     (one line: ``label``, default the path, and what it is) otherwise."""
-    where = label or str(path)
+    where = label or shown_path(path)
     mode = _mode(path, error, where)
     if mode is None:
         if Path(path).is_symlink():  # a file made through it would land wherever it leads
@@ -100,7 +100,7 @@ def check_output_folder(
 ) -> Path:
     """``path`` as a :class:`Path`, when files may be written into it: it does
     not exist yet or is a folder. Raises ``error`` (one line) otherwise."""
-    where = label or str(path)
+    where = label or shown_path(path)
     mode = _mode(path, error, where)
     if mode is None or stat.S_ISDIR(mode):
         return Path(path)
@@ -162,16 +162,17 @@ def check_output_files(
     there yet (:func:`check_output_folder`), each file is a regular one or is
     not there yet (:func:`check_output_file`), and files can be made where
     the folder goes (:func:`check_output_place`)."""
-    check_output_folder(folder, error, f"{flag} {folder}")
+    label = f"{flag} {shown_path(folder)}"  # the folder ./-: "--out ./-", not "--out -"
+    check_output_folder(folder, error, label)
     for name in names:
         path = Path(folder) / name
         if path.is_dir() and not path.is_symlink():  # the name is the command's, not the user's
             raise error(
-                f"{flag} {folder}: {path} is a folder, where the command writes its file "
+                f"{label}: {shown_path(path)} is a folder, where the command writes its file "
                 f"{name}; remove it or give another folder"
             )
-        check_output_file(path, error, f"{flag} {path}")
-    check_output_place(folder, error, f"{flag} {folder}")
+        check_output_file(path, error, f"{flag} {shown_path(path)}")
+    check_output_place(folder, error, label)
 
 
 def check_output_temp(
@@ -220,7 +221,7 @@ def write_texts_atomic(
     for path, text, label in files:
         check_output_file(path, error, label)  # a link into no folder is refused there
         target, tmp = check_output_temp(path, error, label)
-        where = label or str(path)
+        where = label or shown_path(path)
         if target in seen:  # two outputs, one file: the second would overwrite the first
             raise error(f"{where}: leads to the same file as {seen[target]} ({target})")
         seen[target] = where

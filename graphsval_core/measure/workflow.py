@@ -29,7 +29,7 @@ from pathlib import Path
 
 from attrs import field, frozen
 
-from graphsval_core.datamodel.errors import UserInputError
+from graphsval_core.datamodel.errors import UserInputError, shown_path
 from graphsval_core.datamodel.op import OpSpec
 from graphsval_core.datamodel.target import TargetSpec
 from graphsval_core.files.baseline import recapture_path
@@ -204,7 +204,7 @@ def plan_capture(registry: Registry, options: CaptureOptions) -> CapturePlan:
         out = baseline_path(workspace, record_as.key, op, options.purpose, options.recapture)
         if options.recapture:
             main = baseline_path(workspace, record_as.key, op, options.purpose)
-    check_output_file(out, CaptureError, f"--out {out}")
+    check_output_file(out, CaptureError, f"--out {shown_path(out)}")
     if main is not None and not main.is_file():
         raise CaptureError(
             f"--recapture: no capture {main} to compare with; capture the validation set first"
@@ -212,7 +212,7 @@ def plan_capture(registry: Registry, options: CaptureOptions) -> CapturePlan:
     if main is not None:  # another target's or op's file: refused before measuring
         read_capture(main, record_as.key, op, repair=False)
     if options.out and main is None and not out.parent.is_dir():
-        raise CaptureError(f"--out {out}: no such folder {out.parent}")
+        raise CaptureError(f"--out {shown_path(out)}: no such folder {shown_path(out.parent)}")
     ensure_parent(out)
     spec_path = None
     if record_as is not target and not (options.out and _installed(registry, record_as.key)):

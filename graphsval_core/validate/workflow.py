@@ -28,7 +28,7 @@ from graphsval_core.consistency.runner import (
     heatmap_counts,
     run_consistency,
 )
-from graphsval_core.datamodel.errors import UserInputError, warn_input
+from graphsval_core.datamodel.errors import UserInputError, shown_path, warn_input
 from graphsval_core.files.floors import (
     FloorCheck,
     FloorsError,
@@ -450,7 +450,7 @@ def _floors(registry: Registry, summary: Summary, options: ValidateOptions) -> F
         named = Path(options.floors_file)
         if options.update_floors:  # refused before it is read or written
             try:
-                check_output_in_folder(named, FloorsError, f"--floors {named}")
+                check_output_in_folder(named, FloorsError, f"--floors {shown_path(named)}")
             except FloorsError as exc:
                 return FloorsVerdict((), (), str(exc))
         if not options.update_floors and not named.exists():

@@ -253,3 +253,53 @@ def test_the_next_steps_paste_into_a_shell_from_a_folder_with_a_space(tmp_path: 
     assert shlex.split(install)[-1] == str(parent / "graphsval-acme")
     label = next(s for s in steps if "sweep label" in s)
     assert shlex.split(label)[-1] == str(parent / "graphsval-acme/graphsval_acme/sweep_labels.json")
+
+
+def _steps(output: str) -> list[str]:
+    """The next-step lines ``plugin new`` printed, each a command (its
+    comment cut off), or the line ``edit FILE, then relabel:``."""
+    return [line.split("    #")[0].strip() for line in output.splitlines()[1:]]
+
+
+def test_the_next_steps_keep_the_dot_slash_of_a_folder_named_like_a_flag(tmp_path, monkeypatch):
+    """``--dir ./-pl2`` printed ``pip install -e -pl2/graphsval-acme`` and
+    ``python -m pytest -pl2/...`` (pytest reads ``-p l2/...``: a plugin),
+    as the line saying what was written did not (from the newcomer)."""
+    import shlex
+
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli, ["plugin", "new", "acme", "--dir", "./-pl2"])
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[0] == "wrote ./-pl2/graphsval-acme"
+    install, test, edit, label = _steps(result.output)
+    assert shlex.split(install) == ["pip", "install", "-e", "./-pl2/graphsval-acme"]
+    assert shlex.split(test) == ["python", "-m", "pytest", "./-pl2/graphsval-acme/tests"]
+    assert edit == "edit ./-pl2/graphsval-acme/graphsval_acme/targets.py, then relabel:"
+    assert shlex.split(label)[-2:] == [
+        "--out",
+        "./-pl2/graphsval-acme/graphsval_acme/sweep_labels.json",
+    ]
+    for path in (shlex.split(install)[-1], shlex.split(test)[-1], shlex.split(label)[-1]):
+        assert Path(path).exists(), path
+
+
+def test_the_next_steps_never_print_a_control_character_raw(tmp_path, monkeypatch):
+    """``--dir $'./sp ace\\x1b'`` printed the escape byte raw in each next
+    step (``shlex.quote`` quotes it, it does not escape it): it is shown
+    escaped, as every line naming a path shows one, still quoted."""
+    import shlex
+
+    from graphsval_core.datamodel.errors import is_control
+
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli, ["plugin", "new", "acme", "--dir", "./sp ace\x1b\n-x"])
+    assert result.exit_code == 0, result.output
+    assert not any(is_control(ch) for ch in result.output.replace("\n", ""))
+    assert result.output.count("\n") == 5
+    install, test, edit, label = _steps(result.output)
+    assert shlex.split(install)[-1] == "sp ace\\x1b\\n-x/graphsval-acme"
+    assert shlex.split(test)[-1] == "sp ace\\x1b\\n-x/graphsval-acme/tests"
+    assert (
+        shlex.split(label)[-1] == "sp ace\\x1b\\n-x/graphsval-acme/graphsval_acme/sweep_labels.json"
+    )
+    assert edit.startswith("edit 'sp ace\\x1b\\n-x/graphsval-acme/")

@@ -510,3 +510,73 @@ def test_a_file_called_dash_is_shown_as_dot_slash_dash(tmp_path, monkeypatch):
         "/tmp/-",
         "x\\n-",
     ]
+
+
+def test_an_output_named_like_a_flag_keeps_its_dot_slash_in_each_error(tmp_path, monkeypatch):
+    """``validate --out ./-`` (a file ``-`` there) said ``Error: --out -: is
+    a file, not a folder``, as if ``-`` were standard output, ``--out ./--d``
+    (a folder) ``--out --d``, a flag; ``targets --target-file --out ./-``
+    (a folder) suggested ``-/KEY.target.json`` (from the newcomer): each
+    error names the path as the lines saying what was written do."""
+    monkeypatch.chdir(tmp_path)
+    config = _config(tmp_path)
+    Path("-").write_text("x")
+    Path("--d").mkdir()
+    os.mkfifo("-fifo")
+    calibrate = ["calibrate", "--hw", HOST, "--baseline", str(CALIBRATION)]
+    cases = [
+        (["validate", "--hw", HOST, "-q", "--out", "./-"], "--out ./-: is a file, not a folder"),
+        (
+            ["validate", "--hw", HOST, "-q", "--out", "./-fifo"],
+            "--out ./-fifo: is a FIFO (named pipe), not a folder; refusing to write there",
+        ),
+        ([*calibrate, "--out", "./--d"], "--out ./--d: is a folder, not a file; name a file"),
+        ([*calibrate, "--out", "./-fifo"], "--out ./-fifo: is a FIFO (named pipe), not a regular"),
+        (
+            [*calibrate, "--out", str(tmp_path / "c.json"), "--report", "./-"],
+            "--report ./-: is a file, not a folder",
+        ),
+        (
+            ["check", "--hw", HOST, "--update-snapshot", "--snapshot", "./--d"],
+            "--snapshot ./--d: is a folder, not a file",
+        ),
+        (
+            ["validate", "--hw", HOST, "-q", "--update-floors", "--floors", "./--d"],
+            "--floors ./--d: is a folder, not a file",
+        ),
+        (["sweep", "label", "--hw", HOST, "--out", "./--d"], "--out ./--d: is a folder"),
+        (["sweep", "from-config", str(config), "--out", "./--d"], "--out ./--d: is a folder"),
+        (
+            ["sweep", "generate", "--op", "vector_add", "--out-dir", "./-"],
+            "--out-dir ./-: is a file, not a folder",
+        ),
+    ]
+    for argv, fragment in cases:
+        _refused(argv, fragment)
+    Path("-").unlink()
+    Path("-").mkdir()
+    assert _refused(["targets", "--hw", HOST, "--target-file", "--out", "./-"], "is a folder") == (
+        f"Error: ./-: is a folder; give the file's name (e.g. ./-/{HOST}.target.json)"
+    )
+    assert Path("-").is_dir() and not any(Path("-").iterdir())
+    assert Path("--d").is_dir() and not any(Path("--d").iterdir())
+    _still_a_fifo(Path("-fifo"))
+
+
+def test_the_helpers_show_a_path_named_like_a_flag_as_the_command_line_does(tmp_path, monkeypatch):
+    """The output checks name a path through the lowest layer's
+    ``shown_path``: the command line's is the same (the core layers import
+    no CLI module)."""
+    from graphsval_core.cli import context
+    from graphsval_core.datamodel.errors import one_line, shown_path
+    from graphsval_core.files.outputs import check_output_files
+
+    for path in ("-", "-x.json", "a/-", "/tmp/-", "x\n-", Path("./-/a"), "\x1b[2J"):
+        assert shown_path(path) == context.shown_path(path)
+    assert shown_path(Path("./-/a")) == "./-/a"
+    assert one_line("a\x1bb\u202e") == context.one_line("a\x1bb\u202e") == "a\\x1bb\\u202e"
+    monkeypatch.chdir(tmp_path)
+    Path("-/r.json").mkdir(parents=True)
+    with pytest.raises(UserInputError) as err:
+        check_output_files(Path("-"), ["r.json"], UserInputError, "--out")
+    assert str(err.value).startswith("--out ./-: ./-/r.json is a folder, where the command")

@@ -65,7 +65,10 @@ def test_failed_row_has_no_latency(tmp_path):
         ("h,matmul,8x8,fp32,abc,,5,", ":2: latency_s 'abc' is not a number"),
         ("h,matmul,8xAx8,fp32,1e-6,,5,", ":2: shape '8xAx8': dim 'a' is not a positive integer"),
         ("h,matmul,8x8x8,fp32,1e-6,,5", ":2: 7 fields, the header has 8"),
-        ("h,matmul,8x8x8,fp32,-1,,5,", ":2: latency_s '-1' must be a finite number in [0, 86400]"),
+        (
+            "h,matmul,8x8x8,fp32,-1,,5,",
+            ":2: latency_s '-1' must be a finite number in [1e-12, 86400]",
+        ),
         (",matmul,8x8x8,fp32,1e-6,,5,", ":2: empty hardware"),
     ],
 )

@@ -116,6 +116,23 @@ def test_a_value_below_a_picosecond_or_picojoule_is_no_measurement(monkeypatch, 
     assert out == f"b.csv:3: {column} {text!r} is below {unit}: not a measurement"
 
 
+@pytest.mark.parametrize("text", ["-1e-5", "-0.5", "nan", "1e300", "86401"])
+def test_a_latency_out_of_range_is_told_the_range_the_reader_takes(monkeypatch, text):
+    """A negative latency was told ``must be a finite number in [0, 86400]``,
+    a range holding 0, which is refused (from the newcomer): it is told the
+    range the reader takes, a picosecond to a day, and that a failed shape's
+    is empty, as README.md says."""
+    from pathlib import Path
+
+    out = _readers(_file(HEADER, _row(1, text)), monkeypatch)
+    assert out == (
+        f"b.csv:2: latency_s {text!r} must be a finite number in [1e-12, 86400], "
+        "or empty for a failed shape"
+    )
+    readme = " ".join((Path(__file__).parents[2] / "README.md").read_text().split())
+    assert "`latency_s` at least a picosecond (0 is refused: a failed shape's is empty)" in readme
+
+
 def test_zero_keeps_its_meaning(monkeypatch):
     header = HEADER + ",first_latency_s,energy_window_s"
     # a latency of 0 is refused as before (empty is a failed shape)

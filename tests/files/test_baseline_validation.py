@@ -40,7 +40,7 @@ def _error(path) -> str:
         (ROW.replace("64x64x64", "64x²x64"), "dim '²' is not a positive integer"),
         (ROW.replace(",10,", ",-3,"), "trial_count '-3' must be an integer in [1, "),
         (ROW.replace(",10,", ",many,"), "trial_count 'many' is not an integer"),
-        (ROW.replace("1e-05", "nan"), "latency_s 'nan' must be a finite number in [0, 86400]"),
+        (ROW.replace("1e-05", "nan"), "latency_s 'nan' must be a finite number in [1e-12, 86400]"),
         (ROW.replace("1e-05", "1e300"), "latency_s '1e300' must be a finite number"),
         (ROW.replace("fp32", "fp33"), "dtype 'fp33' is not a known dtype"),
     ],
