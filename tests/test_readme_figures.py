@@ -104,7 +104,7 @@ QUOTES: list[Callable[[], str]] = [
         f"products at {_gbps(INTEL, 'first_touch_bps'):.1f}"
     ),
     lambda: (
-        f"share is loosely pinned today ({_v(INTEL, 'in_place_fraction.bf16'):.2f} +- "
+        f"share is not identified ({_v(INTEL, 'in_place_fraction.bf16'):.2f} +- "
         f"{_spread(INTEL, 'in_place_fraction.bf16'):.2f}"
     ),
     lambda: (
@@ -254,6 +254,8 @@ def test_readme_sample_report_is_what_validate_prints(monkeypatch, tmp_path):
     assert command.startswith("$ graphsval validate ")
     monkeypatch.setenv("COLUMNS", "80")
     monkeypatch.setenv("GRAPHSVAL_WORKSPACE", str(tmp_path))  # the shipped files alone
+    for name in ("GRAPHSVAL_DISABLE_PLUGIN_AUTOLOAD", "GRAPHSVAL_STRICT_PLUGINS", "NO_COLOR"):
+        monkeypatch.delenv(name, raising=False)
     monkeypatch.chdir(tmp_path)
     result = CliRunner().invoke(cli, command.split()[2:])
     assert result.exit_code in (0, 1), result.output

@@ -12,7 +12,14 @@ import numpy as np
 
 from graphsval_core.datamodel.regimes import TIER_NAMES
 from graphsval_core.datamodel.tables import wrap_line
-from graphsval_core.datamodel.units import fmt_bytes, fmt_cost, fmt_joules, fmt_seconds, fmt_si
+from graphsval_core.datamodel.units import (
+    fmt_bytes,
+    fmt_cost,
+    fmt_joules,
+    fmt_seconds,
+    fmt_share,
+    fmt_si,
+)
 
 
 def energy_split(row: dict[str, Any], idle_power_w: float | None) -> dict[str, Any] | None:
@@ -148,7 +155,7 @@ def _latency_lines(data: dict[str, Any], terms: dict[str, float]) -> list[str]:
         out.append(f"  ({fmt_seconds(terms['hidden_s'])} of memory and compute overlap, hidden)")
     if details.get("product_overlap") is not None:
         share = details["product_overlap"]
-        hides = "all" if share >= 1 else f"{share:.3g}"  # the roofline's 1: all of it
+        hides = fmt_share(share)  # the roofline's 1: all of it
         out.append(
             f"  (the GEMM library hides {hides} of the shorter of "
             "compute and memory beyond the innermost tier: "

@@ -23,7 +23,14 @@ from graphsval_core.datamodel.target import (
     TargetSpec,
     output_passes_phrase,
 )
-from graphsval_core.datamodel.units import fmt_bytes, fmt_cost, fmt_joules, fmt_seconds, fmt_si
+from graphsval_core.datamodel.units import (
+    fmt_bytes,
+    fmt_cost,
+    fmt_joules,
+    fmt_seconds,
+    fmt_share,
+    fmt_si,
+)
 from graphsval_core.files.target_spec import spec_to_json
 from graphsval_core.plugins.records import ProbeResult
 from graphsval_core.plugins.registry import Registry, UnknownNameError
@@ -367,8 +374,9 @@ def _detail_rows(registry: Registry, target: TargetSpec) -> list[list[str]]:
         *[
             [
                 f"packing read {d}",
-                f"{'all' if share >= 1 else f'{share:.3g}'} of the copy's read of a matmul's B "
-                "done in the kernel's own stream, where the caches hold B",
+                f"the kernel's own stream does {fmt_share(share)} of the copy's read of a "
+                "matmul's B through the caches (of a B larger than they keep, that share of "
+                "what they keep)",
                 src(f"pack_read_overlap.{d}"),
             ]
             for d, share in target.pack_read_overlap.items()

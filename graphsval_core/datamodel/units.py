@@ -46,6 +46,12 @@ def fmt_cost(seconds: float) -> str:
     return fmt_seconds(seconds) if seconds else "none"
 
 
+def fmt_share(share: float) -> str:
+    """A share of something in words: ``all`` for 1 (to a rounding), else
+    its value to three figures (``0.52``)."""
+    return "all" if share >= 1 - 1e-9 else f"{share:.3g}"
+
+
 def fmt_joules(value: float) -> str:
     """Joules with a fitting unit: ``1.5e-12`` -> ``1.5 pJ``."""
     value = float(value)

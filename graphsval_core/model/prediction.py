@@ -16,7 +16,7 @@ import numpy as np
 from attrs import evolve, field, frozen
 
 from graphsval_core.datamodel.target import output_passes_phrase
-from graphsval_core.datamodel.units import fmt_bytes, fmt_joules, fmt_seconds, fmt_si
+from graphsval_core.datamodel.units import fmt_bytes, fmt_joules, fmt_seconds, fmt_share, fmt_si
 from graphsval_core.model.terms.latency import unhidden_time
 
 #: Terms that add up to the latency exactly.
@@ -528,10 +528,9 @@ class Prediction:
                     )
                 if self._read_hidden(i):
                     share = self._read_hidden(i)
-                    done = "all" if share >= 1 - 1e-9 else f"{share:.2g}"  # 1: all of it
                     rest += (
-                        f" ({done} of its read of B done in the kernel's own stream, where the "
-                        "caches hold B)"
+                        f" (the kernel's own stream does {fmt_share(share)} of its read of B "
+                        "through the caches)"
                     )
                 parts.append(f"packing {what} {fmt_seconds(self.pack_s[i] - of_a)}{rest};")
             if of_a > 0:

@@ -440,12 +440,16 @@ def predict(
         read_b = None
         if dtype in target.pack_bps:  # the copy reads B as a stream does, whole tiers' rates
             streams = effective * target.bandwidth_share(dtype, product=False)
-            read_b = pack_read_time(
-                gemm, bpe, stream_miss_fraction(working_set, capacities), streams, access_latency
-            )
             # ... less the share its kernel's own stream does of a row-major B the caches hold
             read_hidden = hidden_pack_read(target, dtype, gemm, bpe, op.b_transposed, kept)
-            read_b = read_b * (1.0 - read_hidden)
+            read_b = pack_read_time(
+                gemm,
+                bpe,
+                stream_miss_fraction(working_set, capacities),
+                streams,
+                access_latency,
+                read_hidden,
+            )
         pack_from = target.packs_from(dtype, op.b_transposed)  # a linear's own count, if any
         pack = pack_time(gemm, bpe, target.pack_bps.get(dtype), pack_from, read_b)
         pack_a = pack_a_time(gemm, bpe, crossing[:, -1], target.pack_a_bps.get(dtype))

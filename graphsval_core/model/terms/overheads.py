@@ -198,7 +198,13 @@ def hidden_pack_read(
     share = target.pack_read_overlap.get(dtype)
     if share is None or b_transposed or kept_bytes <= 0:
         return np.zeros(gemm.shape[0])
-    return share * np.minimum(1.0, kept_bytes / np.maximum(b_bytes(gemm, bpe), 1.0))
+    return share * kept_share(gemm, bpe, kept_bytes)
+
+
+def kept_share(gemm: np.ndarray, bpe: float, kept_bytes: float) -> np.ndarray:
+    """Per row: the share of B the caches keep, ``kept_bytes / (K*N*bpe)`` at
+    most 1."""
+    return np.minimum(1.0, kept_bytes / np.maximum(b_bytes(gemm, bpe), 1.0))
 
 
 def reads_b_in_place(
@@ -371,8 +377,7 @@ def packed_share(
     where B outgrows the caches instead of vanishing there (a larger linear
     is never faster than a smaller one; the rows do not show where between
     a 2 MB and a 34 MB weight the reorder stops)."""
-    share = np.minimum(1.0, kept_bytes / np.maximum(b_bytes(gemm, bpe), 1.0))
-    return np.where(in_place, share, 1.0)
+    return np.where(in_place, kept_share(gemm, bpe, kept_bytes), 1.0)
 
 
 def pack_read_time(
@@ -381,6 +386,7 @@ def pack_read_time(
     crossing: np.ndarray,
     stream_bandwidth: np.ndarray,
     access_latency_s: np.ndarray,
+    hidden: np.ndarray | None = None,
 ) -> np.ndarray:
     """The time packing takes to read B (``K*N*bpe`` bytes) from where the
     call keeps it: the bytes that cross each tier (``crossing``, a stream's
@@ -388,9 +394,15 @@ def pack_read_time(
     tier. A B the L2 holds is copied in a few microseconds; one in main
     memory costs a pass at its rate (the host's fp32 products with 3-16 rows
     of A and a B of 0.5 MiB run at their compute alone; with a B of 4-16 MiB
-    they take one more pass of B at the L3's rate)."""
-    b = b_bytes(gemm, bpe)
-    return memory_time(b[:, None] * crossing, stream_bandwidth, access_latency_s).memory_s
+    they take one more pass of B at the L3's rate). ``hidden`` (per row, a
+    share: :func:`hidden_pack_read`) is the share of the caches' part the
+    kernel's own stream reads instead: it comes off every tier's bytes but
+    the last's, whose bytes (what the caches do not keep) are read whatever
+    the kernel does."""
+    moved = b_bytes(gemm, bpe)[:, None] * crossing
+    if hidden is not None:
+        moved[:, :-1] *= (1.0 - hidden)[:, None]
+    return memory_time(moved, stream_bandwidth, access_latency_s).memory_s
 
 
 def pack_a_time(

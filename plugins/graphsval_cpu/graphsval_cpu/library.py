@@ -445,7 +445,7 @@ def pack_min_rows(dtypes: Iterable[str]) -> dict[str, Sourced]:
 #: one pass's): linears of 4 rows take 1.97-2.14 times 2 rows', of 7 rows 2.84
 #: times 3 rows', of 8 rows 2.78 times 2 rows', of 10 rows 3.92 times 3 rows':
 #: ceil(M / 3) passes; those of 16 rows pack (3.5-5.3 times, not 6). So a
-#: threshold above 10 and at most 16: 12, the least the rows allow
+#: threshold above 10 and at most 16: 12, a dozen (no calibration row has 11)
 #: (docs/model-fidelity.md, session 59, and session 67's refit with them).
 MKL_TRANSPOSED_PACK_MIN_ROWS = 12
 MKL_TRANSPOSED_PASS_ROWS = 3
@@ -468,7 +468,7 @@ def transposed_pack_min_rows(
 ) -> dict[str, Sourced]:
     """From how many rows of A MKL packs a linear's weight, for each of
     ``dtypes`` it runs, where its unpacked kernel takes passes
-    (:func:`_passes_mkl`): :data:`MKL_TRANSPOSED_PACK_MIN_ROWS`."""
+    (:func:`_avx512_mkl`): :data:`MKL_TRANSPOSED_PACK_MIN_ROWS`."""
     if not _avx512_mkl(vendor, set(flags)):
         return {}
     return {
