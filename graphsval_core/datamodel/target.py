@@ -470,9 +470,11 @@ class TargetSpec:
     and a weight in main memory takes about the weight's memory time alone);
     ``pack_read_overlap`` (per dtype, a dtype with ``pack_bps``; a share in
     (0, 1]; unset: none) the share of its packing copy's read of a row-major B
-    (a matmul's) the library does within its kernel's own stream of B where
-    the caches hold B (MKL's fp32 on the Intel host: a matmul of a few rows of
-    A and a B of 2-19 MB takes about one stream of B, its linear twin two);
+    (a matmul's) through the caches that the library's kernel does in its own
+    stream, of the part of B the caches keep; what main memory serves is read
+    whatever the kernel does (MKL's fp32 on the Intel host: a matmul of a few
+    rows of A and a B of 2-19 MB takes about one stream of B, its linear twin
+    1.4-2.1 times as long);
     ``in_place_fraction`` (per dtype, a dtype with ``in_place_max_rows``;
     unset: the products' share) the share of each tier's bandwidth at which
     such a product streams the part of B the caches do not keep: its kernel

@@ -186,12 +186,14 @@ def hidden_pack_read(
 ) -> np.ndarray:
     """Per row: the share of its packing copy's read of B that the dtype's
     GEMM library does within its kernel's own stream of B
-    (``pack_read_overlap``): of a row-major B (a matmul's, each panel's rows
-    contiguous runs of N; not a linear's transposed weight, which MKL packs
-    in a pass of its own), the part the caches keep, ``kept_bytes / (K*N*bpe)``
-    at most 1 (``kept_bytes``, the last tier's inner capacity), so that the
-    share falls off smoothly where B outgrows the caches instead of at a step
-    a fitted capacity could sit on. 0 elsewhere. MKL's fp32 on the Intel host:
+    (``pack_read_overlap``) through the caches (:func:`pack_read_time` takes
+    it off every tier's bytes but main memory's): of a row-major B (a
+    matmul's, each panel's rows contiguous runs of N; not a linear's
+    transposed weight, which MKL packs in a pass of its own), that share of
+    the part the caches keep, ``kept_bytes / (K*N*bpe)`` at most 1
+    (``kept_bytes``, the last tier's inner capacity), so that it falls off
+    smoothly where B outgrows the caches instead of at a step a fitted
+    capacity could sit on. 0 elsewhere. MKL's fp32 on the Intel host:
     a matmul of 4 to 48 rows of A and a B of 2-19 MB takes about one stream of
     B (4x2048x2048 714 us against 607 us for the GEMV 1x2048x2048), its linear
     twin 1.4-2.1 times as long."""
