@@ -436,6 +436,7 @@ def predict(
     pack = np.zeros(len(shapes))
     pack_a = np.zeros(len(shapes))
     read_hidden = np.zeros(len(shapes))
+    pack_from: float | None = None
     if gemm is not None:  # only the library packs: the framework's own kernel reads as it is
         read_b = None
         if dtype in target.pack_bps:  # the copy reads B as a stream does, whole tiers' rates
@@ -529,9 +530,7 @@ def predict(
         pack_read_hidden=np.where(pack > pack_a, read_hidden, 0.0),
         b_in_place=in_place,
         b_unpacked=unpacked,
-        pack_from_rows=(
-            target.packs_from(dtype, op.b_transposed) if dtype in target.pack_bps else None
-        ),
+        pack_from_rows=pack_from if dtype in target.pack_bps else None,
         b_passes=b_passes,
         pass_rows=target.transposed_pass_rows.get(dtype) if b_passes is not None else None,
         gemv_stream=gemv if gemv_share is not None else None,

@@ -31,20 +31,27 @@ def fork_join(threads: int) -> Sourced:
 MKL_DTYPES = ("fp32",)
 
 
+def _mkl_estimates(
+    dtypes: Iterable[str], value: float, source: Callable[[str], str]
+) -> dict[str, Sourced]:
+    """``value``, estimated from ``source(dtype)``, for each of ``dtypes``
+    MKL runs (:data:`MKL_DTYPES`)."""
+    return {dtype: estimated(value, source(dtype)) for dtype in dtypes if dtype in MKL_DTYPES}
+
+
 def gemv_fork_join(dtypes: Iterable[str], threads: int) -> dict[str, Sourced]:
     """Waking and joining the threads of MKL's level-2 path, for each of
     ``dtypes`` MKL runs (a product with M or N of 1: MKL's sgemm hands it to
     sgemv, which runs a parallel region of its own); oneDNN's GEMVs (bf16,
     int8) keep the team's cost."""
-    return {
-        dtype: estimated(
-            3e-6,
+    return _mkl_estimates(
+        dtypes,
+        3e-6,
+        lambda dtype: (
             f"MKL's {dtype} GEMV path wakes and joins its {threads} threads in a parallel "
-            "region of its own: as the OpenMP team, a few us",
-        )
-        for dtype in dtypes
-        if dtype in MKL_DTYPES
-    }
+            "region of its own: as the OpenMP team, a few us"
+        ),
+    )
 
 
 def gemv_fraction(
@@ -64,16 +71,15 @@ def gemv_fraction(
     on validation), nor for oneDNN's bf16 and int8."""
     if vendor != "AuthenticAMD" or "avx2" not in set(flags):
         return {}
-    return {
-        dtype: estimated(
-            1.0,
+    return _mkl_estimates(
+        dtypes,
+        1.0,
+        lambda dtype: (
             f"MKL's {dtype} GEMV (sgemv) on an AMD CPU reads its matrix once as it lies, "
             "packing nothing, and a product of too few rows of A to pack runs one GEMV per "
-            "row: at a stream's rate from the tiers beyond the L1, not a micro-kernel's share",
-        )
-        for dtype in dtypes
-        if dtype in MKL_DTYPES
-    }
+            "row: at a stream's rate from the tiers beyond the L1, not a micro-kernel's share"
+        ),
+    )
 
 
 def grain() -> Sourced:
@@ -233,7 +239,7 @@ def _narrow_estimates(
     none elsewhere."""
     if not _narrow_mkl(vendor, set(flags)):
         return {}
-    return {dtype: estimated(value, source(dtype)) for dtype in dtypes if dtype in MKL_DTYPES}
+    return _mkl_estimates(dtypes, value, source)
 
 
 def narrow_n_columns(
@@ -471,18 +477,17 @@ def transposed_pack_min_rows(
     (:func:`_avx512_mkl`): :data:`MKL_TRANSPOSED_PACK_MIN_ROWS`."""
     if not _avx512_mkl(vendor, set(flags)):
         return {}
-    return {
-        dtype: estimated(
-            MKL_TRANSPOSED_PACK_MIN_ROWS,
+    return _mkl_estimates(
+        dtypes,
+        MKL_TRANSPOSED_PACK_MIN_ROWS,
+        lambda dtype: (
             f"MKL's {dtype} linear (the weight N x K) on an Intel CPU with AVX-512 packs the "
             "weight only from about a dozen rows of A: the Intel host's calibration linears "
             "of 16 rows take 3.5-5.3 times 2 rows' time per byte of weight, those of 10 rows "
             f"3.9 times 3 rows' (passes of {MKL_TRANSPOSED_PASS_ROWS}): above 10 and at "
-            "most 16",
-        )
-        for dtype in dtypes
-        if dtype in MKL_DTYPES
-    }
+            "most 16"
+        ),
+    )
 
 
 def transposed_pass_rows(
@@ -493,17 +498,16 @@ def transposed_pass_rows(
     :data:`MKL_TRANSPOSED_PASS_ROWS`."""
     if not _avx512_mkl(vendor, set(flags)):
         return {}
-    return {
-        dtype: estimated(
-            MKL_TRANSPOSED_PASS_ROWS,
+    return _mkl_estimates(
+        dtypes,
+        MKL_TRANSPOSED_PASS_ROWS,
+        lambda dtype: (
             f"MKL's {dtype} linear on an Intel CPU with AVX-512 reads an unpacked weight once "
             f"per {MKL_TRANSPOSED_PASS_ROWS} rows of A: the Intel host's calibration linears of "
             "4, 7, 8 and 10 rows take 2.0-2.1, 2.8, 2.8 and 3.9 times one pass's time per "
-            "byte of weight (ceil(M / 3) passes)",
-        )
-        for dtype in dtypes
-        if dtype in MKL_DTYPES
-    }
+            "byte of weight (ceil(M / 3) passes)"
+        ),
+    )
 
 
 def pack_read_overlap(
@@ -514,18 +518,17 @@ def pack_read_overlap(
     of ``dtypes`` it runs on its AVX-512 path (:func:`_avx512_mkl`): all of it."""
     if not _avx512_mkl(vendor, set(flags)):
         return {}
-    return {
-        dtype: estimated(
-            1.0,
+    return _mkl_estimates(
+        dtypes,
+        1.0,
+        lambda dtype: (
             f"MKL's {dtype} matmul on an Intel CPU with AVX-512 packs a B the caches hold as "
             "its kernel streams it: the Intel host's calibration matmuls of 4 to 48 rows of A "
             "and a B of 2-19 MB take about one stream of B (4x2048x2048 714 us against 607 us "
             "for the GEMV 1x2048x2048), their linear twins, packed in a pass of their own, "
-            "1.4-2.1 times as long",
-        )
-        for dtype in dtypes
-        if dtype in MKL_DTYPES
-    }
+            "1.4-2.1 times as long"
+        ),
+    )
 
 
 #: The most rows of A for which oneDNN reads a bf16 linear's weight (a
