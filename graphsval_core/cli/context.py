@@ -6,12 +6,14 @@ import this module, never each other or :mod:`graphsval_core.cli.main`."""
 from __future__ import annotations
 
 import contextlib
-import os
 import warnings
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 import click
+
+# the lines that say what a command wrote name a path as every layer's errors do
+from graphsval_core.datamodel.errors import one_line as one_line, shown_path as shown_path
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -117,27 +119,6 @@ class AppContext:
 
 
 pass_app = click.make_pass_decorator(AppContext)
-
-
-def one_line(text: str) -> str:
-    """``text`` with each control character (a newline in a file's name, an
-    escape sequence) written as Python writes it (``\\n``, ``\\x1b``), so a
-    warning stays one line and never drives the terminal."""
-    from graphsval_core.datamodel.errors import one_line as escaped
-
-    return escaped(text)
-
-
-def shown_path(path: str | os.PathLike[str]) -> str:
-    """``path`` as a line saying what was written (or read) shows it: one
-    line (:func:`one_line`), and never taken for standard output or a flag:
-    a path whose text starts with ``-`` (``--out ./-`` is the file ``-``,
-    which ``Path`` writes without its ``./``) is shown with ``./`` before it.
-    The errors of the layers below name a path alike
-    (:func:`graphsval_core.datamodel.errors.shown_path`: this is it)."""
-    from graphsval_core.datamodel.errors import shown_path as shown
-
-    return shown(path)
 
 
 @contextlib.contextmanager
