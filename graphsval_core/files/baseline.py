@@ -138,8 +138,8 @@ def read_baseline_file(item: Any) -> tuple[Baseline, str]:
     spans lines), a carriage return inside a line, a row of the wrong field
     count, an empty name, a malformed shape, a number that is not plain ASCII
     (no ``_``), not finite, out of range or (a latency or energy) positive
-    below a picosecond or picojoule, a trial count under 1 on a measured row
-    or above 0 on a failed shape's (the capture writes 0),
+    below a picosecond or picojoule, a trial count under 1 or empty on a
+    measured row or above 0 on a failed shape's (the capture writes 0),
     an unknown dtype or purpose, an empty purpose cell in a file whose name
     has no purpose suffix, a known extra column holding a value it may not
     (a verdict of ``maybe``), a file with no row, a byte that is not UTF-8

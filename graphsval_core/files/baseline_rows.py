@@ -579,10 +579,17 @@ def parse_row(
 
 
 def _trials(text: str, where: str, measured: bool) -> int:
-    """The trial count ``text`` (empty: 0, unknown); at least 1 on a
-    ``measured`` row, 0 on a failed shape's (the capture writes 0: a count
-    of trials beside no latency contradicts it, as a measured row's 0 does)."""
+    """The trial count ``text``: at least 1 on a ``measured`` row (never
+    empty: the capture always counts the trials of a latency it writes),
+    0 or empty on a failed shape's (the capture writes 0: a count of trials
+    beside no latency contradicts it, as a measured row's 0 does)."""
     if text == "":
+        if measured:
+            raise BaselineFileError(
+                f"{where}: trial_count is empty on a measured row (one with a latency_s); "
+                f"give the number of trials measured, an integer in [1, {MAX_TRIALS}] "
+                "(empty or 0 only on a failed shape)"
+            )
         return 0
     if text.isascii() and text.isdigit() and len(text) <= 16:
         count = int(text)
@@ -602,7 +609,7 @@ def _trials(text: str, where: str, measured: bool) -> int:
         )
     raise BaselineFileError(
         f"{where}: trial_count {clip(text)} is not an integer (expected a count of trials, "
-        "or empty)"
+        "or empty on a failed shape)"
     )
 
 

@@ -580,10 +580,8 @@ def plain_block(
     trials = _counts(cols[6])
     if dims is None or latency is None or energy is None or trials is None:
         return None
-    if not trials.all() and any(
-        cols[6][i] and not np.isnan(latency[i]) for i in np.flatnonzero(trials == 0).tolist()
-    ):
-        return None  # a trial count of 0 on a measured row
+    if ((trials == 0) & ~np.isnan(latency)).any():
+        return None  # a trial count of 0, or none, on a measured row
     if trials.any() and (trials[np.isnan(latency)] > 0).any():
         return None  # a trial count on a failed shape
     extras = {name: _objects(column) for name, column in zip(layout.extras, cols[8:], strict=True)}
