@@ -10,6 +10,7 @@ turns any of them into that one line and exit code 2, never a traceback.
 from __future__ import annotations
 
 import os
+import re
 
 
 def clip(text: str) -> str:
@@ -36,6 +37,11 @@ INVISIBLE = frozenset(
 )
 
 
+#: A search for a control character (:func:`is_control`) in a text at once:
+#: Unicode category Cc is U+0000-001F and U+007F-009F.
+CONTROL = re.compile("[\\x00-\\x1f\\x7f-\\x9f\u2028\u2029" + "".join(sorted(INVISIBLE)) + "]")
+
+
 def is_control(ch: str) -> bool:
     """Whether character ``ch`` is a control character: Unicode category Cc
     (a newline, a tab, a NUL, an escape), a line or paragraph separator,
@@ -50,7 +56,8 @@ def is_control(ch: str) -> bool:
 def control_character(text: str) -> str | None:
     """The first control character in ``text`` (:func:`is_control`) as
     ``U+000A``; None when there is none."""
-    return next((f"U+{ord(ch):04X}" for ch in text if is_control(ch)), None)
+    found = CONTROL.search(text)
+    return None if found is None else f"U+{ord(found.group()):04X}"
 
 
 def one_line(text: str) -> str:

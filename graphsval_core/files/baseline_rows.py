@@ -21,7 +21,7 @@ from typing import Any
 from attrs import field, frozen
 
 from graphsval_core.datamodel.dtypes import KNOWN_DTYPES
-from graphsval_core.datamodel.errors import UserInputError, clip
+from graphsval_core.datamodel.errors import CONTROL, UserInputError, clip, control_character
 from graphsval_core.datamodel.op import ShapeError, split_shape
 from graphsval_core.files.jsonfile import underflows
 
@@ -484,6 +484,14 @@ def extra_checks(names: list[str]) -> Any:
                 raise BaselineFileError(
                     f"{where}: fingerprint {clip(text)} is not a JSON object of names to values"
                 )
+            # a name or value written as an escape (\u001b) is printed in a warning
+            words = [*data, *(v for v in data.values() if isinstance(v, str))]
+            bad = next(filter(None, map(control_character, words)), None)
+            if bad is not None:
+                raise BaselineFileError(
+                    f"{where}: fingerprint {clip(text)} holds a control character ({bad}) in a "
+                    "name or value: give one line of text"
+                )
             good.add(text)
 
     return check
@@ -526,6 +534,8 @@ def parse_row(
     a row whose ``purpose`` cell is empty or absent."""
     if len(raw) != width:
         raise BaselineFileError(f"{path}:{lineno}: {len(raw)} fields, the header has {width}")
+    if CONTROL.search(",".join(raw)) is not None:
+        raise _control_error(f"{path}:{lineno}", raw, extras_names)
     # names repeat on every row: one string each (a large file's memory)
     hardware, op, dtype = intern(raw[0].strip()), intern(raw[1].strip()), intern(raw[3].strip())
     shape = raw[2].strip()
@@ -576,6 +586,22 @@ def parse_row(
         purpose=purpose,
         extras=extras,
     )
+
+
+def _control_error(where: str, raw: list[str], extras_names: list[str]) -> BaselineFileError:
+    """The error of a row one of whose cells holds a control character
+    (:func:`~graphsval_core.datamodel.errors.is_control`: a tab, an escape,
+    a NUL, a right-to-left override): every cell is one line of text, and a
+    note or a ``suspect`` reason is printed in the terminal and the reports,
+    where an escape sequence would drive the terminal or hide text."""
+    for name, cell in zip((*V4_COLUMNS, *extras_names), raw, strict=True):
+        bad = control_character(cell)
+        if bad is not None:
+            return BaselineFileError(
+                f"{where}: {name} {clip(cell)} holds a control character ({bad}): give one "
+                "line of text"
+            )
+    raise AssertionError("no control character in the row")  # the caller found one
 
 
 def _trials(text: str, where: str, measured: bool) -> int:

@@ -33,7 +33,7 @@ from typing import IO, Any
 import numpy as np
 
 from graphsval_core.datamodel.dtypes import KNOWN_DTYPES
-from graphsval_core.datamodel.errors import warn_input
+from graphsval_core.datamodel.errors import CONTROL, warn_input
 from graphsval_core.datamodel.op import MAX_DIM
 from graphsval_core.files.baseline_block import RowBlock
 from graphsval_core.files.baseline_keys import SeenShapes
@@ -566,6 +566,8 @@ def plain_block(
     if block and block[-1] == "":
         block = block[:-1]
         text = text[:-1]
+    if CONTROL.search(text) is not None:
+        return None  # a cell holding a control character (the rules name it)
     width = layout.width
     if not block or set(map(str.count, block, repeat(","))) != {width - 1}:
         return None

@@ -393,7 +393,7 @@ BAD_VALUES = [
     ),
     *(
         ("round_latencies_s", v, "numbers of seconds, each 0 or in [1e-12, 86400], separated by")
-        for v in ("1e-3 1e-400", "1.2e-06 \t 1.3e-06", "1e-6\t2e-6")  # a tab is no space
+        for v in ("1e-3 1e-400", "1e-6 x")  # a tab is no space: a control character (below)
     ),
     ("captured_at", "yesterday", "an ISO 8601 time such as 2026-12-01T06:55:24Z"),
     ("details", "[1]", "a JSON object"),
@@ -454,6 +454,112 @@ def test_columns_written_together_agree(monkeypatch, columns, values, fragment):
     text = _file(f"{HEADER},{columns}", _row(1) + f",{good}", _row(2) + f",{values}")
     out = _readers(text, monkeypatch)
     assert isinstance(out, str) and out.startswith(fragment), out
+
+
+# --- control characters -----------------------------------------------------------------------
+
+CONTROLS = [
+    ("\x1b", "U+001B"),  # an escape: \x1b]0;title\x07 retitles the terminal, \x1b[2J clears it
+    ("\x07", "U+0007"),
+    ("\t", "U+0009"),
+    ("\x00", "U+0000"),
+    ("\x7f", "U+007F"),
+    ("\x85", "U+0085"),  # a C1 control: a next line
+    ("\u2028", "U+2028"),  # a line separator
+    ("\u202e", "U+202E"),  # a right-to-left override: the rest of the line shows reversed
+    ("\u200b", "U+200B"),  # a zero-width space
+]
+
+
+@pytest.mark.parametrize(("char", "code"), CONTROLS)
+@pytest.mark.parametrize(
+    "column", ["notes", "suspect", "energy_source", "device", "p50_s", "hardware", "latency_s"]
+)
+def test_a_cell_holding_a_control_character_is_refused(monkeypatch, column, char, code):
+    """A note holding an escape sequence was copied raw into records.csv,
+    report.html, report.md and the terminal's list of excluded rows (from
+    the demanding user): a cell holding a control character, in any column
+    (the free text a report shows: the notes, the ``suspect`` reasons, the
+    energy source a calibration records), is refused in one line naming the
+    file, line and column, its value escaped, as a target file's or a
+    sweep's free text is. Every reader says the same."""
+    header = f"{HEADER},suspect,energy_source,device,p50_s"
+    good = _row(1) + ",latency: slow,none,cpu,1e-5"
+    fields = dict(zip(header.split(","), (_row(2) + ",,none,cpu,1e-5").split(","), strict=True))
+    fields[column] = {"suspect": "latency: ", "energy_source": "rapl "}.get(column, "x")
+    fields[column] = f"{fields[column]}{char}[31mred" if column != "latency_s" else f"1e-5{char}"
+    out = _readers(_file(header, good, ",".join(fields.values())), monkeypatch)
+    assert out == (
+        f"b.csv:3: {column} {fields[column]!r} holds a control character ({code}): give one "
+        "line of text"
+    )
+
+
+def test_a_control_character_is_named_wherever_it_lies_in_a_long_note(monkeypatch):
+    note = "x" * 100 + "\x1b[2J"
+    out = _readers(_file(HEADER, _row(1), _row(2).replace(",note", f",{note}")), monkeypatch)
+    assert out == (
+        f"b.csv:3: notes {'x' * 37 + '...'!r} holds a control character (U+001B): give one line "
+        "of text"
+    )
+
+
+@pytest.mark.parametrize(
+    "note", ["plain", "caf\u00e9 \u2013 na\u00efve", "no\u00a0break", "\u200d"]
+)
+def test_a_note_of_plain_text_in_any_script_reads(monkeypatch, note):
+    """Text is text: an accent, a dash, a no-break space, a zero-width
+    joiner (emoji and Indic words need it) are no control characters."""
+    out = _readers(_file(HEADER, _row(1), _row(2).replace(",note", f",{note}")), monkeypatch)
+    assert not isinstance(out, str), out
+    assert out[1].notes == note
+
+
+def test_a_fingerprint_naming_a_control_character_in_an_escape_is_refused(monkeypatch):
+    """A fingerprint's names and values are printed in a warning (captured
+    with cpu 'x', but the target says 'y'): one written as a JSON escape
+    (``\\u001b``) is a control character too."""
+    header = f"{HEADER},fingerprint"
+    for bad in ('{"cpu\\u001b[2J": "x"}', '{"cpu": "x\\u202ey"}'):
+        text = _file(header, _row(1) + ',"{""cpu"": ""x""}"', _row(2) + "," + _quoted(bad))
+        out = _read("b.csv", text, monkeypatch)
+        code = "U+001B" if "001b" in bad else "U+202E"
+        assert out == (
+            f"b.csv:3: fingerprint {bad!r} holds a control character ({code}) in a name or "
+            "value: give one line of text"
+        )
+
+
+def _quoted(cell: str) -> str:
+    return '"' + cell.replace('"', '""') + '"'
+
+
+def test_a_note_holding_an_escape_is_one_line_and_exit_2_and_writes_no_report(tmp_path):
+    """``validate --baseline``, ``explain``, ``registry lookup`` and
+    ``calibrate`` all refuse it in one plain line (the escape written as
+    ``\\x1b``), exit 2, and write no report; README.md says so."""
+    from pathlib import Path
+
+    path = tmp_path / "n.csv"
+    note = "hi \x1b]0;pwned\x07\x1b[31mred <b>x</b>"
+    path.write_text(_file(HEADER, _row(1), _row(2).replace(",note", f",{note}")))
+    one = f"--hw {HOST} --op matmul --shape 1x64x64 --dtype fp32".split()
+    out = tmp_path / "out"
+    for command in (
+        ["validate", "--baseline", str(path), "--out", str(out)],
+        ["explain", *one, "--baseline", str(path)],
+        ["registry", "lookup", *one, "--baseline", str(path)],
+        ["calibrate", "--hw", HOST, "--baseline", str(path), "--out", str(tmp_path / "c.json")],
+    ):
+        result = CliRunner().invoke(cli, command)
+        assert result.exit_code == 2, result.output
+        assert result.output == (
+            f"Error: {path}:3: notes 'hi \\x1b]0;pwned\\x07\\x1b[31mred <b>x</b>' holds a "
+            "control character (U+001B): give one line of text\n"
+        )
+    assert not out.exists() and not (tmp_path / "c.json").exists()
+    readme = " ".join((Path(__file__).parents[2] / "README.md").read_text().split())
+    assert "A baseline cell holding a control character (a tab, an escape, a NUL," in readme
 
 
 # --- one plain line for a byte, a line end, an empty file --------------------------------------
@@ -532,6 +638,8 @@ BIG = [
     (_set(9, "99"), "schema_version '99' must be 1 or 2"),
     (_set(10, "maybe"), "verdict 'maybe' must be pass or FAIL"),
     (_set(11, "abc"), "threads 'abc' must be a positive integer"),
+    (_set(7, "no\x1b[2Jte"), "notes 'no\\x1b[2Jte' holds a control character (U+001B)"),
+    (_set(6, ""), "trial_count is empty on a measured row"),
 ]
 
 

@@ -291,6 +291,10 @@ def baseline_cases(rng: random.Random) -> list[Case]:
             ("trials-huge", 6, "9" * 30),
             ("trials-float", 6, "2.5"),
             ("latency-empty-with-trials", 4, ""),  # trials counted, no latency: never captured
+            ("trials-empty", 6, ""),  # a latency with no count of trials: never captured
+            ("notes-escape", 7, "x\x1b]0;title\x07\x1b[2Jy"),  # would drive the terminal
+            ("notes-tab", 7, "a\tb"),
+            ("notes-override", 7, "a\u202eb"),  # would show the rest of its line reversed
         ):
             labelled[name] = (_csv([*lines[:2], _field(row, column, value), *lines[3:]]), "bad")
         for name, (data, expect) in labelled.items():
