@@ -21,6 +21,7 @@ finished shapes and reuses journaled rounds; ``force`` re-measures).
 
 from __future__ import annotations
 
+import operator
 import random
 import time
 from collections import deque
@@ -31,6 +32,7 @@ from typing import Any
 
 from attrs import define, evolve, field
 
+from graphsval_core.datamodel.errors import one_line
 from graphsval_core.datamodel.round_modes import two_modes
 from graphsval_core.measure import capture_file as files
 from graphsval_core.measure.capture_file import COLUMNS, EXTRA_COLUMNS, SCHEMA_VERSION
@@ -121,7 +123,10 @@ def measurement_row(
     """The CSV row of one measured shape (``load``: the load average, None:
     read now; ``busy``: whether, or how, the machine was busy). A failed
     shape's (no latency) counts no trial, whatever ``m`` says: the baseline
-    reader refuses a count of trials beside no latency."""
+    reader refuses a count of trials beside no latency. Every text (a note,
+    an error's message, a device name) is one line, its control characters
+    written as Python writes them (``\\t``, ``\\x1b``): the reader refuses a
+    cell holding one."""
     import json
 
     extras = dict(m.extras)
@@ -129,7 +134,7 @@ def measurement_row(
     fingerprint = known.pop("fingerprint", "")
     if isinstance(fingerprint, dict):
         fingerprint = json.dumps(fingerprint, sort_keys=True)
-    return {
+    row = {
         "hardware": hardware,
         "op": op,
         "shape": item.shape,
@@ -153,6 +158,7 @@ def measurement_row(
         "fingerprint": fingerprint,
         "details": json.dumps(extras, sort_keys=True, default=str) if extras else "",
     }
+    return {k: one_line(v) if isinstance(v, str) else v for k, v in row.items()}
 
 
 Measure = Callable[[CaptureItem, CaptureSettings], Measurement | None]
@@ -177,7 +183,24 @@ def _measure_safely(measure: Measure, item: CaptureItem, settings: CaptureSettin
         why = "no installed plugin measures this target"
     if m is None:
         return Measurement(latency_s=None, energy_j=None, trial_count=0, notes=f"failed: {why}")
+    if m.latency_s is not None and not _counted(m.trial_count):
+        # the reader refuses a latency beside no count of trials, or a count under 1
+        why = (
+            f"the measurer gave a latency with trial_count {m.trial_count!r}, not a count of at "
+            "least 1"
+        )
+        return Measurement(latency_s=None, energy_j=None, trial_count=0, notes=f"failed: {why}")
     return m
+
+
+def _counted(trials: Any) -> bool:
+    """Whether ``trials`` is a count of at least one trial (a numpy integer too)."""
+    if isinstance(trials, bool):
+        return False
+    try:
+        return operator.index(trials) >= 1
+    except TypeError:
+        return False
 
 
 Visit = tuple[CaptureItem, int]

@@ -118,6 +118,57 @@ def test_a_failed_shape_is_written_with_no_trials_and_reads_back(tmp_path):
     assert [(r.failed, r.trial_count) for r in rows] == [(True, 0), (False, 3)]
 
 
+def test_a_measurers_text_is_written_one_line_and_reads_back(tmp_path):
+    """A note, an error's message or a device name holding a control
+    character (an escape sequence, a tab, a right-to-left override) is
+    written as Python writes it: the reader refuses a cell holding one, and
+    the capture never writes a file its reader refuses."""
+
+    def measure(item: CaptureItem, settings: CaptureSettings) -> Measurement:
+        if item.dims == (200,):
+            raise RuntimeError("bad\tkernel \x1b[31mred")
+        return Measurement(
+            latency_s=1e-4,
+            energy_j=None,
+            trial_count=3,
+            notes="sensor \x1b]0;title\x07 gone",
+            extras={"device": "cpu\tmodel \u202eevil", "numerics": "ok"},
+        )
+
+    out = tmp_path / "c.csv"
+    summary = _capture(out, measure=measure)
+    assert summary.failed == 1 and summary.measured == 1
+    rows = read_baseline(out).rows
+    assert [r.notes for r in rows] == [
+        "sensor \\x1b]0;title\\x07 gone",
+        "failed: RuntimeError: bad\\tkernel \\x1b[31mred",
+    ]
+    assert rows[0].extras["device"] == "cpu\\tmodel \\u202eevil"
+
+
+@pytest.mark.parametrize("trials", [0, -2, None, 2.5, True, "3"])
+def test_a_latency_with_no_count_of_trials_is_written_as_a_failed_shape(tmp_path, trials):
+    """A measurer giving a latency but no count of at least one trial (a
+    plugin's bug) was written as is, a row the reader refuses (or, with no
+    count, the rounds' sum failed): the shape is written failed, the note
+    saying why, and the file reads back."""
+    import numpy as np
+
+    def measure(item: CaptureItem, settings: CaptureSettings) -> Measurement:
+        count = trials if item.dims == (100,) else np.int64(4)  # a numpy count is a count
+        return Measurement(latency_s=1e-4, energy_j=None, trial_count=count, notes="")
+
+    out = tmp_path / "t.csv"
+    summary = _capture(out, measure=measure)
+    assert summary.failed == 1 and summary.measured == 1
+    rows = read_baseline(out).rows
+    assert [(r.failed, r.trial_count) for r in rows] == [(True, 0), (False, 4)]
+    assert rows[0].notes == (
+        f"failed: the measurer gave a latency with trial_count {trials!r}, not a count of at "
+        "least 1"
+    )
+
+
 def _pair(tmp_path: Path, recaptured: dict[int, float]) -> tuple[Path, Path]:
     main, again = tmp_path / "main.csv", tmp_path / "recapture" / "main.csv"
     again.parent.mkdir()
