@@ -313,10 +313,11 @@ def predict(
         unpacked = unpacked_rows(target, dtype, gemm, library, op.b_transposed)
         tiles = _tiles(registry, target, op, shapes, dtype, gemm, tiers)
         if dtype in target.gemv_fraction:  # its level-2 path runs a GEMV per row of an
-            # A too short to pack: each streams B from the tiers beyond the innermost (less
-            # what the inner tier keeps, as for any product); the innermost's traffic keeps
-            # the register tile, B once (a limitation: an L1-bound one comes out too fast)
-            tiles[unpacked, 1:, 0] = 1.0
+            # A too short to pack: each streams B through every tier, the innermost included
+            # (its loads feed the registers once a GEMV; less what an inner tier keeps, as
+            # for any product). The innermost once kept the register tile, B read once, so
+            # an L1-bound GEMV came out too fast (the Zen 4's 2x512x256 -21%, now +15%)
+            tiles[unpacked, :, 0] = 1.0
         narrow = narrow_rows(target, dtype, gemm, library, unpacked, op.b_transposed)
         group = target.transposed_narrow_n_group.get(dtype) if op.b_transposed else None
         if narrow is not None and group is not None:  # its kernel of dot products streams
@@ -326,8 +327,8 @@ def predict(
             tiles[narrow, :, 2] = np.minimum(tiles[narrow, :, 2], group)
         per_pass = unpacked_pass_rows(target, dtype, gemm, unpacked, op.b_transposed)
         if per_pass is not None:  # its unpacked kernel reads a transposed B once a pass of
-            # a few rows of A: the tiers beyond the innermost see B once a pass, as above
-            tiles[:, 1:, 0] = np.minimum(tiles[:, 1:, 0], per_pass[:, None])
+            # a few rows of A: every tier sees B once a pass, the innermost included, as above
+            tiles[:, :, 0] = np.minimum(tiles[:, :, 0], per_pass[:, None])
             b_passes = np.where(unpacked, np.ceil(gemm[:, 0] / per_pass), 0.0)
         outside = outside_product_bytes(operands, gemm, bpe, out_bpe)
         # C's passes: a library may store C as if the product accumulated, though it does not

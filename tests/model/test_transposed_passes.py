@@ -176,3 +176,19 @@ def test_one_row_a_pass_reads_as_one_row(registry_of):
     )
     p = predict_batch(reg, "t", "linear", [[4, BIG, BIG]], "fp32")
     assert "once per row of A (4 passes);" in p.sentence(0)
+
+
+@pytest.mark.parametrize("big", [64, 256, BIG])
+def test_every_tier_sees_b_once_a_pass_the_innermost_included(registry_of, big):
+    # a weight in the L1, in the L2 or in main memory: the unpacked kernel loads it into
+    # the registers once a pass, so the innermost tier serves it ceil(M / 3) times too and
+    # never fewer bytes than a tier behind it (it used to see it once: 7 rows took 3 passes
+    # from the L2 and main memory but one through the L1)
+    shapes = [[2, big, big], [7, big, big]]
+    p = predict_batch(_registry(registry_of), "t", "linear", shapes, "fp32")
+    assert p.b_unpacked.tolist() == [True, True]
+    b = big * big * 4
+    assert p.bytes_per_tier[0, 0] >= b and p.bytes_per_tier[1, 0] >= 3 * b
+    assert p.bytes_per_tier[1, 0] == pytest.approx(3 * p.bytes_per_tier[0, 0], rel=0.05)
+    for row in range(2):
+        assert p.bytes_per_tier[row, 0] >= p.bytes_per_tier[row, 1:].max()
