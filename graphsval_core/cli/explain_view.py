@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from graphsval_core.datamodel.errors import one_line
 from graphsval_core.datamodel.regimes import TIER_NAMES
 from graphsval_core.datamodel.tables import wrap_line
 from graphsval_core.datamodel.units import (
@@ -46,11 +47,11 @@ def measured_view(
     implies (the model's peaks and bandwidths against the achieved rates)."""
     from graphsval_core.model.classifier import classify_details, measured_regime
     from graphsval_core.validate.measured import measured_dict
-    from graphsval_core.validate.paths import display_path
+    from graphsval_core.validate.paths import report_path
 
     baseline, row = found
     data = measured_dict(baseline, row)
-    data["file"] = display_path(str(baseline.path))
+    data["file"] = report_path(str(baseline.path))  # as report.json names it; the text escapes
     predicted_latency, predicted_energy = float(pred.latency_s[0]), float(pred.energy_j[0])
     latency = row.latency_s
     data["latency_error"] = (predicted_latency - latency) / latency if latency else None
@@ -85,7 +86,7 @@ def _lines(data: dict[str, Any], predictor: str) -> list[str]:
     measured = data.get("measured")
     terms = data.get("terms") or {}
     if measured:
-        where = f"{measured['file']}:{measured['line']}"
+        where = f"{one_line(measured['file'])}:{measured['line']}"
         latency, energy = measured["latency_s"], measured["energy_j"]
         rows = [
             ("", "predicted", f"measured ({where})"),

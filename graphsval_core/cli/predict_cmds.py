@@ -9,7 +9,7 @@ from typing import Any
 import click
 import numpy as np
 
-from graphsval_core.cli.context import AppContext, InputError, pass_app
+from graphsval_core.cli.context import AppContext, InputError, pass_app, shown_path
 from graphsval_core.cli.output import echo_json
 from graphsval_core.cli.params import refuse_unknown_dtype, shape_flag
 from graphsval_core.cli.predict_table import CSV_COLUMNS, gather, rows, write_csv
@@ -120,7 +120,11 @@ def explain(
     if as_json:
         echo_json(data)
         return
-    where = ", ".join(baselines) if baselines else "no installed or workspace baseline has it"
+    where = (
+        ", ".join(shown_path(b) for b in baselines)
+        if baselines
+        else "no installed or workspace baseline has it"
+    )
     data["measured_looked_in"] = f"looked in {where}" if baselines else where
     width = Screen.detect().width  # the terminal's, COLUMNS, else 80, as validate -v
     click.echo("\n".join(explain_lines(data, predictor, width)))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from graphsval_core.cli.context import AppContext, InputError, Subgroup, pass_app
+from graphsval_core.cli.context import AppContext, InputError, Subgroup, pass_app, shown_path
 from graphsval_core.cli.output import echo_json
 from graphsval_core.cli.params import refuse_unknown_dtype, shape_flag
 
@@ -63,13 +63,18 @@ def lookup(
     except BaselineFileError as exc:
         raise InputError(str(exc)) from None
     if found is None:
-        where = ", ".join(baselines) if baselines else "the installed and workspace baselines"
+        where = (
+            ", ".join(shown_path(b) for b in baselines)
+            if baselines
+            else "the installed and workspace baselines"
+        )
         raise InputError(
             f"{key} {op} {op_spec.format_shape(dims)} {dtype} was not measured (looked in {where})"
         )
     data = measured_dict(*found)
-    if as_json:
+    if as_json:  # the file where it lies, as every warning names it (JSON escapes it)
         echo_json(data)
         return
+    data["file"] = shown_path(data["file"])  # a control character of its name, escaped
     for name, value in data.items():
         click.echo(f"{name}: {'' if value is None else value}")

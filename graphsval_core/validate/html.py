@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from graphsval_core.datamodel.errors import one_line
 from graphsval_core.datamodel.regimes import TIER_NAMES, short
 from graphsval_core.datamodel.units import fmt_bytes, fmt_joules, fmt_seconds
 from graphsval_core.validate.attribution import PER_DTYPE, cell_label
@@ -376,7 +377,7 @@ def render_html(summary: Summary, validation: Validation, registry: Any) -> str:
         ("baselines", "Baselines", _ul(baselines)),
     ]
     if summary.warnings:
-        sections.append(("warnings", "Warnings", _ul(summary.warnings)))
+        sections.append(("warnings", "Warnings", _ul(one_line(w) for w in summary.warnings)))
     nav = "".join(f'<a href="#{key}">{esc(title)}</a>' for key, title, _ in sections)
     body = "".join(
         f'<section id="{key}"><h2>{esc(title)}</h2>{content}</section>'

@@ -15,13 +15,14 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
+from graphsval_core.datamodel.errors import one_line
 from graphsval_core.datamodel.exports import csv_cell, md_text
 from graphsval_core.datamodel.regimes import order, short
 from graphsval_core.datamodel.tables import format_table, markdown_table, wrap_line
 from graphsval_core.datamodel.units import fmt_joules, fmt_seconds
 from graphsval_core.validate.attribution import PER_DTYPE, cell_label, split_label
 from graphsval_core.validate.harness import Validation
-from graphsval_core.validate.paths import display_path
+from graphsval_core.validate.paths import display_path, report_path
 from graphsval_core.validate.records import RECORD_FIELDS
 from graphsval_core.validate.summary import SCHEMA_VERSION, Summary, summary_dict
 
@@ -39,10 +40,11 @@ __all__ = [
 ]
 
 
-def _shown(record: dict[str, Any]) -> dict[str, Any]:
+def _shown(record: dict[str, Any], exact: bool = False) -> dict[str, Any]:
     """A record as a report writes it: its baseline file's path as shown
-    (:func:`~graphsval_core.validate.paths.display_path`)."""
-    record["file"] = display_path(record["file"] or "")
+    (:func:`~graphsval_core.validate.paths.display_path`; in JSON, which
+    escapes a control character itself, ``report_path``)."""
+    record["file"] = (report_path if exact else display_path)(record["file"] or "")
     return record
 
 
@@ -63,13 +65,13 @@ def report_json(summary: Summary, validation: Validation) -> str:
     head = summary_dict(summary)
     for key in ("excluded", "suspect", "near_boundary", "unplaced"):
         for item in head[key]:
-            item["file"] = display_path(item["file"])
+            item["file"] = report_path(item["file"])
     for item in head["header"]["baselines"]:
-        item["path"] = display_path(item["path"])
+        item["path"] = report_path(item["path"])
     body = {
         "schema_version": SCHEMA_VERSION,
         "summary": head,
-        "records": [_shown(r) for r in validation.records.rows()],
+        "records": [_shown(r, exact=True) for r in validation.records.rows()],
     }
     return json.dumps(json_safe(body), indent=2, default=str, allow_nan=False) + "\n"
 
@@ -286,7 +288,8 @@ def render(
         out.append("## Warnings" if markdown else "Warnings:")
         if markdown:
             out.append("")
-        out += [f"{bullet}{esc(w)}" for w in summary.warnings]
+        # a warning names files as given: a control character in a name, escaped
+        out += [f"{bullet}{esc(one_line(w))}" for w in summary.warnings]
     explain = markdown or per_shape == "all"
     table = _shape_rows(validation, per_shape, explain)
     if table:

@@ -6,6 +6,7 @@ the structured terms that ``explain --json`` gives."""
 from __future__ import annotations
 
 import csv
+import io
 import json
 import re
 from pathlib import Path
@@ -124,3 +125,65 @@ def test_json_reports_hold_no_nan_or_infinity():
     body = {"e": float("inf"), "rows": [{"x": float("nan"), "y": 1.5}], "t": (float("-inf"),)}
     text = _json.dumps(json_safe(body), allow_nan=False)
     assert _json.loads(text) == {"e": None, "rows": [{"x": None, "y": 1.5}], "t": [None]}
+
+
+def test_a_baseline_named_with_an_escape_never_carries_it_into_a_report(tmp_path, monkeypatch):
+    """A baseline whose file name holds an escape sequence (``\\x1b[2J``
+    clears a terminal) or an invisible character (a right-to-left override)
+    went raw into records.csv's ``file`` column, report.md, report.html
+    (warnings too) and the terminal's ``-v`` report: every report people read
+    and records.csv, which has no escapes of its own, show it as Python
+    writes it (``\\x1b``), HTML-escaped in the page; report.json keeps the
+    name exact (its encoder writes ``\\u001b``); so do ``explain`` and
+    ``registry lookup``."""
+    from graphsval_core.datamodel.errors import CONTROL
+
+    monkeypatch.chdir(tmp_path)
+    host = "host_intel_xeon_2c_1t"
+    shipped = REPO / f"plugins/graphsval_cpu/graphsval_cpu/baselines/{host}_vector_add"
+    lines = Path(f"{shipped}.calibration.csv").read_text().splitlines(keepends=True)
+    name = "x\x1b[2J<xx>\u202ey.csv"
+    shown = "x\\x1b[2J<xx>\\u202ey.csv"
+    Path(name).write_text("".join([*lines, lines[1]]))  # a row repeated: a warning names it
+    argv = ["validate", "--baseline", name, "--purpose", "calibration"]
+    result = CliRunner().invoke(cli, [*argv, "--out", "out"])
+    assert result.exit_code in (0, 1), result.output
+
+    def plain(text: str) -> str:
+        assert CONTROL.search(text.replace("\n", "")) is None, CONTROL.search(
+            text.replace("\n", "")
+        )
+        return text
+
+    records = list(csv.DictReader(io.StringIO(plain((tmp_path / "out/records.csv").read_text()))))
+    assert {r["file"] for r in records} == {shown}
+    warned = f"{shown}: 1 row(s) repeat an earlier row exactly"
+    md = plain((tmp_path / "out/report.md").read_text())
+    assert f"- {shown.replace('<xx>', '&lt;xx&gt;')} (sha256 " in md
+    assert f"- {warned.replace('<xx>', '&lt;xx&gt;')}" in md
+    page = plain((tmp_path / "out/report.html").read_text())
+    assert "<xx>" not in page
+    assert f"<li>{warned.replace('<xx>', '&lt;xx&gt;')}" in page
+    assert f"<dd>{shown.replace('<xx>', '&lt;xx&gt;')}:2</dd>" in page
+    raw = (tmp_path / "out/report.json").read_text()
+    assert raw.isascii() and "\\u001b[2J<xx>\\u202ey.csv" in raw
+    report = json.loads(raw)
+    assert {r["file"] for r in report["records"]} == {name}
+    assert [b["path"] for b in report["summary"]["header"]["baselines"]] == [name]
+    assert any(w.startswith(f"{name}: 1 row(s) repeat") for w in report["summary"]["warnings"])
+    for fmt in (["-v"], ["--format", "markdown"]):
+        said = CliRunner().invoke(cli, [*argv, *fmt])
+        assert said.exit_code in (0, 1), said.output
+        assert shown.replace("<xx>", "&lt;xx&gt;" if "markdown" in fmt else "<xx>") in plain(
+            said.output
+        )
+    shape = records[0]["shape"]
+    one = ["--hw", host, "--op", "vector_add", "--shape", shape, "--dtype", records[0]["dtype"]]
+    looked = CliRunner().invoke(cli, ["registry", "lookup", *one, "--baseline", name])
+    assert f"\nfile: {shown}\n" in plain(looked.output), looked.output
+    looked = CliRunner().invoke(cli, ["registry", "lookup", *one, "--baseline", name, "--json"])
+    assert json.loads(looked.stdout)["file"] == name
+    explained = CliRunner().invoke(cli, ["explain", *one, "--baseline", name])
+    assert f"measured ({shown}:2)" in plain(explained.output), explained.output
+    explained = CliRunner().invoke(cli, ["explain", *one, "--baseline", name, "--json"])
+    assert json.loads(explained.stdout)["measured"]["file"] == name
