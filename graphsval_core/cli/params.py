@@ -125,6 +125,17 @@ def _refuse_empty(callback: Any) -> Any:
                 ctx,
                 param,
             )
+        flag_like = next((v for v in values if v and v.startswith("-")), None)
+        if flag_like is not None and isinstance(param, click.Option):
+            from graphsval_core.datamodel.errors import clip, shown_path
+
+            # --out --out: the next flag taken as the value, a file "--out" written
+            raise click.BadParameter(
+                f"{clip(flag_like)} looks like an option, not a path: write "
+                f"{shown_path(flag_like)} if a file or folder of that name is meant",
+                ctx,
+                param,
+            )
         if param.metavar != "DIR" and any(_names_a_folder(v) for v in values if v):
             raise click.BadParameter(  # a file "x" would be read or written for "x/"
                 "ends in '/', '.' or '..', which names a folder: give a file's name", ctx, param
@@ -141,7 +152,10 @@ def refuse_empty_paths(command: click.Command) -> click.Command:
     CONFIG.json) refuse an empty value, a usage error naming the flag,
     instead of ignoring it or writing a default file;
     and ``-``, which would name standard output or input to a user, instead
-    of writing or reading a file called ``-``; and, for a file (FILE, CSV),
+    of writing or reading a file called ``-``; an option's value starting
+    with ``-`` (``--out --out``: the next flag taken for the path), instead of
+    a file or folder of that name (``./-x`` names one; an argument, which
+    only ``--`` lets start with ``-``, takes it); and, for a file (FILE, CSV),
     a name ending in ``/``, ``.`` or ``..``, which names a folder, instead
     of a file of the name without them."""
     for param in command.params:

@@ -136,6 +136,58 @@ def test_a_dash_path_is_a_usage_error_naming_the_flag(tmp_path, monkeypatch):
     assert result.exit_code == 0 and (tmp_path / "-").is_file(), result.output
 
 
+def test_a_path_option_given_a_flag_like_value_is_a_usage_error(tmp_path, monkeypatch):
+    """``validate --out --out`` took the second ``--out`` for the folder and
+    wrote the reports into a folder called ``--out``; ``calibrate --out
+    --no-loo`` a file ``--no-loo``: a path option's value that starts with
+    ``-`` is refused, naming the flag, and says to write ``./--out`` for a
+    file or folder of that name, which is taken, as an absolute path is. An
+    argument starts with ``-`` only after ``--``, deliberately: it is read."""
+    monkeypatch.chdir(tmp_path)
+    explain = ("--hw", HOST, "--op", "matmul", "--shape", "8x8x8", "--dtype", "fp32")
+    cases = [  # (command line, the flag, its value)
+        (("validate", "--hw", HOST, "--op", "matmul", "-q", "--out", "--out"), "--out", "--out"),
+        (("validate", "--baseline", "--out"), "--baseline", "--out"),
+        (("validate", "--hw", HOST, "--tolerances", "-t.json"), "--tolerances", "-t.json"),
+        (("validate", "--hw", HOST, "-q", "--floors", "--check-floors"), "--floors",
+         "--check-floors"),
+        (("calibrate", "--hw", HOST, "--baseline", HOST_CAL, "--out", "--no-loo"), "--out",
+         "--no-loo"),
+        (("calibrate", "--hw", HOST, "--baseline", HOST_CAL, "--report", "-r"), "--report", "-r"),
+        (("check", "--hw", HOST, "--update-snapshot", "--snapshot", "--json"), "--snapshot",
+         "--json"),
+        (("sweep", "label", "--hw", HOST, "--out", "--update"), "--out", "--update"),
+        (("sweep", "show", "--sweeps-dir", "--json"), "--sweeps-dir", "--json"),
+        (("sweep", "generate", "--op", "vector_add", "--out-dir", "--redraw"), "--out-dir",
+         "--redraw"),
+        (("sweep", "from-config", "c.json", "--out", "-s.json"), "--out", "-s.json"),
+        (("targets", "--hw", HOST, "--target-file", "--out", "--json"), "--out", "--json"),
+        (("predict", "--hw", HOST, "--op", "matmul", "--dtype", "fp32", "--shapes", "-s.txt"),
+         "--shapes", "-s.txt"),
+        (("explain", *explain, "--baseline", "--json"), "--baseline", "--json"),
+        (("registry", "lookup", *explain, "--baseline", "--json"), "--baseline", "--json"),
+        (("plugin", "new", "acme", "--dir", "--x"), "--dir", "--x"),
+        (("--workspace", "--ws", "targets"), "--workspace", "--ws"),
+    ]  # fmt: skip
+    for argv, flag, value in cases:
+        line = _error(*argv)
+        assert line.startswith(
+            f"Error: Invalid value for '{flag}': '{value}' looks like an option, not a path: "
+            f"write ./{value} if a file or folder of that name is meant. See `"
+        ), line
+    assert _error("validate", "--out", "--out") == (  # the console script says `graphsval ...`
+        "Error: Invalid value for '--out': '--out' looks like an option, not a path: write "
+        "./--out if a file or folder of that name is meant. See `cli validate --help`."
+    )
+    assert not list(tmp_path.iterdir())  # nothing written
+    result = _invoke("validate", "--hw", HOST, "--op", "matmul", "-q", "--out", "./--out")
+    assert result.exit_code in (0, 1) and (tmp_path / "--out/report.json").is_file(), result.output
+    result = _invoke("sweep", "label", "--hw", HOST, "--out", tmp_path / "-lab.json")
+    assert result.exit_code == 0 and (tmp_path / "-lab.json").is_file(), result.output
+    line = _error("sweep", "from-config", "--", "-c.json")  # the argument is read
+    assert line == "Error: -c.json: cannot read: No such file or directory", line
+
+
 def test_a_file_named_with_a_trailing_slash_is_a_usage_error_naming_the_flag(tmp_path, monkeypatch):
     """``x/`` names a folder: a file option given one wrote or read the file
     ``x`` (``--floors new/`` made a file called ``new``); a folder option
