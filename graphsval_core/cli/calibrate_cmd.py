@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from graphsval_core.cli.context import pass_app, shown_path
+from graphsval_core.datamodel.errors import shell_path
 
 
 @click.command()
@@ -227,8 +228,8 @@ def _refuse_foreign_workspace_out(app: Any, hw: str, out: str) -> None:
         f"workspace target, and {hw} is a target of plugin {owner!r}: every command would "
         "refuse it. "
         f"Make the target the workspace's first (`graphsval targets --hw {hw} --target-file "
-        f"--out {Path(app.workspace.path) / 'targets' / (hw + '.target.json')}`), or write "
-        "the file elsewhere",
+        f"--out {shell_path(Path(app.workspace.path) / 'targets' / (hw + '.target.json'))}`), "
+        "or write the file elsewhere",
         param_hint="'--out'",
     )
 

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 
 from graphsval_core.cli.context import InputError, Subgroup, shown_path
+from graphsval_core.datamodel.errors import shell_path
 
 
 @click.group(cls=Subgroup)
@@ -34,24 +33,11 @@ def new(name: str, parent: str) -> None:
         folder = scaffold(name, parent)
     except ScaffoldError as exc:
         raise InputError(str(exc)) from None
-    import shlex
-
     package = f"graphsval_{name}"
-
-    def shell(path: Path) -> str:
-        """``path`` as one argument of a command to paste: shell-quoted (a
-        folder with a space), with ``./`` before a relative one that starts
-        with ``-`` (``pip install -e -pl2/...`` reads it as options), and
-        each control character escaped as ``\\x1b`` (:func:`shown_path`):
-        ``shlex.quote`` quotes an escape byte, it would still reach the
-        terminal raw. A path holding one is then not literally the folder
-        written (inside quotes a shell reads ``\\x1b`` as four characters):
-        shown safely, it is no longer pasteable as it stands."""
-        return shlex.quote(shown_path(path))
-
-    labels = shell(folder / package / "sweep_labels.json")
+    labels = shell_path(folder / package / "sweep_labels.json")
     click.echo(f"wrote {shown_path(folder)}")
-    click.echo(f"  pip install -e {shell(folder)}    # then: graphsval targets --hw {name}_dev1")
-    click.echo(f"  python -m pytest {shell(folder / 'tests')}")
-    click.echo(f"  edit {shell(folder / package / 'targets.py')}, then relabel:")
+    then = f"# then: graphsval targets --hw {name}_dev1"
+    click.echo(f"  pip install -e {shell_path(folder)}    {then}")
+    click.echo(f"  python -m pytest {shell_path(folder / 'tests')}")
+    click.echo(f"  edit {shell_path(folder / package / 'targets.py')}, then relabel:")
     click.echo(f"  graphsval sweep label --hw {name}_dev1 --out {labels}")

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from graphsval_core.consistency.reference_shapes import workload_name
+from graphsval_core.datamodel.errors import shell_path
 from graphsval_core.datamodel.outcome import Outcome, outcome, skipped
 from graphsval_core.files.snapshot import QUANTITIES, TOLERANCE, SnapshotError, write_snapshot
 from graphsval_core.plugins.resources import in_installed_package
@@ -108,7 +109,7 @@ def snapshot(target: TargetSpec, ctx: CheckContext) -> list[Outcome]:
             )
         ]
     if committed is None:
-        named = f" --snapshot {path}" if ctx.snapshots.named is not None else ""
+        named = f" --snapshot {shell_path(path)}" if ctx.snapshots.named is not None else ""
         return [
             skipped(
                 CHECK,

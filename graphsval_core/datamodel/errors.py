@@ -79,6 +79,22 @@ def shown_path(path: str | os.PathLike[str]) -> str:
     return one_line(f"./{text}" if text.startswith("-") else text)
 
 
+def shell_path(path: str | os.PathLike[str]) -> str:
+    """``path`` as one argument of a command a message suggests to paste:
+    :func:`shown_path` (``./`` before a name starting with ``-``, which a
+    program would read as options; each control character escaped),
+    shell-quoted where a shell would split or read it (a folder with a
+    space: ``'my dir/x.json'``). ``shlex.quote`` alone would quote an escape
+    byte, not escape it: it would still reach the terminal raw. A path
+    holding one is then not literally the file (inside quotes a shell reads
+    ``\\x1b`` as four characters): shown safely, it is no longer pasteable
+    as it stands. A path that names a file, not a command, is shown by
+    :func:`shown_path`, unquoted: ``wrote my dir/report.html``."""
+    import shlex
+
+    return shlex.quote(shown_path(path))
+
+
 class UserInputError(ValueError):
     """An input (file, name, shape, flag value) cannot be used; one line says why."""
 

@@ -580,3 +580,45 @@ def test_the_helpers_show_a_path_named_like_a_flag_as_the_command_line_does(tmp_
     with pytest.raises(UserInputError) as err:
         check_output_files(Path("-"), ["r.json"], UserInputError, "--out")
     assert str(err.value).startswith("--out ./-: ./-/r.json is a folder, where the command")
+
+
+def test_a_command_a_message_suggests_quotes_a_path_with_a_space(tmp_path, monkeypatch):
+    """A message suggesting a command to paste put a path in it unquoted:
+    ``--out my ws/targets/KEY.target.json`` (a workspace under macOS's
+    ``Application Support``) is two arguments in a shell. Each such path is
+    shell-quoted, as ``plugin new``'s next steps are (``shell_path``); a
+    line naming a file it wrote or could not read is not a command, and
+    shows the path as it is (``shown_path``: ``wrote my dir/x.json``)."""
+    import json
+    import re
+    import shlex
+
+    from graphsval_core.datamodel.errors import shell_path
+
+    assert [shell_path(p) for p in ("my dir/x.json", "plain/x.json", "-x", "a\x1bb")] == [
+        "'my dir/x.json'",
+        "plain/x.json",
+        "./-x",
+        "'a\\x1bb'",
+    ]
+    monkeypatch.chdir(tmp_path)
+    Path("my ws/calibration").mkdir(parents=True)
+    line = _refused(
+        ["--workspace", "my ws", "calibrate", "--hw", HOST, "--baseline", str(CALIBRATION),
+         "--out", "my ws/calibration/c.json"],
+        "is in the workspace's calibration/",
+    )  # fmt: skip
+    command = re.search(r"\(`(graphsval targets [^`]*)`\)", line).group(1)
+    assert shlex.split(command)[-2:] == ["--out", f"my ws/targets/{HOST}.target.json"]
+    Path("my dir").mkdir()
+    Path("my dir/snap.json").write_text(
+        '{"targets": {"i7_12700k": {"matmul 32x32x32 fp32": [1e-05, 0.001]}}}'
+    )
+    result = CliRunner().invoke(
+        cli, ["check", "--hw", HOST, "--snapshot", "my dir/snap.json", "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    said = [o["message"] for t in json.loads(result.stdout)["targets"] for o in t["outcomes"]]
+    (skip,) = [m for m in said if m.startswith("no committed snapshot")]
+    command = re.search(r"`(graphsval check [^`]*)`", skip).group(1)
+    assert shlex.split(command)[-2:] == ["--snapshot", "my dir/snap.json"]
