@@ -132,8 +132,15 @@ def measurement_row(
     extras = dict(m.extras)
     known = {k: extras.pop(k) for k in list(extras) if k in EXTRA_COLUMNS}
     fingerprint = known.pop("fingerprint", "")
-    if isinstance(fingerprint, dict):
-        fingerprint = json.dumps(fingerprint, sort_keys=True)
+    if isinstance(fingerprint, dict):  # its names and text values one line each too: the
+        # reader refuses a control character a JSON escape (\u0009) spells
+        fingerprint = json.dumps(
+            {
+                one_line(str(k)): one_line(v) if isinstance(v, str) else v
+                for k, v in fingerprint.items()
+            },
+            sort_keys=True,
+        )
     row = {
         "hardware": hardware,
         "op": op,

@@ -132,7 +132,13 @@ def test_a_measurers_text_is_written_one_line_and_reads_back(tmp_path):
             energy_j=None,
             trial_count=3,
             notes="sensor \x1b]0;title\x07 gone",
-            extras={"device": "cpu\tmodel \u202eevil", "numerics": "ok"},
+            extras={
+                "device": "cpu\tmodel \u202eevil",
+                "numerics": "ok",
+                # a device's own name in the fingerprint (the CUDA and Jetson plugins add
+                # gpu_name, driver_version, l4t as the device gives them)
+                "fingerprint": {"gpu_name": "Xeon\tGold", "l4t\x1b": 36, "cores": 2},
+            },
         )
 
     out = tmp_path / "c.csv"
@@ -144,6 +150,11 @@ def test_a_measurers_text_is_written_one_line_and_reads_back(tmp_path):
         "failed: RuntimeError: bad\\tkernel \\x1b[31mred",
     ]
     assert rows[0].extras["device"] == "cpu\\tmodel \\u202eevil"
+    assert json.loads(rows[0].extras["fingerprint"]) == {
+        "cores": 2,
+        "gpu_name": "Xeon\\tGold",
+        "l4t\\x1b": 36,
+    }
 
 
 @pytest.mark.parametrize("trials", [0, -2, None, 2.5, True, "3"])
