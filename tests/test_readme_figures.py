@@ -104,7 +104,7 @@ QUOTES: list[Callable[[], str]] = [
         f"products at {_gbps(INTEL, 'first_touch_bps'):.1f}"
     ),
     lambda: (
-        f"share is not identified ({_v(INTEL, 'in_place_fraction.bf16'):.2f} +- "
+        f"share is loosely pinned ({_v(INTEL, 'in_place_fraction.bf16'):.2f} +- "
         f"{_spread(INTEL, 'in_place_fraction.bf16'):.2f}"
     ),
     lambda: (

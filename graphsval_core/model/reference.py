@@ -10,7 +10,9 @@ latency and energy of one call on warm data, term by term
   registers for ``k = 0``). A matrix product reuses its operands within a
   C-tile sized for the inner level (the register tile for tier 0, the
   residency window a plugin gives for tier ``k - 1`` otherwise, by default a
-  square tile): ``(p*M*N + M*K*ceil(N/Nt) + K*N*ceil(M/Mt)) * bpe``, plus
+  square tile; where a library reads B once a row of A or once a pass of a
+  few rows, every tier's tile, tier 0's included, has that many rows, while
+  the compute keeps the register tile's): ``(p*M*N + M*K*ceil(N/Nt) + K*N*ceil(M/Mt)) * bpe``, plus
   operands outside the product, such as a bias, once; C's elements take the
   product's output width (int32 for an int8 product on a CPU or GPU:
   ``torch._int_mm`` returns its accumulators). An op with no reuse
@@ -301,6 +303,7 @@ def predict(
     read_first = output_read_first(write_allocates(target), fresh, overwrites)
     gemm: np.ndarray | None = None
     tiles: np.ndarray | None = None
+    register_rows: np.ndarray | None = None
     library_passes: np.ndarray | None = None
     library = np.zeros(len(shapes), dtype=bool)
     unpacked = np.zeros(len(shapes), dtype=bool)
@@ -312,11 +315,15 @@ def predict(
         # the rows whose A is too short to pack (B streams as it lies)
         unpacked = unpacked_rows(target, dtype, gemm, library, op.b_transposed)
         tiles = _tiles(registry, target, op, shapes, dtype, gemm, tiers)
+        # the register tile's rows, which the compute keeps: the passes and GEMVs below
+        # change how often B crosses each tier (the innermost included), not the rows the
+        # micro-kernel holds in its registers (a pass of 3 rows over 4 rows computes 4)
+        register_rows = tiles[:, 0, 0].copy()
         if dtype in target.gemv_fraction:  # its level-2 path runs a GEMV per row of an
             # A too short to pack: each streams B through every tier, the innermost included
             # (its loads feed the registers once a GEMV; less what an inner tier keeps, as
             # for any product). The innermost once kept the register tile, B read once, so
-            # an L1-bound GEMV came out too fast (the Zen 4's 2x512x256 -21%, now +15%)
+            # an L1-bound GEMV came out too fast (the Zen 4's 2x512x256 matmul -21%)
             tiles[unpacked, :, 0] = 1.0
         narrow = narrow_rows(target, dtype, gemm, library, unpacked, op.b_transposed)
         group = target.transposed_narrow_n_group.get(dtype) if op.b_transposed else None
@@ -380,7 +387,9 @@ def predict(
     if gemm is not None and target.architecture == "gpu":
         register_tiles = cta_tiles(gemm, flops, units)
     elif gemm is not None and tiles is not None:
-        compute_tile = tiles[:, 0, :]
+        compute_tile = tiles[:, 0, :].copy()
+        if register_rows is not None:
+            compute_tile[:, 0] = register_rows
         along_n = None
         lanes = target.accumulator_lanes.get(dtype)
         if lanes is not None:  # the library's micro-kernel; the framework's own keeps the square

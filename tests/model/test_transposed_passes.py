@@ -192,3 +192,18 @@ def test_every_tier_sees_b_once_a_pass_the_innermost_included(registry_of, big):
     assert p.bytes_per_tier[1, 0] == pytest.approx(3 * p.bytes_per_tier[0, 0], rel=0.05)
     for row in range(2):
         assert p.bytes_per_tier[row, 0] >= p.bytes_per_tier[row, 1:].max()
+
+
+def test_the_passes_leave_the_compute_to_the_register_tile(registry_of):
+    # the passes say how often B crosses each tier, not how many rows the micro-kernel
+    # holds: a linear of 4 or 7 rows computes 4 or 7 rows, not 6 or 9 (two or three whole
+    # passes), on a target whose register tile is the square default (no
+    # accumulator_lanes, as the Intel host's fp32)
+    spec = _registry(registry_of).target("t")
+    assert not spec.accumulator_lanes
+    shapes = [[m, 512, 256] for m in (2, 4, 7, 10)]
+    own = predict_batch(_registry(registry_of), "t", "linear", shapes, "fp32")
+    before = predict_batch(_registry(registry_of, False), "t", "linear", shapes, "fp32")
+    assert own.b_unpacked.tolist() == [True] * 4
+    assert own.compute_s.tolist() == pytest.approx(before.compute_s.tolist())
+    assert own.utilisation.tolist() == pytest.approx(before.utilisation.tolist())
