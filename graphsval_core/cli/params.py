@@ -117,6 +117,11 @@ def _refuse_empty(callback: Any) -> Any:
         values = value if isinstance(value, tuple) else (value,)
         if any(v == "" for v in values):
             raise click.BadParameter("an empty path names no file or folder", ctx, param)
+        if any(v.strip() == "" for v in values if isinstance(v, str)):
+            # --out ' ': a folder named by blanks, shown as nothing in every message
+            raise click.BadParameter(
+                "a path of blanks names no file or folder one can see: give a name", ctx, param
+            )
         if any(v == "-" for v in values):  # not a file called "-", written or read silently
             raise click.BadParameter(
                 "'-' is not standard input or output here: name a file or folder "

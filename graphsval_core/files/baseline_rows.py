@@ -224,10 +224,12 @@ def check_header(path: str, header: list[str]) -> list[str]:
             f"{path}:1: the first line is blank; expected the header {','.join(V4_COLUMNS)},..."
         )
     if tuple(header[: len(V4_COLUMNS)]) != V4_COLUMNS:
-        got = ",".join(header)
+        # name the first column that differs (a long header was cut with no mark of it)
+        i = next(i for i, want in enumerate(V4_COLUMNS) if i >= len(header) or header[i] != want)
+        found = f"is {clip(header[i])}" if i < len(header) else "is missing (the header ends)"
         raise BaselineFileError(
-            f"{path}:1: header must start with {','.join(V4_COLUMNS)}; got "
-            f"{ascii(got[:200]) if not got.isprintable() else got[:200]}"
+            f"{path}:1: header must start with {','.join(V4_COLUMNS)}; column {i + 1} {found}, "
+            f"expected {V4_COLUMNS[i]!r}"
         )
     for i, name in enumerate(header):
         if header.index(name) != i:

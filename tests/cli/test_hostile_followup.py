@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from graphsval_core.cli.main import cli
@@ -283,3 +284,13 @@ def test_a_warning_naming_a_file_with_a_newline_stays_one_line(capsys):
         warn_input("ws/baselines/nl\nx.calibration.csv: \x1b]0;t\x07 the same rows, é")
     err = capsys.readouterr().err
     assert err == "warning: ws/baselines/nl\\nx.calibration.csv: \\x1b]0;t\\x07 the same rows, é\n"
+
+
+@pytest.mark.parametrize("blank", [" ", "  ", "\u3000"])
+@pytest.mark.parametrize("option", ["--out", "--baseline"])
+def test_a_path_option_of_blanks_is_a_usage_error(tmp_path, monkeypatch, blank, option):
+    # --out ' ' made a folder named by a blank and said "reports written to  / "
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli, ["validate", option, blank])
+    assert result.exit_code == 2 and "a path of blanks" in result.output, result.output
+    assert "Traceback" not in result.output and list(tmp_path.iterdir()) == []

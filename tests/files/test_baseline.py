@@ -135,6 +135,29 @@ def test_bad_header(tmp_path):
         read_baseline(path)
 
 
+@pytest.mark.parametrize(
+    ("header", "said"),
+    [
+        # a long header was cut at 200 characters with no mark, hiding the misspelt name
+        (
+            "hardware,op,shape,dtype,latncy_s,energy_j,trial_count,notes" + ",x" * 150,
+            "column 5 is 'latncy_s', expected 'latency_s'",
+        ),
+        (
+            "hardware,op,shape,dtype,latency_s,energy_j,trial_count,Notes",
+            "column 8 is 'Notes', expected 'notes'",
+        ),
+        ("hardware,op,shape", "column 4 is missing (the header ends), expected 'dtype'"),
+    ],
+)
+def test_a_bad_header_names_the_first_column_that_differs(tmp_path, header, said):
+    path = tmp_path / "bad.csv"
+    path.write_text(header + "\n")
+    with pytest.raises(BaselineFileError) as caught:
+        read_baseline(path)
+    assert str(caught.value).endswith(said) and len(str(caught.value)) < 300
+
+
 def test_registry_lookup(tmp_path):
     ok = CliRunner().invoke(
         cli,
