@@ -12,7 +12,8 @@ latency and energy of one call on warm data, term by term
   residency window a plugin gives for tier ``k - 1`` otherwise, by default a
   square tile; where a library reads B once a row of A or once a pass of a
   few rows, every tier's tile, tier 0's included, has that many rows, while
-  the compute keeps the register tile's): ``(p*M*N + M*K*ceil(N/Nt) + K*N*ceil(M/Mt)) * bpe``, plus
+  the compute keeps the register tile's):
+  ``(p*M*N + M*K*ceil(N/Nt) + K*N*ceil(M/Mt)) * bpe``, plus
   operands outside the product, such as a bias, once; C's elements take the
   product's output width (int32 for an int8 product on a CPU or GPU:
   ``torch._int_mm`` returns its accumulators). An op with no reuse
