@@ -236,6 +236,19 @@ def test_no_baseline_in_the_tree_leaves_a_measured_rows_trials_empty():
             assert not row[4].strip() or row[6].strip(), f"{path}:{n}"
 
 
+def _reading_commands(path, calibration, *validate_args: str) -> list[list[str]]:
+    """The four commands that read a baseline (``validate`` with
+    ``validate_args``, ``explain``, ``registry lookup``, ``calibrate`` writing
+    ``calibration``), each given ``path``."""
+    one = f"--hw {HOST} --op matmul --shape 1x64x64 --dtype fp32".split()
+    return [
+        ["validate", "--baseline", str(path), *validate_args],
+        ["explain", *one, "--baseline", str(path)],
+        ["registry", "lookup", *one, "--baseline", str(path)],
+        ["calibrate", "--hw", HOST, "--baseline", str(path), "--out", str(calibration)],
+    ]
+
+
 @pytest.mark.parametrize("plain", [True, False])
 def test_a_measured_row_with_no_trial_count_is_one_line_and_exit_2(tmp_path, monkeypatch, plain):
     """A measured row whose trial_count is empty was read as 0 trials, an
@@ -248,13 +261,7 @@ def test_a_measured_row_with_no_trial_count_is_one_line_and_exit_2(tmp_path, mon
         monkeypatch.setattr(baseline_stream, "plain_block", lambda *args: None)
     path = tmp_path / "e.csv"
     path.write_text(_file(HEADER, _row(1), _row(2, "1e-05", "", ""), _row(3)))
-    one = f"--hw {HOST} --op matmul --shape 1x64x64 --dtype fp32".split()
-    for command in (
-        ["validate", "--baseline", str(path)],
-        ["explain", *one, "--baseline", str(path)],
-        ["registry", "lookup", *one, "--baseline", str(path)],
-        ["calibrate", "--hw", HOST, "--baseline", str(path), "--out", str(tmp_path / "c.json")],
-    ):
+    for command in _reading_commands(path, tmp_path / "c.json"):
         result = CliRunner().invoke(cli, command)
         assert result.exit_code == 2, result.output
         assert result.output == (
@@ -543,14 +550,8 @@ def test_a_note_holding_an_escape_is_one_line_and_exit_2_and_writes_no_report(tm
     path = tmp_path / "n.csv"
     note = "hi \x1b]0;pwned\x07\x1b[31mred <b>x</b>"
     path.write_text(_file(HEADER, _row(1), _row(2).replace(",note", f",{note}")))
-    one = f"--hw {HOST} --op matmul --shape 1x64x64 --dtype fp32".split()
     out = tmp_path / "out"
-    for command in (
-        ["validate", "--baseline", str(path), "--out", str(out)],
-        ["explain", *one, "--baseline", str(path)],
-        ["registry", "lookup", *one, "--baseline", str(path)],
-        ["calibrate", "--hw", HOST, "--baseline", str(path), "--out", str(tmp_path / "c.json")],
-    ):
+    for command in _reading_commands(path, tmp_path / "c.json", "--out", str(out)):
         result = CliRunner().invoke(cli, command)
         assert result.exit_code == 2, result.output
         assert result.output == (
